@@ -1,0 +1,41 @@
+# recompile-doctor developer tasks.  `make help` lists them.
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
+
+.PHONY: help setup demo test lint bench goldens clean
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+setup: $(STAMP)  ## create .venv and install the package with its test tools
+
+demo: $(STAMP)  ## simulate a run with recompilation problems, analyze it, write the HTML report
+	$(VENV)/bin/recompile-doctor demo --out rd-demo-$$(date +%Y%m%d-%H%M%S)
+
+test: $(STAMP)  ## run the tests (what CI runs); installs the browser for the HTML tests when root
+	@bash tests/e2e/install-browser.sh
+	$(PY) -m pytest
+
+lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
+	$(VENV)/bin/ruff check recompile_doctor tests benchmarks
+	$(VENV)/bin/ruff format --check recompile_doctor
+	$(VENV)/bin/mypy
+
+bench: $(STAMP)  ## the benchmarks (figures printed, never asserted)
+	$(PY) benchmarks/run_all.py
+
+goldens: $(STAMP)  ## regenerate the golden files after an intended output change
+	RD_REGEN_GOLDENS=1 $(PY) -m pytest -q tests
+	git status --short tests/goldens
+
+clean:  ## remove the virtualenv and build artefacts
+	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache

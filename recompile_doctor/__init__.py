@@ -1,0 +1,49 @@
+"""recompile-doctor: explains why XLA-compiled programs recompile, and what to change.
+
+The public API::
+
+    import recompile_doctor as rd
+    report = rd.analyze(["run.log"], dumps=["dumps/"])
+    for f in report.findings:
+        print(f.rule, f.title, f.evidence[0].line)
+    rd.compilations_frame(report)      # pandas DataFrame, one row per compilation
+    rd.render(report, "html")          # text, json, markdown or html
+    rd.load_report("report.json")      # a saved JSON report
+"""
+
+from recompile_doctor._version import __version__
+from recompile_doctor.api import analyze, load_report
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.frames import compilations_frame, events_frame
+from recompile_doctor.model import (
+    Compilation,
+    DiffEvidence,
+    Event,
+    Evidence,
+    Finding,
+    ParseStats,
+    Report,
+    Summary,
+)
+from recompile_doctor.reports import render
+from recompile_doctor.rules import RULES, Rule
+
+__all__ = [
+    "RULES",
+    "Compilation",
+    "DiffEvidence",
+    "Event",
+    "Evidence",
+    "Finding",
+    "ParseStats",
+    "RecompileDoctorError",
+    "Report",
+    "Rule",
+    "Summary",
+    "__version__",
+    "analyze",
+    "compilations_frame",
+    "events_frame",
+    "load_report",
+    "render",
+]

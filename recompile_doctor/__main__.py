@@ -1,0 +1,5 @@
+"""``python -m recompile_doctor``."""
+
+from recompile_doctor.cli.main import run
+
+run()

@@ -1,0 +1,92 @@
+"""Shared pieces of the analyses: options, the dump-diff hand-off, building findings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from recompile_doctor.model import Compilation, DiffEvidence, Event, Evidence, Finding
+from recompile_doctor.rules import rule
+
+#: at most this many evidence lines per finding (the first ones, in line order)
+MAX_EVIDENCE = 12
+
+
+@dataclass(frozen=True, slots=True)
+class CompileDiff:
+    """What the dumps say changed between two consecutive compilations of one function."""
+
+    causes: tuple[str, ...]  # rule ids, most important first; () means equivalent
+    summary: str  # one line per cause, for the finding's detail
+    evidence: tuple[DiffEvidence, ...] = ()
+    a_path: str | None = None
+    b_path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """What an analysis may consult besides the timeline."""
+
+    #: per function key: the i-th entry explains compilation i+1 against compilation i
+    dump_diffs: Mapping[str, Sequence[CompileDiff]] = field(default_factory=dict)
+    dumps_given: bool = False
+    slow_load_s: float = 0.5
+
+
+def comp_evidence(c: Compilation) -> Evidence:
+    return Evidence(c.source, c.line, c.text)
+
+
+def event_evidence(e: Event) -> Evidence:
+    return Evidence(e.source, e.line, e.text)
+
+
+def cap(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
+    """Unique evidence lines in input order, at most :data:`MAX_EVIDENCE`."""
+    seen: set[tuple[str, int]] = set()
+    out: list[Evidence] = []
+    for e in evidence:
+        k = (e.source, e.line)
+        if k not in seen:
+            seen.add(k)
+            out.append(e)
+    out.sort(key=lambda e: (e.source, e.line))
+    return tuple(out[:MAX_EVIDENCE])
+
+
+def make_finding(
+    rule_id: str,
+    *,
+    detail: str,
+    modules: Iterable[str],
+    count: int,
+    wasted: float,
+    evidence: Iterable[Evidence],
+    advice: str | None = None,
+    diff: Sequence[DiffEvidence] = (),
+) -> Finding:
+    r = rule(rule_id)
+    ev = cap(evidence)
+    if not ev:
+        raise ValueError(f"finding {rule_id} without evidence")
+    return Finding(
+        rule=r.id,
+        severity=r.severity,
+        consideration=r.consideration,
+        title=r.title,
+        detail=detail,
+        advice=advice or r.advice,
+        modules=tuple(sorted(set(modules))),
+        count=count,
+        wasted_seconds=round(wasted, 6),
+        evidence=ev,
+        diff=tuple(diff),
+    )
+
+
+def seconds(x: float | None) -> float:
+    return x if x is not None else 0.0
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"

@@ -1,0 +1,48 @@
+"""Pre-compile mode problems (``reference/poplar_formats.md`` §3, seed 000 "Unsupported
+Operations").
+
+``precompile-unsupported``: the program contains custom operations that are not hashable (the
+stack logs that they "cannot be safely serialized", so their executables are never cached and
+cannot be pre-compiled), or pre-compile mode was used without ``--executable_cache_path``.
+"""
+
+from __future__ import annotations
+
+from recompile_doctor.analyses._common import Options, event_evidence, make_finding
+from recompile_doctor.model import Finding
+from recompile_doctor.timeline import Timeline
+
+
+def precompile_unsupported(tl: Timeline, opts: Options) -> list[Finding]:
+    """Unhashable custom ops, or PRE_COMPILE without a cache path."""
+    unhashable = [e for e in tl.events if e.kind == "custom-op-unhashable"]
+    no_path = [e for e in tl.events if e.kind == "precompile-no-cache-path"]
+    if not unhashable and not no_path:
+        return []
+    parts = []
+    if unhashable:
+        parts.append(
+            "The program contains custom user operations without is_hashable=True: their "
+            "executables are not serialized, so they are neither cached nor pre-compiled and "
+            "every run compiles them again."
+        )
+    if no_path:
+        parts.append(
+            "The IPU was configured for pre-compilation (DeviceConnectionType.PRE_COMPILE) but "
+            "TF_POPLAR_FLAGS has no --executable_cache_path, so nothing could be saved."
+        )
+    affected = [
+        c
+        for c in tl.compilations
+        if any(c.source == e.source and c.line <= e.line for e in unhashable)
+    ]
+    return [
+        make_finding(
+            "precompile-unsupported",
+            detail=" ".join(parts),
+            modules=(c.module for c in affected[-1:]),
+            count=len(unhashable) + len(no_path),
+            wasted=0.0,
+            evidence=[event_evidence(e) for e in no_path + unhashable],
+        )
+    ]

@@ -1,0 +1,144 @@
+"""Consideration 6 and the causes the dumps name (Considerations 2-5).
+
+A *recompilation* is a compilation of a function after its warm-up.  For each one:
+
+* with ``--dumps``, the differ compares the HLO of this compilation with the previous one of
+  the same function and names the cause (``batch-size-changed``, ``frozen-weights``,
+  ``growing-shape``, ``constant-changed``, ``dtype-changed``, ``shape-changed``,
+  ``graph-changed``); when only elided ``{...}`` constants differ, the cause is frozen weights
+  (``frozen-weights`` plus the info ``constants-elided``);
+* otherwise ``recompile-after-warmup`` says what the log does tell: a different HLO hash means
+  the graph changed; the same hash means the executable cache was missed or is disabled.
+
+Evidence: the ``Begin XLA compilation`` (or progress-bar) lines of the recompilation and of the
+compilation before it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from recompile_doctor.analyses._common import (
+    CompileDiff,
+    Options,
+    comp_evidence,
+    make_finding,
+    plural,
+    seconds,
+)
+from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding
+from recompile_doctor.rules import RULES
+from recompile_doctor.timeline import Timeline, function_key
+
+_MAX_DETAIL_LINES = 4
+
+
+def _log_reason(prev: Compilation, c: Compilation) -> str:
+    if c.hash and prev.hash:
+        if c.hash != prev.hash:
+            return (
+                f"HLO hash {prev.hash} → {c.hash}: the graph changed "
+                f"(line {prev.line} → line {c.line})"
+            )
+        outcome = {
+            "miss": f"the executable cache was missed ({c.cache_file or 'file not found'})",
+            "disabled": "the executable cache is disabled",
+            "hit": "it was loaded from the executable cache",
+            "unknown": "the log does not show the cache outcome",
+        }[c.cache]
+        return (
+            f"same HLO hash {c.hash} compiled again (line {prev.line} → line {c.line}): "
+            f"the graph did not change; {outcome}"
+        )
+    if c.module.startswith("<"):
+        return (
+            f"a graph was constructed after warm-up (line {c.line}); the log does not name "
+            "the module or its hash (set TF_POPLAR_VLOG_LEVEL=1 to print 'Begin XLA "
+            "compilation: <module> (Hash: 0x...)')"
+        )
+    return (
+        f"compiled again (line {prev.line} → line {c.line}); the log has no HLO hash "
+        "(set TF_POPLAR_VLOG_LEVEL=1 to print 'Begin XLA compilation ... (Hash: 0x...)')"
+    )
+
+
+def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation, int]]:
+    """``(previous, recompilation, index in its function's sequence)`` for every
+    compilation after warm-up."""
+    out = []
+    for _key, comps in tl.by_function().items():
+        for i, c in enumerate(comps):
+            if i > 0 and not c.warmup:
+                out.append((comps[i - 1], c, i))
+    out.sort(key=lambda t: (t[1].source, t[1].line))
+    return out
+
+
+def _diff_for(opts: Options, c: Compilation, index: int) -> CompileDiff | None:
+    diffs = opts.dump_diffs.get(function_key(c.module))
+    if diffs is None or index - 1 >= len(diffs):
+        return None
+    return diffs[index - 1]
+
+
+def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
+    """One finding per cause over all recompilations after warm-up."""
+    groups: dict[str, list[tuple[Compilation, Compilation, str]]] = defaultdict(list)
+    diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
+    for prev, c, index in recompilations(tl):
+        d = _diff_for(opts, c, index)
+        reason = _log_reason(prev, c)
+        if d is None or not d.causes:
+            note = reason
+            if d is not None:
+                note += "; the dumps of the two compilations are equivalent"
+            elif opts.dumps_given:
+                note += "; no dump of this compilation was found in --dumps"
+            groups["recompile-after-warmup"].append((prev, c, note))
+            continue
+        causes = list(d.causes)
+        if causes == ["constants-elided"]:
+            causes = ["frozen-weights", "constants-elided"]
+        for cause in causes:
+            if cause not in RULES:
+                continue
+            groups[cause].append((prev, c, f"{c.module}: {d.summary}"))
+            diff_ev[cause].extend(d.evidence)
+    findings = []
+    for rule_id, items in groups.items():
+        recs = [c for _, c, _ in items]
+        uniq = {(c.source, c.line): c for c in recs}
+        wasted = sum(seconds(c.duration_s) for c in uniq.values())
+        notes = list(dict.fromkeys(n for _, _, n in items))
+        detail = f"{plural(len(uniq), 'recompilation')} after warm-up: " + "; ".join(
+            notes[:_MAX_DETAIL_LINES]
+        )
+        if len(notes) > _MAX_DETAIL_LINES:
+            detail += f"; and {len(notes) - _MAX_DETAIL_LINES} more"
+        detail += "."
+        evidence: list[Evidence] = []
+        for prev, c, _ in items:
+            evidence += [comp_evidence(prev), comp_evidence(c)]
+        findings.append(
+            make_finding(
+                rule_id,
+                detail=detail,
+                modules=(c.module for c in recs),
+                count=len(uniq),
+                wasted=wasted if rule_id != "constants-elided" else 0.0,
+                evidence=evidence,
+                advice=_advice(rule_id, opts),
+                diff=diff_ev.get(rule_id, ())[:20],
+            )
+        )
+    return findings
+
+
+def _advice(rule_id: str, opts: Options) -> str | None:
+    if rule_id == "recompile-after-warmup" and opts.dumps_given:
+        return (
+            "The dumps could not name a cause: check that --dumps holds the dumps of this run "
+            "(XLA_FLAGS=--xla_dump_to=DIR), one file per compilation, and compare the two "
+            "compilations' HLO with 'recompile-doctor diff'."
+        )
+    return None

@@ -1,0 +1,168 @@
+"""The library entry point: logs (and dumps) in, a :class:`~recompile_doctor.model.Report` out.
+
+Nothing here prints; progress is reported through an optional callback.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from recompile_doctor.analyses import Options, diagnose
+from recompile_doctor.analyses._dumps import dump_diffs
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.model import (
+    SEVERITY_RANK,
+    Compilation,
+    Evidence,
+    Finding,
+    ParseStats,
+    Report,
+    Summary,
+)
+from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.parsers._reader import read_lines_around
+from recompile_doctor.timeline import Timeline, TimelineBuilder
+
+PathLike = str | os.PathLike[str]
+#: lines of context kept around each evidence line
+CONTEXT_LINES = 3
+
+
+def analyze(
+    logs: Sequence[PathLike],
+    *,
+    dumps: Sequence[PathLike] = (),
+    warmup: int | None = None,
+    strict: bool = False,
+    log_format: str | None = None,
+    on_progress: Callable[[str, int], None] | None = None,
+    context: int = CONTEXT_LINES,
+) -> Report:
+    """Parse ``logs`` (paths, ``-`` for stdin, plain or gzip), build the timeline, run every
+    diagnosis and return the report.  ``dumps`` are XLA dump folders of the same run: the
+    compilations of every recompiled module are diffed and the cause attached.
+
+    Raises :class:`~recompile_doctor.errors.RecompileDoctorError` for unreadable or (with
+    ``strict``) malformed input.
+    """
+    if not logs:
+        raise RecompileDoctorError("no log given")
+    if warmup is not None and warmup < 0:
+        raise RecompileDoctorError(f"--warmup must be >= 0, not {warmup}")
+    builder = TimelineBuilder(warmup)
+    counters: list[ParseCounter] = []
+    for log in logs:
+        path = os.fspath(log)
+        counter = ParseCounter(path)
+        counters.append(counter)
+        cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
+        for ev in parse_log(path, counter, strict=strict, log_format=log_format, on_progress=cb):
+            builder.feed(ev)
+    tl = builder.finish()
+    opts = Options(
+        dump_diffs=dump_diffs([os.fspath(d) for d in dumps]) if dumps else {},
+        dumps_given=bool(dumps),
+    )
+    findings = diagnose(tl, opts)
+    if context > 0:
+        findings = _with_context(findings, context)
+    return Report(
+        inputs=tuple(c.input_info() for c in counters),
+        parse=sum((c.stats() for c in counters), ParseStats()),
+        summary=summarize(tl, findings),
+        compilations=_with_causes(tl.compilations, findings),
+        events=tl.events,
+        findings=findings,
+    )
+
+
+def summarize(tl: Timeline, findings: Sequence[Finding]) -> Summary:
+    comps = tl.compilations
+    return Summary(
+        compilations=len(comps),
+        cache_hits=sum(1 for c in comps if c.cache == "hit"),
+        cache_misses=sum(1 for c in comps if c.cache == "miss"),
+        loads=len(tl.loads),
+        distinct_graphs=len({c.hash or f"module:{c.module}" for c in comps}),
+        recompilations_after_warmup=sum(1 for c in comps if not c.warmup),
+        compile_seconds=round(sum(c.duration_s or 0.0 for c in comps if c.compiled), 6),
+        load_seconds=round(sum(ld.duration_s or 0.0 for ld in tl.loads), 6),
+        wasted_seconds=round(sum(f.wasted_seconds for f in findings), 6),
+    )
+
+
+def _with_causes(
+    comps: Sequence[Compilation], findings: Sequence[Finding]
+) -> tuple[Compilation, ...]:
+    """Each non-warm-up compilation's cause: the worst finding whose evidence is its line."""
+    best: dict[tuple[str, int], Finding] = {}
+    for f in findings:
+        for e in f.evidence:
+            k = (e.source, e.line)
+            cur = best.get(k)
+            if cur is None or SEVERITY_RANK[f.severity] > SEVERITY_RANK[cur.severity]:
+                best[k] = f
+    out = []
+    for c in comps:
+        f = best.get((c.source, c.line))
+        cause = f.rule if f is not None and not c.warmup else None
+        out.append(dataclasses.replace(c, cause=cause) if cause else c)
+    return tuple(out)
+
+
+def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:
+    """Add the lines around every evidence line (a second, streamed pass over each file)."""
+    wanted: dict[str, dict[int, int]] = {}
+    for f in findings:
+        for e in f.evidence:
+            wanted.setdefault(e.source, {})[e.line] = radius
+    ctx = {src: read_lines_around(src, lines) for src, lines in wanted.items()}
+
+    def enrich(e: Evidence) -> Evidence:
+        got = ctx.get(e.source, {}).get(e.line)
+        if got is None:
+            return e
+        before, _line, after = got
+        return dataclasses.replace(e, before=tuple(before), after=tuple(after))
+
+    return tuple(
+        dataclasses.replace(f, evidence=tuple(enrich(e) for e in f.evidence)) for f in findings
+    )
+
+
+def load_report(path: PathLike) -> Report:
+    """Read a report saved with ``analyze --format json``."""
+    p = os.fspath(path)
+    try:
+        text = Path(p).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecompileDoctorError("no such file", path=p) from None
+    except IsADirectoryError:
+        raise RecompileDoctorError("is a directory, expected a JSON report", path=p) from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise RecompileDoctorError(f"cannot read: {e}", path=p) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise RecompileDoctorError(f"not valid JSON: {e.msg}", path=p, line=e.lineno, col=e.colno) from None
+    try:
+        return Report.from_json(data)
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise RecompileDoctorError(f"not a recompile-doctor report: {e}", path=p) from None
+
+
+def looks_like_json_report(path: PathLike) -> bool:
+    """True when ``path`` starts like a saved JSON report (used by ``report``)."""
+    p = os.fspath(path)
+    if p == "-" or not os.path.isfile(p):
+        return False
+    try:
+        with open(p, "rb") as f:
+            head = f.read(256).lstrip()
+    except OSError:
+        return False
+    return head.startswith(b"{") and b"recompile-doctor/report/" in head

@@ -1,0 +1,1 @@
+"""The command-line interface: one module per subcommand, wired in :mod:`.main`."""

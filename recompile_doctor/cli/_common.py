@@ -1,0 +1,132 @@
+"""What every subcommand shares: common options, colour rules, writing output files.
+
+The library never prints; only modules under ``cli/`` do, and they go through here.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO, TypeVar
+
+import click
+
+from recompile_doctor.errors import RecompileDoctorError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: file suffix -> output format name
+SUFFIX_FORMATS: dict[str, str] = {
+    ".json": "json",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".html": "html",
+    ".htm": "html",
+}
+
+
+def _set_verbosity(ctx: click.Context, _param: click.Parameter, value: int) -> int:
+    if value:
+        level = logging.INFO if value == 1 else logging.DEBUG
+        logging.basicConfig(level=level, format="recompile-doctor: %(levelname)s: %(message)s")
+        logging.getLogger("recompile_doctor").setLevel(level)
+    return value
+
+
+def common_options(f: F) -> F:
+    """``--debug``, ``-v/--verbose`` and ``--no-color``, accepted by every command."""
+    f = click.option(
+        "--debug", is_flag=True, expose_value=False, help="Show a traceback on errors."
+    )(f)
+    f = click.option(
+        "-v",
+        "--verbose",
+        count=True,
+        expose_value=False,
+        callback=_set_verbosity,
+        help="More logging on stderr (-vv for debug).",
+    )(f)
+    f = click.option(
+        "--no-color",
+        "no_color",
+        is_flag=True,
+        default=False,
+        help="No colour (also when NO_COLOR is set or output is not a terminal).",
+    )(f)
+    return f
+
+
+def use_color(no_color: bool, stream: TextIO | None = None) -> bool:
+    """Colour only on a tty, never with ``--no-color`` or a non-empty ``NO_COLOR``."""
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    s = stream if stream is not None else sys.stdout
+    try:
+        return s.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def format_for(fmt: str | None, output: str | None, default: str = "text") -> str:
+    """The explicit ``--format``, else the one the ``-o`` suffix implies, else ``default``."""
+    if fmt:
+        return fmt
+    if output and output != "-":
+        return SUFFIX_FORMATS.get(Path(output).suffix.lower(), default)
+    return default
+
+
+def check_output_path(path: str, force: bool, inputs: Sequence[str] = ()) -> Path:
+    """Refuse to overwrite an input, or an existing file without ``--force``."""
+    p = Path(path)
+    for i in inputs:
+        if i != "-" and _same_file(p, Path(i)):
+            raise RecompileDoctorError("refusing to overwrite an input file", path=path)
+    if p.is_dir():
+        raise RecompileDoctorError("is a directory, expected a file to write", path=path)
+    if p.exists() and not force:
+        raise RecompileDoctorError("file exists (use --force to overwrite)", path=path)
+    if not p.parent.exists():
+        raise RecompileDoctorError(f"no such directory: {p.parent}", path=path)
+    return p
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_output(
+    data: str | bytes,
+    output: str | None,
+    *,
+    force: bool = False,
+    inputs: Sequence[str] = (),
+    binary_ok_on_tty: bool = True,
+) -> None:
+    """Write to ``output`` (a path) or to stdout when ``output`` is None or ``-``."""
+    if output is None or output == "-":
+        if isinstance(data, bytes):
+            if not binary_ok_on_tty and sys.stdout.isatty():
+                raise RecompileDoctorError(
+                    "refusing to write HTML to a terminal; use -o FILE", path="-"
+                )
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        else:
+            click.echo(data, nl=False)
+        return
+    p = check_output_path(output, force, inputs)
+    try:
+        if isinstance(data, bytes):
+            p.write_bytes(data)
+        else:
+            p.write_text(data, encoding="utf-8")
+    except OSError as e:
+        raise RecompileDoctorError(f"cannot write: {e.strerror or e}", path=output) from e

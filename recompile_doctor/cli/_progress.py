@@ -1,0 +1,54 @@
+"""A progress bar on stderr for long inputs (only on a terminal, only for big inputs)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+#: inputs smaller than this (in total) get no progress bar
+PROGRESS_MIN_BYTES = 50 * 1024 * 1024
+
+
+def _total_size(paths: Sequence[str]) -> int:
+    total = 0
+    for p in paths:
+        if p == "-":
+            continue
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            pass
+    return total
+
+
+@contextmanager
+def progress_for(
+    paths: Sequence[str], enabled: bool = True
+) -> Iterator[Callable[[str, int], None] | None]:
+    """Yield a callback ``(path, bytes_read)`` that drives a bar, or ``None`` when no bar is
+    wanted (stderr not a terminal, or small inputs)."""
+    total = _total_size(paths)
+    if not enabled or total < PROGRESS_MIN_BYTES or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    done: dict[str, int] = {}
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("reading logs", total=total)
+
+        def update(path: str, n: int) -> None:
+            done[path] = n
+            bar.update(task, completed=min(sum(done.values()), total))
+
+        yield update

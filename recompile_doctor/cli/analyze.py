@@ -1,0 +1,139 @@
+"""``recompile-doctor analyze LOG...``: the timeline, the findings, the fix."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from recompile_doctor.api import analyze as run_analysis
+from recompile_doctor.cli._common import (
+    check_output_path,
+    common_options,
+    format_for,
+    use_color,
+    write_output,
+)
+from recompile_doctor.cli._progress import progress_for
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.model import SEVERITY_RANK, Report
+from recompile_doctor.parsers import LOG_FORMATS
+from recompile_doctor.reports import render
+
+
+def _warmup(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    if value is None or value == "auto":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise click.BadParameter(f"expected a number or 'auto', not {value!r}") from None
+    if n < 0:
+        raise click.BadParameter("must be 0 or more")
+    return n
+
+
+def fails(report: Report, fail_on: str | None) -> bool:
+    """True when a finding at or above ``fail_on`` exists."""
+    if fail_on is None:
+        return False
+    worst = report.worst_severity()
+    return worst is not None and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]
+
+
+@click.command("analyze")
+@click.argument("logs", nargs=-1, required=True, metavar="LOG...")
+@click.option(
+    "--log-format",
+    type=click.Choice(LOG_FORMATS),
+    default=None,
+    help="Force the log format (default: detected per file).",
+)
+@click.option(
+    "--dumps",
+    "dumps",
+    multiple=True,
+    type=click.Path(file_okay=False),
+    metavar="DIR",
+    help="XLA dump folder of the same run (--xla_dump_to); repeatable. Recompiled modules' "
+    "dumps are diffed and the cause named.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default=None,
+    help="Output format (default: text, or from the -o suffix).",
+)
+@click.option("-o", "--output", metavar="FILE", help="Write the report to FILE.")
+@click.option("--html", "html", metavar="FILE", help="Also write the HTML report to FILE.")
+@click.option(
+    "--warmup",
+    callback=_warmup,
+    metavar="N|auto",
+    help="The first N compilations of each module are warm-up (default auto: a module's first "
+    "compilation, and everything before the first executed step).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["info", "warning", "error"]),
+    default=None,
+    help="Exit 1 when a finding of this severity or worse exists (for CI).",
+)
+@click.option(
+    "--strict", is_flag=True, help="Exit 2 on a line that looks like a known message but is malformed."
+)
+@click.option("--force", is_flag=True, help="Overwrite existing output files.")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing when no warning or error is found.")
+@common_options
+def command(
+    logs: tuple[str, ...],
+    log_format: str | None,
+    dumps: tuple[str, ...],
+    fmt: str | None,
+    output: str | None,
+    html: str | None,
+    warmup: int | None,
+    fail_on: str | None,
+    strict: bool,
+    force: bool,
+    quiet: bool,
+    no_color: bool,
+) -> int:
+    """Analyze LOG(s) of a Graphcore TensorFlow-on-IPU run (plain or gzip, - for stdin).
+
+    Prints how many compilations happened, which hit or missed the executable cache, how many
+    came after warm-up, how much time they cost, and findings with the exact log lines behind
+    them and the change to make.
+    """
+    out_fmt = format_for(fmt, output)
+    if out_fmt == "html":
+        raise RecompileDoctorError("use --html FILE (or the report command) for HTML", path=output)
+    if logs.count("-") > 1:
+        raise RecompileDoctorError("stdin (-) can be read only once", path="-")
+    # check output paths before the (possibly long) analysis
+    for path in (output, html):
+        if path is not None and path != "-":
+            check_output_path(path, force, logs)
+    with progress_for(list(logs)) as progress:
+        report = run_analysis(
+            list(logs),
+            dumps=list(dumps),
+            warmup=warmup,
+            strict=strict,
+            log_format=log_format,
+            on_progress=progress,
+        )
+    if html is not None:
+        write_output(render(report, "html"), html, force=force, inputs=logs, binary_ok_on_tty=False)
+    quiet_ok = quiet and not any(f.severity != "info" for f in report.findings)
+    if not quiet_ok:
+        if out_fmt == "text":
+            from recompile_doctor.reports.text import render as render_text
+
+            to_tty = output is None or output == "-"
+            text: str | bytes = render_text(report, color=to_tty and use_color(no_color, sys.stdout))
+        else:
+            text = render(report, out_fmt)
+        write_output(text, output, force=force, inputs=logs)
+    return 1 if fails(report, fail_on) else 0

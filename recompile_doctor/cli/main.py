@@ -1,0 +1,83 @@
+"""``recompile-doctor``: the click group, subcommand registration and error handling.
+
+``main(argv)`` is testable in-process and returns the exit code; ``run()`` is the console
+script.  Errors of the tool's own type print one line and exit 2; ``--debug`` shows the
+traceback instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+import click
+
+from recompile_doctor._version import __version__
+from recompile_doctor.errors import RecompileDoctorError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="recompile-doctor")
+@click.option("--debug", is_flag=True, expose_value=False, help="Show a traceback on errors.")
+def cli() -> None:
+    """Explain why XLA-compiled programs recompile, and what to change.
+
+    Reads Graphcore Poplar / TensorFlow-on-IPU logs and XLA HLO dumps, builds a timeline of
+    compilations, cache hits and executable loads, and names the cause of each recompilation
+    with the exact log lines or HLO instructions behind it.
+    """
+
+
+def _register() -> None:
+    # One module per subcommand; each exposes ``command``.
+    from recompile_doctor.cli import analyze
+
+    for mod in (analyze,):
+        cli.add_command(mod.command)
+
+
+_register()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return its exit code (0 ok, 1 findings/differences, 2 trouble)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    try:
+        rv = cli.main(args=args, prog_name="recompile-doctor", standalone_mode=False)
+    except RecompileDoctorError as e:
+        if debug:
+            raise
+        click.echo(f"recompile-doctor: error: {e}", err=True)
+        return e.exit_code
+    except click.exceptions.Exit as e:
+        return int(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("recompile-doctor: aborted", err=True)
+        return 130
+    except click.ClickException as e:
+        if debug:
+            raise
+        msg = " ".join(e.format_message().split())
+        click.echo(f"recompile-doctor: error: {msg} (see --help)", err=True)
+        return 2
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        click.echo("recompile-doctor: interrupted", err=True)
+        return 130
+    except Exception as e:  # the tool never shows a traceback unless asked
+        if debug:
+            raise
+        click.echo(
+            f"recompile-doctor: error: internal error: {type(e).__name__}: {e} "
+            "(run with --debug for the traceback, and please report it)",
+            err=True,
+        )
+        return 2
+    return int(rv or 0)
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

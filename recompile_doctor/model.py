@@ -1,0 +1,398 @@
+"""Frozen value types at the core of every analysis.
+
+Data flows one way: input -> parsers -> :class:`Event` -> timeline -> :class:`Compilation`
+-> analyses -> :class:`Finding` -> :class:`Report` -> renderers.  A report's JSON form
+(:meth:`Report.to_json`) is also its saved form: :meth:`Report.from_json` reads it back so
+a report can be re-rendered without the logs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from recompile_doctor._version import __version__
+
+SCHEMA_REPORT = "recompile-doctor/report/1"
+
+Severity = Literal["info", "warning", "error"]
+CacheOutcome = Literal["hit", "miss", "disabled", "unknown"]
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+JsonDict = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One verbatim input line behind a finding, with optional surrounding lines."""
+
+    source: str
+    line: int
+    text: str
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
+
+    def to_json(self) -> JsonDict:
+        out: JsonDict = {"source": self.source, "line": self.line, "text": self.text}
+        if self.before or self.after:
+            out["context"] = {"before": list(self.before), "after": list(self.after)}
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Evidence:
+        ctx = d.get("context") or {}
+        return cls(
+            source=str(d["source"]),
+            line=int(d["line"]),
+            text=str(d["text"]),
+            before=tuple(ctx.get("before", ())),
+            after=tuple(ctx.get("after", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One recognized log line turned into a fact.
+
+    ``kind`` is one of :data:`recompile_doctor.parsers.events.EVENT_KINDS`; ``detail`` holds
+    the message's fields (paths, durations, ...).  ``text`` is the verbatim line.
+    """
+
+    kind: str
+    source: str
+    line: int
+    t: float | None
+    text: str
+    module: str | None = None
+    hash: str | None = None
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def evidence(self) -> Evidence:
+        return Evidence(self.source, self.line, self.text)
+
+    def to_json(self) -> JsonDict:
+        return {
+            "kind": self.kind,
+            "source": self.source,
+            "line": self.line,
+            "t": self.t,
+            "module": self.module,
+            "hash": self.hash,
+            "detail": dict(self.detail),
+            "text": self.text,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Event:
+        return cls(
+            kind=str(d["kind"]),
+            source=str(d["source"]),
+            line=int(d["line"]),
+            t=_opt_float(d.get("t")),
+            text=str(d.get("text", "")),
+            module=d.get("module"),
+            hash=d.get("hash"),
+            detail=dict(d.get("detail") or {}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Compilation:
+    """One request to compile a module: a real compile, or an executable-cache hit."""
+
+    id: int
+    module: str
+    hash: str | None
+    source: str
+    line: int
+    t: float | None
+    duration_s: float | None
+    cache: CacheOutcome
+    warmup: bool
+    cause: str | None = None
+    end_line: int | None = None
+    cache_file: str | None = None
+    ordinal: int | None = None
+    text: str = ""
+
+    @property
+    def compiled(self) -> bool:
+        """True when the backend really compiled (not loaded from the cache)."""
+        return self.cache != "hit"
+
+    def to_json(self) -> JsonDict:
+        return {
+            "id": self.id,
+            "module": self.module,
+            "hash": self.hash,
+            "source": self.source,
+            "line": self.line,
+            "t": self.t,
+            "duration_s": self.duration_s,
+            "cache": self.cache,
+            "warmup": self.warmup,
+            "cause": self.cause,
+            "end_line": self.end_line,
+            "cache_file": self.cache_file,
+            "ordinal": self.ordinal,
+            "text": self.text,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Compilation:
+        return cls(
+            id=int(d["id"]),
+            module=str(d["module"]),
+            hash=d.get("hash"),
+            source=str(d["source"]),
+            line=int(d["line"]),
+            t=_opt_float(d.get("t")),
+            duration_s=_opt_float(d.get("duration_s")),
+            cache=cast(CacheOutcome, d.get("cache", "unknown")),
+            warmup=bool(d.get("warmup", False)),
+            cause=d.get("cause"),
+            end_line=d.get("end_line"),
+            cache_file=d.get("cache_file"),
+            ordinal=d.get("ordinal"),
+            text=str(d.get("text", "")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class DiffEvidence:
+    """An instruction-level change behind a finding (from ``--dumps``): old -> new."""
+
+    kind: str
+    module: str
+    a_instruction: str | None
+    a_text: str | None
+    b_instruction: str | None
+    b_text: str | None
+    op_name: str | None = None
+    detail: str = ""
+    a_path: str | None = None
+    b_path: str | None = None
+
+    def to_json(self) -> JsonDict:
+        return {
+            "kind": self.kind,
+            "module": self.module,
+            "a": {"instruction": self.a_instruction, "text": self.a_text, "path": self.a_path},
+            "b": {"instruction": self.b_instruction, "text": self.b_text, "path": self.b_path},
+            "op_name": self.op_name,
+            "detail": self.detail,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> DiffEvidence:
+        a = d.get("a") or {}
+        b = d.get("b") or {}
+        return cls(
+            kind=str(d["kind"]),
+            module=str(d.get("module", "")),
+            a_instruction=a.get("instruction"),
+            a_text=a.get("text"),
+            b_instruction=b.get("instruction"),
+            b_text=b.get("text"),
+            op_name=d.get("op_name"),
+            detail=str(d.get("detail", "")),
+            a_path=a.get("path"),
+            b_path=b.get("path"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A diagnosed cause of (re)compilation, with the evidence behind it and the fix."""
+
+    rule: str
+    severity: Severity
+    consideration: int | None
+    title: str
+    detail: str
+    advice: str
+    modules: tuple[str, ...]
+    count: int
+    wasted_seconds: float
+    evidence: tuple[Evidence, ...]
+    diff: tuple[DiffEvidence, ...] = ()
+
+    def to_json(self) -> JsonDict:
+        out: JsonDict = {
+            "rule": self.rule,
+            "severity": self.severity,
+            "consideration": self.consideration,
+            "title": self.title,
+            "detail": self.detail,
+            "advice": self.advice,
+            "modules": list(self.modules),
+            "count": self.count,
+            "wasted_seconds": round(self.wasted_seconds, 6),
+            "evidence": [e.to_json() for e in self.evidence],
+        }
+        if self.diff:
+            out["diff"] = [d.to_json() for d in self.diff]
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Finding:
+        return cls(
+            rule=str(d["rule"]),
+            severity=cast(Severity, d["severity"]),
+            consideration=d.get("consideration"),
+            title=str(d["title"]),
+            detail=str(d["detail"]),
+            advice=str(d["advice"]),
+            modules=tuple(d.get("modules", ())),
+            count=int(d.get("count", 0)),
+            wasted_seconds=float(d.get("wasted_seconds", 0.0)),
+            evidence=tuple(Evidence.from_json(e) for e in d.get("evidence", ())),
+            diff=tuple(DiffEvidence.from_json(x) for x in d.get("diff", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class InputInfo:
+    """One input file as read: its path, detected format, line and byte counts."""
+
+    path: str
+    format: str
+    lines: int
+    bytes: int
+
+    def to_json(self) -> JsonDict:
+        return {"path": self.path, "format": self.format, "lines": self.lines, "bytes": self.bytes}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> InputInfo:
+        return cls(str(d["path"]), str(d["format"]), int(d["lines"]), int(d["bytes"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ParseStats:
+    """How many lines were recognized, unrecognized, or looked known but failed to parse."""
+
+    recognized: int = 0
+    unrecognized: int = 0
+    malformed: int = 0
+
+    def __add__(self, other: ParseStats) -> ParseStats:
+        return ParseStats(
+            self.recognized + other.recognized,
+            self.unrecognized + other.unrecognized,
+            self.malformed + other.malformed,
+        )
+
+    def to_json(self) -> JsonDict:
+        return {
+            "recognized": self.recognized,
+            "unrecognized": self.unrecognized,
+            "malformed": self.malformed,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ParseStats:
+        return cls(int(d["recognized"]), int(d["unrecognized"]), int(d["malformed"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """The headline numbers of a run."""
+
+    compilations: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    loads: int = 0
+    distinct_graphs: int = 0
+    recompilations_after_warmup: int = 0
+    compile_seconds: float = 0.0
+    load_seconds: float = 0.0
+    wasted_seconds: float = 0.0
+
+    def to_json(self) -> JsonDict:
+        return {
+            "compilations": self.compilations,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "loads": self.loads,
+            "distinct_graphs": self.distinct_graphs,
+            "recompilations_after_warmup": self.recompilations_after_warmup,
+            "compile_seconds": round(self.compile_seconds, 6),
+            "load_seconds": round(self.load_seconds, 6),
+            "wasted_seconds": round(self.wasted_seconds, 6),
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Summary:
+        return cls(
+            compilations=int(d["compilations"]),
+            cache_hits=int(d["cache_hits"]),
+            cache_misses=int(d["cache_misses"]),
+            loads=int(d["loads"]),
+            distinct_graphs=int(d["distinct_graphs"]),
+            recompilations_after_warmup=int(d["recompilations_after_warmup"]),
+            compile_seconds=float(d["compile_seconds"]),
+            load_seconds=float(d["load_seconds"]),
+            wasted_seconds=float(d["wasted_seconds"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """Everything an analysis found; renderers turn it into text, JSON, Markdown or HTML."""
+
+    inputs: tuple[InputInfo, ...]
+    parse: ParseStats
+    summary: Summary
+    compilations: tuple[Compilation, ...]
+    events: tuple[Event, ...]
+    findings: tuple[Finding, ...]
+    tool_version: str = __version__
+
+    def worst_severity(self) -> Severity | None:
+        if not self.findings:
+            return None
+        return max((f.severity for f in self.findings), key=lambda s: SEVERITY_RANK[s])
+
+    def to_json(self) -> JsonDict:
+        return {
+            "schema": SCHEMA_REPORT,
+            "tool_version": self.tool_version,
+            "inputs": [i.to_json() for i in self.inputs],
+            "parse": self.parse.to_json(),
+            "summary": self.summary.to_json(),
+            "compilations": [c.to_json() for c in self.compilations],
+            "events": [e.to_json() for e in self.events],
+            "findings": [f.to_json() for f in self.findings],
+        }
+
+    def dumps(self) -> str:
+        """The saved form: deterministic, indented JSON."""
+        return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Report:
+        if d.get("schema") != SCHEMA_REPORT:
+            raise ValueError(f"not a recompile-doctor report (schema {d.get('schema')!r})")
+        return cls(
+            inputs=tuple(InputInfo.from_json(i) for i in d.get("inputs", ())),
+            parse=ParseStats.from_json(d["parse"]),
+            summary=Summary.from_json(d["summary"]),
+            compilations=tuple(Compilation.from_json(c) for c in d.get("compilations", ())),
+            events=tuple(Event.from_json(e) for e in d.get("events", ())),
+            findings=tuple(Finding.from_json(f) for f in d.get("findings", ())),
+            tool_version=str(d.get("tool_version", "")),
+        )
+
+
+def _opt_float(v: Any) -> float | None:
+    return None if v is None else float(v)
+
+
+def sort_findings(findings: Sequence[Finding]) -> tuple[Finding, ...]:
+    """Worst first: severity, then wasted time, then rule id (deterministic)."""
+    return tuple(
+        sorted(findings, key=lambda f: (-SEVERITY_RANK[f.severity], -f.wasted_seconds, f.rule))
+    )

@@ -1,0 +1,119 @@
+"""Log parsers: a registry of formats, format detection and the streaming driver.
+
+``parse_log(path)`` yields :class:`~recompile_doctor.model.Event` objects one at a time and
+fills a :class:`ParseCounter` as it goes, so a caller can fold events into a timeline without
+ever holding the whole log in memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.model import Event, InputInfo, ParseStats
+from recompile_doctor.parsers._prefixes import NO_PREFIX, Clock, split_prefix, strip_ansi
+from recompile_doctor.parsers._reader import ReadStats, iter_lines
+from recompile_doctor.parsers.poplar import Malformed, Message, match_message
+
+#: formats with a parser; ``--log-format`` offers exactly these
+LOG_FORMATS: tuple[str, ...] = ("poplar",)
+
+_MPI_TAG = "]<std"
+
+
+@dataclass(slots=True)
+class ParseCounter:
+    """Per-source counters, filled while the events are consumed."""
+
+    path: str
+    format: str = "poplar"
+    recognized: int = 0
+    unrecognized: int = 0
+    malformed: int = 0
+    read: ReadStats = field(default_factory=ReadStats)
+    first_malformed: tuple[int, str] | None = None
+
+    def stats(self) -> ParseStats:
+        return ParseStats(self.recognized, self.unrecognized, self.malformed)
+
+    def input_info(self) -> InputInfo:
+        return InputInfo(self.path, self.format, self.read.lines, self.read.bytes)
+
+
+def _strip_mpi_tag(seg: str) -> str:
+    # "[1,0]<stderr>:" in front of a line from an MPI rank
+    if seg.startswith("[") and _MPI_TAG in seg[:24]:
+        end = seg.find(">:")
+        if end != -1:
+            return seg[end + 2 :]
+    return seg
+
+
+def parse_log(
+    path: str,
+    counter: ParseCounter | None = None,
+    *,
+    strict: bool = False,
+    log_format: str | None = None,
+    on_progress: Callable[[int], None] | None = None,
+) -> Iterator[Event]:
+    """Stream the events of one log.
+
+    ``strict``: raise on the first line that names a known message but does not fit it.
+    """
+    if log_format is not None and log_format not in LOG_FORMATS:
+        raise RecompileDoctorError(f"unknown log format {log_format!r}", path=path)
+    c = counter if counter is not None else ParseCounter(path)
+    clock = Clock()
+    for lineno, raw in iter_lines(path, c.read, on_progress):
+        segments = raw.split("\r") if "\r" in raw else (raw,)
+        found = False
+        bad: Malformed | None = None
+        for seg in segments:
+            seg = _strip_mpi_tag(strip_ansi(seg))
+            if not seg:
+                continue
+            prefix, msg, head = split_prefix(seg)
+            if head.strip():
+                # text glued in front of the prefix (a progress bar) is a message of its own,
+                # at the time of the line before
+                res = match_message(head)
+                if isinstance(res, Message):
+                    found = True
+                    yield _event(res, path, lineno, clock.relative(clock.absolute(NO_PREFIX)), raw)
+            absolute = clock.absolute(prefix)
+            res = match_message(msg)
+            if isinstance(res, Message):
+                found = True
+                yield _event(res, path, lineno, clock.relative(absolute), raw)
+            elif isinstance(res, Malformed):
+                bad = res
+        if found:
+            c.recognized += 1
+        elif bad is not None:
+            c.malformed += 1
+            if c.first_malformed is None:
+                c.first_malformed = (lineno, bad.kind)
+            if strict:
+                raise RecompileDoctorError(
+                    f"malformed {bad.kind} line (expected the format of "
+                    f"'{bad.expected.strip()}' messages)",
+                    path=path,
+                    line=lineno,
+                )
+        else:
+            c.unrecognized += 1
+
+
+def _event(msg: Message, path: str, lineno: int, t: float | None, raw: str) -> Event:
+    return Event(
+        kind=msg.kind,
+        source=path,
+        line=lineno,
+        t=t,
+        text=raw,
+        module=msg.module,
+        hash=msg.hash,
+        detail=msg.detail,
+    )

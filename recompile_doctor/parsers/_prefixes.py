@@ -1,0 +1,186 @@
+"""Line prefixes of the TensorFlow/Poplar/PopLibs/PopART/PopTorch/poprun loggers.
+
+:func:`split_prefix` finds a known prefix anywhere in a line (progress bars and MPI tags
+glue text in front of it) and returns the time it carries, the severity and the message.
+
+Formats (``reference/poplar_formats.md`` §0):
+
+* TensorFlow C++: ``2023-04-26 14:42:34.517107: I[ tid] path/file.cc:1619] msg`` (local time)
+* glog (newer TF/JAX/torch): ``I0920 13:54:44.535000 3904 path/file.py:4760] msg``
+* Poplar/PopLibs new (SDK >= 2.3): ``2023-08-22T23:49:40.103248Z PO:ENGINE   pid.tid W: msg`` (UTC)
+* Poplar/PopLibs old (SDK <= 2.2): ``09:38:52.878 15288 PO:ENGINE   [I] msg`` (time only)
+* PopART: ``2023-04-27T04:30:36.928499Z popart:session pid.tid W: msg`` (UTC)
+* PopTorch: ``[08:27:00.611] [poptorch:cpp] [warning] msg`` / ``[poptorch::python]``
+* poprun: ``04:23:00.689 3905692 POPRUN [D] msg``
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+
+# One alternation, each branch with its own named groups.  Ordered most specific first.
+_PREFIX_RE = re.compile(
+    r"(?P<tf_ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<tf_lvl>[IWEF])(?: +\d+)? "
+    r"(?P<tf_file>[^\s:\]]+):\d+\] ?"
+    r"|(?P<iso_ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6})Z "
+    r"(?P<iso_logger>(?:PO|PL):[A-Z]+|popart:[a-z]+) +\d+\.\d+ (?P<iso_lvl>[TDIWEC]):(?: |$)"
+    r"|(?P<old_ts>\d\d:\d\d:\d\d\.\d{3}) \d+ (?P<old_logger>(?:PO|PL):[A-Z]+|POPRUN) +"
+    r"\[(?P<old_lvl>[TDIWEC])\](?: |$)"
+    r"|\[(?P<pt_ts>\d\d:\d\d:\d\d\.\d{3})\] \[(?P<pt_logger>poptorch[a-z:]*)\] "
+    r"\[(?P<pt_lvl>[a-z]+)\] "
+    r"|(?P<glog_lvl>[IWEFV])(?P<glog_md>\d{4}) (?P<glog_ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ "
+    r"(?P<glog_file>[^\s:\]]+):\d+\] ?"
+)
+
+_LEVELS = {
+    "I": "info",
+    "W": "warning",
+    "E": "error",
+    "F": "fatal",
+    "T": "trace",
+    "D": "debug",
+    "C": "critical",
+    "V": "debug",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """What a prefix says: when (seconds), which clock, which logger, which level."""
+
+    seconds: float | None  # seconds since the epoch (absolute) or since midnight (time-only)
+    clock: str  # "local" (TF), "utc" (Poplar new / PopART), "time-only", or "none"
+    logger: str  # "tensorflow", "PO:ENGINE", "popart:session", "poptorch:cpp", ...
+    level: str | None
+    source_file: str | None = None
+
+
+NO_PREFIX = Prefix(None, "none", "", None)
+
+
+def _epoch(ts: str, fmt: str) -> float:
+    return datetime.strptime(ts, fmt).replace(tzinfo=UTC).timestamp()
+
+
+def _time_of_day(ts: str) -> float:
+    h, m, rest = ts.split(":")
+    return int(h) * 3600 + int(m) * 60 + float(rest)
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal escape sequences (colours, ``ESC[2K`` line clears)."""
+    return ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+def split_prefix(segment: str) -> tuple[Prefix, str, str]:
+    """Find a logger prefix in ``segment``; return it, the message after it, and the text
+    glued in front of it (a progress bar, say).  Without a prefix, the whole segment is the
+    message."""
+    m = _PREFIX_RE.search(segment)
+    if m is None:
+        return NO_PREFIX, segment, ""
+    g = m.groupdict()
+    msg = segment[m.end() :]
+    if g["tf_ts"]:
+        p = Prefix(
+            _epoch(g["tf_ts"], "%Y-%m-%d %H:%M:%S.%f"),
+            "local",
+            "tensorflow",
+            _LEVELS[g["tf_lvl"]],
+            g["tf_file"],
+        )
+    elif g["iso_ts"]:
+        p = Prefix(
+            _epoch(g["iso_ts"], "%Y-%m-%dT%H:%M:%S.%f"),
+            "utc",
+            g["iso_logger"],
+            _LEVELS[g["iso_lvl"]],
+        )
+    elif g["old_ts"]:
+        p = Prefix(_time_of_day(g["old_ts"]), "time-only", g["old_logger"], _LEVELS[g["old_lvl"]])
+    elif g["pt_ts"]:
+        p = Prefix(_time_of_day(g["pt_ts"]), "time-only", g["pt_logger"], g["pt_lvl"])
+    else:
+        p = Prefix(
+            _time_of_day(g["glog_ts"]),
+            "time-only",
+            "glog",
+            _LEVELS[g["glog_lvl"]],
+            g["glog_file"],
+        )
+    return p, msg, segment[: m.start()]
+
+
+class Clock:
+    """Turns prefix times into one timeline for a source.
+
+    * Absolute stamps (TF local time, Poplar/PopART UTC) are used as they are.  When a log mixes
+      local and UTC stamps, the offset between the two clocks is estimated once (rounded to
+      15 minutes) from the first neighbouring pair and applied to the clock seen second.
+    * Time-only stamps (old Poplar, PopTorch, poprun) take the date of the last absolute stamp
+      and roll over at midnight; before any absolute stamp they float on day 0 and are moved
+      to the right day when the first absolute stamp appears.
+    * Lines without a stamp inherit the last one.
+    """
+
+    __slots__ = ("_base", "_day", "_first", "_floating", "_last", "_last_tod", "_offset")
+
+    def __init__(self) -> None:
+        self._first: float | None = None
+        self._last: float | None = None
+        self._base: str | None = None  # the absolute clock seen first: "local" or "utc"
+        self._offset: float | None = None  # seconds to add to the other absolute clock
+        self._day: float | None = None  # epoch seconds of the current midnight
+        self._last_tod: float | None = None
+        self._floating = False
+
+    def _absolute_seconds(self, s: float, clock: str) -> float:
+        if self._base is None:
+            self._base = clock
+        elif clock != self._base:
+            if self._offset is None:
+                ref = self._last if self._last is not None else s
+                self._offset = round((ref - s) / 900.0) * 900.0
+            s += self._offset
+        if self._floating and self._day is not None:
+            shift = (s - s % 86400.0) - self._day
+            if self._last is not None and self._last + shift > s + 3600.0:
+                shift -= 86400.0
+            self._first = None if self._first is None else self._first + shift
+            self._last = None if self._last is None else self._last + shift
+            self._floating = False
+        self._day = s - s % 86400.0
+        self._last_tod = s % 86400.0
+        return s
+
+    def _time_only_seconds(self, tod: float) -> float:
+        if self._day is None:
+            self._day = 0.0
+            self._floating = True
+        elif self._last_tod is not None and tod + 3600.0 < self._last_tod:
+            self._day += 86400.0  # rolled over midnight
+        self._last_tod = tod
+        return self._day + tod
+
+    def absolute(self, prefix: Prefix) -> float | None:
+        """Absolute seconds for ``prefix`` (or the inherited time when it has none)."""
+        if prefix.seconds is None:
+            return self._last
+        if prefix.clock == "time-only":
+            s = self._time_only_seconds(prefix.seconds)
+        else:
+            s = self._absolute_seconds(prefix.seconds, prefix.clock)
+        if self._first is None:
+            self._first = s
+        self._last = s
+        return s
+
+    def relative(self, absolute: float | None) -> float | None:
+        """Seconds since the first stamp of the source (``None`` before any stamp)."""
+        if absolute is None or self._first is None:
+            return None
+        return round(absolute - self._first, 6)

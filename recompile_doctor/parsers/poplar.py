@@ -1,0 +1,385 @@
+"""Poplar and TensorFlow-on-IPU messages (``reference/poplar_formats.md`` §1-§6).
+
+One table: each entry names an event kind, a literal that must occur in the message (a cheap
+prefilter) and the pattern that extracts its fields.  A message that contains an entry's
+literal but does not fit its pattern is *malformed* (counted; an error under ``--strict``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+
+@dataclass(frozen=True, slots=True)
+class Malformed:
+    """A message that names a known kind but does not fit its format."""
+
+    kind: str
+    expected: str
+
+_HEX = r"[0-9a-fA-F]{1,16}"
+_EXEC_PATH = r"\S+?\.(?:poplar_exec|xla_engine(?:\.poplar_exec)?)"
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A recognized message: its kind, module and hash (when it names them), other fields."""
+
+    kind: str
+    module: str | None
+    hash: str | None
+    detail: dict[str, Any]
+
+
+Builder = Callable[["re.Match[str]"], Message]
+
+
+@dataclass(frozen=True, slots=True)
+class _Spec:
+    kind: str
+    key: str
+    pattern: re.Pattern[str]
+    build: Builder
+    strict: bool = True  # key present but no match -> malformed
+
+
+def _file_hash(path: str) -> str | None:
+    m = re.search(r"([0-9a-fA-F]{1,16})\.(?:poplar_exec|xla_engine)", path)
+    return m.group(1).lower() if m else None
+
+
+def _hexnorm(h: str) -> str:
+    return "0x" + h.lower()
+
+
+def _b_begin(m: re.Match[str]) -> Message:
+    ordinal = m.group("ordinal")
+    return Message(
+        "compile-begin",
+        m.group("module"),
+        _hexnorm(m.group("hash")),
+        {"ordinal": int(ordinal) if ordinal is not None else None},
+    )
+
+
+def _b_end(m: re.Match[str]) -> Message:
+    return Message("compile-end", m.group("module"), _hexnorm(m.group("hash")), {})
+
+
+def _b_path(kind: str) -> Builder:
+    def build(m: re.Match[str]) -> Message:
+        path = m.group("path")
+        gd = m.groupdict()
+        return Message(
+            kind, gd.get("module"), None, {"path": path, "file_hash": _file_hash(path)}
+        )
+
+    return build
+
+
+def _b_lock(m: re.Match[str]) -> Message:
+    path = m.group("path")
+    return Message(
+        "cache-lock",
+        None,
+        None,
+        {"action": m.group("action").lower(), "path": path, "file_hash": _file_hash(path)},
+    )
+
+
+def _b_not_compiled(m: re.Match[str]) -> Message:
+    h = m.group("hash").lower()
+    return Message(
+        "cache-new-entry", m.group("module"), None, {"executable_hash": h, "file_hash": h}
+    )
+
+
+def _b_phase(m: re.Match[str]) -> Message:
+    kind = "phase-start" if m.group("kind") == "Starting" else "phase-end"
+    ms = m.group("ms")
+    detail: dict[str, Any] = {
+        "name": m.group("name"),
+        "depth": len(m.group("indent")) // 2,
+    }
+    if kind == "phase-end":
+        detail["duration_ms"] = int(ms) if ms is not None else None
+        detail["diff_rss_mb"] = float(m.group("diff")) if m.group("diff") else None
+        detail["total_rss_mb"] = float(m.group("total")) if m.group("total") else None
+    return Message(kind, None, None, detail)
+
+
+def _b_attach(m: re.Match[str]) -> Message:
+    ids = [int(x) for x in m.group("ids").split(",") if x]
+    n = m.group("n")
+    return Message(
+        "attach",
+        None,
+        None,
+        {
+            "ordinal": int(m.group("ordinal")),
+            "ipus": int(n) if n else len(ids),
+            "device_ids": ids,
+            "sdk_style": "sdk>=2.5" if m.group("tfdev") else "sdk<=2.4",
+        },
+    )
+
+
+def _b_progress_start(m: re.Match[str]) -> Message:
+    return Message("progress-start", m.group("module"), None, {})
+
+
+def _b_progress_end(m: re.Match[str]) -> Message:
+    secs = (
+        int(m.group("h")) * 3600
+        + int(m.group("m")) * 60
+        + int(m.group("s"))
+        + int(m.group("ds")) / (10 ** len(m.group("ds")))
+    )
+    return Message("progress-end", None, None, {"elapsed_s": round(secs, 3)})
+
+
+def _b_simple(kind: str, **fields: str) -> Builder:
+    def build(m: re.Match[str]) -> Message:
+        detail = {k: m.group(g) for k, g in fields.items()}
+        gd = m.groupdict()
+        return Message(kind, gd.get("module"), None, detail)
+
+    return build
+
+
+def _b_graph_compiled(m: re.Match[str]) -> Message:
+    parts = [int(x) for x in m.group("elapsed").split(":")]
+    secs = 0
+    for x in parts:
+        secs = secs * 60 + x
+    return Message("graph-compiled", None, None, {"elapsed_s": float(secs), "tool": "poptorch"})
+
+
+def _b_execute(m: re.Match[str]) -> Message:
+    return Message("execute", m.group("module"), None, {})
+
+
+def _b_step(m: re.Match[str]) -> Message:
+    return Message("compile-step", None, None, {"step": m.group(0).strip()})
+
+
+_SPECS: tuple[_Spec, ...] = (
+    _Spec(
+        "compile-begin",
+        "Begin XLA compilation",
+        re.compile(
+            rf"Begin XLA compilation:\s*(?P<module>\S+)\s+\(Hash:?\s*0x(?P<hash>{_HEX})\)"
+            r"(?:\s+for\s+ordinal\s+(?P<ordinal>\d+))?"
+        ),
+        _b_begin,
+    ),
+    _Spec(
+        "compile-end",
+        "End XLA compilation",
+        re.compile(rf"End XLA compilation:\s*(?P<module>\S+)\s+\(Hash:?\s*0x(?P<hash>{_HEX})\)"),
+        _b_end,
+    ),
+    _Spec(
+        "cache-hit",
+        "Loaded ",
+        re.compile(rf"\bLoaded (?P<module>\S+) from (?P<path>{_EXEC_PATH})(?:\s|$)"),
+        _b_path("cache-hit"),
+        strict=False,  # "Loaded" is a common word; only executable paths count
+    ),
+    _Spec(
+        "cache-miss",
+        "Couldn't find ",
+        re.compile(r"Couldn't find (?P<path>\S+) in executable cache"),
+        _b_path("cache-miss"),
+    ),
+    _Spec(
+        "precompile-saved",
+        "pre-compiled Poplar program has been saved to",
+        re.compile(r"A pre-compiled Poplar program has been saved to (?P<path>\S+)"),
+        _b_path("precompile-saved"),
+    ),
+    _Spec(
+        "cache-lock",
+        " lock for ",
+        re.compile(r"\b(?P<action>Acquiring|Acquired|Releasing) lock for (?P<path>\S+)"),
+        _b_lock,
+        strict=False,
+    ),
+    _Spec(
+        "cache-deserialize",
+        "Trying to deserialize cached file",
+        re.compile(r"Trying to deserialize cached file: (?P<path>\S+)"),
+        _b_path("cache-deserialize"),
+    ),
+    _Spec(
+        "cache-new-entry",
+        "has not been compiled yet",
+        re.compile(
+            r"Module (?P<module>\S+) has not been compiled yet \(Hash: 0x(?P<hash>[0-9a-fA-F]{1,16})\)"
+        ),
+        _b_not_compiled,
+    ),
+    _Spec(
+        "phase",
+        " phase: ",
+        re.compile(
+            r"^(?P<indent> *)(?P<kind>Starting|Ending) phase: (?P<name>(?:(?! \(duration).)+?)"
+            r"(?: \(duration (?P<ms>\d+) ms; diff RSS: (?P<diff>-?[\d.]+(?:e[+-]?\d+)?) MB"
+            r"(?:; total RSS: (?P<total>-?[\d.]+(?:e[+-]?\d+)?) MB)?\))?\s*$"
+        ),
+        _b_phase,
+    ),
+    _Spec(
+        "cluster-compiled",
+        "Compiled cluster using XLA!",
+        re.compile(r"Compiled cluster using XLA!"),
+        _b_simple("cluster-compiled"),
+    ),
+    _Spec(
+        "attach",
+        "attached to ",
+        re.compile(
+            r"(?:(?P<tfdev>TensorFlow device)|Device) /device:IPU:(?P<ordinal>\d+) attached to "
+            r"(?:(?P<n>\d+) IPUs? with Poplar device IDs?|IPUs?): (?P<ids>\d+(?:,\d+)*)"
+        ),
+        _b_attach,
+        strict=False,
+    ),
+    _Spec(
+        "progress-start",
+        "Compiling module ",
+        re.compile(r"Compiling module (?P<module>\S+?):?\s*$"),
+        _b_progress_start,
+        strict=False,
+    ),
+    _Spec(
+        "progress-end",
+        "Compilation Finished",
+        re.compile(
+            r"Compilation Finished \[Elapsed: (?P<h>\d+):(?P<m>\d\d):(?P<s>\d\d)\.(?P<ds>\d+)\]"
+        ),
+        _b_progress_end,
+    ),
+    _Spec(
+        "graph-compiled",
+        "Graph compilation: 100%",
+        re.compile(r"Graph compilation: 100%\|[^|]*\| *(?P<n>\d+)/(?P=n) \[(?P<elapsed>\d+(?::\d\d)+)<"),
+        _b_graph_compiled,
+        strict=False,
+    ),
+    _Spec(
+        "replication",
+        "Automatically replicating the TensorFlow model",
+        re.compile(r"Automatically replicating the TensorFlow model by a factor of (?P<factor>\d+)"),
+        _b_simple("replication", factor="factor"),
+    ),
+    _Spec(
+        "poplar-version",
+        "Poplar version:",
+        re.compile(r"Poplar version: (?P<version>\S+)(?: \((?P<build>[^)]*)\))?(?: Poplar package: (?P<package>\S+))?"),
+        _b_simple("poplar-version", version="version", package="package"),
+    ),
+    _Spec(
+        "poplar-flags",
+        "TF_POPLAR_FLAGS is set to",
+        re.compile(r"TF_POPLAR_FLAGS is set to '(?P<flags>.*)'"),
+        _b_simple("poplar-flags", flags="flags"),
+    ),
+    _Spec(
+        "execute",
+        "Execute ",
+        re.compile(r"^\s*Execute (?P<module>\S+)\s*$"),
+        _b_execute,
+        strict=False,
+    ),
+    _Spec(
+        "precompile-no-cache-path",
+        "configured for pre-compilation",
+        re.compile(r"IPU devices have been configured for pre-compilation, however 'executable_cache_path'"),
+        _b_simple("precompile-no-cache-path"),
+    ),
+    _Spec(
+        "custom-op-unhashable",
+        "custom user operations which cannot be safely serialized",
+        re.compile(r"contains custom user operations which cannot be safely serialized"),
+        _b_simple("custom-op-unhashable"),
+    ),
+    _Spec(
+        "compilation-only",
+        "configured for compilation only",
+        re.compile(r"configured for compilation only"),
+        _b_simple("compilation-only"),
+    ),
+    _Spec(
+        "precompile-zeros",
+        "No device attached for pre compilation",
+        re.compile(r"No device attached for pre compilation of Poplar programs"),
+        _b_simple("precompile-zeros"),
+    ),
+    _Spec(
+        "popart-cache-found",
+        "PopART cache file has been found",
+        re.compile(r"PopART cache file has been found: (?P<path>\S+)"),
+        _b_path("popart-cache-found"),
+    ),
+    _Spec(
+        "popart-cache-load",
+        "Loading serialized PopART executable from",
+        re.compile(r"Loading serialized PopART executable from (?P<path>\S+)"),
+        _b_path("popart-cache-load"),
+    ),
+    _Spec(
+        "compile-step",
+        "",
+        re.compile(
+            r"^\s*(?:Begin|End) Poplar (?:graph construction|Pipeline)\.|"
+            r"^\s*Begin compiling Poplar engine|^\s*End compiling Poplar engine\.|"
+            r"^\s*Poplar compilation \d+% complete|^\s*Skip engine compilation|"
+            r"^\s*Compiling main computation \S+|^\s*Local replication factor \d+|"
+            r"^\s*Created \d+ replica IPU graph|^\s*Sub-graph optimisation begins"
+        ),
+        _b_step,
+        strict=False,
+    ),
+    _Spec(
+        "on-demand-override",
+        "Overriding device connection type to ON_DEMAND",
+        re.compile(r"Overriding device connection type to ON_DEMAND"),
+        _b_simple("on-demand-override"),
+    ),
+)
+
+#: every event kind the Poplar parser can produce (phase lines give phase-start/phase-end)
+EVENT_KINDS: tuple[str, ...] = tuple(
+    sorted({s.kind for s in _SPECS if s.kind != "phase"} | {"phase-start", "phase-end"})
+)
+
+
+def _claims(spec: _Spec, msg: str) -> bool:
+    """Whether ``msg`` is meant to be this kind of message (prose that quotes a phase line,
+    like the Graphcore note's 'look for "Starting phase: ..."', is not)."""
+    if spec.kind == "phase":
+        return msg.lstrip().startswith(("Starting phase:", "Ending phase:"))
+    return True
+
+
+def match_message(msg: str) -> Message | Malformed | None:
+    """The :class:`Message` in ``msg``, a :class:`Malformed`, or ``None`` when not known."""
+    malformed: Malformed | None = None
+    for spec in _SPECS:
+        if spec.key in msg:
+            m = spec.pattern.search(msg)
+            if m is not None:
+                return spec.build(m)
+            if spec.strict and malformed is None and _claims(spec, msg):
+                malformed = Malformed(spec.kind, spec.key)
+    return malformed
+
+
+def looks_like_poplar(msg: str) -> bool:
+    """Cheap test used by format detection: does the message carry a Poplar/TF-IPU anchor?"""
+    return any(s.key in msg for s in _SPECS if s.strict) or "poplar" in msg.lower()

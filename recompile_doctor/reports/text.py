@@ -1,0 +1,74 @@
+"""Terminal rendering: a one-line summary, findings by severity, a compact module table."""
+
+from __future__ import annotations
+
+import click
+
+from recompile_doctor.model import Finding, Report
+from recompile_doctor.reports._summary import (
+    clip,
+    clip_middle,
+    headline,
+    module_rows,
+    parse_health,
+)
+
+_STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
+MAX_MODULE_ROWS = 20
+
+
+def render(report: Report, color: bool = False, width: int = 100) -> str:
+    """The text report (no colour unless ``color``)."""
+
+    def st(text: str, **kw: object) -> str:
+        return click.style(text, **kw) if color else text  # type: ignore[arg-type]
+
+    out: list[str] = [st("recompile-doctor: " + headline(report), bold=True), parse_health(report)]
+    for f in report.findings:
+        out.append("")
+        out.extend(_finding(f, st, width))
+    rows = module_rows(report)
+    if rows:
+        out.append("")
+        out.append(st("Modules", bold=True))
+        name_w = min(max(len(r.module) for r in rows), 48)
+        out.append(
+            f"  {'module':<{name_w}}  {'compiles':>8}  {'hashes':>6}  {'after warm-up':>13}  "
+            f"{'compile s':>9}  cache"
+        )
+        for r in rows[:MAX_MODULE_ROWS]:
+            out.append(
+                f"  {clip(r.module, name_w):<{name_w}}  {r.compilations:>8}  {r.hashes:>6}  "
+                f"{r.after_warmup:>13}  {r.compile_s:>9.1f}  {r.cache}"
+            )
+        if len(rows) > MAX_MODULE_ROWS:
+            out.append(f"  … and {len(rows) - MAX_MODULE_ROWS} more modules (see --format json)")
+    return "\n".join(out) + "\n"
+
+
+def _finding(f: Finding, st: object, width: int) -> list[str]:
+    style = st  # a callable(text, **kw)
+    sev = f.severity.upper()
+    head = f"{sev:<7} {f.rule}: {f.title}"
+    if f.consideration is not None:
+        head += f" (Consideration {f.consideration})"
+    meta = f"×{f.count}"
+    if f.wasted_seconds:
+        meta += f", {f.wasted_seconds:.1f} s wasted"
+    lines = [
+        style(head, fg=_STYLE[f.severity], bold=True) + f"  {meta}",  # type: ignore[operator]
+    ]
+    if f.modules:
+        mods = ", ".join(f.modules[:4]) + (f" (+{len(f.modules) - 4})" if len(f.modules) > 4 else "")
+        lines.append(f"  modules:  {clip(mods, width - 12)}")
+    lines.append(f"  why:      {f.detail}")
+    lines.append(f"  fix:      {f.advice}")
+    lines.append("  evidence:")
+    for e in f.evidence:
+        loc = f"{e.source}:{e.line}"
+        lines.append(f"    {loc}: {clip_middle(e.text.strip(), max(width - len(loc) - 6, 40))}")
+    for d in f.diff[:6]:
+        old = clip(d.a_text or "-", 60)
+        new = clip(d.b_text or "-", 60)
+        lines.append(f"    {d.kind}: {old}  →  {new}")
+    return lines

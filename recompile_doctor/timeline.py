@@ -1,0 +1,532 @@
+"""Events -> a timeline: compilations (with cache outcome and warm-up), executable loads,
+processes, and the events worth keeping in a report.
+
+The builder is fed one event at a time (it never needs the whole log) and keeps only what a
+report shows: per-step events such as ``Execute`` are folded into counts.
+
+How compilations are assembled (``reference/poplar_formats.md`` §1, §3, §7):
+
+* ``Begin XLA compilation`` opens a compilation.  The next ``Loaded <module> from <file>`` for
+  that module makes it a cache *hit* (no real compile); ``Couldn't find <file>`` makes it a
+  *miss*.  With neither, the executable cache was *disabled* (both kinds of line are printed at
+  the same verbosity as ``Begin``).
+* The cache file's hash is not the HLO hash, so they are linked by module name and order.
+* Without ``Begin`` lines (default verbosity), the progress bar (``Compiling module <name>:``)
+  or a Poplar ``graphConstruction`` phase opens a compilation whose cache outcome is unknown.
+* ``Loading executable`` phases are loads of an engine onto the device; each is attributed to
+  the module that executes next (``Execute <module>``), else to the last compiled module.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from recompile_doctor.model import CacheOutcome, Compilation, Event
+
+_KEEP_KINDS = frozenset(
+    {
+        "compile-begin",
+        "compile-end",
+        "cache-hit",
+        "cache-miss",
+        "cache-new-entry",
+        "precompile-saved",
+        "precompile-no-cache-path",
+        "precompile-zeros",
+        "custom-op-unhashable",
+        "compilation-only",
+        "cluster-compiled",
+        "attach",
+        "progress-start",
+        "progress-end",
+        "poplar-version",
+        "poplar-flags",
+        "popart-cache-found",
+        "popart-cache-load",
+        "on-demand-override",
+        "replication",
+        "graph-compiled",
+    }
+)
+_CACHE_KINDS = frozenset(
+    {
+        "cache-hit",
+        "cache-miss",
+        "cache-lock",
+        "cache-deserialize",
+        "cache-new-entry",
+        "precompile-saved",
+    }
+)
+GRAPH_PHASE = "graphConstruction"
+LOAD_PHASE = "Loading executable"
+
+_INFERENCE_RE = re.compile(r"^(a_inference_.+?)_\d+__")
+_UNIQUE_SUFFIX_RE = re.compile(r"\.\d+$")
+
+
+def function_key(module: str) -> str:
+    """The function a module compiles, without the ids TensorFlow adds per trace.
+
+    ``a_inference_train_function_806__XlaMustCompile_true_...__.626`` and
+    ``a_inference_train_function_1240__...__.911`` are the same ``tf.function`` traced twice.
+    """
+    m = _INFERENCE_RE.match(module)
+    if m:
+        return m.group(1)
+    return _UNIQUE_SUFFIX_RE.sub("", module)
+
+
+def _elided_match(pattern: str, module: str) -> bool:
+    """``Compiling module a_inference_..._0...02_001_000__executor_type____.626`` elides the
+    middle of long names with ``...``."""
+    if pattern == module:
+        return True
+    if "..." not in pattern:
+        return False
+    head, _, tail = pattern.partition("...")
+    return module.startswith(head) and module.endswith(tail)
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """An executable loaded onto the device (the ``Loading executable`` phase)."""
+
+    source: str
+    line: int
+    t: float | None
+    duration_s: float | None
+    module: str | None
+    process: int
+    warmup: bool
+    reload: bool  # the device had another executable loaded in between
+    text: str
+    attributed: bool = True  # module known from the next Execute line (else a best guess)
+
+
+@dataclass(slots=True)
+class _Pending:
+    id: int
+    module: str
+    hash: str | None
+    source: str
+    line: int
+    t: float | None
+    ordinal: int | None
+    text: str
+    process: int
+    cache: CacheOutcome | None = None
+    cache_file: str | None = None
+    cache_line: int | None = None
+    end_line: int | None = None
+    last_t: float | None = None
+    elapsed: float | None = None
+    real: bool = False
+    graph: bool = False
+    progress: bool = False
+    synthetic: bool = False  # opened without a Begin line
+    saved: bool = False
+    uncacheable: bool = False  # custom ops without is_hashable: never cached
+
+
+@dataclass(slots=True)
+class _Process:
+    index: int
+    source: str
+    first_execute_line: int | None = None
+    first_load_line: int | None = None
+    loaded: set[str] = field(default_factory=set)
+    last_loaded: str | None = None
+    compiled_since_load: bool = True
+    loads_seen: int = 0
+    flags: str | None = None
+    verbose: bool = False  # Begin XLA compilation lines are printed (VLOG 1 on)
+    cache_activity: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """What the analyses work on."""
+
+    compilations: tuple[Compilation, ...]
+    loads: tuple[Load, ...]
+    events: tuple[Event, ...]
+    processes: tuple[ProcessInfo, ...]
+    comp_process: tuple[int, ...]  # process index of each compilation
+    uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
+    executes: dict[str, int]  # Execute lines per module
+
+    def by_function(self) -> dict[str, list[Compilation]]:
+        out: dict[str, list[Compilation]] = {}
+        for c in self.compilations:
+            out.setdefault(function_key(c.module), []).append(c)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """One process of the run (a new ``Poplar version`` line or a new log starts one)."""
+
+    index: int
+    source: str
+    flags: str | None
+    verbose: bool
+    cache_activity: bool
+    first_execute_line: int | None
+
+
+class TimelineBuilder:
+    """Fold events, one at a time, into a :class:`Timeline`."""
+
+    def __init__(self, warmup: int | None = None) -> None:
+        self.warmup = warmup
+        self._pending: list[_Pending] = []
+        self._open: dict[str, _Pending] = {}
+        self._current: _Pending | None = None
+        self._loads: list[dict[str, Any]] = []
+        self._unattributed: list[dict[str, Any]] = []
+        self._events: list[Event] = []
+        self._procs: list[_Process] = []
+        self._proc: _Process | None = None
+        self._load_start: dict[str, float | None] = {}
+        self._executes: dict[str, int] = {}
+        self._executed_in_proc: set[tuple[int, str]] = set()
+        self._source: str | None = None
+
+    # -- processes -----------------------------------------------------------------------
+    def _new_process(self, source: str) -> _Process:
+        self._flush_loads(None)
+        p = _Process(len(self._procs), source)
+        self._procs.append(p)
+        self._proc = p
+        self._open.clear()
+        self._current = None
+        return p
+
+    def _process(self, ev: Event) -> _Process:
+        if self._proc is None or ev.source != self._source:
+            self._source = ev.source
+            return self._new_process(ev.source)
+        return self._proc
+
+    # -- compilations --------------------------------------------------------------------
+    def _open_compilation(self, ev: Event, module: str, synthetic: bool) -> _Pending:
+        proc = self._process(ev)
+        c = _Pending(
+            id=len(self._pending),
+            module=module,
+            hash=ev.hash if not synthetic else None,
+            source=ev.source,
+            line=ev.line,
+            t=ev.t,
+            ordinal=ev.detail.get("ordinal") if not synthetic else None,
+            text=ev.text,
+            process=proc.index,
+            synthetic=synthetic,
+            last_t=ev.t,
+        )
+        self._pending.append(c)
+        self._open[module] = c
+        self._current = c
+        proc.compiled_since_load = True
+        return c
+
+    def _touch(self, c: _Pending | None, ev: Event, real: bool = True) -> None:
+        if c is None:
+            return
+        if ev.t is not None and (c.last_t is None or ev.t > c.last_t):
+            c.last_t = ev.t
+        if real:
+            c.real = True
+
+    def feed(self, ev: Event) -> None:
+        """Take the next event (events of one source must come in line order)."""
+        proc = self._process(ev)
+        k = ev.kind
+        if k in _CACHE_KINDS:
+            proc.cache_activity = True
+        if k == "poplar-version":
+            if any(c.process == proc.index for c in self._pending) or proc.flags is not None:
+                proc = self._new_process(ev.source)
+        handler = getattr(self, "_on_" + k.replace("-", "_"), None)
+        if handler is not None:
+            handler(ev, proc)
+        if k in _KEEP_KINDS:
+            self._events.append(ev)
+
+    def _on_compile_begin(self, ev: Event, proc: _Process) -> None:
+        proc.verbose = True
+        self._open_compilation(ev, ev.module or "?", synthetic=False)
+
+    def _on_compile_end(self, ev: Event, proc: _Process) -> None:
+        c = self._open.get(ev.module or "") or self._current
+        if c is not None:
+            c.end_line = ev.line
+            self._touch(c, ev)
+
+    def _on_cache_hit(self, ev: Event, proc: _Process) -> None:
+        c = self._open.get(ev.module or "")
+        if c is None or c.cache is not None:
+            c = self._open_compilation(ev, ev.module or "?", synthetic=True)
+        c.cache = "hit"
+        c.cache_file = ev.detail.get("path")
+        c.cache_line = ev.line
+        self._touch(c, ev, real=False)
+
+    def _on_cache_miss(self, ev: Event, proc: _Process) -> None:
+        c = self._current
+        if c is None or c.cache is not None:
+            fh = ev.detail.get("file_hash") or "?"
+            c = self._open_compilation(ev, f"<executable {fh}>", synthetic=True)
+        c.cache = "miss"
+        c.cache_file = ev.detail.get("path")
+        c.cache_line = ev.line
+        self._touch(c, ev, real=False)
+
+    def _on_precompile_saved(self, ev: Event, proc: _Process) -> None:
+        path = ev.detail.get("path")
+        c = next((p for p in reversed(self._pending) if p.cache_file == path), self._current)
+        if c is not None:
+            c.saved = True
+            self._touch(c, ev)
+
+    def _on_progress_start(self, ev: Event, proc: _Process) -> None:
+        name = ev.module or "?"
+        c = self._current
+        if c is not None and not c.progress and c.cache != "hit" and _elided_match(name, c.module):
+            c.progress = True
+            return
+        self._open_compilation(ev, name, synthetic=True).progress = True
+
+    def _on_progress_end(self, ev: Event, proc: _Process) -> None:
+        c = self._current
+        if c is not None:
+            c.elapsed = ev.detail.get("elapsed_s")
+            self._touch(c, ev)
+
+    def _on_graph_compiled(self, ev: Event, proc: _Process) -> None:
+        # PopTorch's "Graph compilation: 100%|...| [06:26<00:00]" bar: one whole compilation
+        # that ended at this line
+        elapsed = ev.detail.get("elapsed_s")
+        c = self._open_compilation(ev, "<poptorch graph>", synthetic=True)
+        c.elapsed = elapsed
+        if ev.t is not None and elapsed is not None:
+            c.t = round(ev.t - elapsed, 6)
+        c.real = True
+
+    def _on_compile_step(self, ev: Event, proc: _Process) -> None:
+        self._touch(self._current, ev)
+
+    def _on_phase_start(self, ev: Event, proc: _Process) -> None:
+        name = ev.detail.get("name")
+        if name == LOAD_PHASE:
+            self._load_start[ev.source] = ev.t
+            return
+        c = self._current
+        if name == GRAPH_PHASE:
+            if c is None or c.cache == "hit" or c.graph:
+                c = self._open_compilation(ev, "<poplar graph>", synthetic=True)
+            c.graph = True
+        self._touch(c, ev)
+
+    def _on_phase_end(self, ev: Event, proc: _Process) -> None:
+        name = ev.detail.get("name")
+        if name == LOAD_PHASE:
+            ms = ev.detail.get("duration_ms")
+            start = self._load_start.pop(ev.source, None)
+            dur = ms / 1000.0 if ms is not None else None
+            if dur is None and start is not None and ev.t is not None:
+                dur = ev.t - start
+            self._unattributed.append(
+                {
+                    "ev": ev,
+                    "duration_s": dur,
+                    "proc": proc,
+                    # a load with no compilation since the previous load is a switch back
+                    "switch_back": not proc.compiled_since_load and proc.loads_seen > 0,
+                    "before_first_step": proc.first_execute_line is None,
+                }
+            )
+            proc.loads_seen += 1
+            proc.compiled_since_load = False
+            return
+        self._touch(self._current, ev)
+
+    def _on_execute(self, ev: Event, proc: _Process) -> None:
+        module = ev.module or "?"
+        self._executes[module] = self._executes.get(module, 0) + 1
+        if proc.first_execute_line is None:
+            proc.first_execute_line = ev.line
+        self._flush_loads(module)
+        self._current = None
+        key = (proc.index, module)
+        if key not in self._executed_in_proc:
+            self._executed_in_proc.add(key)
+            self._events.append(ev)
+
+    def _on_custom_op_unhashable(self, ev: Event, proc: _Process) -> None:
+        if self._current is not None:
+            self._current.uncacheable = True
+
+    def _on_poplar_flags(self, ev: Event, proc: _Process) -> None:
+        proc.flags = ev.detail.get("flags")
+
+    # -- loads ---------------------------------------------------------------------------
+    def _flush_loads(self, module: str | None) -> None:
+        for item in self._unattributed:
+            proc: _Process = item["proc"]
+            ev: Event = item["ev"]
+            m = module
+            attributed = m is not None
+            if m is None:
+                last = self._pending[-1] if self._pending else None
+                m = last.module if last is not None and last.process == proc.index else None
+            if attributed:
+                reload = m in proc.loaded and proc.last_loaded != m
+            else:
+                reload = bool(item["switch_back"])
+            warmup = not reload and (
+                bool(item["before_first_step"]) or (m is not None and m not in proc.loaded)
+            )
+            if proc.first_load_line is None:
+                proc.first_load_line = ev.line
+            if m is not None:
+                proc.loaded.add(m)
+            proc.last_loaded = m
+            self._loads.append(
+                {
+                    "load": Load(
+                        ev.source,
+                        ev.line,
+                        ev.t,
+                        item["duration_s"],
+                        m,
+                        proc.index,
+                        warmup,
+                        reload,
+                        ev.text,
+                        attributed,
+                    ),
+                }
+            )
+        self._unattributed.clear()
+
+    # -- result --------------------------------------------------------------------------
+    def finish(self) -> Timeline:
+        self._flush_loads(None)
+        procs = tuple(
+            ProcessInfo(
+                p.index, p.source, p.flags, p.verbose, p.cache_activity, p.first_execute_line
+            )
+            for p in self._procs
+        )
+        comps = self._finish_compilations()
+        loads = tuple(item["load"] for item in self._loads)
+        load_events = tuple(_load_event(ld) for ld in loads)
+        events = tuple(sorted(self._events + list(load_events), key=_event_order(self._procs)))
+        return Timeline(
+            compilations=tuple(c for c, _ in comps),
+            loads=loads,
+            events=events,
+            processes=procs,
+            comp_process=tuple(p for _, p in comps),
+            uncacheable=frozenset(p.id for p in self._pending if p.uncacheable),
+            executes=dict(self._executes),
+        )
+
+    def _finish_compilations(self) -> list[tuple[Compilation, int]]:
+        seen: dict[tuple[int, str], int] = {}
+        out: list[tuple[Compilation, int]] = []
+        for p in self._pending:
+            proc = self._procs[p.process]
+            cache: CacheOutcome
+            if p.cache is not None:
+                cache = p.cache
+            elif p.uncacheable:
+                cache = "disabled"  # the cache is on, but this executable cannot be cached
+            elif (
+                proc.verbose
+                and not p.synthetic
+                and not proc.cache_activity
+                and "executable_cache_path" not in (proc.flags or "")
+            ):
+                cache = "disabled"
+            else:
+                cache = "unknown"
+            key = (p.process, function_key(p.module))
+            n = seen.get(key, 0)
+            seen[key] = n + 1
+            if self.warmup is not None:
+                warm = n < self.warmup
+            else:
+                # the first executed step: an Execute line, else the first executable load
+                first_step = proc.first_execute_line or proc.first_load_line
+                warm = n == 0 or (first_step is not None and p.line < first_step)
+            duration: float | None
+            if p.elapsed is not None:
+                duration = p.elapsed
+            elif p.t is not None and p.last_t is not None:
+                duration = round(p.last_t - p.t, 6)
+            else:
+                duration = None
+            out.append(
+                (
+                    Compilation(
+                        id=p.id,
+                        module=p.module,
+                        hash=p.hash,
+                        source=p.source,
+                        line=p.line,
+                        t=p.t,
+                        duration_s=duration,
+                        cache=cache,
+                        warmup=warm,
+                        cause=None,
+                        end_line=p.end_line,
+                        cache_file=p.cache_file,
+                        ordinal=p.ordinal,
+                        text=p.text,
+                    ),
+                    p.process,
+                )
+            )
+        return out
+
+
+def _load_event(ld: Load) -> Event:
+    return Event(
+        kind="load",
+        source=ld.source,
+        line=ld.line,
+        t=ld.t,
+        text=ld.text,
+        module=ld.module,
+        detail={
+            "duration_s": ld.duration_s,
+            "warmup": ld.warmup,
+            "reload": ld.reload,
+            "attributed": ld.attributed,
+        },
+    )
+
+
+def _event_order(procs: list[_Process]) -> Any:
+    order: dict[str, int] = {}
+    for p in procs:
+        order.setdefault(p.source, len(order))
+
+    def key(e: Event) -> tuple[int, int]:
+        return (order.get(e.source, 0), e.line)
+
+    return key
+
+
+def build_timeline(events: Iterable[Event], warmup: int | None = None) -> Timeline:
+    """Fold ``events`` (in order, source by source) into a :class:`Timeline`."""
+    b = TimelineBuilder(warmup)
+    for ev in events:
+        b.feed(ev)
+    return b.finish()
