@@ -1,0 +1,57 @@
+"""``recompile-doctor demo``: simulate a run with several recompilation problems, analyze it
+with its dumps, write the HTML report, print the findings and the report's path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from recompile_doctor.cli._common import common_options
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.simulate import run_scenario
+
+DEMO_SCENARIO = "kitchen-sink"
+
+
+def _fresh_folder(base: Path) -> Path:
+    if not base.exists():
+        return base
+    n = 2
+    while True:
+        cand = base.with_name(f"{base.name}-{n}")
+        if not cand.exists():
+            return cand
+        n += 1
+
+
+@click.command("demo")
+@click.option("--out", "out", type=click.Path(path_type=Path), default=None,
+              help="Fresh folder to write into (default: ./rd-demo, or rd-demo-N if taken).")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the simulation.")
+@common_options
+def command(out: Path | None, seed: int, no_color: bool) -> None:
+    """Simulate a problematic IPU training run and diagnose it, offline, in a few seconds."""
+    from recompile_doctor import api, reports
+
+    folder = out if out is not None else _fresh_folder(Path("rd-demo"))
+    result = run_scenario(DEMO_SCENARIO, folder, seed=seed, env={})
+    dumps = [result.dumps_dir] if result.dumps_dir is not None else []
+    report = api.analyze([result.log_path], dumps=dumps)
+    html = reports.render(report, "html")
+    target = folder / "report.html"
+    try:
+        if isinstance(html, bytes):
+            target.write_bytes(html)
+        else:
+            target.write_text(html, encoding="utf-8")
+    except OSError as e:
+        raise RecompileDoctorError(f"cannot write: {e.strerror or e}", path=str(target)) from e
+    s = report.summary
+    click.echo(
+        f"Simulated '{DEMO_SCENARIO}' into {folder}: {s.compilations} compilations, "
+        f"{s.recompilations_after_warmup} after warm-up, {s.loads} executable loads."
+    )
+    for f in [f for f in report.findings if f.severity != "info"][:5]:
+        click.echo(f"  [{f.severity}] {f.rule}: {f.title} ({f.count}x, {f.wasted_seconds:.1f} s)")
+    click.echo(f"Report: {target}")

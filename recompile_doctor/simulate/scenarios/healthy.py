@@ -1,0 +1,39 @@
+"""One process, one graph, a cache: what Graphcore recommends (Consideration 0 and 1)."""
+
+from __future__ import annotations
+
+from recompile_doctor.simulate.api import Graph, Simulation
+from recompile_doctor.simulate.scenarios._base import Scenario, ScenarioInfo, fit, mnist
+
+
+def script(sim: Simulation, *, stack_fix: bool = False) -> None:
+    steps = sim.steps_or(200)
+    epochs = 2 if steps >= 2 else 1
+    with sim.process() as proc:
+        proc.configure(connection_type="ALWAYS", ipu_version="ipu2")
+        train = Graph("train_function", mnist(), batch=32)
+        fit(proc, lambda _e: train, epochs=epochs, steps_per_epoch=max(1, steps // epochs))
+
+
+SCENARIO = Scenario(
+    ScenarioInfo(
+        "healthy",
+        0,
+        (),
+        "One process trains one graph with the executable cache on; a second run with the "
+        "same cache loads the executable instead of compiling. Nothing to fix.",
+    ),
+    script,
+)
+
+CACHE_DISABLED = Scenario(
+    ScenarioInfo(
+        "cache-disabled",
+        0,
+        ("cache-disabled",),
+        "The same training run without --executable_cache_path: every process compiles every "
+        "graph from scratch.",
+    ),
+    script,
+    cache=False,
+)
