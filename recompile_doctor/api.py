@@ -108,8 +108,8 @@ def _with_causes(
                 best[k] = f
     out = []
     for c in comps:
-        f = best.get((c.source, c.line))
-        cause = f.rule if f is not None and not c.warmup else None
+        worst = best.get((c.source, c.line))
+        cause = worst.rule if worst is not None and not c.warmup else None
         out.append(dataclasses.replace(c, cause=cause) if cause else c)
     return tuple(out)
 
@@ -148,7 +148,9 @@ def load_report(path: PathLike) -> Report:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise RecompileDoctorError(f"not valid JSON: {e.msg}", path=p, line=e.lineno, col=e.colno) from None
+        raise RecompileDoctorError(
+            f"not valid JSON: {e.msg}", path=p, line=e.lineno, col=e.colno
+        ) from None
     try:
         return Report.from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as e:

@@ -147,8 +147,7 @@ _RULES = (
         "warning",
         1,
         "Slow executable loads recur after warm-up",
-        "Loading an executable onto the device took 500 ms or more, again and again after "
-        "warm-up.",
+        "Loading an executable onto the device took 500 ms or more, again and again after warm-up.",
         "Avoid switching executables on the device: one graph per device, or fewer switches "
         "(e.g. evaluate less often).",
     ),

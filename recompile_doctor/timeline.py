@@ -248,9 +248,10 @@ class TimelineBuilder:
         k = ev.kind
         if k in _CACHE_KINDS:
             proc.cache_activity = True
-        if k == "poplar-version":
-            if any(c.process == proc.index for c in self._pending) or proc.flags is not None:
-                proc = self._new_process(ev.source)
+        if k == "poplar-version" and (
+            proc.flags is not None or any(c.process == proc.index for c in self._pending)
+        ):
+            proc = self._new_process(ev.source)
         handler = getattr(self, "_on_" + k.replace("-", "_"), None)
         if handler is not None:
             handler(ev, proc)

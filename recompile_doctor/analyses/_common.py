@@ -24,11 +24,19 @@ class CompileDiff:
 
 
 @dataclass(frozen=True, slots=True)
+class DumpSequence:
+    """The dumps of one function in a run: how many, and the diffs of consecutive ones."""
+
+    count: int
+    diffs: tuple[CompileDiff, ...]  # diffs[i] compares dump i+1 with dump i
+
+
+@dataclass(frozen=True, slots=True)
 class Options:
     """What an analysis may consult besides the timeline."""
 
-    #: per function key: the i-th entry explains compilation i+1 against compilation i
-    dump_diffs: Mapping[str, Sequence[CompileDiff]] = field(default_factory=dict)
+    #: per function key (:func:`recompile_doctor.timeline.function_key`)
+    dump_diffs: Mapping[str, DumpSequence] = field(default_factory=dict)
     dumps_given: bool = False
     slow_load_s: float = 0.5
 

@@ -24,9 +24,7 @@ from recompile_doctor.timeline import Timeline
 def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
     """Compilations with cache outcome ``disabled``, or flags that set no cache path."""
     # compilations with unhashable custom ops are precompile-unsupported's, not the cache's
-    disabled = [
-        c for c in tl.compilations if c.cache == "disabled" and c.id not in tl.uncacheable
-    ]
+    disabled = [c for c in tl.compilations if c.cache == "disabled" and c.id not in tl.uncacheable]
     flag_events = [
         e
         for e in tl.events

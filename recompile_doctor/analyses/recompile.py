@@ -62,31 +62,48 @@ def _log_reason(prev: Compilation, c: Compilation) -> str:
     )
 
 
-def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation, int]]:
-    """``(previous, recompilation, index in its function's sequence)`` for every
-    compilation after warm-up."""
+def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation, list[Compilation]]]:
+    """``(previous, recompilation, all compilations of its function)`` for every compilation
+    after warm-up, in log order."""
     out = []
-    for _key, comps in tl.by_function().items():
+    for comps in tl.by_function().values():
         for i, c in enumerate(comps):
             if i > 0 and not c.warmup:
-                out.append((comps[i - 1], c, i))
+                out.append((comps[i - 1], c, comps))
     out.sort(key=lambda t: (t[1].source, t[1].line))
     return out
 
 
-def _diff_for(opts: Options, c: Compilation, index: int) -> CompileDiff | None:
-    diffs = opts.dump_diffs.get(function_key(c.module))
-    if diffs is None or index - 1 >= len(diffs):
+def _diff_for(opts: Options, c: Compilation, comps: list[Compilation]) -> CompileDiff | None:
+    """The dump diff that explains compilation ``c`` of its function, if the dumps have it.
+
+    When the function has one dump per compilation, the k-th dump is the k-th compilation.
+    Otherwise (a compilation served from an in-process cache wrote no ``Begin`` line, or
+    dumps are missing), the k-th distinct HLO hash is explained by the k-th diff that found a
+    difference.
+    """
+    seq = opts.dump_diffs.get(function_key(c.module))
+    if seq is None or not seq.diffs:
         return None
-    return diffs[index - 1]
+    index = comps.index(c)
+    if seq.count == len(comps):
+        return seq.diffs[index - 1]
+    hashes = list(dict.fromkeys(x.hash for x in comps if x.hash))
+    if c.hash is None or c.hash not in hashes:
+        return None
+    k = hashes.index(c.hash)
+    changed = [d for d in seq.diffs if d.causes]
+    if k == 0 or k - 1 >= len(changed) or comps[index - 1].hash == c.hash:
+        return None
+    return changed[k - 1]
 
 
 def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
     """One finding per cause over all recompilations after warm-up."""
     groups: dict[str, list[tuple[Compilation, Compilation, str]]] = defaultdict(list)
     diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
-    for prev, c, index in recompilations(tl):
-        d = _diff_for(opts, c, index)
+    for prev, c, comps in recompilations(tl):
+        d = _diff_for(opts, c, comps)
         reason = _log_reason(prev, c)
         if d is None or not d.causes:
             note = reason
@@ -102,7 +119,9 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
         for cause in causes:
             if cause not in RULES:
                 continue
-            groups[cause].append((prev, c, f"{c.module}: {d.summary}"))
+            groups[cause].append(
+                (prev, c, f"{function_key(c.module)} (line {c.line}): {d.summary}")
+            )
             diff_ev[cause].extend(d.evidence)
     findings = []
     for rule_id, items in groups.items():

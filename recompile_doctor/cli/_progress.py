@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -16,10 +17,8 @@ def _total_size(paths: Sequence[str]) -> int:
     for p in paths:
         if p == "-":
             continue
-        try:
+        with contextlib.suppress(OSError):
             total += os.path.getsize(p)
-        except OSError:
-            pass
     return total
 
 

@@ -81,10 +81,14 @@ def fails(report: Report, fail_on: str | None) -> bool:
     help="Exit 1 when a finding of this severity or worse exists (for CI).",
 )
 @click.option(
-    "--strict", is_flag=True, help="Exit 2 on a line that looks like a known message but is malformed."
+    "--strict",
+    is_flag=True,
+    help="Exit 2 on a line that looks like a known message but is malformed.",
 )
 @click.option("--force", is_flag=True, help="Overwrite existing output files.")
-@click.option("-q", "--quiet", is_flag=True, help="Print nothing when no warning or error is found.")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print nothing when no warning or error is found."
+)
 @common_options
 def command(
     logs: tuple[str, ...],
@@ -132,7 +136,9 @@ def command(
             from recompile_doctor.reports.text import render as render_text
 
             to_tty = output is None or output == "-"
-            text: str | bytes = render_text(report, color=to_tty and use_color(no_color, sys.stdout))
+            text: str | bytes = render_text(
+                report, color=to_tty and use_color(no_color, sys.stdout)
+            )
         else:
             text = render(report, out_fmt)
         write_output(text, output, force=force, inputs=logs)

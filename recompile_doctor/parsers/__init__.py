@@ -7,6 +7,7 @@ ever holding the whole log in memory.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -14,12 +15,17 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import Event, InputInfo, ParseStats
 from recompile_doctor.parsers._prefixes import NO_PREFIX, Clock, split_prefix, strip_ansi
 from recompile_doctor.parsers._reader import ReadStats, iter_lines
-from recompile_doctor.parsers.poplar import Malformed, Message, match_message
+from recompile_doctor.parsers.poplar import ANCHOR_RE, Malformed, Message, match_message
 
 #: formats with a parser; ``--log-format`` offers exactly these
 LOG_FORMATS: tuple[str, ...] = ("poplar",)
 
 _MPI_TAG = "]<std"
+#: what a line that starts with a logger time stamp starts with
+_STAMP_START = re.compile(
+    r"\d{4}-\d\d-\d\d[ T]\d\d:|\d\d:\d\d:\d\d\.\d{3} |\[\d\d:\d\d:\d\d\.\d{3}\]|"
+    r"[IWEFV]\d{4} \d\d:|\[\d+,\d+\]<"
+)
 
 
 @dataclass(slots=True)
@@ -66,7 +72,24 @@ def parse_log(
         raise RecompileDoctorError(f"unknown log format {log_format!r}", path=path)
     c = counter if counter is not None else ParseCounter(path)
     clock = Clock()
+    # Only lines that contain a message anchor are parsed in full.  The clock still sees the
+    # time of the last stamped line before each of them (lines without a stamp inherit it),
+    # and the first stamped line of the log (which is t = 0).
+    last_stamped: str | None = None
+    first_seen = False
     for lineno, raw in iter_lines(path, c.read, on_progress):
+        if ANCHOR_RE.search(raw) is None:
+            c.unrecognized += 1
+            if _STAMP_START.match(raw) is not None:
+                if not first_seen:
+                    first_seen = clock.absolute(split_prefix(strip_ansi(raw))[0]) is not None
+                else:
+                    last_stamped = raw
+            continue
+        if last_stamped is not None:
+            clock.absolute(split_prefix(_strip_mpi_tag(strip_ansi(last_stamped)))[0])
+            last_stamped = None
+        first_seen = True
         segments = raw.split("\r") if "\r" in raw else (raw,)
         found = False
         bad: Malformed | None = None

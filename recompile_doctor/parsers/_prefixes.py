@@ -36,6 +36,9 @@ _PREFIX_RE = re.compile(
     r"(?P<glog_file>[^\s:\]]+):\d+\] ?"
 )
 
+#: a prefix that is not at column 0 contains one of these
+_GLUE_TELLS = ("] ", " PO:", " PL:", " popart:", "[poptorch", " POPRUN ")
+
 _LEVELS = {
     "I": "info",
     "W": "warning",
@@ -62,13 +65,24 @@ class Prefix:
 NO_PREFIX = Prefix(None, "none", "", None)
 
 
-def _epoch(ts: str, fmt: str) -> float:
-    return datetime.strptime(ts, fmt).replace(tzinfo=UTC).timestamp()
+_MIDNIGHTS: dict[str, float] = {}
+
+
+def _epoch(ts: str) -> float:
+    """``YYYY-MM-DD?HH:MM:SS.ffffff`` -> seconds since the epoch (the stamp read as UTC)."""
+    date = ts[:10]
+    midnight = _MIDNIGHTS.get(date)
+    if midnight is None:
+        midnight = datetime(int(date[:4]), int(date[5:7]), int(date[8:10]), tzinfo=UTC).timestamp()
+        if len(_MIDNIGHTS) > 4096:
+            _MIDNIGHTS.clear()
+        _MIDNIGHTS[date] = midnight
+    return midnight + _time_of_day(ts[11:])
 
 
 def _time_of_day(ts: str) -> float:
-    h, m, rest = ts.split(":")
-    return int(h) * 3600 + int(m) * 60 + float(rest)
+    """``HH:MM:SS.fff`` -> seconds since midnight."""
+    return int(ts[0:2]) * 3600 + int(ts[3:5]) * 60 + float(ts[6:])
 
 
 def strip_ansi(text: str) -> str:
@@ -80,14 +94,16 @@ def split_prefix(segment: str) -> tuple[Prefix, str, str]:
     """Find a logger prefix in ``segment``; return it, the message after it, and the text
     glued in front of it (a progress bar, say).  Without a prefix, the whole segment is the
     message."""
-    m = _PREFIX_RE.search(segment)
+    m = _PREFIX_RE.match(segment)
+    if m is None and any(t in segment for t in _GLUE_TELLS):
+        m = _PREFIX_RE.search(segment)
     if m is None:
         return NO_PREFIX, segment, ""
     g = m.groupdict()
     msg = segment[m.end() :]
     if g["tf_ts"]:
         p = Prefix(
-            _epoch(g["tf_ts"], "%Y-%m-%d %H:%M:%S.%f"),
+            _epoch(g["tf_ts"]),
             "local",
             "tensorflow",
             _LEVELS[g["tf_lvl"]],
@@ -95,7 +111,7 @@ def split_prefix(segment: str) -> tuple[Prefix, str, str]:
         )
     elif g["iso_ts"]:
         p = Prefix(
-            _epoch(g["iso_ts"], "%Y-%m-%dT%H:%M:%S.%f"),
+            _epoch(g["iso_ts"]),
             "utc",
             g["iso_logger"],
             _LEVELS[g["iso_lvl"]],

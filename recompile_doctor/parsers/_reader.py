@@ -63,7 +63,9 @@ def _open_binary(path: str) -> tuple[BinaryIO, int | None]:
 def open_source(path: str, stats: ReadStats | None = None) -> BinaryIO:
     """Open ``path`` (or stdin for ``-``) for binary reading, transparently gunzipping."""
     raw, size = _open_binary(path)
-    buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    buffered: io.BufferedReader = (
+        raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+    )
     try:
         head = buffered.peek(2)[:2]
     except OSError as e:
@@ -129,7 +131,9 @@ def iter_lines(
         on_progress(st.bytes)
 
 
-def read_lines_around(path: str, wanted: dict[int, int]) -> dict[int, tuple[list[str], str, list[str]]]:
+def read_lines_around(
+    path: str, wanted: dict[int, int]
+) -> dict[int, tuple[list[str], str, list[str]]]:
     """Second pass for evidence context: for each wanted line number ``n`` with radius ``r``,
     return ``(before, line, after)``.  Streams; keeps only a small window in memory.
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 
-
 @dataclass(frozen=True, slots=True)
 class Malformed:
     """A message that names a known kind but does not fit its format."""
 
     kind: str
     expected: str
+
 
 _HEX = r"[0-9a-fA-F]{1,16}"
 _EXEC_PATH = r"\S+?\.(?:poplar_exec|xla_engine(?:\.poplar_exec)?)"
@@ -74,9 +74,7 @@ def _b_path(kind: str) -> Builder:
     def build(m: re.Match[str]) -> Message:
         path = m.group("path")
         gd = m.groupdict()
-        return Message(
-            kind, gd.get("module"), None, {"path": path, "file_hash": _file_hash(path)}
-        )
+        return Message(kind, gd.get("module"), None, {"path": path, "file_hash": _file_hash(path)})
 
     return build
 
@@ -267,20 +265,26 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "graph-compiled",
         "Graph compilation: 100%",
-        re.compile(r"Graph compilation: 100%\|[^|]*\| *(?P<n>\d+)/(?P=n) \[(?P<elapsed>\d+(?::\d\d)+)<"),
+        re.compile(
+            r"Graph compilation: 100%\|[^|]*\| *(?P<n>\d+)/(?P=n) \[(?P<elapsed>\d+(?::\d\d)+)<"
+        ),
         _b_graph_compiled,
         strict=False,
     ),
     _Spec(
         "replication",
         "Automatically replicating the TensorFlow model",
-        re.compile(r"Automatically replicating the TensorFlow model by a factor of (?P<factor>\d+)"),
+        re.compile(
+            r"Automatically replicating the TensorFlow model by a factor of (?P<factor>\d+)"
+        ),
         _b_simple("replication", factor="factor"),
     ),
     _Spec(
         "poplar-version",
         "Poplar version:",
-        re.compile(r"Poplar version: (?P<version>\S+)(?: \((?P<build>[^)]*)\))?(?: Poplar package: (?P<package>\S+))?"),
+        re.compile(
+            r"Poplar version: (?P<version>\S+)(?: \((?P<build>[^)]*)\))?(?: Poplar package: (?P<package>\S+))?"
+        ),
         _b_simple("poplar-version", version="version", package="package"),
     ),
     _Spec(
@@ -299,7 +303,9 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "precompile-no-cache-path",
         "configured for pre-compilation",
-        re.compile(r"IPU devices have been configured for pre-compilation, however 'executable_cache_path'"),
+        re.compile(
+            r"IPU devices have been configured for pre-compilation, however 'executable_cache_path'"
+        ),
         _b_simple("precompile-no-cache-path"),
     ),
     _Spec(
@@ -334,7 +340,7 @@ _SPECS: tuple[_Spec, ...] = (
     ),
     _Spec(
         "compile-step",
-        "",
+        " ",
         re.compile(
             r"^\s*(?:Begin|End) Poplar (?:graph construction|Pipeline)\.|"
             r"^\s*Begin compiling Poplar engine|^\s*End compiling Poplar engine\.|"
@@ -380,6 +386,21 @@ def match_message(msg: str) -> Message | Malformed | None:
     return malformed
 
 
-def looks_like_poplar(msg: str) -> bool:
-    """Cheap test used by format detection: does the message carry a Poplar/TF-IPU anchor?"""
-    return any(s.key in msg for s in _SPECS if s.strict) or "poplar" in msg.lower()
+#: literals that compile-step messages start with (the spec's key is only " ")
+_STEP_ANCHORS = (
+    "Poplar ",
+    "Begin compiling Poplar engine",
+    "Compiling main computation",
+    "Local replication factor",
+    "replica IPU graph",
+    "Skip engine compilation",
+    "Sub-graph optimisation begins",
+)
+
+#: one scan per line: a line without any of these cannot hold a known message
+ANCHOR_RE = re.compile(
+    "|".join(
+        re.escape(k)
+        for k in sorted({s.key for s in _SPECS if s.kind != "compile-step"} | set(_STEP_ANCHORS))
+    )
+)

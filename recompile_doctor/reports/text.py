@@ -59,7 +59,9 @@ def _finding(f: Finding, st: object, width: int) -> list[str]:
         style(head, fg=_STYLE[f.severity], bold=True) + f"  {meta}",  # type: ignore[operator]
     ]
     if f.modules:
-        mods = ", ".join(f.modules[:4]) + (f" (+{len(f.modules) - 4})" if len(f.modules) > 4 else "")
+        mods = ", ".join(f.modules[:4]) + (
+            f" (+{len(f.modules) - 4})" if len(f.modules) > 4 else ""
+        )
         lines.append(f"  modules:  {clip(mods, width - 12)}")
     lines.append(f"  why:      {f.detail}")
     lines.append(f"  fix:      {f.advice}")
