@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from recompile_doctor.analyses._common import Options, make_finding, plural, seconds
 from recompile_doctor.model import Evidence, Finding
-from recompile_doctor.timeline import Load, Timeline
+from recompile_doctor.timeline import Load, Timeline, function_key
 
 
 def _reloads(tl: Timeline) -> list[Load]:
@@ -44,7 +44,8 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
     mean_ms = 1000.0 * wasted / len(rl)
     detail = (
         f"After warm-up the device switched executables {plural(len(rl), 'time')} between "
-        f"{plural(len(mods), 'graph')} ({', '.join(mods)}); each switch loads the executable "
+        f"{plural(len(mods), 'graph')} ({', '.join(sorted({function_key(m) for m in mods}))}); "
+        "each switch loads the executable "
         f"again ('Loading executable', {mean_ms:.0f} ms on average), {wasted:.1f} s in all."
     )
     return [

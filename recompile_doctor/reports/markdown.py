@@ -16,6 +16,11 @@ def _code(text: str) -> str:
     return f"{fence} {t} {fence}" if fence == "``" else f"`{t}`"
 
 
+def _code_cell(text: str) -> str:
+    # GitHub tables split on "|" even inside code spans unless it is escaped
+    return _code(text).replace("|", "\\|")
+
+
 def render(report: Report) -> str:
     out = ["# recompile-doctor report", "", f"**{headline(report)}**", "", parse_health(report)]
     if report.findings:
@@ -37,7 +42,7 @@ def render(report: Report) -> str:
             out += ["", "| change | old | new |", "|---|---|---|"]
             for d in f.diff[:10]:
                 out.append(
-                    f"| {_cell(d.kind)} | {_code(d.a_text or '-')} | {_code(d.b_text or '-')} |"
+                    f"| {_cell(d.kind)} | {_code_cell(d.a_text or '-')} | {_code_cell(d.b_text or '-')} |"
                 )
     rows = module_rows(report)
     if rows:
@@ -50,7 +55,7 @@ def render(report: Report) -> str:
         ]
         for r in rows[:50]:
             out.append(
-                f"| {_code(r.module)} | {r.compilations} | {r.hashes} | {r.after_warmup} | "
+                f"| {_code_cell(r.module)} | {r.compilations} | {r.hashes} | {r.after_warmup} | "
                 f"{r.compile_s:.1f} | {r.cache} |"
             )
         if len(rows) > 50:

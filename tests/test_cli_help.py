@@ -1,0 +1,28 @@
+"""Every subcommand has help text and is documented in the README."""
+
+from __future__ import annotations
+
+import pytest
+
+from recompile_doctor.cli.main import cli
+from tests.conftest import ROOT, run_cli
+
+COMMANDS = sorted(cli.commands)
+
+
+def test_the_documented_commands_exist() -> None:
+    assert {"analyze", "diff", "report", "simulate", "scenarios", "demo"} <= set(COMMANDS)
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_subcommand_has_help_and_is_in_the_readme(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli(name, "--help", capsys=capsys)
+    assert code == 0 and out.startswith("Usage: recompile-doctor " + name)
+    assert "--debug" in out and "--no-color" in out
+    assert (cli.commands[name].help or "").strip()
+    assert f"recompile-doctor {name}" in (ROOT / "README.md").read_text()
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run_cli("--version", capsys=capsys)
+    assert code == 0 and "recompile-doctor" in out
