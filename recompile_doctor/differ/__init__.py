@@ -1,0 +1,155 @@
+"""Explain why two compilations of a module differ: name the cause, then the evidence.
+
+``diff_modules(a, b)`` aligns two parsed modules (:mod:`.align`), ignores what cannot cause a
+recompile (names, ids, metadata, layouts, scheduling) and rolls the rest up into SPEC rule ids
+(:mod:`.causes`).  ``diff_paths(A, B)`` does the same for two files or two dump folders, pairing
+modules by name and content; ``explain_dump_folder(DIR)`` diffs the consecutive compilations of
+each module within one run's dump folder.
+"""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+from recompile_doctor.differ.align import align
+from recompile_doctor.differ.causes import explain
+from recompile_doctor.differ.fingerprint import Fingerprints, compute
+from recompile_doctor.differ.result import SCHEMA_DIFF, Cause, Change, DiffResult, ModuleDiff, Side
+from recompile_doctor.differ.sequence import mark_growth
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers.dumps import DumpFile, group_by_module, pair_names, scan_folder
+from recompile_doctor.parsers.hlo import HloModule, parse_hlo_file
+
+__all__ = [
+    "SCHEMA_DIFF",
+    "Cause",
+    "Change",
+    "DiffResult",
+    "ModuleDiff",
+    "Side",
+    "diff_dirs",
+    "diff_files",
+    "diff_modules",
+    "diff_paths",
+    "diff_sequence",
+    "explain_dump_folder",
+    "module_fingerprint",
+]
+
+
+def diff_modules(
+    a: HloModule,
+    b: HloModule,
+    fa: Fingerprints | None = None,
+    fb: Fingerprints | None = None,
+) -> ModuleDiff:
+    """The causes and instruction changes between two compilations ``a`` (old) and ``b`` (new)."""
+    enabled = gc.isenabled()
+    gc.disable()  # many small objects, no garbage: the cyclic GC only costs time here
+    try:
+        fa = fa if fa is not None else compute(a)
+        fb = fb if fb is not None else compute(b)
+        return explain(a, b, align(a, b, fa, fb))
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def module_fingerprint(m: HloModule, fp: Fingerprints | None = None) -> int:
+    """One number for "same executable": equal for modules that differ only in noise."""
+    fp = fp if fp is not None else compute(m)
+    return fp.computation_full[m.entry]
+
+
+def diff_files(a: str | Path, b: str | Path) -> ModuleDiff:
+    return diff_modules(parse_hlo_file(a), parse_hlo_file(b))
+
+
+def diff_sequence(modules: list[HloModule]) -> list[ModuleDiff]:
+    """Pairwise diffs of consecutive compilations; ``growing-shape`` is found across them."""
+    fps = [compute(m) for m in modules]
+    diffs = [
+        diff_modules(modules[k], modules[k + 1], fps[k], fps[k + 1])
+        for k in range(len(modules) - 1)
+    ]
+    mark_growth(modules, diffs)
+    return diffs
+
+
+def explain_dump_folder(path: str | Path, stage: str | None = None) -> dict[str, list[ModuleDiff]]:
+    """For one run's dump folder: module name -> diffs of its consecutive compilations.
+
+    Modules compiled once map to an empty list.  Order is the module id order in the folder.
+    """
+    groups = group_by_module(scan_folder(path), stage)
+    return {
+        name: diff_sequence([parse_hlo_file(f.path) for f in files]) if len(files) > 1 else []
+        for name, files in groups.items()
+    }
+
+
+def _pair_within(
+    name: str, fa: list[DumpFile], fb: list[DumpFile]
+) -> list[tuple[HloModule, HloModule]]:
+    """Pair compilations of one module name across folders: equal content first, then in order."""
+    ma = [parse_hlo_file(f.path) for f in fa]
+    mb = [parse_hlo_file(f.path) for f in fb]
+    if len(ma) == 1 and len(mb) == 1:
+        return [(ma[0], mb[0])]
+    ka = [module_fingerprint(m) for m in ma]
+    kb = [module_fingerprint(m) for m in mb]
+    pairs: list[tuple[int, int]] = []
+    used_b: set[int] = set()
+    for i, k in enumerate(ka):
+        for j, k2 in enumerate(kb):
+            if j not in used_b and k == k2:
+                pairs.append((i, j))
+                used_b.add(j)
+                break
+    rest_a = [i for i in range(len(ma)) if i not in {p for p, _ in pairs}]
+    rest_b = [j for j in range(len(mb)) if j not in used_b]
+    pairs += list(zip(rest_a, rest_b, strict=False))
+    pairs.sort()
+    return [(ma[i], mb[j]) for i, j in pairs]
+
+
+def diff_dirs(
+    a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
+) -> DiffResult:
+    """Diff two dump folders: modules paired by name (never by the module_NNNN counter)."""
+    ga = group_by_module(scan_folder(a), stage)
+    gb = group_by_module(scan_folder(b), stage)
+    if module is not None:
+        if module not in ga and module not in gb:
+            known = ", ".join(sorted(set(ga) | set(gb))) or "none"
+            raise RecompileDoctorError(f"no module named '{module}' (modules: {known})", str(a))
+        ga = {k: v for k, v in ga.items() if k == module}
+        gb = {k: v for k, v in gb.items() if k == module}
+    both, only_a, only_b = pair_names(ga, gb)
+    res = DiffResult(str(a), str(b), unpaired_a=only_a, unpaired_b=only_b)
+    for name in both:
+        for x, y in _pair_within(name, ga[name], gb[name]):
+            res.modules.append(diff_modules(x, y))
+    return res
+
+
+def diff_paths(
+    a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
+) -> DiffResult:
+    """``diff A B``: two HLO files, or two dump folders."""
+    pa, pb = Path(a), Path(b)
+    for p in (pa, pb):
+        if not p.exists():
+            raise RecompileDoctorError("no such file or directory", path=str(p))
+    if pa.is_dir() != pb.is_dir():
+        raise RecompileDoctorError(
+            "cannot compare a folder with a file: give two HLO files or two dump folders",
+            path=str(b if pa.is_dir() else a),
+        )
+    if pa.is_dir():
+        return diff_dirs(pa, pb, module, stage)
+    ma, mb = parse_hlo_file(pa), parse_hlo_file(pb)
+    if module is not None and module not in (ma.name, mb.name):
+        raise RecompileDoctorError(f"no module named '{module}' (modules: {ma.name})", str(a))
+    return DiffResult(str(a), str(b), [diff_modules(ma, mb)])

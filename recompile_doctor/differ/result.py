@@ -1,0 +1,152 @@
+"""What a diff produces: per-module :class:`ModuleDiff` (causes, changes) and a :class:`DiffResult`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from recompile_doctor.model import DiffEvidence
+
+SCHEMA_DIFF = "recompile-doctor/diff/1"
+
+#: causes in order of importance (most important first)
+CAUSE_ORDER = (
+    "frozen-weights",
+    "growing-shape",
+    "batch-size-changed",
+    "dtype-changed",
+    "shape-changed",
+    "constant-changed",
+    "graph-changed",
+    "constants-elided",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One side of a change: an instruction, its computation and its (abbreviated) text."""
+
+    instruction: str
+    computation: str
+    text: str
+    line: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"instruction": self.instruction, "computation": self.computation, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """An instruction-level difference, rolled up into ``rule``."""
+
+    kind: str
+    a: Side | None
+    b: Side | None
+    op_name: str | None
+    detail: str
+    rule: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "a": self.a.to_json() if self.a else None,
+            "b": self.b.to_json() if self.b else None,
+            "op_name": self.op_name,
+            "detail": self.detail,
+            "rule": self.rule,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """One line of explanation: a rule id and what changed and why it recompiles."""
+
+    rule: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message}
+
+
+@dataclass(slots=True)
+class ModuleDiff:
+    """The diff of two compilations of one module."""
+
+    name: str
+    a_path: str
+    b_path: str
+    equivalent: bool
+    explanations: list[Cause] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def causes(self) -> list[str]:
+        """Rule ids, most important first."""
+        return [c.rule for c in self.explanations]
+
+    def add_cause(self, rule: str, message: str, first: bool = False) -> None:
+        for k, old in enumerate(self.explanations):
+            if old.rule == rule:
+                self.explanations[k] = Cause(rule, f"{old.message}; {message}")
+                return
+        cause = Cause(rule, message)
+        if first:
+            self.explanations.insert(0, cause)
+        else:
+            self.explanations.append(cause)
+
+    def sort_causes(self) -> None:
+        self.explanations.sort(key=lambda c: CAUSE_ORDER.index(c.rule))
+
+    def to_evidence(self) -> tuple[DiffEvidence, ...]:
+        return tuple(
+            DiffEvidence(
+                kind=c.kind,
+                module=self.name,
+                a_instruction=c.a.instruction if c.a else None,
+                a_text=c.a.text if c.a else None,
+                b_instruction=c.b.instruction if c.b else None,
+                b_text=c.b.text if c.b else None,
+                op_name=c.op_name,
+                detail=c.detail,
+                a_path=self.a_path,
+                b_path=self.b_path,
+            )
+            for c in self.changes
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "a": self.a_path,
+            "b": self.b_path,
+            "equivalent": self.equivalent,
+            "causes": self.causes,
+            "explanations": [c.to_json() for c in self.explanations],
+            "changes": [c.to_json() for c in self.changes],
+        }
+
+
+@dataclass(slots=True)
+class DiffResult:
+    """``diff A B`` as a whole: every module pair, and the modules found on one side only."""
+
+    a: str
+    b: str
+    modules: list[ModuleDiff] = field(default_factory=list)
+    unpaired_a: list[str] = field(default_factory=list)
+    unpaired_b: list[str] = field(default_factory=list)
+
+    @property
+    def equivalent(self) -> bool:
+        return all(m.equivalent for m in self.modules) and not (self.unpaired_a or self.unpaired_b)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA_DIFF,
+            "a": self.a,
+            "b": self.b,
+            "modules": [m.to_json() for m in self.modules],
+            "unpaired": {"a": list(self.unpaired_a), "b": list(self.unpaired_b)},
+        }

@@ -1,0 +1,142 @@
+"""XLA dump folders (``--xla_dump_to``): file naming, grouping by module and stage, pairing.
+
+XLA names a dump ``[<timestamp>.]module_<id>[.<module name>][.cl_<n>].<suffix>`` where ``<id>``
+is a per-process counter (``%04d``, widening past 4 digits) and ``<suffix>`` names the stage:
+``before_optimizations``, ``after_optimizations``, ``cpu_after_optimizations``,
+``sm_8.0_gpu_after_optimizations``, the TPU ``after_optimizations_{before,after}_buffer_assignment``,
+or a per-pass dump ``<step>.<pipeline>.after_<pass>.before_<pass>``.  Everything else in a dump
+folder (``.ll``, ``.o``, ``debug_options``, buffer assignments, protos, MLIR) is ignored.
+
+The id is *not* stable across processes: two folders are paired by module name (and content),
+and within one folder the same name with different ids is a sequence of compilations.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from recompile_doctor.errors import RecompileDoctorError
+
+DEFAULT_STAGE = "before_optimizations"
+
+_FILE = re.compile(r"^(?:(?P<ts>\d{6,})\.)?module_(?P<id>\d{4,})(?:\.(?P<rest>.+))?\.txt(?:\.gz)?$")
+_STAGE = re.compile(
+    r"(?:^|\.)(?P<stage>"
+    r"(?:(?:sm_[\d.]+|[a-z][a-z0-9]*)_gpu_|cpu_)?after_optimizations"
+    r"(?:_(?:before|after)_buffer_assignment)?"
+    r"|before_optimizations"
+    r"|\d{4}\.[\w-]+\.after_[\w-]+\.before_[\w-]+"
+    r")$"
+)
+_CL = re.compile(r"\.cl_\d+$")
+_IGNORED_TAILS = ("-buffer-assignment", "-memory-usage-report", "-live-range", "-values")
+
+
+@dataclass(frozen=True, slots=True)
+class DumpFile:
+    """One HLO text dump: which module, which compilation (id), which stage."""
+
+    path: Path
+    module_id: int
+    name: str
+    stage: str
+    timestamp: int | None = None
+
+    @property
+    def is_pass_dump(self) -> bool:
+        return self.stage[:4].isdigit()
+
+
+def parse_dump_name(filename: str) -> tuple[int, str | None, str, int | None] | None:
+    """``(id, module name or None, stage, timestamp)`` of an HLO text dump name, else None."""
+    m = _FILE.match(filename)
+    if m is None or m.group("rest") is None:
+        return None
+    rest = m.group("rest")
+    if rest.endswith(_IGNORED_TAILS):
+        return None
+    s = _STAGE.search(rest)
+    if s is None:
+        return None
+    name: str | None = rest[: s.start()]
+    name = _CL.sub("", name) if name else None
+    ts = m.group("ts")
+    return int(m.group("id")), name or None, s.group("stage"), int(ts) if ts else None
+
+
+def _header_name(path: Path) -> str:
+    """The module name from the ``HloModule`` line (used when the file name omits it)."""
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("HloModule"):
+                    return line.split()[1].rstrip(",") if len(line.split()) > 1 else path.name
+    except OSError:
+        pass
+    return path.name
+
+
+def scan_folder(folder: str | Path) -> list[DumpFile]:
+    """Every HLO text dump in ``folder`` (not recursive), sorted by module name then id."""
+    root = Path(folder)
+    if not root.exists():
+        raise RecompileDoctorError("no such directory", path=str(folder))
+    if not root.is_dir():
+        raise RecompileDoctorError("not a directory, expected an XLA dump folder", path=str(folder))
+    out: list[DumpFile] = []
+    for p in root.iterdir():
+        parsed = parse_dump_name(p.name)
+        if parsed is None or not p.is_file():
+            continue
+        mid, name, stage, ts = parsed
+        out.append(DumpFile(p, mid, name or _header_name(p), stage, ts))
+    out.sort(key=lambda d: (d.name, d.module_id, d.stage))
+    return out
+
+
+def stages(files: list[DumpFile]) -> list[str]:
+    """The stages present, in a stable order (before_optimizations first)."""
+    found = sorted({f.stage for f in files})
+    return sorted(found, key=lambda s: (s != DEFAULT_STAGE, s))
+
+
+def pick_stage(files: list[DumpFile], stage: str | None = None) -> str | None:
+    """``stage`` if present, else ``before_optimizations``, else the only non-pass stage."""
+    present = stages(files)
+    if not present:
+        return None
+    if stage is not None:
+        return stage
+    if DEFAULT_STAGE in present:
+        return DEFAULT_STAGE
+    whole = [s for s in present if not s[:4].isdigit()]
+    return whole[0] if whole else present[0]
+
+
+def group_by_module(files: list[DumpFile], stage: str | None = None) -> dict[str, list[DumpFile]]:
+    """Module name -> its compilations (one file each, at one stage) in module id order.
+
+    The stage is chosen per module: ``stage`` when given, else ``before_optimizations``,
+    falling back to the only stage that module has.
+    """
+    by_name: dict[str, list[DumpFile]] = {}
+    for f in files:
+        by_name.setdefault(f.name, []).append(f)
+    out: dict[str, list[DumpFile]] = {}
+    for name in sorted(by_name):
+        mine = by_name[name]
+        chosen = pick_stage(mine, stage)
+        seq = sorted((f for f in mine if f.stage == chosen), key=lambda f: f.module_id)
+        if seq:
+            out[name] = seq
+    return out
+
+
+def pair_names(
+    a: dict[str, list[DumpFile]], b: dict[str, list[DumpFile]]
+) -> tuple[list[str], list[str], list[str]]:
+    """Module names in both folders, only in ``a``, only in ``b`` (each sorted)."""
+    both = sorted(set(a) & set(b))
+    return both, sorted(set(a) - set(b)), sorted(set(b) - set(a))

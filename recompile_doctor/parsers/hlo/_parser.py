@@ -1,0 +1,262 @@
+"""Recursive-descent HLO text parser over the token strings of :mod:`._lexer`.
+
+One instruction is one printed line; a construct left open at the end of a line (a multi-line
+header attribute, a wrapped literal) continues on the next lines.  Errors carry the exact line
+and column of the offending token and say what was expected.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers.hlo._fastpath import fast_instruction
+from recompile_doctor.parsers.hlo._instruction import (
+    Fail,
+    InstructionParser,
+    More,
+    got,
+    is_name,
+    skip_value,
+    starts_statement,
+)
+from recompile_doctor.parsers.hlo._lexer import column_of, tokenize, unquote
+from recompile_doctor.parsers.hlo.model import Computation, HloModule, Instruction, SourceLocation
+
+_SECTIONS = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
+_MAX_CONTINUATION = 10_000
+_R = TypeVar("_R")
+
+
+class Parser(InstructionParser):
+    def __init__(self, text: str, path: str) -> None:
+        super().__init__()
+        self.lines = text.split("\n")
+        self.path = path
+        self.old_dialect = False
+        self.percent = False
+
+    # -- errors -----------------------------------------------------------------------------
+    def _error(self, first: int, last: int, fail: Fail) -> RecompileDoctorError:
+        text = "\n".join(self.lines[first : last + 1])
+        nl, col = column_of(text, fail.index)
+        return RecompileDoctorError(fail.message, path=self.path, line=first + nl + 1, col=col)
+
+    # -- module -----------------------------------------------------------------------------
+    def parse(self) -> HloModule:
+        lines = self.lines
+        n = len(lines)
+        i = 0
+        name: str | None = None
+        attrs: dict[str, str] = {}
+        sections: dict[str, dict[int, object]] = {}
+        section: str | None = None
+        comps: dict[str, Computation] = {}
+        entry: str | None = None
+        while i < n:
+            toks = tokenize(lines[i])
+            if not toks:
+                i += 1
+                continue
+            t0 = toks[0]
+            if name is None:
+                if t0 != "HloModule":
+                    raise self._error(i, i, Fail(f"expected 'HloModule', {got(toks, 0)}", 0))
+                (name, attrs), i = self._with_continuation(i, self._header)
+                continue
+            if t0 in _SECTIONS and len(toks) == 1 and not comps:
+                section = t0
+                sections[t0] = {}
+                i += 1
+                continue
+            if section is not None and t0.isdigit() and not comps:
+                (key, value), i = self._with_continuation(i, self._frame_entry)
+                sections[section][key] = value
+                continue
+            section = None
+            comp, i = self._computation(i)
+            if comp.name in comps:
+                raise RecompileDoctorError(
+                    f"computation '{comp.name}' is defined twice", self.path, comp.line
+                )
+            comps[comp.name] = comp
+            if comp.is_entry:
+                entry = comp.name
+        if name is None:
+            raise RecompileDoctorError("expected 'HloModule', got end of file", self.path, 1, 1)
+        if not comps:
+            raise RecompileDoctorError("expected a computation, got end of file", self.path, n)
+        if entry is None:
+            entry = next(reversed(comps))
+        self._check_calls(comps)
+        dialect = "old" if self.old_dialect else ("long" if self.percent else "short")
+        return HloModule(name, self.path, attrs, comps, entry, dialect, _stack_frames(sections))
+
+    def _with_continuation(self, i: int, fn: Callable[[list[str]], _R]) -> tuple[_R, int]:
+        j = i
+        while True:
+            toks = tokenize("\n".join(self.lines[i : j + 1]))
+            try:
+                return fn(toks), j + 1
+            except More:
+                j += 1
+                if j >= len(self.lines) or j - i > _MAX_CONTINUATION:
+                    fail = Fail("unexpected end of input inside an open bracket", len(toks))
+                    raise self._error(i, j - 1, fail) from None
+            except Fail as f:
+                raise self._error(i, j, f) from None
+
+    def _header(self, toks: list[str]) -> tuple[str, dict[str, str]]:
+        if len(toks) < 2 or not is_name(toks[1]):
+            raise Fail(f"expected a module name, {got(toks, 1)}", 1)
+        attrs: dict[str, str] = {}
+        k = 2
+        while k < len(toks):
+            if toks[k] != ",":
+                raise Fail(f"expected ',' before a module attribute, {got(toks, k)}", k)
+            k += 1
+            if k >= len(toks) or toks[k][-1] != "=":
+                raise Fail(f"expected a module attribute name, {got(toks, k)}", k)
+            key = toks[k][:-1]
+            start = k + 1
+            k = skip_value(toks, start)
+            attrs[key] = "".join(toks[start:k])
+        return toks[1].lstrip("%"), attrs
+
+    def _frame_entry(self, toks: list[str]) -> tuple[int, object]:
+        key = int(toks[0])
+        if len(toks) < 2:
+            raise Fail(f"expected a string or '{{' after the index, {got(toks, 1)}", 1)
+        t = toks[1]
+        if t[0] in "\"'":
+            return key, unquote(t)
+        if t != "{":
+            raise Fail(f"expected a string or '{{' after the index, {got(toks, 1)}", 1)
+        fields: dict[str, int] = {}
+        k = 2
+        while True:
+            if k >= len(toks):
+                raise More()
+            if toks[k] == "}":
+                break
+            if toks[k][-1] != "=" or k + 1 >= len(toks):
+                raise Fail(f"expected 'field=value', {got(toks, k)}", k)
+            try:
+                fields[toks[k][:-1]] = int(toks[k + 1])
+            except ValueError:
+                raise Fail(f"expected an integer, {got(toks, k + 1)}", k + 1) from None
+            k += 2
+        return key, fields
+
+    # -- computations -----------------------------------------------------------------------
+    def _computation(self, i: int) -> tuple[Computation, int]:
+        toks = tokenize(self.lines[i])
+        k = 0
+        is_entry = toks[0] == "ENTRY"
+        if is_entry:
+            k = 1
+        if k >= len(toks) or not is_name(toks[k]) or toks[-1] != "{":
+            what = "a computation name" if k >= len(toks) or not is_name(toks[k]) else "'{'"
+            idx = k if what != "'{'" else len(toks) - 1
+            raise self._error(i, i, Fail(f"expected {what}, {got(toks, idx)}", idx))
+        if toks[k][0] == "%":
+            self.percent = True
+        comp = Computation(toks[k].lstrip("%"), is_entry, i + 1)
+        defined: set[str] = set()
+        i += 1
+        n = len(self.lines)
+        lines = self.lines
+        name = comp.name
+        while i < n:
+            line = lines[i]
+            fast = fast_instruction(line, name, i + 1)
+            if fast is not None:
+                ins, pct = fast
+                self.percent |= pct
+                j = i
+            else:
+                toks = tokenize(line)
+                if not toks:
+                    i += 1
+                    continue
+                if toks[0] == "}":
+                    _check_operands(comp, defined, self.path)
+                    return comp, i + 1
+                ins, j = self._slow_instruction(toks, name, i, line)
+            if ins.name in defined:
+                raise RecompileDoctorError(
+                    f"instruction '{ins.name}' is defined twice in '{name}'", self.path, i + 1
+                )
+            defined.add(ins.name)
+            comp.instructions.append(ins)
+            if ins.is_root:
+                comp.root = ins.name
+            i = j + 1
+        raise RecompileDoctorError(
+            f"expected '}}' closing computation '{comp.name}', got end of file", self.path, n
+        )
+
+    # -- instructions -----------------------------------------------------------------------
+
+    def _slow_instruction(
+        self, toks: list[str], comp: str, i: int, line: str
+    ) -> tuple[Instruction, int]:
+        """The token-level path; an open bracket at the end of a line continues on the next."""
+        j = i
+        n = len(self.lines)
+        while True:
+            try:
+                return self._instruction(toks, comp, i + 1, line), j
+            except More:
+                j += 1
+                if j >= n or j - i > _MAX_CONTINUATION or starts_statement(self.lines[j]):
+                    fail = Fail("unexpected end of line inside an open bracket", len(toks))
+                    raise self._error(i, j - 1, fail) from None
+                line = "\n".join(self.lines[i : j + 1])
+                toks = tokenize(line)
+            except Fail as f:
+                raise self._error(i, j, f) from None
+
+    def _check_calls(self, comps: dict[str, Computation]) -> None:
+        for c in comps.values():
+            for ins in c.instructions:
+                for callee in ins.calls:
+                    if callee not in comps:
+                        raise RecompileDoctorError(
+                            f"instruction '{ins.name}' calls unknown computation '{callee}'",
+                            self.path,
+                            ins.line,
+                        )
+
+
+def _check_operands(comp: Computation, defined: set[str], path: str) -> None:
+    for ins in comp.instructions:
+        for op in ins.operands:
+            if op not in defined:
+                col = ins.text.find(op) + 1 or None
+                raise RecompileDoctorError(
+                    f"operand '{op}' of '{ins.name}' is not defined in '{comp.name}'",
+                    path,
+                    ins.line,
+                    col,
+                )
+
+
+def _stack_frames(sections: dict[str, dict[int, object]]) -> dict[int, SourceLocation]:
+    files = sections.get("FileNames", {})
+    funcs = sections.get("FunctionNames", {})
+    locs = sections.get("FileLocations", {})
+    out: dict[int, SourceLocation] = {}
+    for fid, frame in sections.get("StackFrames", {}).items():
+        if not isinstance(frame, dict):
+            continue
+        loc = locs.get(int(frame.get("file_location_id", 0)))
+        if not isinstance(loc, dict):
+            continue
+        out[fid] = SourceLocation(
+            str(files.get(int(loc.get("file_name_id", 0)), "")),
+            str(funcs.get(int(loc.get("function_name_id", 0)), "")),
+            int(loc.get("line", 0)),
+        )
+    return out

@@ -1,0 +1,133 @@
+"""Renderers for a diff result (``recompile-doctor diff``): text, markdown, JSON and HTML.
+
+The causes come first, one line each; then a compact old -> new view of the key instructions
+behind each cause (constants abbreviated, with the count of elements that differ).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable
+
+from recompile_doctor.differ.result import Change, DiffResult, ModuleDiff
+
+KEY_CHANGES_PER_CAUSE = 5
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _summary(res: DiffResult) -> str:
+    differ = sum(1 for m in res.modules if not m.equivalent)
+    parts = [
+        f"{_plural(len(res.modules), 'module')} compared: {differ} "
+        f"{'differs' if differ == 1 else 'differ'}, {len(res.modules) - differ} equivalent"
+    ]
+    if res.unpaired_a:
+        parts.append(f"only in A: {', '.join(res.unpaired_a)}")
+    if res.unpaired_b:
+        parts.append(f"only in B: {', '.join(res.unpaired_b)}")
+    return "; ".join(parts)
+
+
+def _key_changes(m: ModuleDiff, rule: str) -> tuple[list[Change], int]:
+    mine = [c for c in m.changes if c.rule == rule]
+    total = sum(
+        v
+        for k, v in m.stats.items()
+        if k.startswith("changes.") and k[8:] in {c.kind for c in mine}
+    )
+    return mine[:KEY_CHANGES_PER_CAUSE], max(total, len(mine))
+
+
+def _names(c: Change) -> str:
+    a = c.a.instruction if c.a else "-"
+    b = c.b.instruction if c.b else "-"
+    return a if a == b else f"{a} → {b}"
+
+
+def _change_line(c: Change) -> str:
+    where = f"  ({c.op_name})" if c.op_name else ""
+    return f"{c.kind:<22}{_names(c):<34} {c.detail}{where}"
+
+
+def render_text(res: DiffResult, color: bool = False) -> str:
+    bold, red, green, reset = ("\x1b[1m", "\x1b[31m", "\x1b[32m", "\x1b[0m") if color else ("",) * 4
+    out: list[str] = []
+    for m in res.modules:
+        if m.equivalent:
+            out.append(
+                f"{bold}{m.name}{reset}: {green}equivalent{reset} (no difference that "
+                "can cause a recompile)"
+            )
+        else:
+            out.append(f"{bold}{m.name}{reset}: {red}{', '.join(m.causes)}{reset}")
+        for cause in m.explanations:
+            out.append(f"  {cause.rule}: {cause.message}")
+        out.append(f"    a: {m.a_path}")
+        out.append(f"    b: {m.b_path}")
+        for cause in m.explanations:
+            shown, total = _key_changes(m, cause.rule)
+            if not shown:
+                continue
+            out.append(f"  [{cause.rule}] key instructions (old → new):")
+            out.extend(f"    {_change_line(c)}" for c in shown)
+            if total > len(shown):
+                out.append(f"    … {total - len(shown)} more")
+        out.append("")
+    out.append(_summary(res))
+    return "\n".join(out) + "\n"
+
+
+def _md(s: str) -> str:
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(res: DiffResult) -> str:
+    out = [f"# recompile-doctor diff: `{res.a}` → `{res.b}`", "", _summary(res), ""]
+    for m in res.modules:
+        verdict = "equivalent" if m.equivalent else ", ".join(f"`{c}`" for c in m.causes)
+        out += [f"## `{m.name}`: {verdict}", "", f"- a: `{m.a_path}`", f"- b: `{m.b_path}`"]
+        out += [f"- **{c.rule}**: {_md(c.message)}" for c in m.explanations]
+        out.append("")
+        rows = [c for cause in m.explanations for c in _key_changes(m, cause.rule)[0]]
+        if rows:
+            out += ["| cause | change | old | new | detail |", "|---|---|---|---|---|"]
+            for c in rows:
+                a = f"`{_md(c.a.instruction)}`" if c.a else "—"
+                b = f"`{_md(c.b.instruction)}`" if c.b else "—"
+                detail = _md(c.detail) + (f" ({_md(c.op_name)})" if c.op_name else "")
+                out.append(f"| {c.rule} | {c.kind} | {a} | {b} | {detail} |")
+            out.append("")
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def render_json(res: DiffResult) -> str:
+    return json.dumps(res.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
+def render_html(res: DiffResult) -> bytes:
+    """A self-contained page (no CDN): the text rendering, escaped."""
+    body = html.escape(render_text(res))
+    title = html.escape(f"recompile-doctor diff: {res.a} → {res.b}")
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{title}</title><style>body{{font-family:sans-serif;margin:2em}}"
+        "pre{background:#f6f8fa;padding:1em;overflow-x:auto}</style></head>"
+        f"<body><h1>{title}</h1><pre>{body}</pre></body></html>\n"
+    )
+    return page.encode("utf-8")
+
+
+RENDERERS: dict[str, Callable[[DiffResult], str | bytes]] = {
+    "text": render_text,
+    "markdown": render_markdown,
+    "json": render_json,
+    "html": render_html,
+}
+
+
+def render(res: DiffResult, fmt: str) -> str | bytes:
+    return RENDERERS[fmt](res)
