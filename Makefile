@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)  ## create .venv and install the package with its test tools
 
 demo: $(STAMP)  ## simulate a run with recompilation problems, analyze it, write the HTML report
-	$(VENV)/bin/recompile-doctor demo --out rd-demo-$$(date +%Y%m%d-%H%M%S)
+	$(VENV)/bin/recompile-doctor demo
 
 test: $(STAMP)  ## run the tests (what CI runs); installs the browser for the HTML tests when root
 	@bash tests/e2e/install-browser.sh

@@ -119,22 +119,14 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
         for cause in causes:
             if cause not in RULES:
                 continue
-            groups[cause].append(
-                (prev, c, f"{function_key(c.module)} (line {c.line}): {d.summary}")
-            )
+            groups[cause].append((prev, c, d.summary))
             diff_ev[cause].extend(d.evidence)
     findings = []
     for rule_id, items in groups.items():
         recs = [c for _, c, _ in items]
         uniq = {(c.source, c.line): c for c in recs}
         wasted = sum(seconds(c.duration_s) for c in uniq.values())
-        notes = list(dict.fromkeys(n for _, _, n in items))
-        detail = f"{plural(len(uniq), 'recompilation')} after warm-up: " + "; ".join(
-            notes[:_MAX_DETAIL_LINES]
-        )
-        if len(notes) > _MAX_DETAIL_LINES:
-            detail += f"; and {len(notes) - _MAX_DETAIL_LINES} more"
-        detail += "."
+        detail = f"{plural(len(uniq), 'recompilation')} after warm-up: {_describe(items)}."
         evidence: list[Evidence] = []
         for prev, c, _ in items:
             evidence += [comp_evidence(prev), comp_evidence(c)]
@@ -151,6 +143,26 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
             )
         )
     return findings
+
+
+def _describe(items: list[tuple[Compilation, Compilation, str]]) -> str:
+    """Per function: the note of its recompilation, or the first and last of several."""
+    by_fn: dict[str, list[tuple[Compilation, str]]] = defaultdict(list)
+    for _, c, note in items:
+        if not by_fn[function_key(c.module)] or by_fn[function_key(c.module)][-1][0] is not c:
+            by_fn[function_key(c.module)].append((c, note))
+    parts = []
+    for fn, lst in list(by_fn.items())[:_MAX_DETAIL_LINES]:
+        if len(lst) == 1:
+            parts.append(f"{fn} (line {lst[0][0].line}): {lst[0][1]}")
+        else:
+            parts.append(
+                f"{fn}, {len(lst)} times (lines {lst[0][0].line} to {lst[-1][0].line}); "
+                f"first: {lst[0][1]}; last: {lst[-1][1]}"
+            )
+    if len(by_fn) > _MAX_DETAIL_LINES:
+        parts.append(f"and {len(by_fn) - _MAX_DETAIL_LINES} more functions")
+    return "; ".join(parts)
 
 
 def _advice(rule_id: str, opts: Options) -> str | None:

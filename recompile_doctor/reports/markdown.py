@@ -39,10 +39,13 @@ def render(report: Report) -> str:
         for e in f.evidence:
             out.append(f"- `{e.source}:{e.line}` {_code(e.text.strip())}")
         if f.diff:
-            out += ["", "| change | old | new |", "|---|---|---|"]
+            out += ["", "| change | instruction | old → new | op_name |", "|---|---|---|---|"]
             for d in f.diff[:10]:
+                name = d.a_instruction or d.b_instruction or "?"
+                change = d.detail or f"{d.a_text or '-'} → {d.b_text or '-'}"
                 out.append(
-                    f"| {_cell(d.kind)} | {_code_cell(d.a_text or '-')} | {_code_cell(d.b_text or '-')} |"
+                    f"| {_cell(d.kind)} | {_code_cell(name)} | {_code_cell(change)} | "
+                    f"{_code_cell(d.op_name) if d.op_name else ''} |"
                 )
     rows = module_rows(report)
     if rows:

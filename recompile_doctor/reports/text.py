@@ -69,8 +69,16 @@ def _finding(f: Finding, st: object, width: int) -> list[str]:
     for e in f.evidence:
         loc = f"{e.source}:{e.line}"
         lines.append(f"    {loc}: {clip_middle(e.text.strip(), max(width - len(loc) - 6, 40))}")
+    if f.diff:
+        lines.append("  changes (old → new):")
     for d in f.diff[:6]:
-        old = clip(d.a_text or "-", 60)
-        new = clip(d.b_text or "-", 60)
-        lines.append(f"    {d.kind}: {old}  →  {new}")
+        name = d.a_instruction or d.b_instruction or "?"
+        where = f"  ({d.op_name})" if d.op_name else ""
+        if d.detail:
+            change = clip(d.detail, width - 40)
+        else:
+            change = f"{clip(d.a_text or '-', 40)} → {clip(d.b_text or '-', 40)}"
+        lines.append(clip(f"    {d.kind:<16} {name:<22} {change}{where}", width + 40))
+    if len(f.diff) > 6:
+        lines.append(f"    … {len(f.diff) - 6} more")
     return lines
