@@ -150,7 +150,9 @@ def test_output_file_and_html_are_written_and_never_overwritten_without_force(
     code, _, _ = run(capsys, "diff", *CASES["batch_size"], "-o", str(out_json), "--html", str(page))
     assert code == 1
     jsonschema.validate(json.loads(out_json.read_text()), SCHEMA)
-    assert "batch-size-changed" in page.read_text() and "<script" not in page.read_text()
+    html = page.read_text()
+    assert "batch-size-changed" in html and "<script src" not in html  # self-contained
+    assert "http://" not in html and "https://" not in html
     code, _, err = run(capsys, "diff", *CASES["batch_size"], "-o", str(out_json))
     assert code == 2 and "file exists" in err
 

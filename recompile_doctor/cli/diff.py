@@ -71,7 +71,10 @@ def command(
     """
     res = run_diff(a, b, module, stage)
     fmt = format_for(fmt, output)
-    if fmt == "html":
+    if fmt == "html":  # -o page.html: the HTML page, never on a terminal
+        html_out, output = output, None
+        if html_out is None:
+            raise RecompileDoctorError("use --html FILE (or -o FILE.html) for HTML", path="-")
         fmt = "text"
     color = fmt == "text" and output in (None, "-") and use_color(no_color)
     if fmt == "text":
@@ -81,7 +84,10 @@ def command(
     else:
         data = render(res, fmt)
     inputs = [p for p in (a, b) if p != "-"]
-    write_output(data, output, force=force, inputs=inputs)
+    if output is not None or not html_out:
+        write_output(data, output, force=force, inputs=inputs)
     if html_out:
-        write_output(render(res, "html"), html_out, force=force, inputs=inputs)
+        write_output(
+            render(res, "html"), html_out, force=force, inputs=inputs, binary_ok_on_tty=False
+        )
     raise click.exceptions.Exit(0 if res.equivalent else 1)

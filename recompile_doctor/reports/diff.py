@@ -6,7 +6,6 @@ behind each cause (constants abbreviated, with the count of elements that differ
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Callable
 
@@ -109,16 +108,10 @@ def render_json(res: DiffResult) -> str:
 
 
 def render_html(res: DiffResult) -> bytes:
-    """A self-contained page (no CDN): the text rendering, escaped."""
-    body = html.escape(render_text(res))
-    title = html.escape(f"recompile-doctor diff: {res.a} → {res.b}")
-    page = (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{title}</title><style>body{{font-family:sans-serif;margin:2em}}"
-        "pre{background:#f6f8fa;padding:1em;overflow-x:auto}</style></head>"
-        f"<body><h1>{title}</h1><pre>{body}</pre></body></html>\n"
-    )
-    return page.encode("utf-8")
+    """The self-contained HTML page of the report family (causes, side-by-side changes)."""
+    from recompile_doctor.reports.html import render_diff
+
+    return render_diff(res)
 
 
 RENDERERS: dict[str, Callable[[DiffResult], str | bytes]] = {

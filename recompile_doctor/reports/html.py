@@ -1,0 +1,234 @@
+"""The HTML report: one self-contained page that shows the whole story of a run.
+
+``render(report)`` gives the page as UTF-8 bytes: a headline, a timeline and a cost chart
+(matplotlib, inlined as SVG), the findings worst first with their log lines in context and
+their instruction-level HLO changes side by side, a sortable per-module table, inputs and
+parse health, and a glossary.  ``render_diff(result)`` gives the page of ``diff --html``.
+
+Rules the page keeps:
+
+* one file, no network: CSS, the optional JS and the plots are inlined, and a
+  Content-Security-Policy forbids every request (the script is allowed by its hash);
+* Jinja2 with autoescape: everything that comes from a log or a dump is escaped;
+* deterministic: no date, sorted data, fixed ``svg.hashsalt`` -- same report, same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import jinja2
+from markupsafe import Markup
+
+from recompile_doctor.model import DiffEvidence, Report
+from recompile_doctor.reports import _html_view as view
+from recompile_doctor.reports import plots
+from recompile_doctor.rules import RULES
+
+if TYPE_CHECKING:
+    from recompile_doctor.differ.result import DiffResult, ModuleDiff
+
+__all__ = ["render", "render_diff"]
+
+#: cache outcome -> (one, many) as the module table says it
+CACHE_WORDS = {
+    "miss": ("miss", "misses"),
+    "disabled": ("no cache", "no cache"),
+    "hit": ("hit", "hits"),
+    "unknown": ("unknown", "unknown"),
+}
+
+
+def render(report: Report) -> bytes:
+    """The HTML report of ``report`` as UTF-8 bytes (same report, same bytes)."""
+    pg = view.page(report)
+    timeline = plots.timeline_svg(report.compilations, report.events)
+    cost = plots.cost_svg(report.findings, report.compilations)
+    html = (
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            page=pg,
+            timeline=timeline,
+            cost_svg=cost,
+            full_excerpts=view.FULL_EXCERPTS,
+            cache_words=CACHE_WORDS,
+            pct=_pct,
+            **_assets(),
+            tool_version=report.tool_version,
+        )
+    )
+    return html.encode("utf-8")
+
+
+# --------------------------------------------------------------------------- diff page
+
+
+@dataclass(frozen=True, slots=True)
+class _DiffModule:
+    id: str
+    name: str
+    equivalent: bool
+    causes: tuple[str, ...]
+    explanations: tuple[tuple[str, str], ...]
+    count: int
+    groups: tuple[view.ChangeGroup, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _DiffPage:
+    a: str | None
+    b: str | None
+    sentence: str
+    verdict: str
+    verdict_class: str
+    modules: tuple[_DiffModule, ...]
+    unpaired_a: tuple[str, ...]
+    unpaired_b: tuple[str, ...]
+
+
+def render_diff(
+    diff_result: DiffResult | Sequence[ModuleDiff] | Sequence[DiffEvidence],
+    *,
+    a: str | None = None,
+    b: str | None = None,
+    tool_version: str | None = None,
+) -> bytes:
+    """The page of ``diff --html``: per module pair, its causes and its instruction-level
+    changes side by side (old -> new).
+
+    ``diff_result`` is the differ's :class:`~recompile_doctor.differ.result.DiffResult`, a
+    sequence of its :class:`~recompile_doctor.differ.result.ModuleDiff`, or a plain sequence
+    of :class:`DiffEvidence` (grouped here by module).
+    """
+    from recompile_doctor._version import __version__
+    from recompile_doctor.differ.result import DiffResult, ModuleDiff
+
+    unpaired_a: tuple[str, ...] = ()
+    unpaired_b: tuple[str, ...] = ()
+    items: Sequence[ModuleDiff | DiffEvidence]
+    if isinstance(diff_result, DiffResult):
+        items = diff_result.modules
+        unpaired_a = tuple(diff_result.unpaired_a)
+        unpaired_b = tuple(diff_result.unpaired_b)
+        a = a if a is not None else diff_result.a
+        b = b if b is not None else diff_result.b
+    else:
+        items = diff_result
+    anchors = view.Anchors(())
+    modules: list[_DiffModule] = []
+    loose: dict[str, list[DiffEvidence]] = {}
+    for it in items:
+        if isinstance(it, ModuleDiff):
+            evs = it.to_evidence()
+            modules.append(
+                _DiffModule(
+                    id=anchors.take(f"module-{view.slug(it.name)}"),
+                    name=it.name,
+                    equivalent=it.equivalent,
+                    causes=tuple(it.causes),
+                    explanations=tuple((c.rule, c.message) for c in it.explanations),
+                    count=len(evs),
+                    groups=view.change_groups(evs),
+                )
+            )
+        else:
+            loose.setdefault(it.module, []).append(it)
+    for name, group in loose.items():
+        modules.append(
+            _DiffModule(
+                id=anchors.take(f"module-{view.slug(name)}"),
+                name=name,
+                equivalent=not group,
+                causes=(),
+                explanations=(),
+                count=len(group),
+                groups=view.change_groups(group),
+            )
+        )
+    differ = [m for m in modules if not m.equivalent]
+    n = len(modules)
+    sentence = (
+        f"{n:,} module{'' if n == 1 else 's'} compared, "
+        f"{len(differ):,} with changes that cause a recompilation."
+    )
+    if not modules:
+        verdict, cls = "No module pair to compare.", "empty"
+    elif differ:
+        causes = sorted({c for m in differ for c in m.causes})
+        verdict = "Recompiles: " + (", ".join(causes) if causes else "the graphs differ") + "."
+        cls = "warn"
+    else:
+        verdict, cls = "Equivalent: nothing here causes a recompilation.", "ok"
+    page = _DiffPage(
+        a=a,
+        b=b,
+        sentence=sentence,
+        verdict=verdict,
+        verdict_class=cls,
+        modules=tuple(modules),
+        unpaired_a=unpaired_a,
+        unpaired_b=unpaired_b,
+    )
+    html = (
+        _env()
+        .get_template("diff.html.j2")
+        .render(
+            d=page,
+            rules={k: r.title for k, r in sorted(RULES.items())},
+            glossary=view.GLOSSARY,
+            **_assets(),
+            tool_version=tool_version or __version__,
+        )
+    )
+    return html.encode("utf-8")
+
+
+# --------------------------------------------------------------------------- environment
+
+
+def _pct(part: int, total: int) -> str:
+    return f"{100.0 * part / total:.2f}" if total else "0"
+
+
+def _num(n: int | float) -> str:
+    return f"{n:,}"
+
+
+@lru_cache(maxsize=1)
+def _env() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("recompile_doctor.reports", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["secs"] = view.fmt_seconds
+    env.filters["size"] = view.fmt_bytes
+    env.filters["num"] = _num
+    env.filters["basename"] = view.basename
+    return env
+
+
+@lru_cache(maxsize=1)
+def _assets() -> dict[str, Any]:
+    """The inlined stylesheet and script, and the CSP hash that lets only that script run."""
+    root = resources.files("recompile_doctor.reports") / "templates"
+    css = (root / "report.css").read_text(encoding="utf-8").strip()
+    js = (root / "report.js").read_text(encoding="utf-8").strip()
+    if "</" in css or "</" in js:  # would end the <style>/<script> element early
+        raise ValueError("inlined assets must not contain '</'")
+    digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
+    return {
+        "css": Markup(css),
+        "js": Markup(js),
+        "script_hash": f"sha256-{digest}",
+    }

@@ -1,0 +1,382 @@
+"""Matplotlib figures for the HTML report, returned as inline SVG strings.
+
+Figures are drawn on the Agg-free SVG canvas of a private :class:`~matplotlib.figure.Figure`
+(no pyplot, no global state) inside an ``rc_context`` that fixes ``svg.hashsalt``, keeps
+text as text (``svg.fonttype='none'``) and turns math parsing off, so the same report gives
+the same bytes and a ``$`` in a module name is drawn as a ``$``.  The SVG's XML prolog,
+metadata (which would hold a date) and fixed size are removed so it can be inlined and
+scaled; element ids get a per-figure prefix so several figures can share one page.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import matplotlib
+import regex
+from matplotlib.backends.backend_svg import FigureCanvasSVG
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+
+from recompile_doctor.model import Compilation, Event, Finding
+
+#: colour per cache outcome (Okabe-Ito palette: readable for colour-blind people)
+CACHE_COLOURS: dict[str, str] = {
+    "miss": "#0072B2",
+    "disabled": "#D55E00",
+    "hit": "#009E73",
+    "unknown": "#8C8C8C",
+}
+CACHE_LABELS: dict[str, str] = {
+    "miss": "compiled (cache miss)",
+    "disabled": "compiled (no cache)",
+    "hit": "loaded from cache (hit)",
+    "unknown": "compiled (cache unknown)",
+}
+AFTER_WARMUP_HATCH = "////"
+MAX_LANES = 40
+#: a lane group with more bars than this has bars closer than a pixel drawn as one
+MERGE_ABOVE = 200
+LABEL_CHARS = 44
+
+_RC: dict[Any, Any] = {
+    "svg.hashsalt": "recompile-doctor",
+    "svg.fonttype": "none",
+    "svg.image_inline": True,
+    "text.parse_math": False,
+    "text.usetex": False,
+    "font.family": "sans-serif",
+    "font.sans-serif": ["DejaVu Sans", "Helvetica", "Arial", "sans-serif"],
+    "font.size": 9,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "axes.edgecolor": "#888888",
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "hatch.linewidth": 0.6,
+    "hatch.color": "#1b1b1b",
+    "path.simplify": True,
+    "legend.frameon": False,
+    "legend.fontsize": 8.5,
+}
+
+
+def event_role(event: Event) -> Literal["load", "attach", None]:
+    """The timeline marker an event gets: an executable load onto the device (the end of the
+    Poplar phase "Loading executable", or an event kind naming a load), a device attach, or
+    none."""
+    k = event.kind.lower()
+    if "attach" in k:
+        return "attach"
+    if k == "phase-end":
+        name = str(event.detail.get("name", "")).strip().lower()
+        return "load" if name.startswith("loading executable") else None
+    if "load" in k and "cache" not in k and "start" not in k:
+        return "load"
+    return None
+
+
+def short_label(name: str, limit: int = LABEL_CHARS) -> str:
+    """``name`` cut in the middle to ``limit`` characters, keeping both ends readable."""
+    if len(name) <= limit:
+        return name
+    keep = limit - 1
+    head = (keep + 1) // 2
+    return name[:head] + "…" + name[len(name) - (keep - head) :]
+
+
+@dataclass(frozen=True, slots=True)
+class Lanes:
+    """Which modules get a lane of their own, in order, and which share the last one."""
+
+    shown: tuple[str, ...]
+    hidden: tuple[str, ...]
+
+    def lane_of(self, module: str | None) -> int | None:
+        if module is None:
+            return None
+        try:
+            return self.shown.index(module)
+        except ValueError:
+            return len(self.shown) if module in self.hidden else None
+
+
+def choose_lanes(compilations: Sequence[Compilation], max_lanes: int = MAX_LANES) -> Lanes:
+    """One lane per module in order of first compilation; beyond ``max_lanes`` keep the modules
+    with the most recompilations after warm-up (then compile time) and group the rest."""
+    first: dict[str, int] = {}
+    after: dict[str, int] = defaultdict(int)
+    secs: dict[str, float] = defaultdict(float)
+    for c in compilations:
+        first.setdefault(c.module, len(first))
+        if not c.warmup:
+            after[c.module] += 1
+        secs[c.module] += c.duration_s or 0.0
+    modules = sorted(first, key=first.__getitem__)
+    if len(modules) <= max_lanes:
+        return Lanes(tuple(modules), ())
+    ranked = sorted(modules, key=lambda m: (-after[m], -secs[m], first[m]))
+    keep = set(ranked[: max_lanes - 1])
+    return Lanes(
+        tuple(m for m in modules if m in keep),
+        tuple(sorted(m for m in modules if m not in keep)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TimelinePlot:
+    svg: str
+    axis: Literal["time", "line"]
+    lanes: Lanes
+
+
+def timeline_svg(
+    compilations: Sequence[Compilation],
+    events: Sequence[Event],
+    *,
+    max_lanes: int = MAX_LANES,
+    fig_id: str = "timeline",
+) -> TimelinePlot | None:
+    """A lane per module, a bar per compilation (colour = cache outcome, hatched = after
+    warm-up), markers for executable loads and device attach.  None without compilations."""
+    if not compilations:
+        return None
+    lanes = choose_lanes(compilations, max_lanes)
+    axis: Literal["time", "line"] = "time" if all(c.t is not None for c in compilations) else "line"
+    n_lanes = len(lanes.shown) + (1 if lanes.hidden else 0)
+    labels = [short_label(m) for m in lanes.shown]
+    if lanes.hidden:
+        labels.append(f"{len(lanes.hidden)} other modules")
+    labels = _dedupe(labels)
+
+    def x_of(t: float | None, line: int) -> float:
+        return float(t) if axis == "time" and t is not None else float(line)
+
+    xs = [x_of(c.t, c.line) for c in compilations]
+    ends = [x + _extent(c, axis) for x, c in zip(xs, compilations, strict=True)]
+    marks: list[tuple[str, float, int | None]] = []
+    for e in events:
+        role = event_role(e)
+        if role is None or (axis == "time" and e.t is None):
+            continue
+        marks.append((role, x_of(e.t, e.line), lanes.lane_of(e.module)))
+    lo = min([*xs, *(m[1] for m in marks)])
+    hi = max([*ends, *(m[1] for m in marks)])
+    span = max(hi - lo, 1e-9)
+    min_w = span / 600.0
+
+    height = 1.25 + 0.27 * n_lanes
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(11.0, height))
+        FigureCanvasSVG(fig)
+        ax = fig.add_axes((0.30, 0.55 / height, 0.68, 1 - 1.05 / height))
+        groups: dict[tuple[int, str, bool], list[tuple[float, float]]] = defaultdict(list)
+        for c, x in zip(compilations, xs, strict=True):
+            lane = lanes.lane_of(c.module)
+            assert lane is not None
+            groups[(lane, c.cache, not c.warmup)].append((x, max(_extent(c, axis), min_w)))
+        for (lane, cache, late), bars in sorted(groups.items()):
+            ax.broken_barh(
+                _merge(bars, span / 2000.0) if len(bars) > MERGE_ABOVE else bars,
+                (lane - 0.36, 0.72),
+                facecolors=CACHE_COLOURS.get(cache, CACHE_COLOURS["unknown"]),
+                edgecolors="#1b1b1b" if late else "none",
+                linewidth=0.4,
+                hatch=AFTER_WARMUP_HATCH if late else None,
+            )
+        step = span / 1500.0  # markers closer than this overlap on screen: draw one
+        loads = sorted(
+            {
+                (round(x / step) * step, -0.62 if lane is None else lane - 0.5)
+                for role, x, lane in marks
+                if role == "load"
+            }
+        )
+        if loads:
+            ax.scatter(
+                [x for x, _ in loads],
+                [y for _, y in loads],
+                marker="v",
+                s=16,
+                color="#222222",
+                linewidths=0,
+                zorder=3,
+                clip_on=False,
+            )
+        attaches = sorted({x for role, x, _ in marks if role == "attach"})
+        for x in attaches:
+            ax.axvline(x, color="#CC79A7", linestyle=(0, (3, 2)), linewidth=1.0, zorder=0)
+        ax.set_ylim(n_lanes - 0.5, -0.75)
+        ax.set_yticks(range(n_lanes), labels)
+        ax.tick_params(axis="y", length=0)
+        ax.set_xlim(lo - span * 0.01, hi + span * 0.02)
+        ax.set_xlabel("seconds since the log's first timestamp" if axis == "time" else "log line")
+        ax.grid(axis="x", color="#e4e4e4", linewidth=0.6)
+        ax.set_axisbelow(True)
+        for lane in range(1, n_lanes, 2):
+            ax.axhspan(lane - 0.5, lane + 0.5, color="#f6f6f6", zorder=-1, linewidth=0)
+        handles: list[Any] = [
+            Patch(facecolor=CACHE_COLOURS[k], label=CACHE_LABELS[k])
+            for k in ("miss", "disabled", "hit", "unknown")
+            if any(c.cache == k for c in compilations)
+        ]
+        if any(not c.warmup for c in compilations):
+            handles.append(
+                Patch(
+                    facecolor="#ffffff",
+                    edgecolor="#1b1b1b",
+                    hatch=AFTER_WARMUP_HATCH,
+                    linewidth=0.4,
+                    label="after warm-up",
+                )
+            )
+        if loads:
+            handles.append(
+                Line2D(
+                    [], [], marker="v", linestyle="none", color="#222222", label="executable load"
+                )
+            )
+        if attaches:
+            handles.append(
+                Line2D([], [], color="#CC79A7", linestyle=(0, (3, 2)), label="device attached")
+            )
+        fig.legend(
+            handles=handles,
+            loc="upper left",
+            bbox_to_anchor=(0.30, 1.0),
+            ncol=min(len(handles), 6),
+            handlelength=1.6,
+            columnspacing=1.2,
+        )
+        svg = _to_svg(fig, fig_id, "Timeline of compilations per module")
+    return TimelinePlot(svg, axis, lanes)
+
+
+def cost_svg(
+    findings: Sequence[Finding],
+    compilations: Sequence[Compilation],
+    *,
+    top: int = 12,
+    fig_id: str = "cost",
+) -> str | None:
+    """Wasted seconds per cause (from the findings) and compile time after warm-up per
+    module (from the compilations).  None when nothing was wasted."""
+    per_rule: dict[str, float] = defaultdict(float)
+    for f in findings:
+        if f.wasted_seconds > 0:
+            per_rule[f.rule] += f.wasted_seconds
+    per_module: dict[str, float] = defaultdict(float)
+    for c in compilations:
+        if not c.warmup and c.duration_s:
+            per_module[c.module] += c.duration_s
+    if not per_rule and not per_module:
+        return None
+    rules = _top(per_rule, top)
+    mods = _top(per_module, top)
+    rows = max(len(rules), len(mods), 1)
+    height = 0.9 + 0.26 * rows
+    with matplotlib.rc_context(_RC):
+        fig = Figure(figsize=(11.0, height))
+        FigureCanvasSVG(fig)
+        bottom = 0.45 / height
+        axh = 1 - 0.8 / height
+        panels = (
+            (rules, (0.17, bottom, 0.28, axh), "Time wasted per cause (s)", "#D55E00"),
+            (
+                mods,
+                (0.69, bottom, 0.28, axh),
+                "Compile time after warm-up per module (s)",
+                "#0072B2",
+            ),
+        )
+        for data, rect, title, colour in panels:
+            ax = fig.add_axes(rect)
+            ax.set_title(title, loc="left")
+            if not data:
+                ax.set_axis_off()
+                ax.text(0, 0.5, "nothing", color="#666666", transform=ax.transAxes)
+                continue
+            names = _dedupe([short_label(k, 30) for k, _ in data])
+            vals = [v for _, v in data]
+            ax.barh(range(len(vals)), vals, color=colour, height=0.66)
+            ax.set_yticks(range(len(vals)), names)
+            ax.set_ylim(rows - 0.5, -0.5)
+            ax.tick_params(axis="y", length=0)
+            ax.grid(axis="x", color="#e4e4e4", linewidth=0.6)
+            ax.set_axisbelow(True)
+            vmax = max(vals)
+            ax.set_xlim(0, vmax * 1.22)
+            for i, v in enumerate(vals):
+                ax.text(v + vmax * 0.015, i, _secs(v), va="center", fontsize=8, color="#333333")
+        svg = _to_svg(fig, fig_id, "Time wasted per cause and per module")
+    return svg
+
+
+def _merge(bars: list[tuple[float, float]], gap: float) -> list[tuple[float, float]]:
+    """Bars (x, width) joined where they touch or are less than ``gap`` apart: the same
+    picture at any sensible zoom, and a much smaller SVG for logs with thousands of them."""
+    out: list[tuple[float, float]] = []
+    for x, w in sorted(bars):
+        if out and x <= out[-1][0] + out[-1][1] + gap:
+            x0, w0 = out[-1]
+            out[-1] = (x0, max(w0, x + w - x0))
+        else:
+            out.append((x, w))
+    return out
+
+
+def _top(d: dict[str, float], n: int) -> list[tuple[str, float]]:
+    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(items) <= n:
+        return items
+    rest = sum(v for _, v in items[n - 1 :])
+    return [*items[: n - 1], (f"{len(items) - n + 1} others", rest)]
+
+
+def _secs(v: float) -> str:
+    return f"{v:.0f} s" if v >= 100 else f"{v:.1f} s" if v >= 1 else f"{v * 1000:.0f} ms"
+
+
+def _extent(c: Compilation, axis: str) -> float:
+    if axis == "time":
+        return max(c.duration_s or 0.0, 0.0)
+    return float(max((c.end_line or c.line) - c.line, 0))
+
+
+def _dedupe(labels: Iterable[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out: list[str] = []
+    for s in labels:
+        k = seen.get(s, 0)
+        seen[s] = k + 1
+        out.append(s if k == 0 else f"{s} #{k + 1}")
+    return out
+
+
+_PROLOG = regex.compile(r"\A.*?(?=<svg\b)", regex.S)
+_METADATA = regex.compile(r"<metadata>.*?</metadata>\s*", regex.S)
+_SIZE = regex.compile(r'(<svg\b[^>]*?)\s+width="[^"]*"\s+height="[^"]*"')
+_IDS = regex.compile(r'(\bid="|url\(#|href="#)([^")]+)')
+
+
+def _to_svg(fig: Figure, fig_id: str, title: str) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()
+    svg = _PROLOG.sub("", svg, count=1)
+    svg = _METADATA.sub("", svg, count=1)
+    svg = _SIZE.sub(r"\1", svg, count=1)
+    svg = _IDS.sub(lambda m: f"{m.group(1)}{fig_id}-{m.group(2)}", svg)
+    head_end = svg.index(">")
+    safe_title = title.replace("&", "&amp;").replace("<", "&lt;")
+    svg = (
+        svg[:head_end]
+        + f' role="img" aria-labelledby="{fig_id}-title" class="plot"'
+        + svg[head_end:].replace(">", f'><title id="{fig_id}-title">{safe_title}</title>', 1)
+    )
+    return svg.strip() + "\n"

@@ -1,0 +1,93 @@
+"""The report's plots: inline SVG that is deterministic, scalable and says what it shows."""
+
+from __future__ import annotations
+
+import re
+
+from _html_reports import demo_report, healthy_report, many_modules_report
+
+from recompile_doctor.model import Compilation, Event
+from recompile_doctor.reports import plots
+
+
+def test_timeline_svg_is_the_same_bytes_every_time_and_carries_no_date() -> None:
+    r = demo_report()
+    a = plots.timeline_svg(r.compilations, r.events)
+    b = plots.timeline_svg(r.compilations, r.events)
+    assert a is not None and b is not None
+    assert a.svg == b.svg
+    assert "<metadata" not in a.svg and "<?xml" not in a.svg and "DOCTYPE" not in a.svg
+
+
+def test_svg_scales_to_its_container_and_ids_are_namespaced_per_figure() -> None:
+    r = demo_report()
+    tl = plots.timeline_svg(r.compilations, r.events)
+    cost = plots.cost_svg(r.findings, r.compilations)
+    assert tl is not None and cost is not None
+    head = tl.svg[: tl.svg.index(">")]
+    assert "viewBox=" in head and " width=" not in head and " height=" not in head
+    tl_ids = set(re.findall(r'\bid="([^"]+)"', tl.svg))
+    cost_ids = set(re.findall(r'\bid="([^"]+)"', cost))
+    assert all(i.startswith("timeline-") for i in tl_ids)
+    assert all(i.startswith("cost-") for i in cost_ids)
+    # every internal reference points at an id of the same figure
+    for ref in re.findall(r'url\(#([^)]+)\)|href="#([^"]+)"', tl.svg):
+        assert (ref[0] or ref[1]) in tl_ids
+
+
+def test_up_to_max_lanes_every_module_has_its_own_lane_in_order_of_first_compilation() -> None:
+    r = demo_report()
+    lanes = plots.choose_lanes(r.compilations)
+    assert lanes.hidden == ()
+    assert lanes.shown[2] == "cluster_7"
+
+
+def test_beyond_max_lanes_the_modules_that_recompile_most_keep_a_lane() -> None:
+    # GIVEN 50 modules of which cluster_45 recompiles after warm-up 5 times
+    comps = [
+        Compilation(i, f"cluster_{i}", "0x1", "x.log", i + 1, float(i), 1.0, "miss", True)
+        for i in range(50)
+    ]
+    comps += [
+        Compilation(50 + k, "cluster_45", f"0x{k}", "x.log", 60 + k, 60.0 + k, 1.0, "miss", False)
+        for k in range(5)
+    ]
+    # WHEN lanes are chosen for 10
+    lanes = plots.choose_lanes(comps, max_lanes=10)
+    # THEN 9 modules get a lane (cluster_45 among them) and 41 share the last one
+    assert len(lanes.shown) == 9 and len(lanes.hidden) == 41
+    assert "cluster_45" in lanes.shown
+    assert lanes.lane_of("cluster_45") == lanes.shown.index("cluster_45")
+    assert lanes.lane_of(lanes.hidden[0]) == 9
+
+
+def test_300_module_timeline_stays_a_readable_size() -> None:
+    r = many_modules_report(300)
+    tl = plots.timeline_svg(r.compilations, r.events)
+    assert tl is not None
+    assert "261 other modules" in tl.svg
+    w, h = (float(x) for x in re.search(r'viewBox="0 0 ([\d.]+) ([\d.]+)"', tl.svg).groups())  # type: ignore[union-attr]
+    assert h / w < 1.5
+
+
+def test_executable_loads_and_device_attach_are_recognized_from_poplar_events() -> None:
+    def ev(kind: str, **detail: object) -> Event:
+        return Event(kind, "run.log", 1, 0.0, "", detail=detail)
+
+    assert plots.event_role(ev("phase-end", name="Loading executable")) == "load"
+    assert plots.event_role(ev("phase-start", name="Loading executable")) is None
+    assert plots.event_role(ev("phase-end", name="graphConstruction")) is None
+    assert plots.event_role(ev("attach")) == "attach"
+    assert plots.event_role(ev("cache-hit")) is None
+
+
+def test_no_cost_chart_when_nothing_was_wasted() -> None:
+    r = healthy_report()
+    assert plots.cost_svg(r.findings, r.compilations) is None
+    assert plots.timeline_svg((), ()) is None
+
+
+def test_long_module_names_are_cut_in_the_middle() -> None:
+    name = "a_inference_train_step_412__XlaMustCompile_true_config_proto_123_.1357"
+    short = plots.short_label(name, 30)
+    assert len(short) == 30 and short.startswith("a_inference_tr") and short.endswith(".1357")

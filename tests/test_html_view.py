@@ -1,0 +1,164 @@
+"""The HTML report's view model: highlights, anchors, diffs, module rows, numbers."""
+
+from __future__ import annotations
+
+from recompile_doctor.model import Compilation, DiffEvidence, Evidence
+from recompile_doctor.reports import _html_view as view
+
+
+def _marked(spans: tuple[view.Span, ...]) -> list[str]:
+    return [s.text for s in spans if s.mark]
+
+
+def test_evidence_line_marks_the_message_module_and_hash() -> None:
+    # GIVEN a "Begin XLA compilation" line of module cluster_7
+    line = (
+        "2023-04-26 14:42:40.123456: I tensorflow/compiler/plugin/poplar/driver/"
+        "poplar_compiler.cc:1487] Begin XLA compilation: cluster_7  (Hash: 0x9a3c) for ordinal  0"
+    )
+    # WHEN it is highlighted for a finding about cluster_7
+    spans = view.highlight(line, ["cluster_7"])
+    # THEN the message, the module and the hash are marked, the prefix is not
+    marked = _marked(spans)
+    assert "Begin XLA compilation" in marked
+    assert "cluster_7" in marked
+    assert any("0x9a3c" in m for m in marked)
+    assert not spans[0].mark and spans[0].text.startswith("2023-04-26")
+    # AND nothing is lost or duplicated
+    assert "".join(s.text for s in spans) == line
+
+
+def test_load_line_marks_phase_and_duration() -> None:
+    # GIVEN the tech note's executable-load line
+    line = "Ending phase: Loading executable (duration 607 ms; diff RSS: 0.586426 MB)"
+    # WHEN highlighted
+    marked = _marked(view.highlight(line))
+    # THEN the phase and its duration are the matched parts
+    assert "Ending phase: Loading executable" in marked
+    assert "duration 607 ms" in marked
+
+
+def test_anchor_ids_are_unique_and_follow_the_ev_source_line_pattern() -> None:
+    # GIVEN two sources with the same base name and a line cited twice
+    anchors = view.Anchors(["a/run.log", "b/run.log"])
+    # WHEN ids are taken
+    first = anchors.evidence("a/run.log", 10)
+    again = anchors.evidence("a/run.log", 10)
+    other = anchors.evidence("b/run.log", 10)
+    # THEN they are ev-<source-slug>-<line>, never repeated
+    assert first == "ev-run-log-10"
+    assert again == "ev-run-log-10-2"
+    assert other == "ev-run-log2-10"
+
+
+def test_slug_of_hostile_text_is_letters_digits_and_dashes() -> None:
+    assert view.slug('</script><b>"x"</b>.log') == "script-b-x-b-log"
+    assert view.slug("") == "x"
+
+
+def test_excerpt_numbers_context_lines_around_the_evidence_line() -> None:
+    # GIVEN evidence at line 22 with two lines before and one after
+    ev = Evidence("run.log", 22, "the line", before=("l20", "l21"), after=("l23",))
+    # WHEN made into an excerpt
+    x = view.excerpt(ev, "ev-run-log-22", (), context=True)
+    # THEN rows are numbered 20..23 and only line 22 is the match
+    assert [r.number for r in x.rows] == [20, 21, 22, 23]
+    assert [r.match for r in x.rows] == [False, False, True, False]
+
+
+def test_constant_change_marks_only_the_changed_value() -> None:
+    # GIVEN a learning-rate constant that changed from 0.001 to 0.0005
+    d = DiffEvidence(
+        "constant",
+        "m",
+        "%constant.12",
+        '%constant.12 = f32[] constant(0.001), metadata={op_name="SGD/lr"}',
+        "%constant.12",
+        '%constant.12 = f32[] constant(0.0005), metadata={op_name="SGD/lr"}',
+    )
+    # WHEN shown as a change
+    c = view.change(d)
+    # THEN the old and new values are the only marked tokens
+    assert c.a is not None and c.b is not None
+    assert _marked(c.a) == ["0.001"]
+    assert _marked(c.b) == ["0.0005"]
+
+
+def test_long_constant_list_is_abbreviated_and_says_a_hidden_value_changed() -> None:
+    # GIVEN a 300-value constant whose middle values differ
+    vals_a = [f"{k}.0" for k in range(300)]
+    vals_b = list(vals_a)
+    vals_b[150] = "999.0"
+    a = "%c = f32[300]{0} constant({" + ", ".join(vals_a) + "})"
+    b = "%c = f32[300]{0} constant({" + ", ".join(vals_b) + "})"
+    # WHEN shown as a change
+    c = view.change(DiffEvidence("constant", "m", "%c", a, "%c", b))
+    assert c.a is not None and c.b is not None
+    text_b = "".join(s.text for s in c.b)
+    # THEN only a few values are shown, with the number left out
+    assert "0.0, 1.0, 2.0, 3.0," in text_b
+    assert "294 more values" in text_b
+    assert "150.0" not in text_b and len(text_b) < 120
+    # AND the elided part is flagged as changed, since value 150 differs
+    elided = [s for s in c.b if s.elided]
+    assert len(elided) == 1 and elided[0].mark
+    # AND the layout {0} (a short brace list) is kept as it is
+    assert "f32[300]{0}" in text_b
+
+
+def test_added_instruction_has_no_old_side() -> None:
+    c = view.change(DiffEvidence("added", "m", None, None, "%add.3", "%add.3 = f32[] add(%a, %b)"))
+    assert c.a is None
+    assert c.b is not None and "".join(s.text for s in c.b).startswith("%add.3")
+
+
+def test_module_rows_put_modules_recompiled_after_warmup_first() -> None:
+    # GIVEN module "quiet" compiled once and "busy" compiled three times
+    def comp(i: int, mod: str, h: str, cache: str, warm: bool) -> Compilation:
+        return Compilation(i, mod, h, "run.log", i + 1, float(i), 2.0, cache, warm)  # type: ignore[arg-type]
+
+    rows = view.module_rows(
+        [
+            comp(0, "quiet", "0x1", "miss", True),
+            comp(1, "busy", "0x2", "miss", True),
+            comp(2, "busy", "0x3", "miss", False),
+            comp(3, "busy", "0x3", "hit", False),
+        ]
+    )
+    # THEN busy comes first with its counts, distinct hashes and cache outcomes
+    assert [r.module for r in rows] == ["busy", "quiet"]
+    busy = rows[0]
+    assert (busy.compilations, busy.after_warmup, busy.hashes) == (3, 2, 2)
+    assert busy.cache == (("miss", 2), ("hit", 1))
+    assert busy.seconds == 6.0
+
+
+def test_seconds_are_written_for_people() -> None:
+    assert view.fmt_seconds(0.607) == "607 ms"
+    assert view.fmt_seconds(41.04) == "41.0 s"
+    assert view.fmt_seconds(83.2) == "1 min 23 s"
+    assert view.fmt_seconds(3725) == "1 h 02 min"
+    assert view.fmt_seconds(None) == "–"
+
+
+def test_overlapping_excerpts_are_shown_once_with_every_evidence_line_anchored() -> None:
+    # GIVEN evidence at lines 37 and 39 of one log, each with two lines of context
+    def ev(n: int) -> Evidence:
+        return Evidence(
+            "run.log", n, f"load {n}", (f"c{n - 2}", f"c{n - 1}"), (f"c{n + 1}", f"c{n + 2}")
+        )
+
+    xs = [view.excerpt(ev(n), f"ev-run-log-{n}", (), True) for n in (37, 39, 80)]
+    # WHEN merged
+    merged = view.merge_excerpts(xs)
+    # THEN 37 and 39 share one block of lines 35..41, 80 stays apart
+    assert [[r.number for r in x.rows] for x in merged] == [
+        list(range(35, 42)),
+        list(range(78, 83)),
+    ]
+    first = merged[0]
+    assert [(r.number, r.id) for r in first.matches] == [
+        (37, "ev-run-log-37"),
+        (39, "ev-run-log-39"),
+    ]
+    assert [r.spans[0].text for r in first.rows if r.number == 39] == ["load 39"]
