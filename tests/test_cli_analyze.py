@@ -158,3 +158,21 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
 def _w(p: Path, data: bytes) -> Path:
     p.write_bytes(data)
     return p
+
+
+def test_progress_bar_only_for_big_inputs_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_doctor.cli import _progress
+
+    # GIVEN a small input: no bar, even on a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with _progress.progress_for([ALT]) as cb:
+        assert cb is None
+    # GIVEN a "big" input on a terminal: a callback that drives the bar
+    monkeypatch.setattr(_progress, "PROGRESS_MIN_BYTES", 10)
+    with _progress.progress_for([ALT]) as cb:
+        assert cb is not None
+        cb(ALT, 100)
+    # GIVEN stderr is not a terminal: no bar
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    with _progress.progress_for([ALT]) as cb:
+        assert cb is None

@@ -12,7 +12,7 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.hlo import Literal, parse_hlo, parse_hlo_file
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLES = ROOT.parent / "shared" / "reference" / "hlo_samples"
+SAMPLES = ROOT / "fixtures" / "hlo" / "samples"
 JAX = ROOT / "fixtures" / "hlo" / "jax"
 SAMPLE_FILES = sorted(p for p in SAMPLES.glob("0*") if p.is_file()) if SAMPLES.exists() else []
 JAX_FILES = sorted(JAX.rglob("*.txt"))
