@@ -176,3 +176,10 @@ def test_progress_bar_only_for_big_inputs_on_a_tty(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
     with _progress.progress_for([ALT]) as cb:
         assert cb is None
+
+
+def test_missing_dump_folder_is_reported_before_parsing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_cli("analyze", ALT, "--dumps", str(tmp_path / "nope"), capsys=capsys)
+    assert code == 2 and err.strip().endswith("nope: no such directory")
+    code, _, err = run_cli("analyze", ALT, "--dumps", ALT, capsys=capsys)
+    assert code == 2 and "not a directory" in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -115,6 +116,11 @@ def command(
         raise RecompileDoctorError("use --html FILE (or the report command) for HTML", path=output)
     if logs.count("-") > 1:
         raise RecompileDoctorError("stdin (-) can be read only once", path="-")
+    for d in dumps:
+        if not Path(d).exists():
+            raise RecompileDoctorError("no such directory", path=d)
+        if not Path(d).is_dir():
+            raise RecompileDoctorError("not a directory, expected an XLA dump folder", path=d)
     # check output paths before the (possibly long) analysis
     for path in (output, html):
         if path is not None and path != "-":
