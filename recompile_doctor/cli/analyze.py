@@ -54,7 +54,6 @@ def fails(report: Report, fail_on: str | None) -> bool:
     "--dumps",
     "dumps",
     multiple=True,
-    type=click.Path(file_okay=False),
     metavar="DIR",
     help="XLA dump folder of the same run (--xla_dump_to); repeatable. Recompiled modules' "
     "dumps are diffed and the cause named.",
