@@ -77,7 +77,7 @@ def test_fail_on_gates_ci(fail_on: str | None, log: str, code: int, capsys: pyte
 def test_quiet_prints_nothing_on_success(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_cli("analyze", HEALTHY, "-q", capsys=capsys) == (0, "", "")
     code, out, _ = run_cli("analyze", ALT, "-q", capsys=capsys)
-    assert "executable-switching" in out
+    assert code == 0 and "executable-switching" in out
 
 
 def test_gzip_and_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,6 +89,7 @@ def test_gzip_and_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str], monk
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((CASES / "alternating_graphs.log").read_bytes())))
     code, out, _ = run_cli("analyze", "-", "--format", "json", capsys=capsys)
+    assert code == 0
     data = json.loads(out)
     assert data["inputs"][0]["path"] == "-" and data["summary"]["loads"] == 8
 

@@ -134,6 +134,27 @@ def test_every_prefixed_line_is_recognized_by_the_parser(tmp_path: Path) -> None
     assert stats.recognized >= len(known)
 
 
+@pytest.mark.parametrize("scenario", ["kitchen-sink", "precompile-unhashable", "connection-type"])
+def test_every_poplar_backend_line_is_recognized_at_full_verbosity(
+    tmp_path: Path, scenario: str
+) -> None:
+    # GIVEN a run at VLOG 2 with Poplar INFO logging: every backend line the stack prints
+    from recompile_doctor.parsers import parse_log
+
+    env = {"TF_POPLAR_VLOG_LEVEL": "2", "POPLAR_LOG_LEVEL": "INFO"}
+    r = run_scenario(scenario, tmp_path / "run", steps=8, env=env)
+    recognized = {e.line for e in parse_log(str(r.log_path))}
+    lines = r.log_path.read_text().splitlines()
+    backend = [
+        (n, line)
+        for n, line in enumerate(lines, 1)
+        if "compiler/plugin/poplar" in line or " PO:" in line
+    ]
+    # THEN the parser recognizes each one
+    assert backend
+    assert [x for x in backend if x[0] not in recognized] == []
+
+
 # -- Graphcore's test_connection_type.py, ported -----------------------------------------
 COMPILE_STRING = "Compiled "
 ATTACH_STRING = "attached to "

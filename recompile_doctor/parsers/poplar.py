@@ -294,6 +294,13 @@ _SPECS: tuple[_Spec, ...] = (
         _b_simple("poplar-flags", flags="flags"),
     ),
     _Spec(
+        "execute-stream",
+        "Executing on Poplar stream ordinal",
+        re.compile(r"Executing on Poplar stream ordinal (?P<ordinal>\d+) of type (?P<type>\S+)"),
+        _b_simple("execute-stream", ordinal="ordinal", type="type"),
+        strict=False,
+    ),
+    _Spec(
         "execute",
         "Execute ",
         re.compile(r"^\s*Execute (?P<module>\S+)\s*$"),
@@ -346,7 +353,8 @@ _SPECS: tuple[_Spec, ...] = (
             r"^\s*Begin compiling Poplar engine|^\s*End compiling Poplar engine\.|"
             r"^\s*Poplar compilation \d+% complete|^\s*Skip engine compilation|"
             r"^\s*Compiling main computation \S+|^\s*Local replication factor \d+|"
-            r"^\s*Created \d+ replica IPU graph|^\s*Sub-graph optimisation begins"
+            r"^\s*Created \d+ replica IPU graph|^\s*Sub-graph optimisation begins|"
+            r"^\s*Creating a new cache entry\."
         ),
         _b_step,
         strict=False,
@@ -395,6 +403,7 @@ _STEP_ANCHORS = (
     "replica IPU graph",
     "Skip engine compilation",
     "Sub-graph optimisation begins",
+    "Creating a new cache entry",
 )
 
 #: one scan per line: a line without any of these cannot hold a known message
