@@ -26,3 +26,11 @@ def test_every_subcommand_has_help_and_is_in_the_readme(name: str, capsys: pytes
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli("--version", capsys=capsys)
     assert code == 0 and "recompile-doctor" in out
+
+
+def test_readme_lists_every_rule() -> None:
+    from recompile_doctor.rules import RULES
+
+    readme = (ROOT / "README.md").read_text()
+    for rule_id in RULES:
+        assert f"`{rule_id}`" in readme
