@@ -191,3 +191,15 @@ def test_scenario_file(tmp_path: Path) -> None:
     )
     r = run_scenario(str(script), tmp_path / "out", env={})
     assert r.scenario == "mine" and "Begin XLA compilation" in r.log_path.read_text()
+
+
+def test_a_failing_scenario_file_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a user's scenario file whose run() raises
+    script = tmp_path / "broken.py"
+    script.write_text("def run(sim):\n    raise ValueError('boom')\n")
+    # WHEN simulated THEN one line naming the file and the error, exit 2, no traceback
+    assert main(["simulate", str(script), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"recompile-doctor: error: {script}: scenario failed: ValueError: boom\n"

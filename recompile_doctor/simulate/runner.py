@@ -84,7 +84,7 @@ def _load_file(path: Path) -> Scenario:
         rules=tuple(getattr(mod, "RULES", ())),
         description=str(getattr(mod, "DESCRIPTION", (mod.__doc__ or "").strip())),
     )
-    return Scenario(info, run, cache=bool(getattr(mod, "CACHE", True)))
+    return Scenario(info, run, cache=bool(getattr(mod, "CACHE", True)), builtin=False)
 
 
 def build_env(
@@ -144,7 +144,17 @@ def run_scenario(
         raise RecompileDoctorError(f"cannot create folder: {e.strerror or e}", path=str(out)) from e
     sim = Simulation(out, full_env, seed=seed, steps=steps, log_style=log_style,
                      connection_type=ctype)  # fmt: skip
-    scenario.script(sim)
+    try:
+        scenario.script(sim)
+    except RecompileDoctorError:
+        raise
+    except Exception as e:
+        if scenario.builtin:
+            raise
+        # a user's scenario file: name it and what went wrong, no traceback
+        raise RecompileDoctorError(
+            f"scenario failed: {type(e).__name__}: {e}", path=name_or_path
+        ) from e
     dumps = _resolve(out, stack.xla.dump_to)
     cache_dir = _resolve(out, stack.cache_path)
     logs = tuple(sim.logs)

@@ -38,6 +38,7 @@ class Scenario:
     script: Callable[[Simulation], None]
     cache: bool = True
     env: Mapping[str, str] = field(default_factory=dict)
+    builtin: bool = True  # False for a user's scenario file
 
 
 def mnist(units: int = 128, depth: int = 1) -> tuple[Dense, ...]:
