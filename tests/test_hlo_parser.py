@@ -227,6 +227,10 @@ FAST_AND_SLOW = [
     "  %c = f32[] constant(-inf)",
     "  %w = (f32[]) while(%t), condition=%c1, body=%b1",
     '  %f = f32[2]{0} fusion(%a.1, /*index=1*/%a.1), kind=kLoop, calls=%fc, backend_config="x\\"y"',
+    "  %w = f32[4,4]{1,0} constant({...})",
+    "  %v = f32[4]{0} constant({0.5, -1e-05, 2, +3})",
+    "  %n = f32[2]{0} negate(%a.1), metadata={op_type=neg source_line=2}",
+    '  %g = f32[2]{0} negate(%a.1), metadata={op_name="n"}, sharding={replicated}',
 ]
 
 

@@ -99,6 +99,10 @@ class _Builder:
         self.a, self.b, self.md = a, b, md
         self.per_kind: Counter[str] = Counter()
 
+    def full(self, kind: str) -> bool:
+        """True once ``kind`` has its share of changes: later ones are only counted."""
+        return self.per_kind[kind] >= MAX_CHANGES_PER_KIND
+
     def change(
         self, kind: str, x: Instruction | None, y: Instruction | None, detail: str, rule: str
     ) -> None:
@@ -155,7 +159,7 @@ def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
             else:
                 other.append((x, y, f"opcode {x.opcode} → {y.opcode}"))
             continue
-        if x.shape.sig != y.shape.sig:
+        if x.shape is not y.shape and x.shape.sig != y.shape.sig:
             if x.parameter_number is not None and x.computation == a.entry:
                 params.append((x, y))
             else:
@@ -166,6 +170,8 @@ def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
                 elided.append((x, y))
             elif not same and x.shape.sig == y.shape.sig:
                 (large if _weight_shaped(a, x) else small).append((x, y))
+        if x.attrs == y.attrs:  # the parser shares equal tuples: usually an identity check
+            continue
         ax, ay = semantic_attrs(x), semantic_attrs(y)
         if ax != ay:
             keys = sorted({k for k, _ in set(ax) ^ set(ay)})
@@ -249,7 +255,10 @@ def _shapes(
             f"{n} instruction{'s' if n != 1 else ''} changed shape, first {x.name}: "
             f"{x.shape} → {y.shape} {where(a, x)}".rstrip(),
         )
-    for x, y in followers:
+    for k, (x, y) in enumerate(followers):
+        if bld.full("shape"):  # after a shape change most instructions follow: count the rest
+            bld.per_kind["shape"] += len(followers) - k
+            break
         bld.change("shape", x, y, f"{x.shape} → {y.shape}", rule)
     return True
 

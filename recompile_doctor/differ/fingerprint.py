@@ -8,67 +8,89 @@ Two fingerprints per instruction, in the spirit of XLA's ``HloPrintOptions::Fing
   left out: they cannot cause a recompile.
 * ``skeleton``: opcode and operand/callee structure only, no shapes or values, so the same
   program at another batch size (or with other constants) has the same skeleton.
+
+For speed, fingerprints are plain ``int`` lists parallel to ``Computation.instructions`` (no
+per-instruction objects or ``id()`` keyed dicts), and the attribute filtering is cached per
+distinct ``attrs`` tuple (the parser shares equal tuples, so most lookups hit).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
-
-#: attributes that never change the compiled executable
-IGNORED_ATTRS = frozenset(
-    ("control-predecessors", "channel_id", "statistics", "origin", "result_accuracy")
+from recompile_doctor.differ._keys import (
+    CALL_ATTRS,
+    IGNORED_ATTRS,
+    LITERALS,
+    SKELETON_ATTRS,
+    literal_key,
+    local_key,
+    semantic_attrs,
+    split,
 )
-#: attributes whose value is part of the skeleton (they do not depend on shapes)
-SKELETON_ATTRS = frozenset(
-    ("index", "direction", "kind", "custom_call_target", "fusion_kind", "comparison_type")
-)
-CALL_ATTRS = frozenset(
-    [
-        "calls",
-        "to_apply",
-        "body",
-        "condition",
-        "branch_computations",
-        "called_computations",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-    ]
-)
+from recompile_doctor.differ._unordered import general
+from recompile_doctor.parsers.hlo import Computation, HloModule
 
 
 @dataclass(slots=True)
+class CompFingerprints:
+    """One computation's fingerprints, in printed order (index = position in the computation)."""
+
+    full: list[int]
+    skeleton: list[int] | None  # None until asked for: see Fingerprints.skeleton
+    params: list[int]  # indices of the parameters, in printed order
+    callers: list[int]  # indices of the instructions that call computations
+    root: int  # index of the root instruction, -1 for an empty computation
+
+
 class Fingerprints:
-    """Per-instruction fingerprints of one module, keyed by (computation, instruction name)."""
+    """Per-computation instruction fingerprints and one fingerprint per computation.
 
-    full: dict[int, int]
-    skeleton: dict[int, int]
-    local: dict[int, tuple[object, ...]]
-    computation_full: dict[str, int]
-    computation_skeleton: dict[str, int]
+    Skeletons are computed on demand (the aligner needs them only where full fingerprints
+    differ, and once per distinct computation): a skeleton is a function of the full
+    fingerprint, so a computation's skeleton is memoized by its full fingerprint."""
+
+    __slots__ = ("_cskel", "_cskel_by_full", "computation_full", "computations", "module")
+
+    def __init__(self, module: HloModule) -> None:
+        self.module = module
+        self.computations: dict[str, CompFingerprints] = {}
+        self.computation_full: dict[str, int] = {}
+        self._cskel: dict[str, int] = {}
+        self._cskel_by_full: dict[int, int] = {}
+
+    def skeleton(self, name: str) -> list[int]:
+        cf = self.computations[name]
+        if cf.skeleton is None:
+            cf.skeleton = _skeletons(self.module.computations[name], self.computation_skeleton)
+        return cf.skeleton
+
+    def computation_skeleton(self, name: str) -> int:
+        got = self._cskel.get(name)
+        if got is None:
+            key = self.computation_full[name]
+            got = self._cskel_by_full.get(key)
+            if got is None:
+                cf = self.computations[name]
+                n = len(cf.params)
+                got = hash(n) if cf.root < 0 else hash((self.skeleton(name)[cf.root], n))
+                self._cskel_by_full[key] = got
+            self._cskel[name] = got
+        return got
 
 
-def literal_key(ins: Instruction) -> object:
-    lit = ins.literal
-    if lit is None:
-        return None
-    if len(lit.values) == 1:
-        return lit.numbers()
-    if lit.elided:
-        return ("elided",)
-    if len(lit.values) <= 16:
-        return lit.numbers()
-    return hash(lit.numbers())
-
-
-def semantic_attrs(ins: Instruction) -> tuple[tuple[str, str], ...]:
-    """The attributes that can change the executable, computation references left out."""
-    if not ins.attrs:
-        return ()
-    return tuple((k, v) for k, v in ins.attrs if k not in IGNORED_ATTRS and k not in CALL_ATTRS)
+def root_index(comp: Computation) -> int:
+    """Index of :meth:`Computation.root_instruction` (-1 when empty)."""
+    instrs = comp.instructions
+    if not instrs:
+        return -1
+    if comp.root is None or instrs[-1].name == comp.root:
+        return len(instrs) - 1
+    for k, ins in enumerate(instrs):
+        if ins.name == comp.root:
+            return k
+    return len(instrs) - 1
 
 
 def _callee_order(module: HloModule) -> list[Computation]:
@@ -97,96 +119,130 @@ def _callee_order(module: HloModule) -> list[Computation]:
 
 
 def compute(module: HloModule) -> Fingerprints:
-    fp = Fingerprints({}, {}, {}, {}, {})
-    full, skel, local = fp.full, fp.skeleton, fp.local
-    for comp in _callee_order(module):
-        by_name = {i.name: i for i in comp.instructions}
-        _linear(comp, by_name, fp)
-        root = comp.root_instruction()
-        params = tuple(local[id(p)] for p in comp.parameters())
-        if root is None:
-            fp.computation_full[comp.name] = hash(params)
-            fp.computation_skeleton[comp.name] = hash(len(params))
-        else:
-            fp.computation_full[comp.name] = hash((full[id(root)], params))
-            fp.computation_skeleton[comp.name] = hash((skel[id(root)], len(params)))
-    del full, skel, local
+    """Full fingerprints of every instruction; computations in printed order (XLA prints
+    callees first), else (a callee printed after its caller, a call cycle) in callee order
+    with every skeleton computed at once, as the general algorithm does."""
+    fp = Fingerprints(module)
+    for comp in module.computations.values():
+        if not _add(fp, comp, lazy=True):
+            return _eager(module)
     return fp
 
 
-def _linear(comp: Computation, by_name: dict[str, Instruction], fp: Fingerprints) -> None:
-    """One pass in printed order (operands come first when printed by XLA); an operand not
-    seen yet (hand-written text) sends that instruction through :func:`_visit`."""
-    full, skel, local = fp.full, fp.skeleton, fp.local
-    cfull, cskel = fp.computation_full, fp.computation_skeleton
-    f_by_name: dict[str, int] = {}
-    s_by_name: dict[str, int] = {}
-    for cur in comp.instructions:
-        try:
-            ofull = tuple([f_by_name[n] for n in cur.operands])
-            oskel = tuple([s_by_name[n] for n in cur.operands])
-        except KeyError:
-            _visit(cur, by_name, fp)
-        else:
-            loc = (
-                cur.opcode,
-                cur.shape.sig,
-                cur.parameter_number,
-                semantic_attrs(cur),
-                literal_key(cur),
-            )
-            local[id(cur)] = loc
-            if cur.calls:
-                callees_full = tuple([cfull.get(c, 0) for c in cur.calls])
-                callees_skel = tuple([cskel.get(c, 0) for c in cur.calls])
-            else:
-                callees_full = callees_skel = ()
-            full[id(cur)] = hash((loc, callees_full, ofull))
-            sk_attrs = tuple([(k, v) for k, v in cur.attrs if k in SKELETON_ATTRS])
-            skel[id(cur)] = hash((cur.opcode, cur.parameter_number, sk_attrs, callees_skel, oskel))
-        f_by_name[cur.name] = full[id(cur)]
-        s_by_name[cur.name] = skel[id(cur)]
+def _eager(module: HloModule) -> Fingerprints:
+    fp = Fingerprints(module)
+    for comp in _callee_order(module):
+        _add(fp, comp, lazy=False)
+    return fp
 
 
-def _visit(ins: Instruction, by_name: dict[str, Instruction], fp: Fingerprints) -> None:
-    """Fingerprint ``ins`` (iteratively, operands first; printed order is usually enough)."""
-    full, skel = fp.full, fp.skeleton
-    stack = [ins]
-    while stack:
-        cur = stack[-1]
-        if id(cur) in full:
-            stack.pop()
-            continue
-        pending = [
-            op
-            for op in (by_name.get(n) for n in cur.operands)
-            if op is not None and id(op) not in full and op is not cur
+def _add(fp: Fingerprints, comp: Computation, lazy: bool) -> bool:
+    """Fingerprint ``comp`` into ``fp``; False if a callee has no fingerprint yet (lazy)."""
+    cfull = fp.computation_full
+    got = _linear(comp, cfull) if lazy else None
+    if got is None:
+        if lazy and any(c not in cfull for ins in comp.instructions for c in ins.calls):
+            return False
+        cskel = fp.computation_skeleton if lazy else _known(fp._cskel)
+        full, skel = general(comp, cfull, cskel)
+        params = [k for k, ins in enumerate(comp.instructions) if ins.parameter_number is not None]
+        callers = [k for k, ins in enumerate(comp.instructions) if ins.calls]
+        plocs = [
+            (comp.instructions[k].parameter_number, local_key(comp.instructions[k])) for k in params
         ]
-        if pending and len(stack) < 1_000_000:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        ops = [by_name.get(n) for n in cur.operands]
-        callees_full = tuple(fp.computation_full.get(c, 0) for c in cur.calls)
-        callees_skel = tuple(fp.computation_skeleton.get(c, 0) for c in cur.calls)
-        loc = (
-            cur.opcode,
-            cur.shape.sig,
-            cur.parameter_number,
-            semantic_attrs(cur),
-            literal_key(cur),
-        )
-        fp.local[id(cur)] = loc
-        full[id(cur)] = hash(
-            (loc, callees_full, tuple(full.get(id(o), 0) if o else 0 for o in ops))
-        )
-        sk_attrs = tuple((k, v) for k, v in cur.attrs if k in SKELETON_ATTRS)
-        skel[id(cur)] = hash(
-            (
-                cur.opcode,
-                cur.parameter_number,
-                sk_attrs,
-                callees_skel,
-                tuple(skel.get(id(o), 0) if o else 0 for o in ops),
-            )
-        )
+    else:
+        full, params, callers, plocs = got
+        skel = None
+    root = root_index(comp)
+    fp.computations[comp.name] = CompFingerprints(full, skel, params, callers, root)
+    plocs.sort(key=_number)  # stable: printed order among equal numbers
+    locs = tuple([loc for _, loc in plocs])
+    cfull[comp.name] = hash(locs) if root < 0 else hash((full[root], locs))
+    if not lazy:
+        assert skel is not None
+        fp._cskel[comp.name] = hash(len(locs)) if root < 0 else hash((skel[root], len(locs)))
+    return True
+
+
+def _number(p: tuple[int | None, tuple[object, ...]]) -> int:
+    return p[0] or 0
+
+
+def _known(cskel: dict[str, int]) -> Callable[[str], int]:
+    def get(name: str) -> int:
+        return cskel.get(name, 0)
+
+    return get
+
+
+_Linear = tuple[list[int], list[int], list[int], list[tuple[int | None, tuple[object, ...]]]]
+
+
+def _linear(comp: Computation, cfull: dict[str, int]) -> _Linear | None:
+    """Full fingerprints in one pass in printed order (XLA prints operands first), with the
+    indices of parameters and callers and the parameters' local keys; None when an operand or
+    callee is printed later (hand-written text): then :func:`._unordered.general` does it."""
+    f_of: dict[str, int] = {}
+    fget = f_of.__getitem__
+    full: list[int] = []
+    params: list[int] = []
+    callers: list[int] = []
+    plocs: list[tuple[int | None, tuple[object, ...]]] = []
+    literals = LITERALS
+    for ins in comp.instructions:
+        try:
+            # map() with a bound __getitem__ runs in C; a KeyError means an operand comes later
+            ofull = tuple(map(fget, ins.operands))
+        except KeyError:
+            return None
+        attrs = ins.attrs
+        sem = split(attrs)[0] if attrs else ()
+        lit = ins.literal
+        key: object = None
+        if lit is not None:
+            key = ("elided",) if lit.elided and len(lit.values) != 1 else literals[lit.values]
+        loc = (ins.opcode, ins.shape.sig, ins.parameter_number, sem, key)
+        calls = ins.calls
+        if calls:
+            callers.append(len(full))
+            try:
+                callees_full = tuple(map(cfull.__getitem__, calls))
+            except KeyError:
+                return None
+        else:
+            callees_full = ()
+        if loc[2] is not None:
+            params.append(len(full))
+            plocs.append((loc[2], loc))
+        f = hash((loc, callees_full, ofull))
+        full.append(f)
+        f_of[ins.name] = f
+    return full, params, callers, plocs
+
+
+def _skeletons(comp: Computation, cskel: Callable[[str], int]) -> list[int]:
+    """Skeletons of a computation whose operands are all printed before their users."""
+    s_of: dict[str, int] = {}
+    sget = s_of.__getitem__
+    out: list[int] = []
+    for ins in comp.instructions:
+        oskel = tuple(map(sget, ins.operands))
+        sk = split(ins.attrs)[1] if ins.attrs else ()
+        callees = tuple([cskel(c) for c in ins.calls]) if ins.calls else ()
+        s = hash((ins.opcode, ins.parameter_number, sk, callees, oskel))
+        out.append(s)
+        s_of[ins.name] = s
+    return out
+
+
+__all__ = [
+    "CALL_ATTRS",
+    "IGNORED_ATTRS",
+    "SKELETON_ATTRS",
+    "CompFingerprints",
+    "Fingerprints",
+    "compute",
+    "literal_key",
+    "root_index",
+    "semantic_attrs",
+]

@@ -2,107 +2,173 @@
 
 Most lines of a dump are plain: ``[ROOT] name = <array shape> opcode(<names>)`` followed by
 simple attributes (``dimensions={1}``, ``calls=%f``, ``direction=LT``, quoted strings) and a
-``metadata={...}`` block.  Such a line is matched whole (one C call) and gives exactly the
-:class:`Instruction` the token-level parser would give; anything else (tuple shapes, literals
-in braces, nested attribute values, old-dialect operand shapes, errors) returns None and goes
-through the token-level parser in :mod:`._instruction`.
+``metadata={...}`` block; constants print a number, ``{...}`` or a flat list of numbers.  Such a
+line is matched whole (one C call) and gives exactly the :class:`Instruction` the token-level
+parser would give; anything else (tuple shapes, nested literals, nested attribute values,
+old-dialect operand shapes, errors) stops the run and goes through the token-level parser in
+:mod:`._instruction`.
+
+Speed tricks: the pattern uses possessive quantifiers (``*+``, ``++``: no backtracking, half the
+matching time); :func:`fast_run` parses a whole run of lines in one call; attribute texts repeat
+(``dimensions={1}``), so their parsed tuples are cached and shared; the metadata block is not
+parsed here, only its offset is kept (see :attr:`Instruction.metadata`).
 """
 
 from __future__ import annotations
 
 import re
 
-from recompile_doctor.parsers.hlo._instruction import (
-    CALL_ATTRS,
-    LITERAL_WORDS,
-    make_metadata,
-)
-from recompile_doctor.parsers.hlo._lexer import metadata_fields, unquote
-from recompile_doctor.parsers.hlo._shapes import ShapeError, array_shape
-from recompile_doctor.parsers.hlo.model import Instruction, Literal, Metadata
+from recompile_doctor.parsers.hlo._instruction import CALL_ATTRS, LITERAL_WORDS
+from recompile_doctor.parsers.hlo._metadata import BLOCK
+from recompile_doctor.parsers.hlo._shapes import ShapeError, array_shape, shape_cache
+from recompile_doctor.parsers.hlo.model import Instruction, Literal
 
-_STR = r'"(?:[^"\\\n]|\\.)*"'
-_VALUE = rf"(?:\{{[^{{}}\"\n]*\}}|{_STR}|%?[\w.-]+)"
+_STR = r'"(?:[^"\\\n]++|\\.)*+"'
+_VALUE = rf"(?:\{{[^{{}}\"\n]*+\}}|{_STR}|%?[\w.-]++)"
+_OPERAND = r"[ \t]*+(?:/\*index=\d++\*/)?%?[\w.-]++[ \t]*+"
+_ATTRS = rf"(?:,[ \t]*+(?!metadata=)[A-Za-z_][\w-]*+={_VALUE})*+"
 _LINE = re.compile(
-    rf"""[ \t]*(ROOT[ \t]+)?(%?)([A-Za-z_][\w.-]*)[ \t]*=[ \t]*
-    ([a-z][a-z0-9]*\[[^\]\n]*\](?:\{{[^{{}}\n]*\}})?)[ \t]+
-    ([a-z][a-z0-9-]*)\(
-    ((?:[ \t]*(?:/\*index=\d+\*/)?%?[\w.-]+[ \t]*,)*[ \t]*(?:/\*index=\d+\*/)?%?[\w.-]*[ \t]*)\)
-    ((?:,[ \t]*[A-Za-z_][\w-]*={_VALUE})*)
-    (?:,[ \t]*metadata=(\{{(?:[^{{}}"\n]|{_STR})*\}}))?
-    ((?:,[ \t]*[A-Za-z_][\w-]*={_VALUE})*)
-    [ \t]*$""",
+    rf"""[ \t]*+(ROOT[ \t]+)?(%?)([A-Za-z_][\w.-]*+)[ \t]*+=[ \t]*+
+    ([a-z][a-z0-9]*+\[[^\]\n]*+\](?:\{{[^{{}}\n]*+\}})?)[ \t]++
+    ([a-z][a-z0-9-]*+)\(
+    ({_OPERAND}(?:,{_OPERAND})*+|[ \t]*+|\{{[^{{}}\n]*+\}})\)
+    ({_ATTRS})
+    (?:,[ \t]*+metadata=({BLOCK}))?
+    ({_ATTRS})
+    [ \t]*+$""",
     re.VERBOSE,
 )
 _ATTR = re.compile(rf",[ \t]*([A-Za-z_][\w-]*)=({_VALUE})")
 _INDEX = re.compile(r"/\*index=\d+\*/")
-_match = _LINE.match
-_MD_CACHE: dict[str, Metadata] = {}
+_NUMBER = r"[-+]?\d[\w.]*+(?:(?<=[eE])[+-]\d++)?"  # the lexer's number token
+_NUMBERS = re.compile(rf"\{{[ \t]*+(?:{_NUMBER}[ \t]*+(?:,[ \t]*+{_NUMBER}[ \t]*+)*+)?\}}")
+_number = re.compile(_NUMBER).findall
+_ELIDED = Literal((), elided=True)
+_Attrs = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
+_ATTR_CACHE: dict[str, _Attrs] = {}
 
 
-def fast_instruction(line: str, comp: str, lineno: int) -> tuple[Instruction, bool] | None:
-    """(instruction, had a ``%`` sigil) for a plain line, else None (use the token parser)."""
-    if not line or line[-1] == "{" or line.lstrip()[:1] == "}":
-        return None
-    m = _match(line)
-    if m is None:
-        return None
-    root, pct, name, shape_tok, opcode, ops, attrs1, md, attrs2 = m.groups()
-    try:
-        shape = array_shape(shape_tok)
-    except (ShapeError, ValueError):
-        return None
-    literal: Literal | None = None
-    param: int | None = None
-    operands: tuple[str, ...] = ()
+def _attributes(text: str) -> _Attrs:
+    """(attrs, calls) of the attribute text of a plain line (canonical as the token parser)."""
+    attrs: list[tuple[str, str]] = []
+    calls: list[str] = []
+    for key, value in _ATTR.findall(text):
+        if value[0] == "{":
+            value = value.replace(" ", "").replace("\t", "")
+        if key in CALL_ATTRS:
+            value = value.replace("%", "")
+            calls.extend(v for v in value.strip("{}").split(",") if v)
+        attrs.append((key, value))
+    return tuple(attrs), tuple(calls)
+
+
+def _constant(ops: str) -> Literal | None:
+    """The literal of ``constant(ops)`` when it is plain, else None (the token parser)."""
+    if ops[:1] == "{":
+        if ops == "{...}":
+            return _ELIDED
+        if _NUMBERS.fullmatch(ops) is None:
+            return None
+        return Literal(tuple(_number(ops)))
     if "/*" in ops:
         ops = _INDEX.sub("", ops)
     ops = ops.strip()
-    if opcode == "constant":
-        if not ops or not (ops[0] in "0123456789-+" or ops in LITERAL_WORDS) or "," in ops:
-            return None
-        literal = Literal((ops,))
-    elif opcode == "parameter":
-        if not ops.isdigit():
-            return None
-        param = int(ops)
-    elif ops:
-        # names only (the pattern guarantees it); a bad name fails the operand check later
-        operands = tuple(ops.replace("%", "").replace(" ", "").replace("\t", "").split(","))
-    attrs: list[tuple[str, str]] = []
-    calls: list[str] = []
-    for text in (attrs1, attrs2):
-        if not text:
-            continue
-        for key, value in _ATTR.findall(text):
-            if value[0] == "{":
-                value = value.replace(" ", "").replace("\t", "")
-            if key in CALL_ATTRS:
-                value = value.replace("%", "")
-                calls.extend(v for v in value.strip("{}").split(",") if v)
-            attrs.append((key, value))
-    metadata: Metadata | None = None
-    if md:
-        metadata = _MD_CACHE.get(md)
-        if metadata is None:
-            fields = {k: unquote(v) if v[0] == '"' else v for k, v in metadata_fields(md, 1)}
-            metadata = make_metadata(fields)
-            if len(_MD_CACHE) > 50_000:
-                _MD_CACHE.clear()
-            _MD_CACHE[md] = metadata
-    ins = Instruction(
-        name,
-        opcode,
-        shape,
-        operands,
-        tuple(attrs),
-        tuple(calls),
-        comp,
-        lineno,
-        line,
-        literal,
-        metadata,
-        param,
-        root is not None,
-    )
-    return ins, bool(pct)
+    if not ops or not (ops[0] in "0123456789-+" or ops in LITERAL_WORDS) or "," in ops:
+        return None
+    return Literal((ops,))
+
+
+def fast_run(
+    lines: list[str], i: int, comp: str, out: list[Instruction], defined: set[str]
+) -> tuple[int, str | None, bool]:
+    """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``).
+
+    Returns (index of the first line not parsed, name of the last ROOT, whether a name had a
+    ``%`` sigil).  A run stops at a line that is not plain or redefines a name."""
+    match = _LINE.match
+    shapes = shape_cache()
+    attr_cache = _ATTR_CACHE
+    append, add = out.append, defined.add
+    root: str | None = None
+    pct = False
+    n = len(lines)
+    while i < n:
+        line = lines[i]
+        m = match(line)
+        if m is None:
+            break
+        is_root, sigil, name, shape_tok, opcode, ops, attrs1, md, attrs2 = m.groups()
+        if name in defined:
+            break
+        shape = shapes.get(shape_tok)
+        if shape is None:
+            try:
+                shape = array_shape(shape_tok)
+            except (ShapeError, ValueError):
+                break
+        literal: Literal | None = None
+        param: int | None = None
+        operands: tuple[str, ...] = ()
+        if opcode == "constant":
+            literal = _constant(ops)
+            # 'name=' (no space) is an attribute-name token for the token parser: an error
+            if literal is None or (ops[:1] == "{" and line[m.end(3)] == "="):
+                break
+        elif opcode == "parameter":
+            ops = ops.strip()
+            if not ops.isdigit():
+                break
+            param = int(ops)
+        elif ops:
+            if ops[0] == "{":
+                break
+            ops = ops.replace("%", "").replace(" ", "")
+            if "/" in ops or "\t" in ops:
+                ops = _INDEX.sub("", ops).replace("\t", "")
+            if ops:
+                operands = tuple(ops.split(","))
+        attrs: tuple[tuple[str, str], ...] = ()
+        calls: tuple[str, ...] = ()
+        if attrs1 or attrs2:
+            key = attrs1 + "\n" + attrs2 if attrs2 else attrs1
+            got = attr_cache.get(key)
+            if got is None:
+                got = _attributes(key)
+                if len(attr_cache) > 50_000:
+                    attr_cache.clear()
+                attr_cache[key] = got
+            attrs, calls = got
+        append(
+            Instruction(
+                name,
+                opcode,
+                shape,
+                operands,
+                attrs,
+                calls,
+                comp,
+                i + 1,
+                line,
+                literal,
+                None if md is None else m.start(8),
+                param,
+                is_root is not None,
+            )
+        )
+        add(name)
+        if is_root is not None:
+            root = name
+        if sigil:
+            pct = True
+        i += 1
+    return i, root, pct
+
+
+def fast_instruction(line: str, comp: str, lineno: int) -> tuple[Instruction, bool] | None:
+    """(instruction, had a ``%`` sigil) for one plain line, else None (use the token parser)."""
+    out: list[Instruction] = []
+    _, _, pct = fast_run([line], 0, comp, out, set())
+    if not out:
+        return None
+    out[0].line = lineno
+    return out[0], pct

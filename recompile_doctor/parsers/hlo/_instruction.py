@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from recompile_doctor.parsers.hlo._lexer import metadata_fields, tokenize, unquote
+from recompile_doctor.parsers.hlo._lexer import tokenize, unquote
+from recompile_doctor.parsers.hlo._metadata import make_metadata, metadata_token
 from recompile_doctor.parsers.hlo._shapes import ShapeError, array_shape, tuple_shape
 from recompile_doctor.parsers.hlo.model import Instruction, Literal, Metadata, Shape
 
@@ -282,23 +283,6 @@ def skip_value(toks: list[str], k: int) -> int:
     if depth:
         raise More()
     return k
-
-
-def metadata_token(token: str) -> Metadata:
-    fields = {k: unquote(v) if v[0] == '"' else v for k, v in metadata_fields(token)}
-    return make_metadata(fields)
-
-
-def make_metadata(fields: dict[str, str]) -> Metadata:
-    line = fields.get("source_line")
-    frame = fields.get("stack_frame_id")
-    return Metadata(
-        fields.get("op_type"),
-        fields.get("op_name"),
-        fields.get("source_file"),
-        int(line) if line and line.isdigit() else None,
-        int(frame) if frame and frame.isdigit() else None,
-    )
 
 
 def _metadata(toks: list[str], k: int) -> tuple[Metadata, int]:

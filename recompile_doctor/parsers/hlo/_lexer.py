@@ -97,7 +97,7 @@ def _unescape_one(m: re.Match[str]) -> str:
     s = m.group(1)
     if s in _UNESCAPES:
         return _UNESCAPES[s]
-    if s[0] == "x":
+    if s[0] == "x" and len(s) > 1:
         return chr(int(s[1:], 16))
     if s[0].isdigit():
         return chr(int(s, 8))

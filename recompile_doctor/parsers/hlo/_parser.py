@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers.hlo._fastpath import fast_instruction
+from recompile_doctor.parsers.hlo._fastpath import fast_run
 from recompile_doctor.parsers.hlo._instruction import (
     Fail,
     InstructionParser,
@@ -168,28 +168,29 @@ class Parser(InstructionParser):
         n = len(self.lines)
         lines = self.lines
         name = comp.name
+        instrs = comp.instructions
         while i < n:
+            i, root, pct = fast_run(lines, i, name, instrs, defined)
+            if root is not None:
+                comp.root = root
+            self.percent |= pct
+            if i >= n:
+                break
             line = lines[i]
-            fast = fast_instruction(line, name, i + 1)
-            if fast is not None:
-                ins, pct = fast
-                self.percent |= pct
-                j = i
-            else:
-                toks = tokenize(line)
-                if not toks:
-                    i += 1
-                    continue
-                if toks[0] == "}":
-                    _check_operands(comp, defined, self.path)
-                    return comp, i + 1
-                ins, j = self._slow_instruction(toks, name, i, line)
+            toks = tokenize(line)
+            if not toks:
+                i += 1
+                continue
+            if toks[0] == "}":
+                _check_operands(comp, defined, self.path)
+                return comp, i + 1
+            ins, j = self._slow_instruction(toks, name, i, line)
             if ins.name in defined:
                 raise RecompileDoctorError(
                     f"instruction '{ins.name}' is defined twice in '{name}'", self.path, i + 1
                 )
             defined.add(ins.name)
-            comp.instructions.append(ins)
+            instrs.append(ins)
             if ins.is_root:
                 comp.root = ins.name
             i = j + 1

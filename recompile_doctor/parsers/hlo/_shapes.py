@@ -93,6 +93,11 @@ def array_shape(tok: str) -> Shape:
     return s
 
 
+def shape_cache() -> dict[str, Shape]:
+    """Shape token -> :class:`Shape` for the tokens seen so far (read-only for callers)."""
+    return _CACHE
+
+
 def tuple_shape(elements: list[Shape]) -> Shape:
     return Shape("tuple", elements=tuple(elements))
 

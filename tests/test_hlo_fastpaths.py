@@ -1,0 +1,142 @@
+"""The parser's and the differ's fast paths give exactly what their general paths give."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+
+from recompile_doctor.differ import diff_modules
+from recompile_doctor.differ.align import align
+from recompile_doctor.differ.causes import explain
+from recompile_doctor.differ.fingerprint import _eager
+from recompile_doctor.parsers.hlo import HloModule, _parser, parse_hlo, parse_hlo_file
+
+align_mod = importlib.import_module("recompile_doctor.differ.align")  # (the package's align
+# attribute is the function)
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = sorted((ROOT / "fixtures" / "hlo").rglob("*.txt")) + sorted(
+    (ROOT / "fixtures" / "hlo").rglob("*.hlo")
+)
+
+LAYERS = """HloModule jit_step, entry_computation_layout={{(f32[{b},4]{{1,0}})->f32[{b},4]{{1,0}}}}
+
+%fused.1 (p0.1: f32[{b},4], p1.1: f32[4]) -> f32[{b},4] {{
+  %p0.{n}1 = f32[{b},4]{{1,0}} parameter(0)
+  %p1.{n}1 = f32[4]{{0}} parameter(1)
+  %bc.{n}1 = f32[{b},4]{{1,0}} broadcast(%p1.{n}1), dimensions={{1}}, metadata={{op_name="l1/add"}}
+  ROOT %add.{n}1 = f32[{b},4]{{1,0}} add(%p0.{n}1, %bc.{n}1), metadata={{op_type="add" op_name="l1/add"}}
+}}
+
+%fused.2 (p0.2: f32[{b},4], p1.2: f32[4]) -> f32[{b},4] {{
+  %p0.{n}2 = f32[{b},4]{{1,0}} parameter(0)
+  %p1.{n}2 = f32[4]{{0}} parameter(1)
+  %bc.{n}2 = f32[{b},4]{{1,0}} broadcast(%p1.{n}2), dimensions={{1}}, metadata={{op_name="l2/add"}}
+  ROOT %add.{n}2 = f32[{b},4]{{1,0}} add(%p0.{n}2, %bc.{n}2), metadata={{op_name="l2/add"}}
+}}
+
+ENTRY %main.{n} (x.{n}: f32[{b},4]) -> f32[{b},4] {{
+  %x.{n} = f32[{b},4]{{1,0}} parameter(0), metadata={{op_name="x"}}
+  %w.{n} = f32[4,4]{{1,0}} constant({{...}})
+  %d.{n} = f32[{b},4]{{1,0}} dot(%x.{n}, %w.{n}), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  %c.{n}1 = f32[4]{{0}} constant({{0.5, -1e-05, 2, {c}}})
+  %f.{n}1 = f32[{b},4]{{1,0}} fusion(%d.{n}, %c.{n}1), kind=kLoop, calls=%fused.1
+  %c.{n}2 = f32[4]{{0}} constant({{...}})
+  ROOT %f.{n}2 = f32[{b},4]{{1,0}} fusion(%f.{n}1, %c.{n}2), kind=kLoop, calls=%fused.2
+}}
+"""
+
+
+def layers(batch: int, number: int, c: str = "3") -> str:
+    return LAYERS.format(b=batch, n=number, c=c)
+
+
+def _fields(m: HloModule) -> list[object]:
+    out: list[object] = [m.name, m.attrs, m.entry, m.dialect, m.stack_frames]
+    for c in m.computations.values():
+        out.append((c.name, c.is_entry, c.line, c.root))
+        for i in c.instructions:
+            out.append((i.name, i.opcode, i.shape, i.operands, i.attrs, i.calls, i.computation))
+            out.append((i.line, i.source, i.literal, i.metadata, i.parameter_number, i.is_root))
+    return out
+
+
+def _token_parser_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fast_run(
+        lines: list[str], i: int, comp: str, out: list[object], defined: set[str]
+    ) -> tuple[int, None, bool]:
+        return i, None, False
+
+    monkeypatch.setattr(_parser, "fast_run", no_fast_run)
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_fast_path_parses_real_dumps_like_the_token_parser(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a real dump  WHEN parsed with the fast path, then with the token parser only
+    fast = _fields(parse_hlo_file(path))
+    _token_parser_only(monkeypatch)
+    slow = _fields(parse_hlo_file(path))
+    # THEN every computation and instruction is the same, metadata included
+    assert fast == slow
+
+
+def test_fast_path_parses_elided_and_listed_constants_like_the_token_parser(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN fusions, {...} and listed constants, attributes after metadata
+    text = layers(8, 1)
+    fast = parse_hlo(text)
+    lits = [i.literal for i in fast.entry_computation.instructions if i.literal is not None]
+    _token_parser_only(monkeypatch)
+    # THEN the token parser gives the same module
+    assert _fields(fast) == _fields(parse_hlo(text))
+    assert lits[0] is not None and lits[0].elided
+    assert lits[1] is not None and lits[1].values == ("0.5", "-1e-05", "2", "3")
+
+
+def _general_diff(a: HloModule, b: HloModule, monkeypatch: pytest.MonkeyPatch) -> object:
+    """The differ without its shortcuts: eager fingerprints in callee order, every
+    computation pair through the matcher, no memo of matched pairs."""
+    match_pair = align_mod._match_pair
+    monkeypatch.setattr(align_mod, "_identical", lambda *args: False)
+    monkeypatch.setattr(
+        align_mod, "_match_pair", lambda ca, cb, fa, fb, memo: match_pair(ca, cb, fa, fb, {})
+    )
+    d = explain(a, b, align(a, b, _eager(a), _eager(b)))
+    monkeypatch.undo()
+    return (d.to_json(), d.stats)
+
+
+PAIRS = [
+    ("batch", layers(8, 1), layers(4, 7)),
+    ("same", layers(8, 1), layers(8, 9)),
+    ("constant", layers(8, 1), layers(8, 1, c="4")),
+]
+
+
+@pytest.mark.parametrize(("name", "ta", "tb"), PAIRS, ids=[p[0] for p in PAIRS])
+def test_differ_shortcuts_give_the_general_result(
+    name: str, ta: str, tb: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN two compilations with repeated fusions (memo), identical parts (identity) and
+    # lazily computed skeletons
+    a, b = parse_hlo(ta), parse_hlo(tb)
+    # WHEN diffed with the shortcuts and without
+    d = diff_modules(a, b)
+    # THEN the causes, changes and statistics are the same
+    assert (d.to_json(), d.stats) == _general_diff(a, b, monkeypatch)
+
+
+def test_differ_shortcuts_give_the_general_result_on_real_dumps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN every pair of real dumps of one stage
+    mods = [parse_hlo_file(p) for p in SAMPLES if "before_optimizations" in p.name]
+    for a in mods:
+        for b in mods:
+            # THEN the shortcuts change nothing
+            d = diff_modules(a, b)
+            assert (d.to_json(), d.stats) == _general_diff(a, b, monkeypatch)
