@@ -1,30 +1,14 @@
-"""Events -> a timeline: compilations (with cache outcome and warm-up), executable loads,
-processes, and the events worth keeping in a report.
-
-The builder is fed one event at a time (it never needs the whole log) and keeps only what a
-report shows: per-step events such as ``Execute`` are folded into counts.
-
-How compilations are assembled (``reference/poplar_formats.md`` §1, §3, §7):
-
-* ``Begin XLA compilation`` opens a compilation.  The next ``Loaded <module> from <file>`` for
-  that module makes it a cache *hit* (no real compile); ``Couldn't find <file>`` makes it a
-  *miss*.  With neither, the executable cache was *disabled* (both kinds of line are printed at
-  the same verbosity as ``Begin``).
-* The cache file's hash is not the HLO hash, so they are linked by module name and order.
-* Without ``Begin`` lines (default verbosity), the progress bar (``Compiling module <name>:``)
-  or a Poplar ``graphConstruction`` phase opens a compilation whose cache outcome is unknown.
-* ``Loading executable`` phases are loads of an engine onto the device; each is attributed to
-  the module that executes next (``Execute <module>``), else to the last compiled module.
-"""
+"""The timeline builder: events in, one at a time; a :class:`Timeline` out."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from recompile_doctor.model import CacheOutcome, Compilation, Event
+from recompile_doctor.timeline.names import elided_match, function_key
+from recompile_doctor.timeline.types import Load, ProcessInfo, Timeline
 
 _KEEP_KINDS = frozenset(
     {
@@ -64,48 +48,6 @@ _CACHE_KINDS = frozenset(
 GRAPH_PHASE = "graphConstruction"
 LOAD_PHASE = "Loading executable"
 
-_INFERENCE_RE = re.compile(r"^(a_inference_.+?)_\d+__")
-_UNIQUE_SUFFIX_RE = re.compile(r"\.\d+$")
-
-
-def function_key(module: str) -> str:
-    """The function a module compiles, without the ids TensorFlow adds per trace.
-
-    ``a_inference_train_function_806__XlaMustCompile_true_...__.626`` and
-    ``a_inference_train_function_1240__...__.911`` are the same ``tf.function`` traced twice.
-    """
-    m = _INFERENCE_RE.match(module)
-    if m:
-        return m.group(1)
-    return _UNIQUE_SUFFIX_RE.sub("", module)
-
-
-def _elided_match(pattern: str, module: str) -> bool:
-    """``Compiling module a_inference_..._0...02_001_000__executor_type____.626`` elides the
-    middle of long names with ``...``."""
-    if pattern == module:
-        return True
-    if "..." not in pattern:
-        return False
-    head, _, tail = pattern.partition("...")
-    return module.startswith(head) and module.endswith(tail)
-
-
-@dataclass(frozen=True, slots=True)
-class Load:
-    """An executable loaded onto the device (the ``Loading executable`` phase)."""
-
-    source: str
-    line: int
-    t: float | None
-    duration_s: float | None
-    module: str | None
-    process: int
-    warmup: bool
-    reload: bool  # the device had another executable loaded in between
-    text: str
-    attributed: bool = True  # module known from the next Execute line (else a best guess)
-
 
 @dataclass(slots=True)
 class _Pending:
@@ -120,15 +62,12 @@ class _Pending:
     process: int
     cache: CacheOutcome | None = None
     cache_file: str | None = None
-    cache_line: int | None = None
     end_line: int | None = None
     last_t: float | None = None
     elapsed: float | None = None
-    real: bool = False
     graph: bool = False
     progress: bool = False
     synthetic: bool = False  # opened without a Begin line
-    saved: bool = False
     uncacheable: bool = False  # custom ops without is_hashable: never cached
 
 
@@ -147,37 +86,6 @@ class _Process:
     cache_activity: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Timeline:
-    """What the analyses work on."""
-
-    compilations: tuple[Compilation, ...]
-    loads: tuple[Load, ...]
-    events: tuple[Event, ...]
-    processes: tuple[ProcessInfo, ...]
-    comp_process: tuple[int, ...]  # process index of each compilation
-    uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
-    executes: dict[str, int]  # Execute lines per module
-
-    def by_function(self) -> dict[str, list[Compilation]]:
-        out: dict[str, list[Compilation]] = {}
-        for c in self.compilations:
-            out.setdefault(function_key(c.module), []).append(c)
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class ProcessInfo:
-    """One process of the run (a new ``Poplar version`` line or a new log starts one)."""
-
-    index: int
-    source: str
-    flags: str | None
-    verbose: bool
-    cache_activity: bool
-    first_execute_line: int | None
-
-
 class TimelineBuilder:
     """Fold events, one at a time, into a :class:`Timeline`."""
 
@@ -192,7 +100,6 @@ class TimelineBuilder:
         self._procs: list[_Process] = []
         self._proc: _Process | None = None
         self._load_start: dict[str, float | None] = {}
-        self._executes: dict[str, int] = {}
         self._executed_in_proc: set[tuple[int, str]] = set()
         self._source: str | None = None
 
@@ -234,13 +141,10 @@ class TimelineBuilder:
         proc.compiled_since_load = True
         return c
 
-    def _touch(self, c: _Pending | None, ev: Event, real: bool = True) -> None:
-        if c is None:
-            return
-        if ev.t is not None and (c.last_t is None or ev.t > c.last_t):
+    def _touch(self, c: _Pending | None, ev: Event) -> None:
+        """``ev`` is part of compilation ``c``: it lasts at least until then."""
+        if c is not None and ev.t is not None and (c.last_t is None or ev.t > c.last_t):
             c.last_t = ev.t
-        if real:
-            c.real = True
 
     def feed(self, ev: Event) -> None:
         """Take the next event (events of one source must come in line order)."""
@@ -274,8 +178,7 @@ class TimelineBuilder:
             c = self._open_compilation(ev, ev.module or "?", synthetic=True)
         c.cache = "hit"
         c.cache_file = ev.detail.get("path")
-        c.cache_line = ev.line
-        self._touch(c, ev, real=False)
+        self._touch(c, ev)
 
     def _on_cache_miss(self, ev: Event, proc: _Process) -> None:
         c = self._current
@@ -284,20 +187,17 @@ class TimelineBuilder:
             c = self._open_compilation(ev, f"<executable {fh}>", synthetic=True)
         c.cache = "miss"
         c.cache_file = ev.detail.get("path")
-        c.cache_line = ev.line
-        self._touch(c, ev, real=False)
+        self._touch(c, ev)
 
     def _on_precompile_saved(self, ev: Event, proc: _Process) -> None:
         path = ev.detail.get("path")
         c = next((p for p in reversed(self._pending) if p.cache_file == path), self._current)
-        if c is not None:
-            c.saved = True
-            self._touch(c, ev)
+        self._touch(c, ev)
 
     def _on_progress_start(self, ev: Event, proc: _Process) -> None:
         name = ev.module or "?"
         c = self._current
-        if c is not None and not c.progress and c.cache != "hit" and _elided_match(name, c.module):
+        if c is not None and not c.progress and c.cache != "hit" and elided_match(name, c.module):
             c.progress = True
             return
         self._open_compilation(ev, name, synthetic=True).progress = True
@@ -316,7 +216,6 @@ class TimelineBuilder:
         c.elapsed = elapsed
         if ev.t is not None and elapsed is not None:
             c.t = round(ev.t - elapsed, 6)
-        c.real = True
 
     def _on_compile_step(self, ev: Event, proc: _Process) -> None:
         self._touch(self._current, ev)
@@ -358,7 +257,6 @@ class TimelineBuilder:
 
     def _on_execute(self, ev: Event, proc: _Process) -> None:
         module = ev.module or "?"
-        self._executes[module] = self._executes.get(module, 0) + 1
         if proc.first_execute_line is None:
             proc.first_execute_line = ev.line
         self._flush_loads(module)
@@ -435,7 +333,6 @@ class TimelineBuilder:
             processes=procs,
             comp_process=tuple(p for _, p in comps),
             uncacheable=frozenset(p.id for p in self._pending if p.uncacheable),
-            executes=dict(self._executes),
         )
 
     def _finish_compilations(self) -> list[tuple[Compilation, int]]:

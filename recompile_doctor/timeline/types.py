@@ -1,0 +1,54 @@
+"""What the timeline builder produces: frozen values the analyses work on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from recompile_doctor.model import Compilation, Event
+from recompile_doctor.timeline.names import function_key
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """An executable loaded onto the device (the ``Loading executable`` phase)."""
+
+    source: str
+    line: int
+    t: float | None
+    duration_s: float | None
+    module: str | None
+    process: int
+    warmup: bool
+    reload: bool  # the device had another executable loaded in between
+    text: str
+    attributed: bool = True  # module known from the next Execute line (else a best guess)
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """What the analyses work on."""
+
+    compilations: tuple[Compilation, ...]
+    loads: tuple[Load, ...]
+    events: tuple[Event, ...]
+    processes: tuple[ProcessInfo, ...]
+    comp_process: tuple[int, ...]  # process index of each compilation
+    uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
+
+    def by_function(self) -> dict[str, list[Compilation]]:
+        out: dict[str, list[Compilation]] = {}
+        for c in self.compilations:
+            out.setdefault(function_key(c.module), []).append(c)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """One process of the run (a new ``Poplar version`` line or a new log starts one)."""
+
+    index: int
+    source: str
+    flags: str | None
+    verbose: bool
+    cache_activity: bool
+    first_execute_line: int | None
