@@ -60,6 +60,47 @@ def common_options(f: F) -> F:
     return f
 
 
+def _warmup(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
+    if value is None or value == "auto":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        raise click.BadParameter(f"expected a number or 'auto', not {value!r}") from None
+    if n < 0:
+        raise click.BadParameter("must be 0 or more")
+    return n
+
+
+def analysis_options(f: F) -> F:
+    """``--dumps DIR`` (repeatable) and ``--warmup N|auto``, shared by analyze and report."""
+    f = click.option(
+        "--warmup",
+        callback=_warmup,
+        metavar="N|auto",
+        help="The first N compilations of each module are warm-up (default auto: a module's "
+        "first compilation, and everything before the first executed step).",
+    )(f)
+    f = click.option(
+        "--dumps",
+        "dumps",
+        multiple=True,
+        metavar="DIR",
+        help="XLA dump folder of the same run (--xla_dump_to); repeatable. The HLO of "
+        "recompiled modules is diffed and the cause named.",
+    )(f)
+    return f
+
+
+def check_dump_dirs(dumps: Sequence[str]) -> None:
+    """Fail early, in the tool's one-line format, on a ``--dumps`` that is not a folder."""
+    for d in dumps:
+        if not Path(d).exists():
+            raise RecompileDoctorError("no such directory", path=d)
+        if not Path(d).is_dir():
+            raise RecompileDoctorError("not a directory, expected an XLA dump folder", path=d)
+
+
 def use_color(no_color: bool, stream: TextIO | None = None) -> bool:
     """Colour only on a tty, never with ``--no-color`` or a non-empty ``NO_COLOR``."""
     if no_color or os.environ.get("NO_COLOR"):

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from recompile_doctor.api import analyze as run_analysis
 from recompile_doctor.cli._common import (
+    analysis_options,
+    check_dump_dirs,
     check_output_path,
     common_options,
     format_for,
@@ -20,18 +21,6 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import SEVERITY_RANK, Report
 from recompile_doctor.parsers import LOG_FORMATS
 from recompile_doctor.reports import render
-
-
-def _warmup(_ctx: click.Context, _param: click.Parameter, value: str | None) -> int | None:
-    if value is None or value == "auto":
-        return None
-    try:
-        n = int(value)
-    except ValueError:
-        raise click.BadParameter(f"expected a number or 'auto', not {value!r}") from None
-    if n < 0:
-        raise click.BadParameter("must be 0 or more")
-    return n
 
 
 def fails(report: Report, fail_on: str | None) -> bool:
@@ -50,14 +39,7 @@ def fails(report: Report, fail_on: str | None) -> bool:
     default=None,
     help="Force the log format (default: detected per file).",
 )
-@click.option(
-    "--dumps",
-    "dumps",
-    multiple=True,
-    metavar="DIR",
-    help="XLA dump folder of the same run (--xla_dump_to); repeatable. Recompiled modules' "
-    "dumps are diffed and the cause named.",
-)
+@analysis_options
 @click.option(
     "--format",
     "fmt",
@@ -67,13 +49,6 @@ def fails(report: Report, fail_on: str | None) -> bool:
 )
 @click.option("-o", "--output", metavar="FILE", help="Write the report to FILE.")
 @click.option("--html", "html", metavar="FILE", help="Also write the HTML report to FILE.")
-@click.option(
-    "--warmup",
-    callback=_warmup,
-    metavar="N|auto",
-    help="The first N compilations of each module are warm-up (default auto: a module's first "
-    "compilation, and everything before the first executed step).",
-)
 @click.option(
     "--fail-on",
     type=click.Choice(["info", "warning", "error"]),
@@ -115,11 +90,7 @@ def command(
         raise RecompileDoctorError("use --html FILE (or the report command) for HTML", path=output)
     if logs.count("-") > 1:
         raise RecompileDoctorError("stdin (-) can be read only once", path="-")
-    for d in dumps:
-        if not Path(d).exists():
-            raise RecompileDoctorError("no such directory", path=d)
-        if not Path(d).is_dir():
-            raise RecompileDoctorError("not a directory, expected an XLA dump folder", path=d)
+    check_dump_dirs(dumps)
     # check output paths before the (possibly long) analysis
     for path in (output, html):
         if path is not None and path != "-":

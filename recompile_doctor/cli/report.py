@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import click
 
-from recompile_doctor.cli._common import check_output_path, common_options, write_output
+from recompile_doctor.cli._common import (
+    analysis_options,
+    check_dump_dirs,
+    check_output_path,
+    common_options,
+    write_output,
+)
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import Report
 
@@ -17,15 +23,7 @@ DEFAULT_OUTPUT = "recompile-report.html"
 
 @click.command("report")
 @click.argument("inputs", nargs=-1, required=True, metavar="LOG...|REPORT.json")
-@click.option(
-    "--dumps",
-    "dumps",
-    multiple=True,
-    type=click.Path(file_okay=False),
-    metavar="DIR",
-    help="XLA dump folder of the same run (--xla_dump_to); repeatable. The HLO of recompiled "
-    "modules is diffed and the changed instructions shown.",
-)
+@analysis_options
 @click.option(
     "-o",
     "--output",
@@ -33,13 +31,6 @@ DEFAULT_OUTPUT = "recompile-report.html"
     default=DEFAULT_OUTPUT,
     show_default=True,
     help="Where to write the HTML page ('-' for stdout, never a terminal).",
-)
-@click.option(
-    "--warmup",
-    type=click.IntRange(min=0),
-    default=None,
-    metavar="N",
-    help="The first N compilations of each module are warm-up (default: auto).",
 )
 @click.option("--force", is_flag=True, help="Overwrite FILE if it exists.")
 @common_options
@@ -59,6 +50,7 @@ def command(
     """
     from recompile_doctor.reports.html import render
 
+    check_dump_dirs(dumps)
     if output != "-":  # fail before a long analysis
         check_output_path(output, force, inputs)
     report = load(inputs, dumps, warmup)
