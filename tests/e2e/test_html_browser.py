@@ -58,32 +58,15 @@ def browser() -> Iterator[Any]:
 
 
 def _demo_page(tmp: Path) -> Path:
-    """The page of ``recompile-doctor demo`` when that command exists; else the report of the
-    simulated kitchen-sink run (logs and dumps through the real analysis); else the
-    hand-built demo report."""
+    """The page ``recompile-doctor demo`` writes."""
     from recompile_doctor.cli.main import main
 
-    try:
-        from recompile_doctor.cli import demo  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        out = tmp / "demo-run"
-        if main(["demo", "--out", str(out)]) != 0:
-            pytest.fail("recompile-doctor demo failed")
-        pages = sorted(out.rglob("*.html"))
-        assert pages, f"demo wrote no HTML report under {out}"
-        return pages[0]
-    try:
-        from recompile_doctor.simulate import run_scenario
-    except ImportError:
-        return _write(tmp / "demo.html", demo_report())
-    run = run_scenario("kitchen-sink", tmp / "kitchen-sink", env={})
-    args = ["report", str(run.log_path), "-o", str(tmp / "demo.html")]
-    if run.dumps_dir is not None:
-        args += ["--dumps", str(run.dumps_dir)]
-    assert main(args) == 0
-    return tmp / "demo.html"
+    out = tmp / "demo-run"
+    if main(["demo", "--out", str(out)]) != 0:
+        pytest.fail("recompile-doctor demo failed")
+    page = out / "report.html"
+    assert page.is_file(), f"demo wrote no HTML report under {out}"
+    return page
 
 
 def _write(path: Path, report: Report) -> Path:
