@@ -25,6 +25,7 @@ EXPECTED: dict[str, set[str]] = {
     "precompile_no_cache_path.log": {"precompile-unsupported"},
     "precompile_ok.log": {"cache-cold"},
     "glued_progress_crlf.log": {"cache-cold"},
+    "two_ranks_interleaved.log": {"cache-cold"},
 }
 
 
@@ -131,3 +132,15 @@ def test_empty_timeline_gives_no_findings(tmp_path) -> None:  # type: ignore[no-
     r = analyze([str(p)])
     assert r.findings == () and r.summary.compilations == 0
     assert (r.parse.recognized, r.parse.unrecognized) == (0, 2)
+
+
+def test_interleaved_mpi_ranks_are_separate_processes() -> None:
+    # GIVEN two ranks whose lines interleave WHEN analyzed THEN each rank's compile is its
+    # own warm-up with its own cache file, and nothing recompiles
+    r = _report("two_ranks_interleaved.log")
+    assert [(c.warmup, c.cache_file) for c in r.compilations] == [
+        (True, "/tmp/cache/1f0e2d3c4b5a697.poplar_exec"),
+        (True, "/tmp/cache/6e5d4c3b2a19087.poplar_exec"),
+    ]
+    assert r.summary.recompilations_after_warmup == 0
+    assert {e.detail.get("rank") for e in r.events} == {"1,0", "1,1"}

@@ -47,13 +47,18 @@ class ParseCounter:
         return InputInfo(self.path, self.format, self.read.lines, self.read.bytes)
 
 
-def _strip_mpi_tag(seg: str) -> str:
-    # "[1,0]<stderr>:" in front of a line from an MPI rank
+def _mpi_rank(seg: str) -> tuple[str, str | None]:
+    """Split ``[1,0]<stderr>:`` off a line from an MPI rank: (the rest, "1,0")."""
     if seg.startswith("[") and _MPI_TAG in seg[:24]:
         end = seg.find(">:")
-        if end != -1:
-            return seg[end + 2 :]
-    return seg
+        close = seg.find("]")
+        if end != -1 and 0 < close < end:
+            return seg[end + 2 :], seg[1:close]
+    return seg, None
+
+
+def _strip_mpi_tag(seg: str) -> str:
+    return _mpi_rank(seg)[0]
 
 
 def parse_log(
@@ -77,6 +82,7 @@ def parse_log(
     # and the first stamped line of the log (which is t = 0).
     last_stamped: str | None = None
     first_seen = False
+    last_rank: str | None = None
     for lineno, raw in iter_lines(path, c.read, on_progress):
         if ANCHOR_RE.search(raw) is None:
             c.unrecognized += 1
@@ -94,7 +100,9 @@ def parse_log(
         found = False
         bad: Malformed | None = None
         for seg in segments:
-            seg = _strip_mpi_tag(strip_ansi(seg))
+            seg, tag = _mpi_rank(strip_ansi(seg))
+            # a line without an MPI tag belongs to the rank of the tagged line before it
+            rank = last_rank = tag if tag is not None else last_rank
             if not seg:
                 continue
             prefix, msg, head = split_prefix(seg)
@@ -104,12 +112,13 @@ def parse_log(
                 res = match_message(head)
                 if isinstance(res, Message):
                     found = True
-                    yield _event(res, path, lineno, clock.relative(clock.absolute(NO_PREFIX)), raw)
+                    t = clock.relative(clock.absolute(NO_PREFIX))
+                    yield _event(res, path, lineno, t, raw, rank)
             absolute = clock.absolute(prefix)
             res = match_message(msg)
             if isinstance(res, Message):
                 found = True
-                yield _event(res, path, lineno, clock.relative(absolute), raw)
+                yield _event(res, path, lineno, clock.relative(absolute), raw, rank)
             elif isinstance(res, Malformed):
                 bad = res
         if found:
@@ -129,7 +138,9 @@ def parse_log(
             c.unrecognized += 1
 
 
-def _event(msg: Message, path: str, lineno: int, t: float | None, raw: str) -> Event:
+def _event(
+    msg: Message, path: str, lineno: int, t: float | None, raw: str, rank: str | None
+) -> Event:
     return Event(
         kind=msg.kind,
         source=path,
@@ -138,5 +149,5 @@ def _event(msg: Message, path: str, lineno: int, t: float | None, raw: str) -> E
         text=raw,
         module=msg.module,
         hash=msg.hash,
-        detail=msg.detail,
+        detail=msg.detail if rank is None else {**msg.detail, "rank": rank},
     )

@@ -71,10 +71,29 @@ class _Pending:
     uncacheable: bool = False  # custom ops without is_hashable: never cached
 
 
+@dataclass(frozen=True, slots=True)
+class _PendingLoad:
+    """A load whose module is known only when the next ``Execute`` line comes."""
+
+    ev: Event
+    duration_s: float | None
+    switch_back: bool
+    before_first_step: bool
+
+
 @dataclass(slots=True)
 class _Process:
+    """One process of the run, and what is under way in it.  Lines of several processes can
+    interleave in one log (MPI ranks tagged ``[1,0]<stderr>:``): each rank is its own stream
+    of processes."""
+
     index: int
     source: str
+    open: dict[str, _Pending] = field(default_factory=dict)  # module -> its open compilation
+    current: _Pending | None = None  # the compilation later lines belong to
+    last: _Pending | None = None  # the last compilation opened
+    unattributed: list[_PendingLoad] = field(default_factory=list)  # loads before Execute
+    load_start: float | None = None
     first_execute_line: int | None = None
     first_load_line: int | None = None
     loaded: set[str] = field(default_factory=set)
@@ -92,32 +111,26 @@ class TimelineBuilder:
     def __init__(self, warmup: int | None = None) -> None:
         self.warmup = warmup
         self._pending: list[_Pending] = []
-        self._open: dict[str, _Pending] = {}
-        self._current: _Pending | None = None
-        self._loads: list[dict[str, Any]] = []
-        self._unattributed: list[dict[str, Any]] = []
+        self._loads: list[Load] = []
         self._events: list[Event] = []
         self._procs: list[_Process] = []
-        self._proc: _Process | None = None
-        self._load_start: dict[str, float | None] = {}
+        self._streams: dict[tuple[str, Any], _Process] = {}  # (source, MPI rank) -> process
         self._executed_in_proc: set[tuple[int, str]] = set()
-        self._source: str | None = None
 
     # -- processes -----------------------------------------------------------------------
-    def _new_process(self, source: str) -> _Process:
-        self._flush_loads(None)
-        p = _Process(len(self._procs), source)
+    def _new_process(self, ev: Event) -> _Process:
+        stream = (ev.source, ev.detail.get("rank"))
+        old = self._streams.get(stream)
+        if old is not None:
+            self._flush_loads(old, None)
+        p = _Process(len(self._procs), ev.source)
         self._procs.append(p)
-        self._proc = p
-        self._open.clear()
-        self._current = None
+        self._streams[stream] = p
         return p
 
     def _process(self, ev: Event) -> _Process:
-        if self._proc is None or ev.source != self._source:
-            self._source = ev.source
-            return self._new_process(ev.source)
-        return self._proc
+        p = self._streams.get((ev.source, ev.detail.get("rank")))
+        return p if p is not None else self._new_process(ev)
 
     # -- compilations --------------------------------------------------------------------
     def _open_compilation(self, ev: Event, module: str, synthetic: bool) -> _Pending:
@@ -136,8 +149,8 @@ class TimelineBuilder:
             last_t=ev.t,
         )
         self._pending.append(c)
-        self._open[module] = c
-        self._current = c
+        proc.open[module] = c
+        proc.current = proc.last = c
         proc.compiled_since_load = True
         return c
 
@@ -155,7 +168,7 @@ class TimelineBuilder:
         if k == "poplar-version" and (
             proc.flags is not None or any(c.process == proc.index for c in self._pending)
         ):
-            proc = self._new_process(ev.source)
+            proc = self._new_process(ev)
         handler = getattr(self, "_on_" + k.replace("-", "_"), None)
         if handler is not None:
             handler(ev, proc)
@@ -167,13 +180,13 @@ class TimelineBuilder:
         self._open_compilation(ev, ev.module or "?", synthetic=False)
 
     def _on_compile_end(self, ev: Event, proc: _Process) -> None:
-        c = self._open.get(ev.module or "") or self._current
+        c = proc.open.get(ev.module or "") or proc.current
         if c is not None:
             c.end_line = ev.line
             self._touch(c, ev)
 
     def _on_cache_hit(self, ev: Event, proc: _Process) -> None:
-        c = self._open.get(ev.module or "")
+        c = proc.open.get(ev.module or "")
         if c is None or c.cache is not None:
             c = self._open_compilation(ev, ev.module or "?", synthetic=True)
         c.cache = "hit"
@@ -181,7 +194,7 @@ class TimelineBuilder:
         self._touch(c, ev)
 
     def _on_cache_miss(self, ev: Event, proc: _Process) -> None:
-        c = self._current
+        c = proc.current
         if c is None or c.cache is not None:
             fh = ev.detail.get("file_hash") or "?"
             c = self._open_compilation(ev, f"<executable {fh}>", synthetic=True)
@@ -191,19 +204,19 @@ class TimelineBuilder:
 
     def _on_precompile_saved(self, ev: Event, proc: _Process) -> None:
         path = ev.detail.get("path")
-        c = next((p for p in reversed(self._pending) if p.cache_file == path), self._current)
+        c = next((p for p in reversed(self._pending) if p.cache_file == path), proc.current)
         self._touch(c, ev)
 
     def _on_progress_start(self, ev: Event, proc: _Process) -> None:
         name = ev.module or "?"
-        c = self._current
+        c = proc.current
         if c is not None and not c.progress and c.cache != "hit" and elided_match(name, c.module):
             c.progress = True
             return
         self._open_compilation(ev, name, synthetic=True).progress = True
 
     def _on_progress_end(self, ev: Event, proc: _Process) -> None:
-        c = self._current
+        c = proc.current
         if c is not None:
             c.elapsed = ev.detail.get("elapsed_s")
             self._touch(c, ev)
@@ -218,14 +231,14 @@ class TimelineBuilder:
             c.t = round(ev.t - elapsed, 6)
 
     def _on_compile_step(self, ev: Event, proc: _Process) -> None:
-        self._touch(self._current, ev)
+        self._touch(proc.current, ev)
 
     def _on_phase_start(self, ev: Event, proc: _Process) -> None:
         name = ev.detail.get("name")
         if name == LOAD_PHASE:
-            self._load_start[ev.source] = ev.t
+            proc.load_start = ev.t
             return
-        c = self._current
+        c = proc.current
         if name == GRAPH_PHASE:
             if c is None or c.cache == "hit" or c.graph:
                 c = self._open_compilation(ev, "<poplar graph>", synthetic=True)
@@ -236,59 +249,58 @@ class TimelineBuilder:
         name = ev.detail.get("name")
         if name == LOAD_PHASE:
             ms = ev.detail.get("duration_ms")
-            start = self._load_start.pop(ev.source, None)
+            start, proc.load_start = proc.load_start, None
             dur = ms / 1000.0 if ms is not None else None
             if dur is None and start is not None and ev.t is not None:
                 dur = ev.t - start
-            self._unattributed.append(
-                {
-                    "ev": ev,
-                    "duration_s": dur,
-                    "proc": proc,
+            proc.unattributed.append(
+                _PendingLoad(
+                    ev,
+                    dur,
                     # a load with no compilation since the previous load is a switch back
-                    "switch_back": not proc.compiled_since_load and proc.loads_seen > 0,
-                    "before_first_step": proc.first_execute_line is None,
-                }
+                    switch_back=not proc.compiled_since_load and proc.loads_seen > 0,
+                    before_first_step=proc.first_execute_line is None,
+                )
             )
             proc.loads_seen += 1
             proc.compiled_since_load = False
             return
-        self._touch(self._current, ev)
+        self._touch(proc.current, ev)
 
     def _on_execute(self, ev: Event, proc: _Process) -> None:
         module = ev.module or "?"
         if proc.first_execute_line is None:
             proc.first_execute_line = ev.line
-        self._flush_loads(module)
-        self._current = None
+        self._flush_loads(proc, module)
+        proc.current = None
         key = (proc.index, module)
         if key not in self._executed_in_proc:
             self._executed_in_proc.add(key)
             self._events.append(ev)
 
     def _on_custom_op_unhashable(self, ev: Event, proc: _Process) -> None:
-        if self._current is not None:
-            self._current.uncacheable = True
+        if proc.current is not None:
+            proc.current.uncacheable = True
 
     def _on_poplar_flags(self, ev: Event, proc: _Process) -> None:
         proc.flags = ev.detail.get("flags")
 
     # -- loads ---------------------------------------------------------------------------
-    def _flush_loads(self, module: str | None) -> None:
-        for item in self._unattributed:
-            proc: _Process = item["proc"]
-            ev: Event = item["ev"]
+    def _flush_loads(self, proc: _Process, module: str | None) -> None:
+        """Attribute the loads seen since the last Execute line to ``module`` (the module
+        that executed next), or, without one, to the last compilation of the process."""
+        for item in proc.unattributed:
+            ev = item.ev
             m = module
             attributed = m is not None
             if m is None:
-                last = self._pending[-1] if self._pending else None
-                m = last.module if last is not None and last.process == proc.index else None
-            if attributed:
-                reload = m in proc.loaded and proc.last_loaded != m
-            else:
-                reload = bool(item["switch_back"])
+                m = proc.last.module if proc.last is not None else None
+            # the stack loads an engine only when another one is on the device
+            reload = (
+                (m in proc.loaded and proc.last_loaded != m) if attributed else item.switch_back
+            )
             warmup = not reload and (
-                bool(item["before_first_step"]) or (m is not None and m not in proc.loaded)
+                item.before_first_step or (m is not None and m not in proc.loaded)
             )
             if proc.first_load_line is None:
                 proc.first_load_line = ev.line
@@ -296,26 +308,26 @@ class TimelineBuilder:
                 proc.loaded.add(m)
             proc.last_loaded = m
             self._loads.append(
-                {
-                    "load": Load(
-                        ev.source,
-                        ev.line,
-                        ev.t,
-                        item["duration_s"],
-                        m,
-                        proc.index,
-                        warmup,
-                        reload,
-                        ev.text,
-                        attributed,
-                    ),
-                }
+                Load(
+                    ev.source,
+                    ev.line,
+                    ev.t,
+                    item.duration_s,
+                    m,
+                    proc.index,
+                    warmup,
+                    reload,
+                    ev.text,
+                    attributed,
+                    ev.detail.get("rank"),
+                )
             )
-        self._unattributed.clear()
+        proc.unattributed.clear()
 
     # -- result --------------------------------------------------------------------------
     def finish(self) -> Timeline:
-        self._flush_loads(None)
+        for p in self._procs:
+            self._flush_loads(p, None)
         procs = tuple(
             ProcessInfo(
                 p.index, p.source, p.flags, p.verbose, p.cache_activity, p.first_execute_line
@@ -323,7 +335,7 @@ class TimelineBuilder:
             for p in self._procs
         )
         comps = self._finish_compilations()
-        loads = tuple(item["load"] for item in self._loads)
+        loads = tuple(self._loads)
         load_events = tuple(_load_event(ld) for ld in loads)
         events = tuple(sorted(self._events + list(load_events), key=_event_order(self._procs)))
         return Timeline(
@@ -407,6 +419,7 @@ def _load_event(ld: Load) -> Event:
             "warmup": ld.warmup,
             "reload": ld.reload,
             "attributed": ld.attributed,
+            **({"rank": ld.rank} if ld.rank is not None else {}),
         },
     )
 

@@ -22,6 +22,7 @@ class Load:
     reload: bool  # the device had another executable loaded in between
     text: str
     attributed: bool = True  # module known from the next Execute line (else a best guess)
+    rank: str | None = None  # the MPI rank tag of the line, if any
 
 
 @dataclass(frozen=True, slots=True)
