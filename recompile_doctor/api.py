@@ -13,9 +13,9 @@ from pathlib import Path
 
 from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses._dumps import dump_diffs
+from recompile_doctor.analyses.recompile import recompilation_causes
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import (
-    SEVERITY_RANK,
     Compilation,
     Evidence,
     Finding,
@@ -74,7 +74,7 @@ def analyze(
         inputs=tuple(c.input_info() for c in counters),
         parse=sum((c.stats() for c in counters), ParseStats()),
         summary=summarize(tl, findings),
-        compilations=_with_causes(tl.compilations, findings),
+        compilations=_with_causes(tl.compilations, recompilation_causes(tl, opts)),
         events=tl.events,
         findings=findings,
     )
@@ -95,23 +95,9 @@ def summarize(tl: Timeline, findings: Sequence[Finding]) -> Summary:
     )
 
 
-def _with_causes(
-    comps: Sequence[Compilation], findings: Sequence[Finding]
-) -> tuple[Compilation, ...]:
-    """Each non-warm-up compilation's cause: the worst finding whose evidence is its line."""
-    best: dict[tuple[str, int], Finding] = {}
-    for f in findings:
-        for e in f.evidence:
-            k = (e.source, e.line)
-            cur = best.get(k)
-            if cur is None or SEVERITY_RANK[f.severity] > SEVERITY_RANK[cur.severity]:
-                best[k] = f
-    out = []
-    for c in comps:
-        worst = best.get((c.source, c.line))
-        cause = worst.rule if worst is not None and not c.warmup else None
-        out.append(dataclasses.replace(c, cause=cause) if cause else c)
-    return tuple(out)
+def _with_causes(comps: Sequence[Compilation], causes: dict[int, str]) -> tuple[Compilation, ...]:
+    """Each recompilation's cause (rule id); warm-up compilations have none."""
+    return tuple(dataclasses.replace(c, cause=causes[c.id]) if c.id in causes else c for c in comps)
 
 
 def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:

@@ -144,3 +144,20 @@ def test_interleaved_mpi_ranks_are_separate_processes() -> None:
     ]
     assert r.summary.recompilations_after_warmup == 0
     assert {e.detail.get("rank") for e in r.events} == {"1,0", "1,1"}
+
+
+def test_every_recompilation_gets_its_cause_even_beyond_the_evidence_cap(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # GIVEN a function compiled 20 times with a new hash each time, executed in between
+    pre = "2023-04-26 14:{m:02d}:{s:02d}.000000: I tensorflow/compiler/plugin/poplar/driver/"
+    lines = []
+    for i in range(20):
+        m, s = divmod(i * 3, 60)
+        lines.append(pre.format(m=m, s=s) + f"poplar_compiler.cc:1487] Begin XLA compilation: cluster_7  (Hash: 0x{i + 1:x}) for ordinal  0")
+        lines.append(pre.format(m=m, s=s + 1) + "poplar_executable.cc:1109] Execute cluster_7")
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(lines) + "\n")
+    # WHEN analyzed THEN all 19 recompilations have a cause; the evidence stays capped
+    r = analyze([str(log)])
+    assert [c.cause for c in r.compilations] == [None] + ["recompile-after-warmup"] * 19
+    (f,) = r.findings
+    assert f.count == 19 and len(f.evidence) == 12

@@ -17,6 +17,7 @@ compilation before it.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from recompile_doctor.analyses._common import (
     CompileDiff,
@@ -98,29 +99,52 @@ def _diff_for(opts: Options, c: Compilation, comps: list[Compilation]) -> Compil
     return changed[k - 1]
 
 
-def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
-    """One finding per cause over all recompilations after warm-up."""
-    groups: dict[str, list[tuple[Compilation, Compilation, str]]] = defaultdict(list)
-    diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Why one recompilation happened: its rule ids (most important first) and a note."""
+
+    previous: Compilation
+    compilation: Compilation
+    rules: tuple[str, ...]
+    note: str
+    diff: CompileDiff | None
+
+
+def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
+    """A verdict for every recompilation after warm-up, in log order."""
+    out = []
     for prev, c, comps in recompilations(tl):
         d = _diff_for(opts, c, comps)
-        reason = _log_reason(prev, c)
         if d is None or not d.causes:
-            note = reason
+            note = _log_reason(prev, c)
             if d is not None:
                 note += "; the dumps of the two compilations are equivalent"
             elif opts.dumps_given:
                 note += "; no dump of this compilation was found in --dumps"
-            groups["recompile-after-warmup"].append((prev, c, note))
+            out.append(Verdict(prev, c, ("recompile-after-warmup",), note, d))
             continue
-        causes = list(d.causes)
+        causes = [x for x in d.causes if x in RULES]
         if causes == ["constants-elided"]:
+            # only elided constants differ, and the executable did change: frozen weights
             causes = ["frozen-weights", "constants-elided"]
-        for cause in causes:
-            if cause not in RULES:
-                continue
-            groups[cause].append((prev, c, d.summary))
-            diff_ev[cause].extend(d.evidence)
+        out.append(Verdict(prev, c, tuple(causes), d.summary, d))
+    return out
+
+
+def recompilation_causes(tl: Timeline, opts: Options) -> dict[int, str]:
+    """Compilation id -> the rule id that explains it, for every recompilation."""
+    return {v.compilation.id: v.rules[0] for v in verdicts(tl, opts) if v.rules}
+
+
+def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
+    """One finding per cause over all recompilations after warm-up."""
+    groups: dict[str, list[tuple[Compilation, Compilation, str]]] = defaultdict(list)
+    diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
+    for v in verdicts(tl, opts):
+        for cause in v.rules:
+            groups[cause].append((v.previous, v.compilation, v.note))
+            if v.diff is not None:
+                diff_ev[cause].extend(v.diff.evidence)
     findings = []
     for rule_id, items in groups.items():
         recs = [c for _, c, _ in items]
