@@ -159,5 +159,5 @@ def test_every_recompilation_gets_its_cause_even_beyond_the_evidence_cap(tmp_pat
     # WHEN analyzed THEN all 19 recompilations have a cause; the evidence stays capped
     r = analyze([str(log)])
     assert [c.cause for c in r.compilations] == [None] + ["recompile-after-warmup"] * 19
-    (f,) = r.findings
+    f = _finding(r, "recompile-after-warmup")
     assert f.count == 19 and len(f.evidence) == 12
