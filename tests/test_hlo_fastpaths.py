@@ -10,8 +10,9 @@ import pytest
 from recompile_doctor.differ import diff_modules
 from recompile_doctor.differ.align import align
 from recompile_doctor.differ.causes import explain
-from recompile_doctor.differ.fingerprint import _eager
+from recompile_doctor.differ.fingerprint import _eager, compute
 from recompile_doctor.parsers.hlo import HloModule, _parser, parse_hlo, parse_hlo_file
+from recompile_doctor.parsers.hlo._intern import LARGE_LITERAL
 
 align_mod = importlib.import_module("recompile_doctor.differ.align")  # (the package's align
 # attribute is the function)
@@ -59,14 +60,22 @@ def _fields(m: HloModule) -> list[object]:
         for i in c.instructions:
             out.append((i.name, i.opcode, i.shape, i.operands, i.attrs, i.calls, i.computation))
             out.append((i.line, i.source, i.literal, i.metadata, i.parameter_number, i.is_root))
+            # the same content gets the same key on both paths (large literals: a key each)
+            large = i.literal is not None and len(i.literal.values) > LARGE_LITERAL
+            out.append(None if large else i.key)
     return out
 
 
 def _token_parser_only(monkeypatch: pytest.MonkeyPatch) -> None:
     def no_fast_run(
-        lines: list[str], i: int, comp: str, out: list[object], defined: set[str]
-    ) -> tuple[int, None, bool]:
-        return i, None, False
+        lines: list[str],
+        i: int,
+        comp: str,
+        out: list[object],
+        defined: dict[str, int],
+        sig: int | None,
+    ) -> tuple[int, None, bool, None]:
+        return i, None, False, None
 
     monkeypatch.setattr(_parser, "fast_run", no_fast_run)
 
@@ -98,12 +107,16 @@ def test_fast_path_parses_elided_and_listed_constants_like_the_token_parser(
 
 
 def _general_diff(a: HloModule, b: HloModule, monkeypatch: pytest.MonkeyPatch) -> object:
-    """The differ without its shortcuts: eager fingerprints in callee order, every
-    computation pair through the matcher, no memo of matched pairs."""
+    """The differ without its shortcuts: eager fingerprints in callee order (no signature
+    memo), every computation pair through the matcher, no memo of matched pairs, equal keys
+    always matched through per-key groups."""
     match_pair = align_mod._match_pair
     monkeypatch.setattr(align_mod, "_identical", lambda *args: False)
+    monkeypatch.setattr(align_mod, "_distinct", lambda *args: False)
     monkeypatch.setattr(
-        align_mod, "_match_pair", lambda ca, cb, fa, fb, memo: match_pair(ca, cb, fa, fb, {})
+        align_mod,
+        "_match_pair",
+        lambda ca, cb, pa, pb, fa, fb, memo: match_pair(ca, cb, pa, pb, fa, fb, {}),
     )
     d = explain(a, b, align(a, b, _eager(a), _eager(b)))
     monkeypatch.undo()
@@ -140,3 +153,55 @@ def test_differ_shortcuts_give_the_general_result_on_real_dumps(
             # THEN the shortcuts change nothing
             d = diff_modules(a, b)
             assert (d.to_json(), d.stats) == _general_diff(a, b, monkeypatch)
+
+
+def test_parser_signature_ignores_names_and_metadata_but_not_shapes() -> None:
+    # GIVEN two fusions that differ only in instruction names and metadata
+    m = parse_hlo(layers(8, 1))
+    other = parse_hlo(layers(4, 1))
+    fused1, fused2 = m.computations["fused.1"], m.computations["fused.2"]
+    # THEN they have the same signature, the same fusion at another batch size another one,
+    # and the entry (it calls computations) none
+    assert fused1.signature is not None
+    assert fused1.signature == fused2.signature
+    assert other.computations["fused.1"].signature != fused1.signature
+    assert m.entry_computation.signature is None
+
+
+@pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
+def test_signature_memo_gives_every_computation_its_own_fingerprints(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a real dump parsed with the fast path (signatures: computations with equal ones
+    # share their fingerprints) and with the token parser only (no signatures, no sharing)
+    fast = compute(parse_hlo_file(path))
+    _token_parser_only(monkeypatch)
+    slow = compute(parse_hlo_file(path))
+    # THEN every computation has the same fingerprints
+    assert fast.computation_full == slow.computation_full
+    for name, cf in slow.computations.items():
+        got = fast.computations[name]
+        assert (got.full, got.params, got.callers, got.root) == (
+            cf.full,
+            cf.params,
+            cf.callers,
+            cf.root,
+        )
+
+
+def test_parser_key_is_the_instruction_without_names_operands_callees_and_layout() -> None:
+    # GIVEN the same broadcast with other names, metadata, layout and callee, and variants
+    m = parse_hlo(layers(8, 1))
+    other = parse_hlo(layers(8, 9))
+    bc1 = m.computations["fused.1"].instructions[2]
+    bc2 = m.computations["fused.2"].instructions[2]
+    fusions = [i for i in m.entry_computation.instructions if i.opcode == "fusion"]
+    consts = [i for i in m.entry_computation.instructions if i.opcode == "constant"]
+    # THEN equal instructions share a key (across modules too) and different ones do not
+    assert bc1.name != bc2.name and bc1.key == bc2.key
+    assert fusions[0].calls != fusions[1].calls and fusions[0].key == fusions[1].key
+    assert [i.key for i in m.entry_computation.instructions] == [
+        i.key for i in other.entry_computation.instructions
+    ]
+    assert consts[0].key != consts[1].key  # {...} and {0.5, -1e-05, 2, 3}
+    assert bc1.key != m.computations["fused.1"].instructions[3].key

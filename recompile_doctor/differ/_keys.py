@@ -93,3 +93,31 @@ def semantic_attrs(ins: Instruction) -> _Attrs:
 def local_key(ins: Instruction) -> tuple[object, ...]:
     lit = literal_key(ins) if ins.literal is not None else None
     return (ins.opcode, ins.shape.sig, ins.parameter_number, semantic_attrs(ins), lit)
+
+
+def _skeleton_key(ins: Instruction) -> tuple[object, ...]:
+    sk = split(ins.attrs)[1] if ins.attrs else ()
+    return (ins.opcode, ins.parameter_number, sk)
+
+
+#: the parser's :attr:`Instruction.key` -> ``hash(local_key(ins))``, and the same for the
+#: skeleton.  Valid across modules: the parser never gives a key to two different contents,
+#: and the local keys are functions of that content.
+LOCAL_FULL: dict[int, int] = {}
+LOCAL_SKELETON: dict[int, int] = {}
+
+
+def local_hashes(ins: Instruction) -> tuple[int, int]:
+    """``(hash(local_key(ins)), hash of the skeleton's local part)``, cached by ``ins.key``."""
+    k = ins.key
+    f = LOCAL_FULL.get(k)
+    if f is not None:
+        return f, LOCAL_SKELETON[k]
+    f, s = hash(local_key(ins)), hash(_skeleton_key(ins))
+    if k >= 0:  # -1: not from the parser, no key
+        if len(LOCAL_FULL) > 100_000:
+            LOCAL_FULL.clear()
+            LOCAL_SKELETON.clear()
+        LOCAL_SKELETON[k] = s
+        LOCAL_FULL[k] = f
+    return f, s

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from recompile_doctor.differ._keys import literal_key, split
+from recompile_doctor.differ._keys import local_hashes
 from recompile_doctor.parsers.hlo import Computation, Instruction
 
 
@@ -46,18 +46,14 @@ def hashes(
     cfull: dict[str, int],
     cskel: Callable[[str], int],
 ) -> tuple[int, int]:
-    """The same hashes as the loop of :func:`.fingerprint._linear`."""
-    sem, sk = split(ins.attrs) if ins.attrs else ((), ())
-    lit = literal_key(ins) if ins.literal is not None else None
+    """The same hashes as the loops of :func:`.fingerprint._linear` and ``._skeletons``."""
     if ins.calls:
         callees_full = tuple([cfull.get(c, 0) for c in ins.calls])
         callees_skel = tuple([cskel(c) for c in ins.calls])
     else:
         callees_full = callees_skel = ()
-    loc = (ins.opcode, ins.shape.sig, ins.parameter_number, sem, lit)
-    return hash((loc, callees_full, ofull)), hash(
-        (ins.opcode, ins.parameter_number, sk, callees_skel, oskel)
-    )
+    lf, ls = local_hashes(ins)
+    return hash((lf, callees_full, ofull)), hash((ls, callees_skel, oskel))
 
 
 def visit(

@@ -20,23 +20,51 @@ without running the steps (which would give exactly that, see :func:`_identical`
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import chain, compress
 
 from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints
 from recompile_doctor.differ.propagate import Propagation
 from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
 
+#: (A's instructions, B's, ``a2b`` or None for "by position", how many of A are unmatched)
+_Block = tuple[list[Instruction], list[Instruction], Sequence[int] | None, int]
+_MATCHED = (0).__le__  # a2b[i] >= 0
+
 
 @dataclass(slots=True)
 class Alignment:
-    """Matched instruction pairs and the unmatched rest, over all aligned computations."""
+    """Matched instruction pairs and the unmatched rest, over all aligned computations.
 
-    pairs: list[tuple[Instruction, Instruction]] = field(default_factory=list)
+    The pairs are kept per computation pair (``blocks``) and produced on demand by
+    :meth:`iter_pairs` with C iterators: a list of 200,000 tuples costs more to build and
+    free than what is done with them."""
+
+    blocks: list[_Block] = field(default_factory=list)
     only_a: list[Instruction] = field(default_factory=list)
     only_b: list[Instruction] = field(default_factory=list)
     computations: list[tuple[str, str]] = field(default_factory=list)
+    matched: int = 0
+
+    def iter_pairs(self) -> Iterator[tuple[Instruction, Instruction]]:
+        """The matched pairs, computation by computation, in A's printed order."""
+        return chain.from_iterable(map(_block_pairs, self.blocks))
+
+    @property
+    def pairs(self) -> list[tuple[Instruction, Instruction]]:
+        return list(self.iter_pairs())
+
+
+def _block_pairs(block: _Block) -> Iterator[tuple[Instruction, Instruction]]:
+    ia, ib, a2b, unmatched = block
+    if a2b is None:
+        return zip(ia, ib, strict=True)
+    if not unmatched:
+        return zip(ia, map(ib.__getitem__, a2b), strict=True)
+    # A's matched instructions and their partners, in A's order
+    matched_a, matched_b = compress(ia, map(_MATCHED, a2b)), filter(_MATCHED, a2b)
+    return zip(matched_a, map(ib.__getitem__, matched_b), strict=True)
 
 
 _Skeletons = Callable[[], tuple[list[int], list[int]]]
@@ -78,33 +106,42 @@ class _Matcher(Propagation):
                 self.propagate()
         return False
 
-    def _by_key(self, ka: list[int], kb: list[int], leaves: bool) -> None:
-        """Match equal keys in printed order; leaves (constants, iotas) only when ``leaves``:
-        their skeleton says nothing, they are matched through their users instead."""
-        ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
-        # Only keys on both sides can match: find them with set operations and select their
-        # instructions with compress() (both run in C), so the Python loops below only visit
-        # candidates (few after a shape change, for the full fingerprints).
+    def _by_key(self, ka: Sequence[int], kb: Sequence[int], leaves: bool) -> None:
+        """Match equal keys in printed order: per key, the n-th unmatched instruction of A
+        with the n-th of B.  Leaves (constants, iotas) only when ``leaves``: their skeleton
+        says nothing, they are matched through their users instead."""
+        a2b, b2a = self.a2b, self.b2a
+        # Only keys on both sides can match: find them with set operations
         common = set(ka)
         common.intersection_update(kb)
         if not common:
             return
-        both = common.__contains__
+        ea = _eligible(ka, a2b, self.ia, common, leaves)
+        eb = _eligible(kb, b2a, self.ib, common, leaves)
+        keys_a, keys_b = list(map(ka.__getitem__, ea)), list(map(kb.__getitem__, eb))
+        if _distinct(keys_a, common) and _distinct(keys_b, common):
+            # each key at most once per side (skeletons after a shape change): one dict
+            # lookup per key, in C
+            where_b = dict(zip(keys_b, eb, strict=True))
+            found = zip(ea, map(where_b.get, keys_a), strict=True)
+            pairs = [(i, j) for i, j in found if j is not None]
+            for i, j in pairs:  # all unmatched, each index once: no need for match()
+                a2b[i] = j
+                b2a[j] = i
+            self.matched += len(pairs)
+            return
         # B's candidates per key, last printed first so that pop() gives the first printed
         groups: dict[int, list[int]] = {}
-        for j in compress(range(len(kb) - 1, -1, -1), map(both, reversed(kb))):
-            if b2a[j] < 0 and (leaves or ib[j].operands or ib[j].calls):
-                g = groups.get(kb[j])
-                if g is None:
-                    groups[kb[j]] = [j]
-                else:
-                    g.append(j)
-        for i in compress(range(len(ka)), map(both, ka)):
-            if a2b[i] >= 0:
-                continue
-            cands = groups.get(ka[i])
-            if cands and (leaves or ia[i].operands or ia[i].calls):
-                j = cands.pop()  # every candidate is unmatched: only this loop matches them
+        for j, k in zip(reversed(eb), reversed(keys_b), strict=True):
+            g = groups.get(k)
+            if g is None:
+                groups[k] = [j]
+            else:
+                g.append(j)
+        for i, k in zip(ea, keys_a, strict=True):
+            cands = groups.get(k)
+            if cands:
+                j = cands.pop()
                 a2b[i] = j
                 b2a[j] = i
                 self.matched += 1
@@ -127,70 +164,94 @@ class _Matcher(Propagation):
                 self.match(i, cands.popleft())
 
 
+def _eligible(
+    keys: Sequence[int], x2y: list[int], instrs: list[Instruction], common: set[int], leaves: bool
+) -> list[int]:
+    """Indices, in printed order, of the unmatched instructions whose key is in ``common``
+    (and that have operands or callees unless ``leaves``)."""
+    if leaves:
+        return [k for k in range(len(keys)) if x2y[k] < 0 and keys[k] in common]
+    return [
+        k
+        for k in range(len(keys))
+        if x2y[k] < 0 and keys[k] in common and (instrs[k].operands or instrs[k].calls)
+    ]
+
+
+def _distinct(keys: list[int], common: set[int]) -> bool:
+    # (all keys are in common: more keys than that means a repeat, no need to build a set)
+    return len(keys) <= len(common) and len(set(keys)) == len(keys)
+
+
 def _by_number(instrs: list[Instruction], params: list[int]) -> list[int]:
     """Parameter indices sorted by number, printed order among equal numbers."""
     return sorted(params, key=lambda k: instrs[k].parameter_number or 0)
 
 
 _Key = tuple[tuple[int, ...], tuple[int, ...], int, int]
+#: a pair's ``a2b``, how many of A are unmatched, and B's unmatched indices
+_Match = tuple[list[int] | tuple[int, ...], int, list[int]]
 
 
 def _match_pair(
     ca: Computation,
     cb: Computation,
+    pa: CompFingerprints,
+    pb: CompFingerprints,
     fa: Fingerprints,
     fb: Fingerprints,
-    memo: dict[_Key, tuple[int, ...]],
-) -> list[int]:
-    """``a2b`` for one computation pair.  Steps 1-2 depend on the fingerprints only (they
-    determine opcode, shape, parameter number, skeleton and whether an instruction has
-    operands), so when they match everything, the result is reused for every pair with the
-    same fingerprints: a model repeats the same fusions and loop bodies layer after layer."""
-    pa, pb = fa.computations[ca.name], fb.computations[cb.name]
-    key = (tuple(pa.full), tuple(pb.full), pa.root, pb.root)
+    memo: dict[_Key, _Match],
+) -> _Match:
+    """``a2b`` for one computation pair, and what is unmatched.  Steps 1-2 depend on the
+    fingerprints only (they determine opcode, shape, parameter number, skeleton and whether
+    an instruction has operands), so when they match everything, the result is reused for
+    every pair with the same fingerprints: a model repeats the same fusions and loop bodies
+    layer after layer."""
+    key = (pa.full, pb.full, pa.root, pb.root)
     got = memo.get(key)
     if got is not None:
-        return list(got)
+        return got
     m = _Matcher(ca, cb)
-    if m.run(pa, pb, lambda: (fa.skeleton(ca.name), fb.skeleton(cb.name))):
-        memo[key] = tuple(m.a2b)
-    return m.a2b
+    full = m.run(pa, pb, lambda: (fa.skeleton(ca.name), fb.skeleton(cb.name)))
+    a2b, b2a = m.a2b, m.b2a
+    res = (a2b, a2b.count(-1), [j for j, i in enumerate(b2a) if i < 0])
+    if full:
+        memo[key] = (tuple(a2b), res[1], res[2])  # (the caller never changes the lists)
+    return res
 
 
 def align(a: HloModule, b: HloModule, fa: Fingerprints, fb: Fingerprints) -> Alignment:
     """Align ``a`` and ``b`` from their entry computations down through called computations."""
     out = Alignment()
     queue: deque[tuple[str, str]] = deque([(a.entry, b.entry)])
-    done: set[tuple[str, str]] = set()
     seen_a: set[str] = set()
     seen_b: set[str] = set()
-    pairs_out, only_a, only_b = out.pairs, out.only_a, out.only_b
-    memo: dict[_Key, tuple[int, ...]] = {}
+    blocks, only_a, only_b = out.blocks, out.only_a, out.only_b
+    comps_a, comps_b = a.computations, b.computations
+    fps_a, fps_b = fa.computations, fb.computations
+    memo: dict[_Key, _Match] = {}
     while queue:
         na, nb = queue.popleft()
-        if (na, nb) in done or na in seen_a or nb in seen_b:
+        if na in seen_a or nb in seen_b:  # (a pair is seen once both are)
             continue
-        done.add((na, nb))
         seen_a.add(na)
         seen_b.add(nb)
-        ca, cb = a.computations[na], b.computations[nb]
-        pa, pb = fa.computations[na], fb.computations[nb]
+        ca, cb = comps_a[na], comps_b[nb]
+        pa, pb = fps_a[na], fps_b[nb]
         out.computations.append((na, nb))
         ia, ib = ca.instructions, cb.instructions
-        if _identical(ca, pa, pb):
-            pairs_out.extend(zip(ia, ib, strict=True))
-            a2b: list[int] | range = range(len(ia))
+        if pa.full == pb.full and _identical(ca, pa, pb):  # (a cheap test first)
+            blocks.append((ia, ib, None, 0))
+            out.matched += len(ia)
+            a2b: list[int] | tuple[int, ...] | range = range(len(ia))
         else:
-            a2b = _match_pair(ca, cb, fa, fb, memo)
-            unmatched = a2b.count(-1)
+            a2b, unmatched, rest_b = _match_pair(ca, cb, pa, pb, fa, fb, memo)
+            blocks.append((ia, ib, a2b, unmatched))
+            out.matched += len(ia) - unmatched
             if unmatched:
-                pairs_out.extend([(x, ib[j]) for x, j in zip(ia, a2b, strict=True) if j >= 0])
                 only_a.extend([x for x, j in zip(ia, a2b, strict=True) if j < 0])
-            else:  # all matched: build the pairs in C
-                pairs_out.extend(zip(ia, map(ib.__getitem__, a2b), strict=True))
-            if len(ia) - unmatched < len(ib):
-                matched_b = set(a2b)
-                only_b.extend([y for j, y in enumerate(ib) if j not in matched_b])
+            if rest_b:
+                only_b.extend(map(ib.__getitem__, rest_b))
         for i in pa.callers:
             j = a2b[i]
             if j >= 0 and len(ia[i].calls) == len(ib[j].calls):

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from recompile_doctor.differ.align import Alignment
 from recompile_doctor.differ.fingerprint import semantic_attrs
 from recompile_doctor.differ.result import Change, ModuleDiff, Side
-from recompile_doctor.parsers.hlo import HloModule, Instruction
+from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
 
 #: ops that come and go with a shape change (e.g. batch 1 drops a broadcast)
 PLUMBING = frozenset(
@@ -53,24 +53,29 @@ def side(module: HloModule, ins: Instruction) -> Side:
     return Side("%" + ins.name, ins.computation, text, ins.line)
 
 
-_USERS: dict[tuple[int, str], dict[str, Instruction]] = {}
+#: id(computation) -> (the computation, its first user of each name).  The computation is
+#: kept with its entry so that its id cannot be reused by another while the entry exists
+#: (an ``id(module)`` key alone went stale when a freed module's id was reused).
+_USERS: dict[int, tuple[Computation, dict[str, Instruction]]] = {}
 
 
 def _described(module: HloModule, ins: Instruction) -> Instruction:
     """``ins`` if it has an ``op_name``, else the nearest user that has one (constants are
     printed without metadata; their broadcast often too)."""
-    if ins.op_name is not None or ins.computation not in module.computations:
+    comp = module.computations.get(ins.computation) if ins.op_name is None else None
+    if comp is None:
         return ins
-    key = (id(module), ins.computation)
-    users = _USERS.get(key)
-    if users is None:
+    got = _USERS.get(id(comp))
+    if got is not None and got[0] is comp:
+        users = got[1]
+    else:
         if len(_USERS) > 64:
             _USERS.clear()
         users = {}
-        for u in module.computations[ins.computation].instructions:
+        for u in comp.instructions:
             for op in u.operands:
                 users.setdefault(op, u)
-        _USERS[key] = users
+        _USERS[id(comp)] = (comp, users)
     cur = ins
     for _ in range(6):
         nxt = users.get(cur.name)
@@ -152,7 +157,7 @@ def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
     elided: list[tuple[Instruction, Instruction]] = []
     frozen: list[tuple[Instruction, Instruction]] = []
     other: list[tuple[Instruction, Instruction, str]] = []
-    for x, y in al.pairs:
+    for x, y in al.iter_pairs():
         if x.opcode != y.opcode:
             if {x.opcode, y.opcode} == {"parameter", "constant"}:
                 frozen.append((x, y))
@@ -193,7 +198,7 @@ def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
     md.sort_causes()
     md.equivalent = not md.explanations
     md.stats = {
-        "matched": len(al.pairs),
+        "matched": al.matched,
         "only_a": len(al.only_a),
         "only_b": len(al.only_b),
         "instructions_a": a.instruction_count(),

@@ -9,25 +9,27 @@ Two fingerprints per instruction, in the spirit of XLA's ``HloPrintOptions::Fing
 * ``skeleton``: opcode and operand/callee structure only, no shapes or values, so the same
   program at another batch size (or with other constants) has the same skeleton.
 
-For speed, fingerprints are plain ``int`` lists parallel to ``Computation.instructions`` (no
-per-instruction objects or ``id()`` keyed dicts), and the attribute filtering is cached per
-distinct ``attrs`` tuple (the parser shares equal tuples, so most lookups hit).
+For speed, fingerprints are plain ``int`` tuples parallel to ``Computation.instructions`` (no
+per-instruction objects or ``id()`` keyed dicts); an instruction's own part is hashed once per
+parser :attr:`Instruction.key` (``_keys.LOCAL_FULL``), and computations with the same parser
+:attr:`Computation.signature` share one result (see :func:`compute`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from operator import itemgetter
 
 from recompile_doctor.differ._keys import (
     CALL_ATTRS,
     IGNORED_ATTRS,
-    LITERALS,
+    LOCAL_FULL,
+    LOCAL_SKELETON,
     SKELETON_ATTRS,
     literal_key,
-    local_key,
+    local_hashes,
     semantic_attrs,
-    split,
 )
 from recompile_doctor.differ._unordered import general
 from recompile_doctor.parsers.hlo import Computation, HloModule
@@ -37,7 +39,7 @@ from recompile_doctor.parsers.hlo import Computation, HloModule
 class CompFingerprints:
     """One computation's fingerprints, in printed order (index = position in the computation)."""
 
-    full: list[int]
+    full: tuple[int, ...]  # a tuple: the aligner uses it as a dict key
     skeleton: list[int] | None  # None until asked for: see Fingerprints.skeleton
     params: list[int]  # indices of the parameters, in printed order
     callers: list[int]  # indices of the instructions that call computations
@@ -63,7 +65,8 @@ class Fingerprints:
     def skeleton(self, name: str) -> list[int]:
         cf = self.computations[name]
         if cf.skeleton is None:
-            cf.skeleton = _skeletons(self.module.computations[name], self.computation_skeleton)
+            comp = self.module.computations[name]
+            cf.skeleton = _skeletons(comp, self.computation_full, self._cskel_by_full, self)
         return cf.skeleton
 
     def computation_skeleton(self, name: str) -> int:
@@ -118,13 +121,23 @@ def _callee_order(module: HloModule) -> list[Computation]:
     return order
 
 
+#: full fingerprints, indices of parameters, indices of callers, parameters' local hashes
+_Linear = tuple[tuple[int, ...], list[int], list[int], tuple[int, ...]]
+
+
 def compute(module: HloModule) -> Fingerprints:
     """Full fingerprints of every instruction; computations in printed order (XLA prints
     callees first), else (a callee printed after its caller, a call cycle) in callee order
-    with every skeleton computed at once, as the general algorithm does."""
+    with every skeleton computed at once, as the general algorithm does.
+
+    Computations with the same parser :attr:`Computation.signature` (a model repeats its
+    fusions layer after layer) share one result: a signature is only given to computations
+    that call nothing and print operands before users, and it fixes each instruction's key
+    and operand positions, so :func:`_linear` would compute the same lists for them."""
     fp = Fingerprints(module)
+    memo: dict[int, _Linear] = {}
     for comp in module.computations.values():
-        if not _add(fp, comp, lazy=True):
+        if not _add(fp, comp, memo):
             return _eager(module)
     return fp
 
@@ -132,31 +145,38 @@ def compute(module: HloModule) -> Fingerprints:
 def _eager(module: HloModule) -> Fingerprints:
     fp = Fingerprints(module)
     for comp in _callee_order(module):
-        _add(fp, comp, lazy=False)
+        _add(fp, comp, None)
     return fp
 
 
-def _add(fp: Fingerprints, comp: Computation, lazy: bool) -> bool:
-    """Fingerprint ``comp`` into ``fp``; False if a callee has no fingerprint yet (lazy)."""
+def _add(fp: Fingerprints, comp: Computation, memo: dict[int, _Linear] | None) -> bool:
+    """Fingerprint ``comp`` into ``fp``; False if a callee has no fingerprint yet.  ``memo``
+    (by signature) for the lazy path, None for the eager path (skeletons computed too)."""
     cfull = fp.computation_full
-    got = _linear(comp, cfull) if lazy else None
+    lazy = memo is not None
+    got: _Linear | None = None
+    if memo is not None:
+        sig = comp.signature
+        got = memo.get(sig) if sig is not None else None
+        if got is None:
+            got = _linear(comp, cfull)
+            if sig is not None and got is not None:
+                memo[sig] = got
     if got is None:
         if lazy and any(c not in cfull for ins in comp.instructions for c in ins.calls):
             return False
         cskel = fp.computation_skeleton if lazy else _known(fp._cskel)
-        full, skel = general(comp, cfull, cskel)
-        params = [k for k, ins in enumerate(comp.instructions) if ins.parameter_number is not None]
-        callers = [k for k, ins in enumerate(comp.instructions) if ins.calls]
-        plocs = [
-            (comp.instructions[k].parameter_number, local_key(comp.instructions[k])) for k in params
-        ]
+        full_list, skel = general(comp, cfull, cskel)
+        instrs = comp.instructions
+        params = [k for k, ins in enumerate(instrs) if ins.parameter_number is not None]
+        callers = [k for k, ins in enumerate(instrs) if ins.calls]
+        plocs = [(instrs[k].parameter_number or 0, local_hashes(instrs[k])[0]) for k in params]
+        full, locs = tuple(full_list), _param_locs(plocs)
     else:
-        full, params, callers, plocs = got
+        full, params, callers, locs = got
         skel = None
     root = root_index(comp)
     fp.computations[comp.name] = CompFingerprints(full, skel, params, callers, root)
-    plocs.sort(key=_number)  # stable: printed order among equal numbers
-    locs = tuple([loc for _, loc in plocs])
     cfull[comp.name] = hash(locs) if root < 0 else hash((full[root], locs))
     if not lazy:
         assert skel is not None
@@ -164,8 +184,14 @@ def _add(fp: Fingerprints, comp: Computation, lazy: bool) -> bool:
     return True
 
 
-def _number(p: tuple[int | None, tuple[object, ...]]) -> int:
-    return p[0] or 0
+def _param_locs(plocs: list[tuple[int, int]]) -> tuple[int, ...]:
+    """The parameters' local hashes by number (stable: printed order among equal numbers)."""
+    if len(plocs) > 1:
+        plocs = sorted(plocs, key=_NUMBER)
+    return tuple(map(_LOC, plocs))
+
+
+_NUMBER, _LOC = itemgetter(0), itemgetter(1)
 
 
 def _known(cskel: dict[str, int]) -> Callable[[str], int]:
@@ -175,64 +201,66 @@ def _known(cskel: dict[str, int]) -> Callable[[str], int]:
     return get
 
 
-_Linear = tuple[list[int], list[int], list[int], list[tuple[int | None, tuple[object, ...]]]]
-
-
 def _linear(comp: Computation, cfull: dict[str, int]) -> _Linear | None:
     """Full fingerprints in one pass in printed order (XLA prints operands first), with the
-    indices of parameters and callers and the parameters' local keys; None when an operand or
-    callee is printed later (hand-written text): then :func:`._unordered.general` does it."""
+    indices of parameters and callers and the parameters' local hashes; None when an operand
+    or callee is printed later (hand-written text): then :func:`._unordered.general` does
+    it.  The instruction's own part is looked up by its parser key (see ``_keys``)."""
     f_of: dict[str, int] = {}
-    fget = f_of.__getitem__
-    full: list[int] = []
+    fget, cget, lget = f_of.__getitem__, cfull.__getitem__, LOCAL_FULL.get
     params: list[int] = []
     callers: list[int] = []
-    plocs: list[tuple[int | None, tuple[object, ...]]] = []
-    literals = LITERALS
-    for ins in comp.instructions:
-        try:
-            # map() with a bound __getitem__ runs in C; a KeyError means an operand comes later
-            ofull = tuple(map(fget, ins.operands))
-        except KeyError:
-            return None
-        attrs = ins.attrs
-        sem = split(attrs)[0] if attrs else ()
-        lit = ins.literal
-        key: object = None
-        if lit is not None:
-            key = ("elided",) if lit.elided and len(lit.values) != 1 else literals[lit.values]
-        loc = (ins.opcode, ins.shape.sig, ins.parameter_number, sem, key)
-        calls = ins.calls
-        if calls:
-            callers.append(len(full))
-            try:
-                callees_full = tuple(map(cfull.__getitem__, calls))
-            except KeyError:
-                return None
-        else:
-            callees_full = ()
-        if loc[2] is not None:
-            params.append(len(full))
-            plocs.append((loc[2], loc))
-        f = hash((loc, callees_full, ofull))
-        full.append(f)
-        f_of[ins.name] = f
-    return full, params, callers, plocs
+    plocs: list[tuple[int, int]] = []
+    try:
+        for ins in comp.instructions:
+            loc = lget(ins.key)
+            if loc is None:
+                loc = local_hashes(ins)[0]
+            # map() with a bound __getitem__ runs in C; a KeyError: an operand or callee is
+            # printed later.  The three branches build the same tuple (loc, callees, operands).
+            ops = ins.operands
+            if ins.calls:
+                callers.append(len(f_of))
+                f = hash((loc, tuple(map(cget, ins.calls)), tuple(map(fget, ops))))
+            elif ops:
+                f = hash((loc, (), tuple(map(fget, ops))))
+            else:
+                f = hash((loc, (), ()))
+            if ins.parameter_number is not None:
+                params.append(len(f_of))
+                plocs.append((ins.parameter_number, loc))
+            f_of[ins.name] = f
+    except KeyError:
+        return None
+    if len(f_of) != len(comp.instructions):  # a name defined twice (not from the parser)
+        return None
+    # names are unique: the values are in printed order
+    return tuple(f_of.values()), params, callers, _param_locs(plocs)
 
 
-def _skeletons(comp: Computation, cskel: Callable[[str], int]) -> list[int]:
-    """Skeletons of a computation whose operands are all printed before their users."""
+def _skeletons(
+    comp: Computation, cfull: dict[str, int], by_full: dict[int, int], fp: Fingerprints
+) -> list[int]:
+    """Skeletons of a computation whose operands are all printed before their users; a
+    callee's skeleton comes from ``by_full`` (C lookups), else from ``fp``."""
     s_of: dict[str, int] = {}
-    sget = s_of.__getitem__
-    out: list[int] = []
+    sget, lget = s_of.__getitem__, LOCAL_SKELETON.get
     for ins in comp.instructions:
-        oskel = tuple(map(sget, ins.operands))
-        sk = split(ins.attrs)[1] if ins.attrs else ()
-        callees = tuple([cskel(c) for c in ins.calls]) if ins.calls else ()
-        s = hash((ins.opcode, ins.parameter_number, sk, callees, oskel))
-        out.append(s)
-        s_of[ins.name] = s
-    return out
+        loc = lget(ins.key)
+        if loc is None:
+            loc = local_hashes(ins)[1]
+        ops = ins.operands
+        if ins.calls:  # (the branches build the same tuple, as in _linear)
+            try:
+                callees = tuple(map(by_full.__getitem__, map(cfull.__getitem__, ins.calls)))
+            except KeyError:
+                callees = tuple([fp.computation_skeleton(c) for c in ins.calls])
+            s_of[ins.name] = hash((loc, callees, tuple(map(sget, ops))))
+        elif ops:
+            s_of[ins.name] = hash((loc, (), tuple(map(sget, ops))))
+        else:
+            s_of[ins.name] = hash((loc, (), ()))
+    return list(s_of.values())  # in printed order: names are unique in a computation
 
 
 __all__ = [

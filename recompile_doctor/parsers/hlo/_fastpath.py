@@ -18,7 +18,14 @@ from __future__ import annotations
 
 import re
 
-from recompile_doctor.parsers.hlo._instruction import CALL_ATTRS, LITERAL_WORDS
+from recompile_doctor.parsers.hlo._instruction import LITERAL_WORDS
+from recompile_doctor.parsers.hlo._intern import (
+    CALL_ATTRS,
+    KEYS,
+    LARGE_LITERAL,
+    fresh_key,
+    without_calls,
+)
 from recompile_doctor.parsers.hlo._metadata import BLOCK
 from recompile_doctor.parsers.hlo._shapes import ShapeError, array_shape, shape_cache
 from recompile_doctor.parsers.hlo.model import Instruction, Literal
@@ -44,12 +51,13 @@ _NUMBER = r"[-+]?\d[\w.]*+(?:(?<=[eE])[+-]\d++)?"  # the lexer's number token
 _NUMBERS = re.compile(rf"\{{[ \t]*+(?:{_NUMBER}[ \t]*+(?:,[ \t]*+{_NUMBER}[ \t]*+)*+)?\}}")
 _number = re.compile(_NUMBER).findall
 _ELIDED = Literal((), elided=True)
-_Attrs = tuple[tuple[tuple[str, str], ...], tuple[str, ...]]
+_Attrs = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[tuple[str, str], ...]]
 _ATTR_CACHE: dict[str, _Attrs] = {}
 
 
 def _attributes(text: str) -> _Attrs:
-    """(attrs, calls) of the attribute text of a plain line (canonical as the token parser)."""
+    """(attrs, calls, attrs without calls) of the attribute text of a plain line (canonical
+    as the token parser)."""
     attrs: list[tuple[str, str]] = []
     calls: list[str] = []
     for key, value in _ATTR.findall(text):
@@ -59,7 +67,8 @@ def _attributes(text: str) -> _Attrs:
             value = value.replace("%", "")
             calls.extend(v for v in value.strip("{}").split(",") if v)
         attrs.append((key, value))
-    return tuple(attrs), tuple(calls)
+    t = tuple(attrs)
+    return t, tuple(calls), without_calls(t) if calls else t
 
 
 def _constant(ops: str) -> Literal | None:
@@ -79,16 +88,25 @@ def _constant(ops: str) -> Literal | None:
 
 
 def fast_run(
-    lines: list[str], i: int, comp: str, out: list[Instruction], defined: set[str]
-) -> tuple[int, str | None, bool]:
-    """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``).
+    lines: list[str],
+    i: int,
+    comp: str,
+    out: list[Instruction],
+    defined: dict[str, int],
+    sig: int | None,
+) -> tuple[int, str | None, bool, int | None]:
+    """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``, with
+    their index in ``out``), continuing the computation's signature ``sig``.
 
     Returns (index of the first line not parsed, name of the last ROOT, whether a name had a
-    ``%`` sigil).  A run stops at a line that is not plain or redefines a name."""
+    ``%`` sigil, the signature).  A run stops at a line that is not plain or redefines a
+    name.  See :attr:`Computation.signature`: it chains each instruction's key and operand
+    indices; None once an operand is not defined yet or an instruction calls a computation."""
     match = _LINE.match
     shapes = shape_cache()
     attr_cache = _ATTR_CACHE
-    append, add = out.append, defined.add
+    keys = KEYS
+    append, index = out.append, defined.__getitem__
     root: str | None = None
     pct = False
     n = len(lines)
@@ -129,6 +147,7 @@ def fast_run(
                 operands = tuple(ops.split(","))
         attrs: tuple[tuple[str, str], ...] = ()
         calls: tuple[str, ...] = ()
+        plain = attrs
         if attrs1 or attrs2:
             key = attrs1 + "\n" + attrs2 if attrs2 else attrs1
             got = attr_cache.get(key)
@@ -137,7 +156,14 @@ def fast_run(
                 if len(attr_cache) > 50_000:
                     attr_cache.clear()
                 attr_cache[key] = got
-            attrs, calls = got
+            attrs, calls, plain = got
+        # _intern.key_of(), inline
+        if literal is None:
+            ikey = keys[(opcode, shape.sig, param, plain)]
+        elif len(literal.values) > LARGE_LITERAL:
+            ikey = fresh_key()
+        else:
+            ikey = keys[(opcode, shape.sig, param, plain, literal.values, literal.elided)]
         append(
             Instruction(
                 name,
@@ -153,21 +179,32 @@ def fast_run(
                 None if md is None else m.start(8),
                 param,
                 is_root is not None,
+                ikey,
             )
         )
-        add(name)
+        if sig is not None:
+            if calls:
+                sig = None
+            elif operands:
+                try:
+                    sig = hash((sig, ikey, tuple(map(index, operands))))
+                except KeyError:  # an operand printed later (or never)
+                    sig = None
+            else:
+                sig = hash((sig, ikey))
+        defined[name] = len(out) - 1
         if is_root is not None:
             root = name
         if sigil:
             pct = True
         i += 1
-    return i, root, pct
+    return i, root, pct, sig
 
 
 def fast_instruction(line: str, comp: str, lineno: int) -> tuple[Instruction, bool] | None:
     """(instruction, had a ``%`` sigil) for one plain line, else None (use the token parser)."""
     out: list[Instruction] = []
-    _, _, pct = fast_run([line], 0, comp, out, set())
+    _, _, pct, _ = fast_run([line], 0, comp, out, {}, None)
     if not out:
         return None
     out[0].line = lineno

@@ -8,25 +8,12 @@ from __future__ import annotations
 
 import re
 
+from recompile_doctor.parsers.hlo._intern import CALL_ATTRS, key_of
 from recompile_doctor.parsers.hlo._lexer import tokenize, unquote
 from recompile_doctor.parsers.hlo._metadata import make_metadata, metadata_token
 from recompile_doctor.parsers.hlo._shapes import ShapeError, array_shape, tuple_shape
 from recompile_doctor.parsers.hlo.model import Instruction, Literal, Metadata, Shape
 
-CALL_ATTRS = frozenset(
-    [
-        "calls",
-        "to_apply",
-        "body",
-        "condition",
-        "branch_computations",
-        "called_computations",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-    ]
-)
 _SECTIONS = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
 _OPEN: dict[str, int] = {"(": 1, "{": 1, "[": 1, ")": -1, "}": -1, "]": -1}
 LITERAL_WORDS = frozenset(("true", "false", "nan", "-nan", "inf", "-inf", "token"))
@@ -182,12 +169,13 @@ class InstructionParser:
             else:
                 value = toks[start] if k == start + 1 else "".join(toks[start:k])
             attrs.append((key, value))
+        attrs_t = tuple(attrs)
         return Instruction(
             name,
             opcode,
             shape,
             tuple(operands),
-            tuple(attrs),
+            attrs_t,
             tuple(calls),
             comp,
             line,
@@ -196,6 +184,7 @@ class InstructionParser:
             metadata,
             param,
             is_root,
+            key_of(opcode, shape, param, attrs_t, literal),
         )
 
     def _shape(self, toks: list[str], k: int) -> tuple[Shape, int]:

@@ -163,14 +163,15 @@ class Parser(InstructionParser):
         if toks[k][0] == "%":
             self.percent = True
         comp = Computation(toks[k].lstrip("%"), is_entry, i + 1)
-        defined: set[str] = set()
+        defined: dict[str, int] = {}
+        sig: int | None = 0
         i += 1
         n = len(self.lines)
         lines = self.lines
         name = comp.name
         instrs = comp.instructions
         while i < n:
-            i, root, pct = fast_run(lines, i, name, instrs, defined)
+            i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig)
             if root is not None:
                 comp.root = root
             self.percent |= pct
@@ -183,14 +184,16 @@ class Parser(InstructionParser):
                 continue
             if toks[0] == "}":
                 _check_operands(comp, defined, self.path)
+                comp.signature = sig
                 return comp, i + 1
             ins, j = self._slow_instruction(toks, name, i, line)
             if ins.name in defined:
                 raise RecompileDoctorError(
                     f"instruction '{ins.name}' is defined twice in '{name}'", self.path, i + 1
                 )
-            defined.add(ins.name)
+            defined[ins.name] = len(instrs)
             instrs.append(ins)
+            sig = None  # only the fast path keeps signatures
             if ins.is_root:
                 comp.root = ins.name
             i = j + 1
@@ -231,7 +234,7 @@ class Parser(InstructionParser):
                         )
 
 
-def _check_operands(comp: Computation, defined: set[str], path: str) -> None:
+def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> None:
     for ins in comp.instructions:
         for op in ins.operands:
             if op not in defined:

@@ -137,6 +137,10 @@ class Instruction:
     ``meta`` is the :class:`Metadata`, or (from the parser's fast path) the offset in
     ``source`` of its ``metadata={...}`` block, parsed on first access of :attr:`metadata`:
     most instructions' metadata is never read, and parsing it is a fifth of the parse time.
+
+    ``key`` is set by the parser: an int equal for instructions with the same opcode, shape
+    without layout, parameter number, attributes and literal (see :mod:`._intern`); -1 when
+    not parsed.  It describes the fields as parsed.
     """
 
     name: str
@@ -152,6 +156,7 @@ class Instruction:
     meta: Metadata | int | None = field(default=None, repr=False)
     parameter_number: int | None = None
     is_root: bool = False
+    key: int = field(default=-1, repr=False)
 
     @property
     def metadata(self) -> Metadata | None:
@@ -183,11 +188,18 @@ class Instruction:
 
 @dataclass(slots=True, eq=False)
 class Computation:
+    """``signature`` is set by the parser: equal for computations whose instructions have,
+    position by position, the same :attr:`Instruction.key` and the same operands by position
+    (names, metadata and layouts left out); None when not known (an instruction that calls a
+    computation, an operand printed after its user, a line the fast path did not parse).  It
+    is a hash: two different computations may share it with the odds of a 64-bit collision."""
+
     name: str
     is_entry: bool
     line: int
     instructions: list[Instruction] = field(default_factory=list)
     root: str | None = None
+    signature: int | None = field(default=None, repr=False)
 
     def by_name(self) -> dict[str, Instruction]:
         return {i.name: i for i in self.instructions}
