@@ -8,6 +8,7 @@ one C-level lookup, no Python call), because equal attribute tuples and literals
 from __future__ import annotations
 
 from recompile_doctor.parsers.hlo import Instruction, Literal
+from recompile_doctor.parsers.hlo._intern import CALL_ATTRS
 
 #: attributes that never change the compiled executable
 IGNORED_ATTRS = frozenset(
@@ -16,20 +17,6 @@ IGNORED_ATTRS = frozenset(
 #: attributes whose value is part of the skeleton (they do not depend on shapes)
 SKELETON_ATTRS = frozenset(
     ("index", "direction", "kind", "custom_call_target", "fusion_kind", "comparison_type")
-)
-CALL_ATTRS = frozenset(
-    [
-        "calls",
-        "to_apply",
-        "body",
-        "condition",
-        "branch_computations",
-        "called_computations",
-        "true_computation",
-        "false_computation",
-        "select",
-        "scatter",
-    ]
 )
 _Attrs = tuple[tuple[str, str], ...]
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from operator import itemgetter
 
 from recompile_doctor.differ._keys import (
-    CALL_ATTRS,
     IGNORED_ATTRS,
     LOCAL_FULL,
     LOCAL_SKELETON,
@@ -33,6 +32,7 @@ from recompile_doctor.differ._keys import (
 )
 from recompile_doctor.differ._unordered import general
 from recompile_doctor.parsers.hlo import Computation, HloModule
+from recompile_doctor.parsers.hlo._intern import CALL_ATTRS
 
 
 @dataclass(slots=True)
