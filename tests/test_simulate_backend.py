@@ -203,3 +203,19 @@ def test_a_failing_scenario_file_is_a_one_line_error(
     assert main(["simulate", str(script), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert err == f"recompile-doctor: error: {script}: scenario failed: ValueError: boom\n"
+
+
+def test_stdout_and_stderr_are_split_as_the_real_stack_splits_them(tmp_path: Path) -> None:
+    # GIVEN a run with the compilation progress bar on
+    env = {"TF_POPLAR_FLAGS": "--show_progress_bar=true"}
+    r = run_scenario("healthy", tmp_path / "run", steps=4, env=env)
+    merged = r.log_path.read_text().splitlines()
+    out = (tmp_path / "run" / "run.stdout.log").read_text().splitlines()
+    err = (tmp_path / "run" / "run.stderr.log").read_text().splitlines()
+    # THEN run.log is exactly the two streams merged
+    assert sorted(merged) == sorted(out + err)
+    # AND the loggers write to stderr, the progress bar and Keras progress to stdout
+    assert all("] " in x or " PO:" in x for x in err if x[:4].isdigit())
+    assert any(x.startswith("Compiling module ") for x in out)
+    assert not any("tensorflow/compiler" in x for x in out)
+    assert any("Begin XLA compilation" in x for x in err)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import TextIO
 
@@ -48,7 +48,7 @@ from recompile_doctor.simulate.graph import (
     Stack,
     WhileLoop,
 )
-from recompile_doctor.simulate.stacklog import STYLES, Clock, StackLog
+from recompile_doctor.simulate.stacklog import STYLES, Clock, StackLog, Stream
 
 __all__ = [
     "Concat",
@@ -105,7 +105,8 @@ class Simulation:
     def process(
         self, log_name: str = "run.log", env: Mapping[str, str] | None = None
     ) -> Iterator[Process]:
-        """Start a simulated Python process whose merged stdout+stderr goes to ``log_name``.
+        """Start a simulated Python process whose merged stdout+stderr goes to ``log_name``
+        (and each stream alone to ``<name>.stdout.log`` / ``<name>.stderr.log``).
 
         ``env`` replaces variables of the simulation's environment for this process only.
         """
@@ -113,8 +114,14 @@ class Simulation:
         merged = dict(self.env)
         merged.update(env or {})
         self.clock.advance_ms(self.rng.uniform(2000, 9000))
-        with path.open("w", encoding="utf-8", newline="\n") as fh:
-            proc = Process(self, fh, read_env(merged, sdk3=self.style.sdk3), merged)
+        stem = log_name.removesuffix(".log")
+        with ExitStack() as files:
+            fh, out, err = (
+                files.enter_context(p.open("w", encoding="utf-8", newline="\n"))
+                for p in (path, self.out / f"{stem}.stdout.log", self.out / f"{stem}.stderr.log")
+            )
+            split: dict[Stream, TextIO] = {"stdout": out, "stderr": err}
+            proc = Process(self, fh, read_env(merged, sdk3=self.style.sdk3), merged, split)
             try:
                 yield proc
             except ExecutionFailed as e:
@@ -128,12 +135,17 @@ class Process:
     """A simulated Python process using TensorFlow on IPU."""
 
     def __init__(
-        self, sim: Simulation, out: TextIO, env: StackEnv, raw_env: Mapping[str, str]
+        self,
+        sim: Simulation,
+        out: TextIO,
+        env: StackEnv,
+        raw_env: Mapping[str, str],
+        split: dict[Stream, TextIO] | None = None,
     ) -> None:
         self.sim = sim
         self.env = env
         self.pid = sim.rng.randint(1000, 4_000_000)
-        self.log = StackLog(out, sim.clock, env.log, sim.style, self.pid)
+        self.log = StackLog(out, sim.clock, env.log, sim.style, self.pid, split=split)
         self.compiler: Compiler | None = None
         self.device: Device | None = None
         self.attached = False

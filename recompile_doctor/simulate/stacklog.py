@@ -7,8 +7,8 @@ unless ``POPLAR_LOG_DEST`` says otherwise; the SDK <= 2.2 prefix ``HH:MM:SS.mmm 
 (Keras progress, the compilation progress bar, the script's own output).
 
 ``run.log`` is the two streams merged in the order they were written, as
-``python train.py > run.log 2>&1`` with line-buffered streams produces it; every line also
-records which stream it went to (see :attr:`StackLog.stream_counts`).  Time comes from a
+``python train.py > run.log 2>&1`` with line-buffered streams produces it; each stream alone
+also goes to ``run.stdout.log`` and ``run.stderr.log`` (what ``2> run.stderr.log`` captures).  Time comes from a
 simulated :class:`Clock`, so output never depends on the wall clock.
 """
 
@@ -98,6 +98,7 @@ class StackLog:
         style: Style,
         pid: int,
         poplar_out: TextIO | None = None,
+        split: dict[Stream, TextIO] | None = None,
     ) -> None:
         self.out = out
         self.clock = clock
@@ -108,11 +109,15 @@ class StackLog:
         self.poplar_out = poplar_out
         self.stream_counts: dict[Stream, int] = {"stdout": 0, "stderr": 0}
         self.lines = 0
+        #: each stream alone as well, when set (``run.stdout.log``, ``run.stderr.log``)
+        self.split = split
 
     # -- raw streams -------------------------------------------------------------------
     def write(self, text: str, stream: Stream = "stderr") -> None:
         """One physical line (``text`` has no newline) on ``stream``."""
         self.out.write(text + "\n")
+        if self.split is not None:
+            self.split[stream].write(text + "\n")
         self.stream_counts[stream] += 1
         self.lines += 1
         self.clock.us += 23  # printing takes time too: no two lines share a timestamp
