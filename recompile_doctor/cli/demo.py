@@ -53,5 +53,6 @@ def command(out: Path | None, seed: int, no_color: bool) -> None:
         f"{s.recompilations_after_warmup} after warm-up, {s.loads} executable loads."
     )
     for f in [f for f in report.findings if f.severity != "info"][:5]:
-        click.echo(f"  [{f.severity}] {f.rule}: {f.title} ({f.count}x, {f.wasted_seconds:.1f} s)")
+        cost = f", {f.wasted_seconds:.1f} s wasted" if f.wasted_seconds else ""
+        click.echo(f"  [{f.severity}] {f.rule}: {f.title} ({f.count}x{cost})")
     click.echo(f"Report: {target}")
