@@ -9,10 +9,13 @@ The public API::
     rd.compilations_frame(report)      # pandas DataFrame, one row per compilation
     rd.render(report, "html")          # text, json, markdown or html
     rd.load_report("report.json")      # a saved JSON report
+    rd.diff("dumpA/", "dumpB/")        # what changed between two HLO dumps, and why
+    rd.simulate("partial-batch", out)  # a simulated Poplar run: run.log, dumps, cache
 """
 
 from recompile_doctor._version import __version__
 from recompile_doctor.api import analyze, load_report
+from recompile_doctor.differ import diff_paths as diff
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.frames import compilations_frame, events_frame
 from recompile_doctor.model import (
@@ -27,6 +30,7 @@ from recompile_doctor.model import (
 )
 from recompile_doctor.reports import render
 from recompile_doctor.rules import RULES, Rule
+from recompile_doctor.simulate import run_scenario as simulate
 
 __all__ = [
     "RULES",
@@ -42,8 +46,10 @@ __all__ = [
     "Summary",
     "__version__",
     "analyze",
+    "diff",
     "compilations_frame",
     "events_frame",
     "load_report",
     "render",
+    "simulate",
 ]

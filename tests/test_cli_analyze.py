@@ -24,17 +24,27 @@ def test_text_output_starts_with_a_summary_line(capsys: pytest.CaptureFixture[st
     assert "executable-switching" in out and "\x1b[" not in out  # no colour off a tty
 
 
-@pytest.mark.parametrize("case", ["alternating_graphs.log", "healthy_second_run.log", "partial_batch_no_dumps.log"])
+@pytest.mark.parametrize(
+    "case", ["alternating_graphs.log", "healthy_second_run.log", "partial_batch_no_dumps.log"]
+)
 @pytest.mark.parametrize("fmt", ["text", "json", "markdown"])
-def test_goldens(case: str, fmt: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_goldens(
+    case: str, fmt: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(CASES.parent.parent.parent)  # paths in output relative to the repo
-    code, out, _ = run_cli("analyze", f"fixtures/poplar/cases/{case}", "--format", fmt, capsys=capsys)
+    code, out, _ = run_cli(
+        "analyze", f"fixtures/poplar/cases/{case}", "--format", fmt, capsys=capsys
+    )
     assert code == 0
     golden(f"analyze/{case}.{ {'text': 'txt', 'json': 'json', 'markdown': 'md'}[fmt] }", out)
 
 
-@pytest.mark.parametrize("case", sorted(p.name for p in CASES.glob("*.log")) + sorted(p.name for p in REAL.glob("*.log")))
-def test_every_json_output_validates_against_the_schema(case: str, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "case", sorted(p.name for p in CASES.glob("*.log")) + sorted(p.name for p in REAL.glob("*.log"))
+)
+def test_every_json_output_validates_against_the_schema(
+    case: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = CASES / case if (CASES / case).exists() else REAL / case
     code, out, _ = run_cli("analyze", str(path), "--format", "json", capsys=capsys)
     assert code == 0
@@ -43,7 +53,9 @@ def test_every_json_output_validates_against_the_schema(case: str, capsys: pytes
     assert data["schema"] == "recompile-doctor/report/1"
 
 
-def test_output_file_format_from_suffix_and_no_overwrite(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_output_file_format_from_suffix_and_no_overwrite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "report.json"
     code, stdout, _ = run_cli("analyze", ALT, "-o", str(out), capsys=capsys)
     assert code == 0 and stdout == ""
@@ -60,16 +72,27 @@ def test_refuses_to_overwrite_its_input(tmp_path: Path, capsys: pytest.CaptureFi
     log = tmp_path / "run.log"
     log.write_bytes((CASES / "alternating_graphs.log").read_bytes())
     before = log.read_bytes()
-    code, _, err = run_cli("analyze", str(log), "-o", str(log), "--force", "--format", "text", capsys=capsys)
+    code, _, err = run_cli(
+        "analyze", str(log), "-o", str(log), "--force", "--format", "text", capsys=capsys
+    )
     assert code == 2 and "refusing to overwrite an input file" in err
     assert log.read_bytes() == before
 
 
-@pytest.mark.parametrize(("fail_on", "log", "code"), [
-    ("warning", ALT, 1), ("error", ALT, 0), ("info", HEALTHY, 0), ("info", str(CASES / "healthy_first_run.log"), 1),
-    (None, ALT, 0), ("warning", str(CASES / "precompile_no_cache_path.log"), 1),
-])
-def test_fail_on_gates_ci(fail_on: str | None, log: str, code: int, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("fail_on", "log", "code"),
+    [
+        ("warning", ALT, 1),
+        ("error", ALT, 0),
+        ("info", HEALTHY, 0),
+        ("info", str(CASES / "healthy_first_run.log"), 1),
+        (None, ALT, 0),
+        ("warning", str(CASES / "precompile_no_cache_path.log"), 1),
+    ],
+)
+def test_fail_on_gates_ci(
+    fail_on: str | None, log: str, code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
     args = ["analyze", log] + (["--fail-on", fail_on] if fail_on else [])
     assert run_cli(*args, capsys=capsys)[0] == code
 
@@ -80,34 +103,51 @@ def test_quiet_prints_nothing_on_success(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 0 and "executable-switching" in out
 
 
-def test_gzip_and_stdin(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gzip_and_stdin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     gz = tmp_path / "run.log.gz"
     gz.write_bytes(gzip.compress((CASES / "alternating_graphs.log").read_bytes()))
     code, out, _ = run_cli("analyze", str(gz), "--format", "json", capsys=capsys)
     assert json.loads(out)["summary"]["loads"] == 8
     import io
 
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO((CASES / "alternating_graphs.log").read_bytes())))
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO((CASES / "alternating_graphs.log").read_bytes()))
+    )
     code, out, _ = run_cli("analyze", "-", "--format", "json", capsys=capsys)
     assert code == 0
     data = json.loads(out)
     assert data["inputs"][0]["path"] == "-" and data["summary"]["loads"] == 8
 
 
-@pytest.mark.parametrize(("setup", "expect"), [
-    (lambda d: d / "nope.log", "nope.log: no such file"),
-    (lambda d: d, ": is a directory"),
-    (lambda d: _w(d / "e.log", b""), "e.log: empty input"),
-    (lambda d: _w(d / "b.log.gz", gzip.compress(b"".join(b"%d\n" % (i * 7919 % 10007) for i in range(5000)))[:3000]), "broken gzip"),
-])
-def test_bad_input_is_one_line_exit_2_no_traceback(tmp_path: Path, setup, expect: str, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("setup", "expect"),
+    [
+        (lambda d: d / "nope.log", "nope.log: no such file"),
+        (lambda d: d, ": is a directory"),
+        (lambda d: _w(d / "e.log", b""), "e.log: empty input"),
+        (
+            lambda d: _w(
+                d / "b.log.gz",
+                gzip.compress(b"".join(b"%d\n" % (i * 7919 % 10007) for i in range(5000)))[:3000],
+            ),
+            "broken gzip",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_no_traceback(
+    tmp_path: Path, setup, expect: str, capsys: pytest.CaptureFixture[str]
+) -> None:  # type: ignore[no-untyped-def]
     code, out, err = run_cli("analyze", str(setup(tmp_path)), capsys=capsys)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("recompile-doctor: error: ")
     assert expect in err and "Traceback" not in err
 
 
-def test_strict_fails_on_a_malformed_known_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_strict_fails_on_a_malformed_known_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     p = _w(tmp_path / "m.log", b"ok\nBegin XLA compilation: cluster_1 (Hash: 0x\n")
     assert run_cli("analyze", str(p), capsys=capsys)[0] == 0
     code, _, err = run_cli("analyze", str(p), "--strict", capsys=capsys)
@@ -149,10 +189,15 @@ def test_colour_only_on_a_tty_and_never_with_no_color() -> None:
 def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     r = subprocess.run(
         [sys.executable, "-m", "recompile_doctor", "analyze", str(tmp_path / "x.log"), "--debug"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert r.returncode != 0 and "Traceback" in r.stderr and "RecompileDoctorError" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "recompile_doctor", "analyze", str(tmp_path / "x.log")], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "recompile_doctor", "analyze", str(tmp_path / "x.log")],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "Traceback" not in r.stderr
 
 
@@ -179,7 +224,9 @@ def test_progress_bar_only_for_big_inputs_on_a_tty(monkeypatch: pytest.MonkeyPat
         assert cb is None
 
 
-def test_missing_dump_folder_is_reported_before_parsing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_dump_folder_is_reported_before_parsing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, _, err = run_cli("analyze", ALT, "--dumps", str(tmp_path / "nope"), capsys=capsys)
     assert code == 2 and err.strip().endswith("nope: no such directory")
     code, _, err = run_cli("analyze", ALT, "--dumps", ALT, capsys=capsys)

@@ -15,7 +15,9 @@ def test_the_documented_commands_exist() -> None:
 
 
 @pytest.mark.parametrize("name", COMMANDS)
-def test_every_subcommand_has_help_and_is_in_the_readme(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_subcommand_has_help_and_is_in_the_readme(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, _ = run_cli(name, "--help", capsys=capsys)
     assert code == 0 and out.startswith("Usage: recompile-doctor " + name)
     assert "--debug" in out and "--no-color" in out

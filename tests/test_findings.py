@@ -152,7 +152,10 @@ def test_every_recompilation_gets_its_cause_even_beyond_the_evidence_cap(tmp_pat
     lines = []
     for i in range(20):
         m, s = divmod(i * 3, 60)
-        lines.append(pre.format(m=m, s=s) + f"poplar_compiler.cc:1487] Begin XLA compilation: cluster_7  (Hash: 0x{i + 1:x}) for ordinal  0")
+        lines.append(
+            pre.format(m=m, s=s)
+            + f"poplar_compiler.cc:1487] Begin XLA compilation: cluster_7  (Hash: 0x{i + 1:x}) for ordinal  0"
+        )
         lines.append(pre.format(m=m, s=s + 1) + "poplar_executable.cc:1109] Execute cluster_7")
     log = tmp_path / "run.log"
     log.write_text("\n".join(lines) + "\n")

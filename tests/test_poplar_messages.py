@@ -166,7 +166,12 @@ PHASES = [
     (
         "Ending phase: Loading executable (duration 607 ms; diff RSS: 0.586426 MB)",
         "phase-end",
-        {"name": "Loading executable", "duration_ms": 607, "diff_rss_mb": 0.586426, "total_rss_mb": None},
+        {
+            "name": "Loading executable",
+            "duration_ms": 607,
+            "diff_rss_mb": 0.586426,
+            "total_rss_mb": None,
+        },
     ),
     (
         "    Ending phase: Create adjacencies (duration 30 ms; diff RSS: 16.4961 MB; total RSS: 2440.24 MB)",
@@ -176,16 +181,32 @@ PHASES = [
 ]
 
 
-def _events(tmp_path: Path, lines: list[str], strict: bool = False) -> tuple[list[Event], ParseCounter]:
+def _events(
+    tmp_path: Path, lines: list[str], strict: bool = False
+) -> tuple[list[Event], ParseCounter]:
     p = tmp_path / "run.log"
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
     c = ParseCounter(str(p))
     return list(parse_log(str(p), c, strict=strict)), c
 
 
-@pytest.mark.parametrize("prefix", [TF, TF_TID, MPI + TF, BAR + TF, ""], ids=["tf", "tf-tid", "mpi", "glued", "bare"])
-@pytest.mark.parametrize(("msg", "kind", "module", "hash_", "detail"), TF_MESSAGES, ids=[m[1] + str(i) for i, m in enumerate(TF_MESSAGES)])
-def test_tf_message_kinds(tmp_path: Path, prefix: str, msg: str, kind: str, module: str | None, hash_: str | None, detail: dict[str, object]) -> None:
+@pytest.mark.parametrize(
+    "prefix", [TF, TF_TID, MPI + TF, BAR + TF, ""], ids=["tf", "tf-tid", "mpi", "glued", "bare"]
+)
+@pytest.mark.parametrize(
+    ("msg", "kind", "module", "hash_", "detail"),
+    TF_MESSAGES,
+    ids=[m[1] + str(i) for i, m in enumerate(TF_MESSAGES)],
+)
+def test_tf_message_kinds(
+    tmp_path: Path,
+    prefix: str,
+    msg: str,
+    kind: str,
+    module: str | None,
+    hash_: str | None,
+    detail: dict[str, object],
+) -> None:
     # GIVEN one message line under a prefix WHEN parsed THEN exactly one event with its fields
     events, counter = _events(tmp_path, [prefix + msg])
     assert [e.kind for e in events] == [kind]
@@ -199,9 +220,13 @@ def test_tf_message_kinds(tmp_path: Path, prefix: str, msg: str, kind: str, modu
         assert ev.t == 0.0
 
 
-@pytest.mark.parametrize("prefix", [PO_NEW, PO_OLD, MPI + PO_NEW, ""], ids=["sdk3", "sdk2.2", "mpi", "bare"])
+@pytest.mark.parametrize(
+    "prefix", [PO_NEW, PO_OLD, MPI + PO_NEW, ""], ids=["sdk3", "sdk2.2", "mpi", "bare"]
+)
 @pytest.mark.parametrize(("msg", "kind", "detail"), PHASES)
-def test_phase_lines_in_both_poplar_prefix_styles(tmp_path: Path, prefix: str, msg: str, kind: str, detail: dict[str, object]) -> None:
+def test_phase_lines_in_both_poplar_prefix_styles(
+    tmp_path: Path, prefix: str, msg: str, kind: str, detail: dict[str, object]
+) -> None:
     events, _ = _events(tmp_path, [prefix + msg])
     assert [e.kind for e in events] == [kind]
     for k, v in detail.items():
@@ -217,7 +242,10 @@ def test_progress_bar_start_and_end(tmp_path: Path) -> None:
             "\x1b[2K[####      ] 18% Step: Graph Construction\r\x1b[2K[##################################################] 100% Compilation Finished [Elapsed: 00:01:28.8]",
         ],
     )
-    assert [(e.kind, e.module) for e in events] == [("progress-start", name), ("progress-end", None)]
+    assert [(e.kind, e.module) for e in events] == [
+        ("progress-start", name),
+        ("progress-end", None),
+    ]
     assert events[1].detail["elapsed_s"] == 88.8
 
 
@@ -230,16 +258,25 @@ def test_popart_cache_lines(tmp_path: Path) -> None:
     pre = "2023-04-27T04:30:36.928499Z popart:session 3906481.3906481 I: "
     events, _ = _events(
         tmp_path,
-        [pre + "PopART cache file has been found: /c/123.popef", pre + "Loading serialized PopART executable from /c/123.popef"],
+        [
+            pre + "PopART cache file has been found: /c/123.popef",
+            pre + "Loading serialized PopART executable from /c/123.popef",
+        ],
     )
     assert [e.kind for e in events] == ["popart-cache-found", "popart-cache-load"]
 
 
 def test_malformed_known_message_is_counted_and_strict_fails(tmp_path: Path) -> None:
-    lines = [TF + "Begin XLA compilation: cluster_1  (Hash: 0xZZ", "Then look for \"Starting phase: graphConstruction\"."]
+    lines = [
+        TF + "Begin XLA compilation: cluster_1  (Hash: 0xZZ",
+        'Then look for "Starting phase: graphConstruction".',
+    ]
     events, counter = _events(tmp_path, lines)
     assert events == []
-    assert (counter.malformed, counter.unrecognized) == (1, 1)  # prose quoting a phase is not malformed
+    assert (counter.malformed, counter.unrecognized) == (
+        1,
+        1,
+    )  # prose quoting a phase is not malformed
     with pytest.raises(RecompileDoctorError) as e:
         _events(tmp_path, lines, strict=True)
     assert str(e.value).startswith(str(tmp_path / "run.log") + ":1: malformed compile-begin line")
@@ -252,7 +289,14 @@ def test_loaded_without_executable_path_is_not_a_cache_hit(tmp_path: Path) -> No
 
 def test_time_only_prefixes_roll_over_at_midnight() -> None:
     clock = Clock()
-    ts = [clock.relative(clock.absolute(split_prefix(line)[0])) for line in ["23:59:59.500 1 PO:ENGINE   [I] a", "00:00:00.250 1 PO:ENGINE   [I] b", "no prefix here"]]
+    ts = [
+        clock.relative(clock.absolute(split_prefix(line)[0]))
+        for line in [
+            "23:59:59.500 1 PO:ENGINE   [I] a",
+            "00:00:00.250 1 PO:ENGINE   [I] b",
+            "no prefix here",
+        ]
+    ]
     assert ts == [0.0, 0.75, 0.75]  # the last line inherits the time before it
 
 

@@ -11,10 +11,19 @@ from tests.conftest import REAL
 EXPECTED = {
     "A_cookbook_old_phases.log": (
         [
-            ("phase-start", 1), ("phase-end", 2), ("phase-start", 3), ("compile-step", 4),
+            ("phase-start", 1),
+            ("phase-end", 2),
+            ("phase-start", 3),
+            ("compile-step", 4),
             ("phase-start", 5),
-            ("phase-end", 6), ("phase-start", 8), ("phase-end", 9), ("phase-start", 10),
-            ("phase-end", 16), ("phase-end", 25), ("phase-start", 26), ("phase-end", 28),
+            ("phase-end", 6),
+            ("phase-start", 8),
+            ("phase-end", 9),
+            ("phase-start", 10),
+            ("phase-end", 16),
+            ("phase-end", 25),
+            ("phase-start", 26),
+            ("phase-end", 28),
             ("phase-start", 29),
         ],
         (14, 15, 0),
@@ -24,11 +33,19 @@ EXPECTED = {
         [("poplar-version", 1), ("attach", 2), ("cluster-compiled", 8)],
         (3, 7, 0),
     ),
-    "D_alcf_poptorch_popart_poprun.log": ([("graph-compiled", 4), ("graph-compiled", 10)], (2, 11, 0)),
+    "D_alcf_poptorch_popart_poprun.log": (
+        [("graph-compiled", 4), ("graph-compiled", 10)],
+        (2, 11, 0),
+    ),
     "E_keras_on_demand_sdk26.log": (
         [
-            ("poplar-version", 1), ("progress-start", 9), ("progress-end", 10),
-            ("cluster-compiled", 11), ("attach", 12), ("progress-start", 16), ("progress-end", 17),
+            ("poplar-version", 1),
+            ("progress-start", 9),
+            ("progress-end", 10),
+            ("cluster-compiled", 11),
+            ("attach", 12),
+            ("progress-start", 16),
+            ("progress-end", 17),
         ],
         (7, 11, 0),
     ),
@@ -54,8 +71,11 @@ def test_cookbook_phases_nesting_and_durations() -> None:
     assert ends["findRootNodeCandidates"].detail["depth"] == 3
     assert ends["smallSubGraphOptimisation"].detail["depth"] == 2
     assert ends["Create adjacencies"].detail == {
-        "name": "Create adjacencies", "depth": 3, "duration_ms": 30,
-        "diff_rss_mb": 16.4961, "total_rss_mb": 2440.24,
+        "name": "Create adjacencies",
+        "depth": 3,
+        "duration_ms": 30,
+        "diff_rss_mb": 16.4961,
+        "total_rss_mb": 2440.24,
     }
     # old time-only prefix: seconds since the first line
     assert ends["replicateConstants"].t == pytest.approx(0.062)

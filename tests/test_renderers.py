@@ -13,7 +13,9 @@ from recompile_doctor.reports import RENDERERS, render
 from tests.conftest import CASES, REAL, validate_report_json
 
 LOGS = sorted(CASES.glob("*.log")) + sorted(REAL.glob("*.log"))
-EMPTY = Report(inputs=(), parse=ParseStats(), summary=Summary(), compilations=(), events=(), findings=())
+EMPTY = Report(
+    inputs=(), parse=ParseStats(), summary=Summary(), compilations=(), events=(), findings=()
+)
 
 
 def _reports() -> list[tuple[str, Report]]:

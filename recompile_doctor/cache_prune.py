@@ -1,0 +1,192 @@
+"""Which executable-cache entries to remove, and removing them.
+
+The rule: an entry is selected when **any** given criterion selects it --
+
+* ``unused``: no ``--unused-by`` log used it;
+* ``older-than``: it was last written more than the given time ago;
+* ``keep-newest``: it is not among the N newest entries;
+* ``max-size``: it and the newer entries add up to more than the given size (the newest
+  entries that fit are kept; once one does not fit, all older ones go).
+
+Ranking (newest first, by modification time) counts every entry, locked or not.  A selected
+entry whose ``.compile_lock``/``.read_lock`` exists is skipped, never removed.  Only
+``<hex>.poplar_exec`` regular files are ever removed; locks and other files are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from recompile_doctor.cache import ENTRY_RE, CacheEntry, CacheIndex, is_locked
+
+_DURATION_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[smhdw])", re.IGNORECASE)
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_SIZE_RE = re.compile(
+    r"(?P<n>\d+(?:\.\d+)?)\s*(?:(?P<unit>[kmgt])(?P<i>i)?(?P<b>b)?|b)?", re.IGNORECASE
+)
+
+
+def parse_duration(text: str) -> float:
+    """``7d``, ``12h``, ``30m``, ``3600s``, ``2w`` -> seconds.  A unit is required."""
+    m = _DURATION_RE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"expected a number and a unit (s, m, h, d or w), like 7d, not {text!r}")
+    return float(m.group("n")) * _DURATION_UNITS[m.group("unit").lower()]
+
+
+def parse_size(text: str) -> int:
+    """Bytes: ``123``, ``500M``, ``10G``, ``1.5GiB`` (powers of 1024), ``10GB`` (of 1000)."""
+    m = _SIZE_RE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"expected a size like 500M, 10G or a number of bytes, not {text!r}")
+    unit = (m.group("unit") or "").lower()
+    power = "kmgt".index(unit) + 1 if unit else 0
+    base = 1000 if m.group("b") and not m.group("i") else 1024
+    return int(float(m.group("n")) * base**power)
+
+
+@dataclass(frozen=True, slots=True)
+class Criteria:
+    unused_by: tuple[str, ...] = ()
+    older_than_s: float | None = None
+    keep_newest: int | None = None
+    max_size: int | None = None
+
+    def any(self) -> bool:
+        return bool(self.unused_by) or any(
+            v is not None for v in (self.older_than_s, self.keep_newest, self.max_size)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "unused_by": list(self.unused_by),
+            "older_than_seconds": self.older_than_s,
+            "keep_newest": self.keep_newest,
+            "max_size_bytes": self.max_size,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Selected:
+    entry: CacheEntry
+    reasons: tuple[str, ...]
+    why_skipped: str | None = None  # "locked", "changed since it was listed", an OS error
+
+    def to_json(self) -> dict[str, Any]:
+        e = self.entry
+        out: dict[str, Any] = {"file": e.file, "hash": e.hash, "bytes": e.bytes}
+        out.update({"mtime": e.mtime_iso, "reasons": list(self.reasons)})
+        if self.why_skipped is not None:
+            out["why"] = self.why_skipped
+        return out
+
+
+@dataclass(slots=True)
+class PrunePlan:
+    dir: str
+    criteria: Criteria
+    remove: list[Selected] = field(default_factory=list)
+    skipped: list[Selected] = field(default_factory=list)
+    kept: int = 0
+    removed: list[Selected] = field(default_factory=list)  # filled by :func:`apply`
+    applied: bool = False
+
+    @property
+    def bytes_to_free(self) -> int:
+        return sum(s.entry.bytes for s in self.remove)
+
+    @property
+    def freed_bytes(self) -> int:
+        return sum(s.entry.bytes for s in self.removed)
+
+    @property
+    def failed(self) -> list[Selected]:
+        """Entries the removal was attempted on and failed (not a safe skip)."""
+        return [s for s in self.skipped if (s.why_skipped or "").startswith("cannot")]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "dir": self.dir,
+            "dry_run": not self.applied,
+            "criteria": self.criteria.to_json(),
+            "remove": [s.to_json() for s in self.remove],
+            "skipped": [s.to_json() for s in self.skipped],
+            "kept": self.kept,
+            "bytes_to_free": self.bytes_to_free,
+            "removed": [s.entry.file for s in self.removed],
+            "freed_bytes": self.freed_bytes,
+        }
+
+
+def _reasons(idx: CacheIndex, c: Criteria, now: float) -> list[list[str]]:
+    out: list[list[str]] = [[] for _ in idx.entries]
+    running = 0
+    for i, e in enumerate(idx.entries):  # newest first
+        running += e.bytes
+        if c.unused_by and e.uses == 0:
+            out[i].append("unused")
+        if c.older_than_s is not None and now - e.mtime > c.older_than_s:
+            out[i].append("older-than")
+        if c.keep_newest is not None and i >= c.keep_newest:
+            out[i].append("keep-newest")
+        if c.max_size is not None and running > c.max_size:
+            out[i].append("max-size")
+    return out
+
+
+def plan(idx: CacheIndex, criteria: Criteria, now: float | None = None) -> PrunePlan:
+    """What pruning ``idx`` by ``criteria`` would remove (``idx`` carries the usage of the
+    ``--unused-by`` logs).  Deletes nothing."""
+    t = time.time() if now is None else now
+    p = PrunePlan(idx.dir, criteria)
+    for e, reasons in zip(idx.entries, _reasons(idx, criteria, t), strict=True):
+        if not reasons:
+            p.kept += 1
+        elif e.locked:
+            p.skipped.append(Selected(e, tuple(reasons), "locked"))
+        else:
+            p.remove.append(Selected(e, tuple(reasons)))
+    return p
+
+
+def _check_unchanged(folder: Path, e: CacheEntry) -> str | None:
+    if ENTRY_RE.fullmatch(e.file) is None:  # never anything but a cache entry
+        return "not a cache entry"
+    if is_locked(folder, e.file):
+        return "locked"
+    try:
+        st = (folder / e.file).lstat()
+    except FileNotFoundError:
+        return "already gone"
+    except OSError as err:
+        return f"cannot read: {err.strerror or err}"
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file"
+    if st.st_size != e.bytes or st.st_mtime_ns != e.mtime_ns:
+        return "changed since it was listed"
+    return None
+
+
+def apply(p: PrunePlan) -> PrunePlan:
+    """Remove the planned entries.  Each is checked again just before: still unlocked, the
+    same size and time as listed.  Anything that fails moves to ``skipped`` with why."""
+    folder = Path(p.dir)
+    for s in p.remove:
+        why = _check_unchanged(folder, s.entry)
+        if why is None:
+            try:
+                os.unlink(folder / s.entry.file)
+            except OSError as err:
+                why = f"cannot remove: {err.strerror or err}"
+        if why is None:
+            p.removed.append(s)
+        else:
+            p.skipped.append(Selected(s.entry, s.reasons, why))
+    p.applied = True
+    return p
