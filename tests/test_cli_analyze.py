@@ -231,3 +231,16 @@ def test_missing_dump_folder_is_reported_before_parsing(
     assert code == 2 and err.strip().endswith("nope: no such directory")
     code, _, err = run_cli("analyze", ALT, "--dumps", ALT, capsys=capsys)
     assert code == 2 and "not a directory" in err
+
+
+def test_a_log_with_no_compile_messages_gets_a_hint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a log of another framework WHEN analyzed THEN say so and how to log Poplar runs
+    log = _w(
+        tmp_path / "jax.log",
+        b"W0610 23:50:26.227175 dispatch.py:205] Finished tracing f for jit in 0.05 sec\n",
+    )
+    code, out, _ = run_cli("analyze", str(log), capsys=capsys)
+    assert code == 0 and "no compilation activity recognized" in out
+    assert "hint: No line of these inputs is a Poplar" in out and "TF_POPLAR_VLOG_LEVEL=1" in out

@@ -82,3 +82,19 @@ def clip_middle(text: str, width: int, head: int = 27) -> str:
         return clip(clean, width)
     tail = width - head - 1
     return clean[:head] + "…" + clean[-tail:]
+
+
+def verbosity_hint(report: Report) -> str | None:
+    """What to do when the inputs show no compilation at all."""
+    if report.summary.compilations or not report.inputs:
+        return None
+    if report.parse.recognized == 0:
+        return (
+            "No line of these inputs is a Poplar / TensorFlow-on-IPU compile message. For a "
+            "TF-on-IPU run, log with TF_POPLAR_VLOG_LEVEL=1 POPLAR_LOG_LEVEL=INFO "
+            "(2> run.log); other frameworks' logs are not supported yet."
+        )
+    return (
+        "No compilation was found. Set TF_POPLAR_VLOG_LEVEL=1 (or TF_CPP_VMODULE="
+        "'poplar_compiler=1,poplar_executable=1') and POPLAR_LOG_LEVEL=INFO to log them."
+    )

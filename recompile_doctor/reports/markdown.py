@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from recompile_doctor.model import Report
-from recompile_doctor.reports._summary import clip, headline, module_rows, parse_health
+from recompile_doctor.reports._summary import (
+    clip,
+    headline,
+    module_rows,
+    parse_health,
+    verbosity_hint,
+)
 
 
 def _cell(text: str) -> str:
@@ -23,6 +29,9 @@ def _code_cell(text: str) -> str:
 
 def render(report: Report) -> str:
     out = ["# recompile-doctor report", "", f"**{headline(report)}**", "", parse_health(report)]
+    hint = verbosity_hint(report)
+    if hint:
+        out += ["", f"> {hint}"]
     if report.findings:
         out += ["", "## Findings"]
     for f in report.findings:

@@ -11,6 +11,7 @@ from recompile_doctor.reports._summary import (
     headline,
     module_rows,
     parse_health,
+    verbosity_hint,
 )
 
 _STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -24,6 +25,9 @@ def render(report: Report, color: bool = False, width: int = 100) -> str:
         return click.style(text, **kw) if color else text  # type: ignore[arg-type]
 
     out: list[str] = [st("recompile-doctor: " + headline(report), bold=True), parse_health(report)]
+    hint = verbosity_hint(report)
+    if hint:
+        out.append("hint: " + hint)
     for f in report.findings:
         out.append("")
         out.extend(_finding(f, st, width))
