@@ -13,6 +13,7 @@ from recompile_doctor.reports._summary import (
     parse_health,
     verbosity_hint,
 )
+from recompile_doctor.timeline.names import function_key
 
 _STYLE = {"error": "red", "warning": "yellow", "info": "cyan"}
 MAX_MODULE_ROWS = 20
@@ -63,9 +64,9 @@ def _finding(f: Finding, st: object, width: int) -> list[str]:
         style(head, fg=_STYLE[f.severity], bold=True) + f"  {meta}",  # type: ignore[operator]
     ]
     if f.modules:
-        mods = ", ".join(f.modules[:4]) + (
-            f" (+{len(f.modules) - 4})" if len(f.modules) > 4 else ""
-        )
+        # TF appends per-trace ids to long names; the function name is what a user knows
+        names = list(dict.fromkeys(function_key(m) for m in f.modules))
+        mods = ", ".join(names[:4]) + (f" (+{len(names) - 4})" if len(names) > 4 else "")
         lines.append(f"  modules:  {clip(mods, width - 12)}")
     lines.append(f"  why:      {f.detail}")
     lines.append(f"  fix:      {f.advice}")
