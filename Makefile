@@ -21,8 +21,11 @@ setup: $(STAMP)  ## create .venv and install the package with its test tools
 demo: $(STAMP)  ## simulate a run with recompilation problems, analyze it, write the HTML report
 	$(VENV)/bin/recompile-doctor demo
 
-test: $(STAMP)  ## run the tests (what CI runs); installs the browser for the HTML tests when root
+test: $(STAMP)  ## lint, then the tests (what CI runs); installs the browser for the HTML tests when root
 	@bash tests/e2e/install-browser.sh
+	$(VENV)/bin/ruff check recompile_doctor tests benchmarks
+	$(VENV)/bin/ruff format --check recompile_doctor
+	$(VENV)/bin/mypy
 	$(PY) -m pytest
 
 lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
