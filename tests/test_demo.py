@@ -25,7 +25,8 @@ def test_demo_writes_the_run_and_the_report_and_prints_the_findings(
     # AND the findings it prints are the ones the analysis of that run raises
     report = analyze([str(d / "run.log")], dumps=[str(d / "dumps")])
     rules = {f.rule for f in report.findings if f.severity != "info"}
-    assert rules == {"cache-disabled", "constant-changed", "executable-switching"}
+    assert rules == {"batch-size-changed", "constant-changed", "executable-switching"}
+    assert any((d / "cache").glob("*.poplar_exec"))  # the executable cache of the run
     for rule in rules:
         assert rule in out and rule in page
     assert "report.html" in out
