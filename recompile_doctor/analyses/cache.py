@@ -37,8 +37,9 @@ def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
     # compiling a graph already compiled by an earlier process is the cost of no cache
     first_seen: dict[str, int] = {}
     repeated = []
+    chosen = {c.id for c in comps}
     for c, proc in zip(tl.compilations, tl.comp_process, strict=True):
-        if c not in comps or c.hash is None:
+        if c.id not in chosen or c.hash is None:
             continue
         if c.hash in first_seen and first_seen[c.hash] != proc:
             repeated.append(c)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from recompile_doctor.analyses._common import (
     CompileDiff,
+    DumpSequence,
     Options,
     comp_evidence,
     make_finding,
@@ -63,40 +64,60 @@ def _log_reason(prev: Compilation, c: Compilation) -> str:
     )
 
 
-def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation, list[Compilation]]]:
-    """``(previous, recompilation, all compilations of its function)`` for every compilation
-    after warm-up, in log order."""
+def recompilations(
+    tl: Timeline,
+) -> list[tuple[Compilation, Compilation, list[Compilation], int]]:
+    """``(previous, recompilation, all compilations of its function, its index there)`` for
+    every compilation after warm-up, in log order."""
     out = []
     for comps in tl.by_function().values():
         for i, c in enumerate(comps):
             if i > 0 and not c.warmup:
-                out.append((comps[i - 1], c, comps))
+                out.append((comps[i - 1], c, comps, i))
     out.sort(key=lambda t: (t[1].source, t[1].line))
     return out
 
 
-def _diff_for(opts: Options, c: Compilation, comps: list[Compilation]) -> CompileDiff | None:
-    """The dump diff that explains compilation ``c`` of its function, if the dumps have it.
+@dataclass(frozen=True, slots=True)
+class _DumpMap:
+    """How one function's dumps line up with its compilations (see :func:`_diff_for`)."""
+
+    seq: DumpSequence
+    by_position: bool  # one dump per compilation
+    hash_rank: dict[str, int]  # HLO hash -> order of first appearance
+    changed: tuple[CompileDiff, ...]  # the diffs that found a difference
+
+
+def _dump_map(opts: Options, comps: list[Compilation]) -> _DumpMap | None:
+    seq = opts.dump_diffs.get(function_key(comps[0].module))
+    if seq is None or not seq.diffs:
+        return None
+    hashes = dict.fromkeys(x.hash for x in comps if x.hash)
+    return _DumpMap(
+        seq,
+        seq.count == len(comps),
+        {h: k for k, h in enumerate(hashes) if h is not None},
+        tuple(d for d in seq.diffs if d.causes),
+    )
+
+
+def _diff_for(dm: _DumpMap | None, comps: list[Compilation], index: int) -> CompileDiff | None:
+    """The dump diff that explains compilation ``comps[index]`` of its function, if any.
 
     When the function has one dump per compilation, the k-th dump is the k-th compilation.
     Otherwise (a compilation served from an in-process cache wrote no ``Begin`` line, or
     dumps are missing), the k-th distinct HLO hash is explained by the k-th diff that found a
     difference.
     """
-    seq = opts.dump_diffs.get(function_key(c.module))
-    if seq is None or not seq.diffs:
+    if dm is None:
         return None
-    index = comps.index(c)
-    if seq.count == len(comps):
-        return seq.diffs[index - 1]
-    hashes = list(dict.fromkeys(x.hash for x in comps if x.hash))
-    if c.hash is None or c.hash not in hashes:
+    if dm.by_position:
+        return dm.seq.diffs[index - 1]
+    c = comps[index]
+    k = dm.hash_rank.get(c.hash) if c.hash is not None else None
+    if k is None or k == 0 or k - 1 >= len(dm.changed) or comps[index - 1].hash == c.hash:
         return None
-    k = hashes.index(c.hash)
-    changed = [d for d in seq.diffs if d.causes]
-    if k == 0 or k - 1 >= len(changed) or comps[index - 1].hash == c.hash:
-        return None
-    return changed[k - 1]
+    return dm.changed[k - 1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +134,12 @@ class Verdict:
 def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
     """A verdict for every recompilation after warm-up, in log order."""
     out = []
-    for prev, c, comps in recompilations(tl):
-        d = _diff_for(opts, c, comps)
+    maps: dict[str, _DumpMap | None] = {}  # per function key
+    for prev, c, comps, index in recompilations(tl):
+        key = function_key(c.module)
+        if key not in maps:
+            maps[key] = _dump_map(opts, comps)
+        d = _diff_for(maps[key], comps, index)
         if d is None or not d.causes:
             note = _log_reason(prev, c)
             if d is not None:

@@ -165,9 +165,7 @@ class TimelineBuilder:
         k = ev.kind
         if k in _CACHE_KINDS:
             proc.cache_activity = True
-        if k == "poplar-version" and (
-            proc.flags is not None or any(c.process == proc.index for c in self._pending)
-        ):
+        if k == "poplar-version" and (proc.flags is not None or proc.last is not None):
             proc = self._new_process(ev)
         handler = getattr(self, "_on_" + k.replace("-", "_"), None)
         if handler is not None:
@@ -204,7 +202,7 @@ class TimelineBuilder:
 
     def _on_precompile_saved(self, ev: Event, proc: _Process) -> None:
         path = ev.detail.get("path")
-        c = next((p for p in reversed(self._pending) if p.cache_file == path), proc.current)
+        c = next((p for p in proc.open.values() if p.cache_file == path), proc.current)
         self._touch(c, ev)
 
     def _on_progress_start(self, ev: Event, proc: _Process) -> None:
