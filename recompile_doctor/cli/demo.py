@@ -7,8 +7,7 @@ from pathlib import Path
 
 import click
 
-from recompile_doctor.cli._common import common_options
-from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.cli._common import common_options, write_output
 from recompile_doctor.simulate import run_scenario
 
 DEMO_SCENARIO = "kitchen-sink"
@@ -38,15 +37,8 @@ def command(out: Path | None, seed: int, no_color: bool) -> None:
     result = run_scenario(DEMO_SCENARIO, folder, seed=seed, env={})
     dumps = [result.dumps_dir] if result.dumps_dir is not None else []
     report = api.analyze([result.log_path], dumps=dumps)
-    html = reports.render(report, "html")
     target = folder / "report.html"
-    try:
-        if isinstance(html, bytes):
-            target.write_bytes(html)
-        else:
-            target.write_text(html, encoding="utf-8")
-    except OSError as e:
-        raise RecompileDoctorError(f"cannot write: {e.strerror or e}", path=str(target)) from e
+    write_output(reports.render(report, "html"), str(target))
     s = report.summary
     click.echo(
         f"Simulated '{DEMO_SCENARIO}' into {folder}: {s.compilations} compilations, "
