@@ -38,7 +38,6 @@ class ParseCounter:
     unrecognized: int = 0
     malformed: int = 0
     read: ReadStats = field(default_factory=ReadStats)
-    first_malformed: tuple[int, str] | None = None
 
     def stats(self) -> ParseStats:
         return ParseStats(self.recognized, self.unrecognized, self.malformed)
@@ -125,8 +124,6 @@ def parse_log(
             c.recognized += 1
         elif bad is not None:
             c.malformed += 1
-            if c.first_malformed is None:
-                c.first_malformed = (lineno, bad.kind)
             if strict:
                 raise RecompileDoctorError(
                     f"malformed {bad.kind} line (expected the format of "
