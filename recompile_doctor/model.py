@@ -19,6 +19,9 @@ SCHEMA_REPORT = "recompile-doctor/report/1"
 
 Severity = Literal["info", "warning", "error"]
 CacheOutcome = Literal["hit", "miss", "disabled", "unknown"]
+#: the frameworks whose logs the parsers read (a compilation's ``framework``)
+Framework = Literal["poplar", "jax", "tensorflow", "torch", "ptxla"]
+FRAMEWORKS: tuple[str, ...] = ("poplar", "jax", "tensorflow", "torch", "ptxla")
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 
 JsonDict = dict[str, Any]
@@ -116,6 +119,14 @@ class Compilation:
     cache_file: str | None = None
     ordinal: int | None = None
     text: str = ""
+    framework: str = "poplar"
+    #: the user's function (``train_step``), without the framework's decoration
+    function: str | None = None
+    #: the framework's own id of this compilation (torch ``"0/3"``), if it has one
+    compile_id: str | None = None
+    rank: int | None = None
+    #: the key of a persistent or executable cache entry, when the log names it
+    cache_key: str | None = None
 
     @property
     def compiled(self) -> bool:
@@ -138,7 +149,17 @@ class Compilation:
             "cache_file": self.cache_file,
             "ordinal": self.ordinal,
             "text": self.text,
+            "framework": self.framework,
+            "function": self.function,
+            "compile_id": self.compile_id,
+            "rank": self.rank,
+            "cache_key": self.cache_key,
         }
+
+    @property
+    def function_name(self) -> str:
+        """The function this compiles, for display (the module name when unknown)."""
+        return self.function or self.module
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Compilation:
@@ -157,6 +178,11 @@ class Compilation:
             cache_file=d.get("cache_file"),
             ordinal=d.get("ordinal"),
             text=str(d.get("text", "")),
+            framework=str(d.get("framework", "poplar")),
+            function=d.get("function"),
+            compile_id=d.get("compile_id"),
+            rank=d.get("rank"),
+            cache_key=d.get("cache_key"),
         )
 
 
@@ -204,6 +230,43 @@ class DiffEvidence:
 
 
 @dataclass(frozen=True, slots=True)
+class ValueChange:
+    """What changed between two compilations of a function: ``what`` went from ``old`` to
+    ``new`` (an argument's shape or type, a static value, a flag), and where it was called."""
+
+    function: str
+    what: str
+    old: str | None
+    new: str | None
+    call_site: str | None = None
+    source: str | None = None  # the input that shows it
+    line: int | None = None
+
+    def to_json(self) -> JsonDict:
+        return {
+            "function": self.function,
+            "what": self.what,
+            "old": self.old,
+            "new": self.new,
+            "call_site": self.call_site,
+            "source": self.source,
+            "line": self.line,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ValueChange:
+        return cls(
+            function=str(d.get("function", "")),
+            what=str(d.get("what", "")),
+            old=None if d.get("old") is None else str(d["old"]),
+            new=None if d.get("new") is None else str(d["new"]),
+            call_site=d.get("call_site"),
+            source=d.get("source"),
+            line=d.get("line"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Finding:
     """A diagnosed cause of (re)compilation, with the evidence behind it and the fix."""
 
@@ -218,6 +281,8 @@ class Finding:
     wasted_seconds: float
     evidence: tuple[Evidence, ...]
     diff: tuple[DiffEvidence, ...] = ()
+    #: old -> new values behind the finding, one per recompilation (capped)
+    changes: tuple[ValueChange, ...] = ()
 
     def to_json(self) -> JsonDict:
         out: JsonDict = {
@@ -234,6 +299,8 @@ class Finding:
         }
         if self.diff:
             out["diff"] = [d.to_json() for d in self.diff]
+        if self.changes:
+            out["changes"] = [c.to_json() for c in self.changes]
         return out
 
     @classmethod
@@ -250,6 +317,7 @@ class Finding:
             wasted_seconds=float(d.get("wasted_seconds", 0.0)),
             evidence=tuple(Evidence.from_json(e) for e in d.get("evidence", ())),
             diff=tuple(DiffEvidence.from_json(x) for x in d.get("diff", ())),
+            changes=tuple(ValueChange.from_json(x) for x in d.get("changes", ())),
         )
 
 
@@ -310,6 +378,9 @@ class Summary:
     compile_seconds: float = 0.0
     load_seconds: float = 0.0
     wasted_seconds: float = 0.0
+    #: per cache store (``executable``, ``persistent``, ``tracing``, ``fx-graph``, ...):
+    #: outcome -> count
+    cache_by_store: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
 
     def to_json(self) -> JsonDict:
         return {
@@ -322,6 +393,7 @@ class Summary:
             "compile_seconds": round(self.compile_seconds, 6),
             "load_seconds": round(self.load_seconds, 6),
             "wasted_seconds": round(self.wasted_seconds, 6),
+            "cache_by_store": {k: dict(v) for k, v in sorted(self.cache_by_store.items())},
         }
 
     @classmethod
@@ -336,6 +408,10 @@ class Summary:
             compile_seconds=float(d["compile_seconds"]),
             load_seconds=float(d["load_seconds"]),
             wasted_seconds=float(d["wasted_seconds"]),
+            cache_by_store={
+                str(k): {str(o): int(n) for o, n in v.items()}
+                for k, v in (d.get("cache_by_store") or {}).items()
+            },
         )
 
 

@@ -1,24 +1,89 @@
-"""The rule catalogue: every rule id of the SPEC, with its severity, the Graphcore
-Consideration it belongs to, a title, why it recompiles and what to change.
+"""The one cause vocabulary: every rule id of the SPEC, with its severity, the Graphcore
+Consideration it belongs to, a title, why it recompiles and what to change (per framework
+where the fix differs).
 
-Analyses and the differ refer to rules by id; the words a user reads live here once.
+Analyses, the differ, the schemas and the README refer to rules by id; the words a user reads
+live here once.  :data:`RuleId` lists the ids for the type checker, so a misspelt id in code
+is a type error, and :func:`rule` raises on an id it does not know.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 from recompile_doctor.model import Severity
+
+RuleId = Literal[
+    "cache-disabled",
+    "cache-cold",
+    "executable-switching",
+    "batch-size-changed",
+    "frozen-weights",
+    "growing-shape",
+    "constant-changed",
+    "dtype-changed",
+    "weak-type-changed",
+    "shape-changed",
+    "graph-changed",
+    "recompile-after-warmup",
+    "constants-elided",
+    "slow-load",
+    "precompile-unsupported",
+    "retracing",
+    "recompile-limit",
+    "graph-break",
+    "compile-failed",
+    "object-recreated",
+    "global-state-changed",
+    "rank-divergence",
+    "flags-changed",
+    "compile-options-changed",
+    "version-changed",
+]
+
+#: the causes a recompilation can have, most important first: when one compilation shows
+#: several, the first of these is its cause (the differ orders its causes the same way)
+CAUSE_ORDER: tuple[RuleId, ...] = (
+    "object-recreated",
+    "frozen-weights",
+    "growing-shape",
+    "batch-size-changed",
+    "dtype-changed",
+    "weak-type-changed",
+    "shape-changed",
+    "constant-changed",
+    "global-state-changed",
+    "graph-changed",
+    "flags-changed",
+    "compile-options-changed",
+    "version-changed",
+    "constants-elided",
+    "retracing",
+    "recompile-after-warmup",
+)
+
+#: the causes that are a change of an argument's shape
+SHAPE_RULES: tuple[RuleId, ...] = ("batch-size-changed", "shape-changed")
 
 
 @dataclass(frozen=True, slots=True)
 class Rule:
-    id: str
+    id: RuleId
     severity: Severity
     consideration: int | None
     title: str
     why: str
     advice: str
+    #: framework -> what to change there, where it differs from :attr:`advice`
+    advice_by_framework: Mapping[str, str] = field(default_factory=dict)
+
+    def advice_for(self, framework: str | None) -> str:
+        """What to change, in the words of ``framework`` (the general advice otherwise)."""
+        if framework is None:
+            return self.advice
+        return self.advice_by_framework.get(framework, self.advice)
 
 
 _RULES = (
@@ -31,6 +96,14 @@ _RULES = (
         "process compiles every graph again from scratch.",
         "Set TF_POPLAR_FLAGS='--executable_cache_path=/path/to/cache' so that later runs load "
         "the compiled executables (.poplar_exec) instead of compiling them.",
+        {
+            "jax": "Turn on JAX's persistent compilation cache: jax.config.update("
+            "'jax_compilation_cache_dir', '/path/to/cache') (and lower "
+            "jax_persistent_cache_min_compile_time_secs if your compiles are short).",
+            "torch": "Keep torch.compile's FX-graph and AOT-autograd caches on "
+            "(TORCHINDUCTOR_FX_GRAPH_CACHE=1, TORCHINDUCTOR_AUTOGRAD_CACHE=1) and point "
+            "TORCHINDUCTOR_CACHE_DIR at a directory that survives between runs.",
+        },
     ),
     Rule(
         "cache-cold",
@@ -41,6 +114,11 @@ _RULES = (
         "cache directory or after the graph changed; the executables are now saved.",
         "Run again with the same --executable_cache_path: the next run should load these "
         "executables. If it does not, the graph or the configuration changes between runs.",
+        {
+            "jax": "Run again with the same jax_compilation_cache_dir: the next process should "
+            "report 'Persistent compilation cache hit'. If it does not, a part of the cache key "
+            "(flags, compile options, versions) changes between runs.",
+        },
     ),
     Rule(
         "executable-switching",
@@ -62,6 +140,18 @@ _RULES = (
         "on it.",
         "Keep the batch size constant: use drop_remainder=True in tf.data batch(), or pad the "
         "last batch to the full size.",
+        {
+            "jax": "Keep the batch size constant: drop or pad the last partial batch "
+            "(drop_remainder=True, or pad and mask), or bucket batch sizes to a few fixed values.",
+            "tensorflow": "Keep the batch size constant: dataset.batch(n, drop_remainder=True), "
+            "or pad the last batch; under XLA an input_signature with a None batch dimension "
+            "still compiles once per concrete batch size.",
+            "torch": "Keep the batch size constant (DataLoader(drop_last=True)), or mark the "
+            "batch dimension dynamic: torch._dynamo.mark_dynamic(x, 0) or "
+            "torch.compile(dynamic=True).",
+            "ptxla": "Keep the batch size constant (drop_last=True) or pad/bucket the shapes: "
+            "every new shape is a new XLA graph.",
+        },
     ),
     Rule(
         "frozen-weights",
@@ -72,6 +162,12 @@ _RULES = (
         "is a new graph and a new executable.",
         "Keep weights and graph separate: pass weights as variables (resource inputs), do not "
         "freeze the graph between steps or epochs.",
+        {
+            "jax": "Pass the weights (params) as arguments of the jitted function instead of "
+            "closing over them: captured arrays become constants of the compiled program.",
+            "tensorflow": "Keep weights in tf.Variables read inside the tf.function (or pass "
+            "them as tensor arguments); do not capture new tf.constant / NumPy weights.",
+        },
     ),
     Rule(
         "growing-shape",
@@ -82,6 +178,14 @@ _RULES = (
         "results inside a tf.function: every epoch sees a new shape and compiles again.",
         "Use tf.stack (with a reshape) or a fixed-size tf.TensorArray instead of growing a "
         "tensor with tf.concat.",
+        {
+            "jax": "Do not grow an array that is passed to a jitted function: preallocate a "
+            "fixed-size buffer and update it with .at[i].set(...), or pad to buckets.",
+            "torch": "Do not grow a tensor across calls: preallocate it, or mark the growing "
+            "dimension dynamic (torch._dynamo.mark_dynamic).",
+            "ptxla": "Do not grow a tensor across steps: preallocate it or pad to a few "
+            "bucket sizes; every new size is a new XLA graph.",
+        },
     ),
     Rule(
         "constant-changed",
@@ -92,6 +196,18 @@ _RULES = (
         "rate, or a loop limit) changed, so the graph and its executable changed.",
         "Pass values that change as inputs: a tf.Variable or a tensor argument (TF2), or a "
         "tf.placeholder (TF1), instead of a Python number; use tf.name_scope to find it.",
+        {
+            "jax": "Pass values that change as traced arguments (a jnp array), not as static "
+            "arguments (static_argnums/static_argnames) or Python values closed over by the "
+            "jitted function.",
+            "tensorflow": "Pass values that change as tensors (tf.constant(x) or a "
+            "tf.Variable) instead of Python numbers, which are baked into each trace.",
+            "torch": "Pass values that change as tensors instead of Python scalars (Dynamo "
+            "specialises on them), or let Dynamo treat ints as dynamic "
+            "(torch._dynamo.config.specialize_int = False / mark_dynamic).",
+            "ptxla": "Keep changing scalars on the device as tensors instead of Python "
+            "numbers, which become graph constants.",
+        },
     ),
     Rule(
         "dtype-changed",
@@ -102,6 +218,12 @@ _RULES = (
         "compilation, so the graph is different.",
         "Cast inputs to one dtype before the compiled function (e.g. tf.cast in the input "
         "pipeline) and keep the model's dtype policy constant.",
+        {
+            "jax": "Cast inputs to one dtype before calling the jitted function "
+            "(x.astype(jnp.float32)), and keep the dtype policy constant.",
+            "torch": "Cast inputs to one dtype before the compiled function and keep autocast "
+            "settings constant.",
+        },
     ),
     Rule(
         "shape-changed",
@@ -111,6 +233,10 @@ _RULES = (
         "A tensor shape (other than the batch dimension) differs from the previous "
         "compilation, so the graph is different.",
         "Keep input shapes static: pad variable-length inputs to a few fixed buckets.",
+        {
+            "torch": "Keep input shapes static, or mark the changing dimension dynamic "
+            "(torch._dynamo.mark_dynamic(x, dim)).",
+        },
     ),
     Rule(
         "graph-changed",
@@ -168,12 +294,161 @@ _RULES = (
         "The framework reported retracing",
         "The framework reported retracing, guard failures or a cache-size limit.",
         "Keep argument shapes, dtypes and Python values stable between calls.",
+        {
+            "tensorflow": "Give the tf.function an input_signature (or "
+            "reduce_retracing=True), pass tensors instead of Python numbers, and create "
+            "the tf.function once, outside the loop.",
+            "jax": "Keep argument shapes, dtypes and static values stable between calls, and "
+            "create the jitted function once (not per call or per epoch).",
+            "torch": "Keep input shapes, dtypes and Python values stable, or mark dimensions "
+            "dynamic; TORCH_LOGS=recompiles_verbose lists every failed guard.",
+        },
+    ),
+    Rule(
+        "weak-type-changed",
+        "warning",
+        None,
+        "An argument's weak type changed",
+        "The same argument was passed once as a Python scalar (a weakly typed value) and once "
+        "as a typed array or NumPy scalar: the dtype is the same, but the weak type is part "
+        "of the trace, so JAX traces and compiles again. The HLO text of the two is identical; "
+        "only the log shows it.",
+        "Pass the value the same way every time: always jnp.asarray(x, dtype) (or always a "
+        "Python scalar). See https://docs.jax.dev/en/latest/type_promotion.html#weak-types.",
+    ),
+    Rule(
+        "recompile-limit",
+        "error",
+        None,
+        "The framework hit its recompile limit",
+        "A function was recompiled so often that the framework stopped compiling it and fell "
+        "back (torch.compile runs it eagerly from then on; TensorFlow warns about retracing).",
+        "Fix the cause of the recompilations shown with it; raise the limit only if the "
+        "variants are legitimate.",
+        {
+            "torch": "Fix the guard that keeps failing (the last reason below); raise "
+            "torch._dynamo.config.recompile_limit only if every variant is legitimate, or "
+            "mark the changing dimension dynamic.",
+        },
+    ),
+    Rule(
+        "graph-break",
+        "info",
+        None,
+        "torch.compile broke the graph",
+        "torch.compile could not capture the whole function into one graph; it runs the part "
+        "it cannot compile in Python and resumes in a new graph, which costs speed and adds "
+        "compilations.",
+        "Remove the construct named in the reason from the compiled region (print, .item(), "
+        "data-dependent control flow), or use torch._dynamo.config.capture_scalar_outputs.",
+    ),
+    Rule(
+        "compile-failed",
+        "error",
+        None,
+        "A compilation failed",
+        "The compiler raised an error while compiling a function; the framework fell back or "
+        "the run stopped.",
+        "Read the failure reason below; report it upstream with the minimal repro if it is a "
+        "compiler bug, or exclude the function from compilation.",
+    ),
+    Rule(
+        "object-recreated",
+        "warning",
+        1,
+        "A compiled object is created anew on every call",
+        "The cache is keyed on the identity of an object (a module, a closure, a jitted or "
+        "compiled function) that the program creates again on every call or epoch, so no "
+        "earlier compilation can ever match.",
+        "Create the model, the closure and the compiled / jitted function once, outside the "
+        "loop, and call that same object every time.",
+        {
+            "jax": "Create the jitted function once, outside the loop (jax.jit(f) at module "
+            "level, functools.partial instead of a new lambda per call).",
+            "torch": "Create the nn.Module and call torch.compile once, outside the loop; do "
+            "not build modules or closures inside the compiled step.",
+        },
+    ),
+    Rule(
+        "global-state-changed",
+        "warning",
+        None,
+        "Global state changed between calls",
+        "A compiled function was called under different global settings (grad mode, default "
+        "dtype, autocast, deterministic algorithms), which are part of its cache key.",
+        "Call the compiled function under the same global settings every time (e.g. one "
+        "torch.no_grad() scope for evaluation, one compiled function per mode).",
+    ),
+    Rule(
+        "rank-divergence",
+        "error",
+        None,
+        "Ranks compiled differently",
+        "One rank of a distributed run compiled (or recompiled) where the others did not: the "
+        "ranks now run different programs, which wastes time and can deadlock collectives "
+        "inside compiled code.",
+        "Give every rank the same shapes and settings (same batch size, drop_last=True, the "
+        "same padding); look at the first compile id where the ranks part.",
+    ),
+    Rule(
+        "flags-changed",
+        "warning",
+        0,
+        "Compiler flags differ between the runs",
+        "The compiler flags that are part of the cache key differ, so the later run cannot "
+        "reuse what the earlier one compiled.",
+        "Set the same flags in every run that shares a cache (pin XLA_FLAGS / TF_POPLAR_FLAGS "
+        "in one place), or accept the miss when the change is intended.",
+    ),
+    Rule(
+        "compile-options-changed",
+        "warning",
+        0,
+        "Compile options differ between the runs",
+        "The compile options in the cache key (device assignment, number of replicas or "
+        "partitions) differ, so the later run cannot reuse what the earlier one compiled.",
+        "Run with the same device count, mesh and sharding in every run that shares a cache, "
+        "or accept the miss when the change is intended.",
+    ),
+    Rule(
+        "version-changed",
+        "warning",
+        0,
+        "Framework or compiler versions differ between the runs",
+        "The framework, compiler or backend version is part of the cache key; entries written "
+        "by one version are never read by another.",
+        "Pin the framework and compiler versions of runs that share a cache (or give each "
+        "version its own cache directory).",
     ),
 )
 
 RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+RULE_IDS: tuple[RuleId, ...] = get_args(RuleId)
 
 
 def rule(rule_id: str) -> Rule:
-    """The catalogue entry for ``rule_id`` (KeyError for an unknown id)."""
-    return RULES[rule_id]
+    """The catalogue entry for ``rule_id``; an unknown id is a programming error."""
+    try:
+        return RULES[rule_id]
+    except KeyError:
+        raise ValueError(f"unknown rule id {rule_id!r}") from None
+
+
+def cause_rank(rule_id: str) -> int:
+    """Position of ``rule_id`` in :data:`CAUSE_ORDER` (unknown causes last)."""
+    try:
+        return CAUSE_ORDER.index(rule_id)  # type: ignore[arg-type,unused-ignore]
+    except ValueError:
+        return len(CAUSE_ORDER)
+
+
+def markdown_table() -> str:
+    """The README's rule table (a test keeps the README equal to this)."""
+    lines = [
+        "| rule | severity | Consideration | title |",
+        "| --- | --- | --- | --- |",
+    ]
+    for r in RULES.values():
+        c = "—" if r.consideration is None else str(r.consideration)
+        lines.append(f"| `{r.id}` | {r.severity} | {c} | {r.title} |")
+    return "\n".join(lines) + "\n"

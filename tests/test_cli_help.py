@@ -31,8 +31,22 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_readme_lists_every_rule() -> None:
-    from recompile_doctor.rules import RULES
+    """GIVEN the rule catalogue WHEN the README is read THEN its rule table is the one
+    rules.py generates (one vocabulary: no rule added or reworded in only one place)."""
+    from recompile_doctor.rules import RULES, markdown_table
 
     readme = (ROOT / "README.md").read_text()
+    assert markdown_table() in readme
     for rule_id in RULES:
         assert f"`{rule_id}`" in readme
+
+
+def test_schema_rule_enum_is_the_catalogue() -> None:
+    """GIVEN the report schema WHEN its rule enum is read THEN it is exactly rules.py's ids."""
+    import json
+
+    from recompile_doctor.rules import RULE_IDS
+
+    schema = json.loads((ROOT / "recompile_doctor/schemas/report.schema.json").read_text())
+    enum = schema["properties"]["findings"]["items"]["properties"]["rule"]["enum"]
+    assert sorted(enum) == sorted(RULE_IDS)
