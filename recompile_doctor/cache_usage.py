@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from recompile_doctor.model import Event
+from recompile_doctor.events import CacheLookup, CompileStarted, ProcessStarted, TypedEvent
 from recompile_doctor.parsers import parse_log
 
 _CACHE_KINDS = frozenset({"cache-new-entry", "cache-hit", "cache-miss", "precompile-saved"})
@@ -71,20 +71,28 @@ def _joins(stream: _Stream, kind: str, h: str) -> bool:
     return False
 
 
-def fold_events(events: Iterable[Event], usage: LogUsage, log: str) -> None:
-    """Fold one log's events into ``usage``."""
+def fold_events(events: Iterable[TypedEvent], usage: LogUsage, log: str) -> None:
+    """Fold one log's executable-cache events into ``usage``."""
     streams: dict[Any, _Stream] = {}
     seen_cache = False
-    for ev in events:
-        key = ev.detail.get("rank")
+    for typed in events:
+        key = typed.span.rank
         st = streams.setdefault(key, _Stream())
-        if ev.kind == "poplar-version":  # a new process starts
+        if isinstance(typed, ProcessStarted):  # a new process starts
             streams[key] = _Stream()
-        elif ev.kind == "compile-begin":
-            st.module = ev.module
-        elif ev.kind == "progress-start" and ev.module and "..." not in ev.module:
-            st.module = ev.module  # "Compiling module M" (names with "..." are elided)
-        elif ev.kind in _CACHE_KINDS:
+            continue
+        if isinstance(typed, CompileStarted) and typed.key.graph_hash is not None:
+            st.module = typed.key.module  # Begin XLA compilation: M
+            continue
+        if isinstance(typed, CompileStarted) and typed.joins_named:
+            name = typed.key.module
+            if name and "..." not in name:
+                st.module = name  # "Compiling module M" (names with "..." are elided)
+            continue
+        ev = typed.record
+        if not isinstance(typed, CacheLookup) or typed.store != "executable" or ev is None:
+            continue
+        if ev.kind in _CACHE_KINDS:
             h = ev.detail.get("file_hash")
             if not h:
                 continue

@@ -8,7 +8,7 @@ import pytest
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import Event
-from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.parsers import ParseCounter, parse_log, records
 from recompile_doctor.parsers._prefixes import Clock, Prefix, split_prefix
 
 TF = "2023-04-26 14:42:40.123456: I tensorflow/compiler/plugin/poplar/driver/poplar_compiler.cc:1487] "
@@ -187,7 +187,7 @@ def _events(
     p = tmp_path / "run.log"
     p.write_text("\n".join(lines) + "\n", encoding="utf-8")
     c = ParseCounter(str(p))
-    return list(parse_log(str(p), c, strict=strict)), c
+    return list(records(parse_log(str(p), c, strict=strict))), c
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recompile_doctor import analyze
-from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.parsers import ParseCounter, parse_log, records
 from tests.conftest import REAL
 
 EXPECTED = {
@@ -59,7 +59,7 @@ def test_real_excerpt_events(name: str) -> None:
     # GIVEN a real excerpt WHEN parsed THEN exactly the expected events, nothing malformed
     path = str(REAL / name)
     counter = ParseCounter(path)
-    events = [(e.kind, e.line) for e in parse_log(path, counter)]
+    events = [(e.kind, e.line) for e in records(parse_log(path, counter))]
     want_events, want_counts = EXPECTED[name]
     assert events == want_events
     assert (counter.recognized, counter.unrecognized, counter.malformed) == want_counts
@@ -67,7 +67,7 @@ def test_real_excerpt_events(name: str) -> None:
 
 def test_cookbook_phases_nesting_and_durations() -> None:
     path = str(REAL / "A_cookbook_old_phases.log")
-    ends = {e.detail["name"]: e for e in parse_log(path) if e.kind == "phase-end"}
+    ends = {e.detail["name"]: e for e in records(parse_log(path)) if e.kind == "phase-end"}
     assert ends["findRootNodeCandidates"].detail["depth"] == 3
     assert ends["smallSubGraphOptimisation"].detail["depth"] == 2
     assert ends["Create adjacencies"].detail == {
@@ -90,9 +90,9 @@ def test_technote_load_line_is_a_load() -> None:
 
 def test_always_attaches_before_compiling_and_on_demand_after() -> None:
     # ALWAYS (excerpt C): attach, then "Compiled cluster"; ON_DEMAND (excerpt E): the reverse
-    c = [e.kind for e in parse_log(str(REAL / "C_alcf_tf2_sdk31_always.log"))]
+    c = [e.kind for e in records(parse_log(str(REAL / "C_alcf_tf2_sdk31_always.log")))]
     assert c.index("attach") < c.index("cluster-compiled")
-    e = [x.kind for x in parse_log(str(REAL / "E_keras_on_demand_sdk26.log"))]
+    e = [x.kind for x in records(parse_log(str(REAL / "E_keras_on_demand_sdk26.log")))]
     assert e.index("progress-end") < e.index("cluster-compiled") < e.index("attach")
 
 

@@ -139,11 +139,11 @@ def test_every_poplar_backend_line_is_recognized_at_full_verbosity(
     tmp_path: Path, scenario: str
 ) -> None:
     # GIVEN a run at VLOG 2 with Poplar INFO logging: every backend line the stack prints
-    from recompile_doctor.parsers import parse_log
+    from recompile_doctor.parsers import parse_log, records
 
     env = {"TF_POPLAR_VLOG_LEVEL": "2", "POPLAR_LOG_LEVEL": "INFO"}
     r = run_scenario(scenario, tmp_path / "run", steps=8, env=env)
-    recognized = {e.line for e in parse_log(str(r.log_path))}
+    recognized = {e.line for e in records(parse_log(str(r.log_path)))}
     lines = r.log_path.read_text().splitlines()
     backend = [
         (n, line)

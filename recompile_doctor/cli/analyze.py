@@ -19,7 +19,7 @@ from recompile_doctor.cli._common import (
 from recompile_doctor.cli._progress import progress_for
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import SEVERITY_RANK, Report
-from recompile_doctor.parsers import LOG_FORMATS
+from recompile_doctor.parsers import format_names
 from recompile_doctor.reports import render
 
 
@@ -35,7 +35,7 @@ def fails(report: Report, fail_on: str | None) -> bool:
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @click.option(
     "--log-format",
-    type=click.Choice(LOG_FORMATS),
+    type=click.Choice(format_names()),
     default=None,
     help="Force the log format (default: detected per file).",
 )

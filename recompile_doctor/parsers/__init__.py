@@ -1,31 +1,97 @@
-"""Log parsers: a registry of formats, format detection and the streaming driver.
+"""Log parsers: the registry of log formats, format detection and the streaming driver.
 
-``parse_log(path)`` yields :class:`~recompile_doctor.model.Event` objects one at a time and
-fills a :class:`ParseCounter` as it goes, so a caller can fold events into a timeline without
-ever holding the whole log in memory.
+:data:`LOG_FORMATS` is a plain list of :class:`~recompile_doctor.parsers._format.LogFormat`;
+``--log-format`` picks one of them by name, otherwise each input's format is detected from its
+first lines.  ``parse_log(path)`` yields typed events (:mod:`recompile_doctor.events`) one at a
+time and fills a :class:`ParseCounter` as it goes, so a caller can fold events into a timeline
+without ever holding the whole log in memory.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
-from recompile_doctor.parsers._prefixes import NO_PREFIX, Clock, split_prefix, strip_ansi
+from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat, anchor_sniffer
 from recompile_doctor.parsers._reader import ReadStats, iter_lines
-from recompile_doctor.parsers.poplar import ANCHOR_RE, Malformed, Message, match_message
+from recompile_doctor.parsers.poplar import ANCHOR_RE
+from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
 
-#: formats with a parser; ``--log-format`` offers exactly these
-LOG_FORMATS: tuple[str, ...] = ("poplar",)
+#: lines of an input that detection looks at
+SNIFF_LINES = 400
+UNKNOWN_FORMAT = "unknown"
 
-_MPI_TAG = "]<std"
-#: what a line that starts with a logger time stamp starts with
-_STAMP_START = re.compile(
-    r"\d{4}-\d\d-\d\d[ T]\d\d:|\d\d:\d\d:\d\d\.\d{3} |\[\d\d:\d\d:\d\d\.\d{3}\]|"
-    r"[IWEFV]\d{4} \d\d:|\[\d+,\d+\]<"
+_POPLAR_ANCHORS = (
+    "Begin XLA compilation",
+    "executable cache",
+    "Poplar version:",
+    "TF_POPLAR_FLAGS",
+    "PopLibs",
+    "POPLAR",
+    "phase: ",
+    "Compiling module ",
+    ".poplar_exec",
+    "poplar_compiler.cc",
+    "PopART",
+    "PopTorch",
+    "Graph compilation: 100%",
 )
+
+
+def _poplar_sniff(lines: Sequence[str]) -> int:
+    return anchor_sniffer(_POPLAR_ANCHORS)(lines)
+
+
+POPLAR = LogFormat(
+    name="poplar",
+    framework="poplar",
+    anchors=_POPLAR_ANCHORS,
+    sniff=_poplar_sniff,
+    decoder=PoplarDecoder,
+    how_to_log=(
+        "For a Graphcore TensorFlow-on-IPU run, log with TF_POPLAR_VLOG_LEVEL=1 (or "
+        "TF_CPP_VMODULE='poplar_compiler=1,poplar_executable=1') and POPLAR_LOG_LEVEL=INFO "
+        "(python train.py 2> run.log)."
+    ),
+)
+
+#: the registry: every log format, in the order detection prefers them on a tie
+LOG_FORMATS: list[LogFormat] = [POPLAR]
+
+
+def format_names() -> tuple[str, ...]:
+    """The names ``--log-format`` accepts."""
+    return tuple(f.name for f in LOG_FORMATS)
+
+
+def get_format(name: str) -> LogFormat:
+    for f in LOG_FORMATS:
+        if f.name == name:
+            return f
+    raise RecompileDoctorError(f"unknown log format {name!r} (known: {', '.join(format_names())})")
+
+
+def detect_format(lines: Sequence[str]) -> LogFormat | None:
+    """The format whose sniff scores the first lines of an input highest (None: none)."""
+    best: LogFormat | None = None
+    best_score = 0
+    for f in LOG_FORMATS:
+        score = f.sniff(lines)
+        if score > best_score:
+            best, best_score = f, score
+    return best
+
+
+def how_to_log(formats: Iterable[str]) -> str:
+    """What to set so that the frameworks of ``formats`` log their compilations (every
+    known framework when the formats are unknown)."""
+    names = [n for n in dict.fromkeys(formats) if n != UNKNOWN_FORMAT]
+    chosen = [f for f in LOG_FORMATS if f.name in names] or LOG_FORMATS
+    return " ".join(f.how_to_log for f in chosen)
 
 
 @dataclass(slots=True)
@@ -33,7 +99,7 @@ class ParseCounter:
     """Per-source counters, filled while the events are consumed."""
 
     path: str
-    format: str = "poplar"
+    format: str = UNKNOWN_FORMAT
     recognized: int = 0
     unrecognized: int = 0
     malformed: int = 0
@@ -46,18 +112,12 @@ class ParseCounter:
         return InputInfo(self.path, self.format, self.read.lines, self.read.bytes)
 
 
-def _mpi_rank(seg: str) -> tuple[str, str | None]:
-    """Split ``[1,0]<stderr>:`` off a line from an MPI rank: (the rest, "1,0")."""
-    if seg.startswith("[") and _MPI_TAG in seg[:24]:
-        end = seg.find(">:")
-        close = seg.find("]")
-        if end != -1 and 0 < close < end:
-            return seg[end + 2 :], seg[1:close]
-    return seg, None
-
-
-def _strip_mpi_tag(seg: str) -> str:
-    return _mpi_rank(seg)[0]
+def _anchor_test(fmt: LogFormat) -> Callable[[str], bool]:
+    if fmt is POPLAR:
+        search = ANCHOR_RE.search
+        return lambda line: search(line) is not None
+    anchors = fmt.anchors
+    return lambda line: any(a in line for a in anchors)
 
 
 def parse_log(
@@ -67,84 +127,54 @@ def parse_log(
     strict: bool = False,
     log_format: str | None = None,
     on_progress: Callable[[int], None] | None = None,
-) -> Iterator[Event]:
-    """Stream the events of one log.
+) -> Iterator[TypedEvent]:
+    """Stream the typed events of one log.
 
+    The format is ``log_format`` when given, else detected from the first lines.
     ``strict``: raise on the first line that names a known message but does not fit it.
     """
-    if log_format is not None and log_format not in LOG_FORMATS:
-        raise RecompileDoctorError(f"unknown log format {log_format!r}", path=path)
+    forced = get_format(log_format) if log_format is not None else None
     c = counter if counter is not None else ParseCounter(path)
-    clock = Clock()
-    # Only lines that contain a message anchor are parsed in full.  The clock still sees the
-    # time of the last stamped line before each of them (lines without a stamp inherit it),
-    # and the first stamped line of the log (which is t = 0).
-    last_stamped: str | None = None
-    first_seen = False
-    last_rank: str | None = None
-    for lineno, raw in iter_lines(path, c.read, on_progress):
-        if ANCHOR_RE.search(raw) is None:
+    lines = iter_lines(path, c.read, on_progress)
+    head: list[tuple[int, str]] = []
+    fmt = forced
+    if fmt is None:
+        for item in lines:
+            head.append(item)
+            if len(head) >= SNIFF_LINES:
+                break
+        fmt = detect_format([raw for _, raw in head])
+    c.format = fmt.name if fmt is not None else UNKNOWN_FORMAT
+    if fmt is None:
+        # nothing in the first lines: count the rest, but a later compile line still counts
+        fmt = POPLAR
+    decoder: Decoder = fmt.decoder(path)
+    is_anchor = _anchor_test(fmt)
+    for lineno, raw in chain(head, lines):
+        if not decoder.continuing and not is_anchor(raw):
             c.unrecognized += 1
-            if _STAMP_START.match(raw) is not None:
-                if not first_seen:
-                    first_seen = clock.absolute(split_prefix(strip_ansi(raw))[0]) is not None
-                else:
-                    last_stamped = raw
+            decoder.skipped(lineno, raw)
             continue
-        if last_stamped is not None:
-            clock.absolute(split_prefix(_strip_mpi_tag(strip_ansi(last_stamped)))[0])
-            last_stamped = None
-        first_seen = True
-        segments = raw.split("\r") if "\r" in raw else (raw,)
-        found = False
-        bad: Malformed | None = None
-        for seg in segments:
-            seg, tag = _mpi_rank(strip_ansi(seg))
-            # a line without an MPI tag belongs to the rank of the tagged line before it
-            rank = last_rank = tag if tag is not None else last_rank
-            if not seg:
-                continue
-            prefix, msg, head = split_prefix(seg)
-            if head.strip():
-                # text glued in front of the prefix (a progress bar) is a message of its own,
-                # at the time of the line before
-                res = match_message(head)
-                if isinstance(res, Message):
-                    found = True
-                    t = clock.relative(clock.absolute(NO_PREFIX))
-                    yield _event(res, path, lineno, t, raw, rank)
-            absolute = clock.absolute(prefix)
-            res = match_message(msg)
-            if isinstance(res, Message):
-                found = True
-                yield _event(res, path, lineno, clock.relative(absolute), raw, rank)
-            elif isinstance(res, Malformed):
-                bad = res
-        if found:
+        res: Decoded = decoder.decode(lineno, raw)
+        if res.status == "recognized":
             c.recognized += 1
-        elif bad is not None:
+            if c.format == UNKNOWN_FORMAT:
+                c.format = fmt.name
+        elif res.status == "malformed":
             c.malformed += 1
             if strict:
-                raise RecompileDoctorError(
-                    f"malformed {bad.kind} line (expected the format of "
-                    f"'{bad.expected.strip()}' messages)",
-                    path=path,
-                    line=lineno,
-                )
+                raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
         else:
             c.unrecognized += 1
+        yield from res.events
+    yield from decoder.finish()
 
 
-def _event(
-    msg: Message, path: str, lineno: int, t: float | None, raw: str, rank: str | None
-) -> Event:
-    return Event(
-        kind=msg.kind,
-        source=path,
-        line=lineno,
-        t=t,
-        text=raw,
-        module=msg.module,
-        hash=msg.hash,
-        detail=msg.detail if rank is None else {**msg.detail, "rank": rank},
-    )
+def records(events: Iterable[TypedEvent]) -> Iterator[Event]:
+    """The recognized messages behind ``events``, once each, in order."""
+    last: Event | None = None
+    for ev in events:
+        rec = ev.record
+        if rec is not None and rec is not last:
+            last = rec
+            yield rec

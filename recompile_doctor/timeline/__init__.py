@@ -17,18 +17,11 @@ How compilations are assembled (``reference/poplar_formats.md`` §1, §3, §7):
   the module that executes next (``Execute <module>``), else to the last compiled module.
 """
 
-from recompile_doctor.timeline.builder import (
-    GRAPH_PHASE,
-    LOAD_PHASE,
-    TimelineBuilder,
-    build_timeline,
-)
+from recompile_doctor.timeline.builder import TimelineBuilder, build_timeline
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.types import Load, ProcessInfo, Timeline
 
 __all__ = [
-    "GRAPH_PHASE",
-    "LOAD_PHASE",
     "Load",
     "ProcessInfo",
     "Timeline",

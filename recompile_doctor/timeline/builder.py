@@ -6,47 +6,25 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from recompile_doctor.events import (
+    EXECUTABLE_STORES,
+    CacheLookup,
+    CompileActivity,
+    CompileFinished,
+    CompileKey,
+    CompileStarted,
+    ExecutableLoaded,
+    Executed,
+    FrameworkNote,
+    ProcessConfig,
+    ProcessStarted,
+    RecompileReason,
+    Span,
+    TypedEvent,
+)
 from recompile_doctor.model import CacheOutcome, Compilation, Event
 from recompile_doctor.timeline.names import elided_match, function_key
 from recompile_doctor.timeline.types import Load, ProcessInfo, Timeline
-
-_KEEP_KINDS = frozenset(
-    {
-        "compile-begin",
-        "compile-end",
-        "cache-hit",
-        "cache-miss",
-        "cache-new-entry",
-        "precompile-saved",
-        "precompile-no-cache-path",
-        "precompile-zeros",
-        "custom-op-unhashable",
-        "compilation-only",
-        "cluster-compiled",
-        "attach",
-        "progress-start",
-        "progress-end",
-        "poplar-version",
-        "poplar-flags",
-        "popart-cache-found",
-        "popart-cache-load",
-        "on-demand-override",
-        "replication",
-        "graph-compiled",
-    }
-)
-_CACHE_KINDS = frozenset(
-    {
-        "cache-hit",
-        "cache-miss",
-        "cache-lock",
-        "cache-deserialize",
-        "cache-new-entry",
-        "precompile-saved",
-    }
-)
-GRAPH_PHASE = "graphConstruction"
-LOAD_PHASE = "Loading executable"
 
 
 @dataclass(slots=True)
@@ -65,17 +43,21 @@ class _Pending:
     end_line: int | None = None
     last_t: float | None = None
     elapsed: float | None = None
-    graph: bool = False
+    phases: set[str] = field(default_factory=set)
     progress: bool = False
     synthetic: bool = False  # opened without a Begin line
     uncacheable: bool = False  # custom ops without is_hashable: never cached
+    cache_visible: bool = False  # the log would show a cache lookup for this compilation
+    key: CompileKey | None = None
+    rank: str | None = None
+    arguments: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class _PendingLoad:
     """A load whose module is known only when the next ``Execute`` line comes."""
 
-    ev: Event
+    ev: ExecutableLoaded
     duration_s: float | None
     switch_back: bool
     before_first_step: bool
@@ -101,12 +83,17 @@ class _Process:
     compiled_since_load: bool = True
     loads_seen: int = 0
     flags: str | None = None
+    cache_configured: bool = False
     verbose: bool = False  # Begin XLA compilation lines are printed (VLOG 1 on)
     cache_activity: bool = False
+    framework: str | None = None
+    version: str | None = None
+    config_span: Span | None = None
+    load_counts: dict[str | None, int] = field(default_factory=dict)
 
 
 class TimelineBuilder:
-    """Fold events, one at a time, into a :class:`Timeline`."""
+    """Fold typed events, one at a time, into a :class:`Timeline`."""
 
     def __init__(self, warmup: int | None = None) -> None:
         self.warmup = warmup
@@ -114,174 +101,208 @@ class TimelineBuilder:
         self._loads: list[Load] = []
         self._events: list[Event] = []
         self._procs: list[_Process] = []
-        self._streams: dict[tuple[str, Any], _Process] = {}  # (source, MPI rank) -> process
+        self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
         self._executed_in_proc: set[tuple[int, str]] = set()
+        self._lookups: list[tuple[CacheLookup, int | None]] = []  # with the compilation id
+        self._notes: list[FrameworkNote] = []
+        self._reasons: list[tuple[RecompileReason, int | None]] = []
+        self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
 
     # -- processes -----------------------------------------------------------------------
-    def _new_process(self, ev: Event) -> _Process:
-        stream = (ev.source, ev.detail.get("rank"))
+    def _new_process(self, sp: Span) -> _Process:
+        stream = (sp.source, sp.rank)
         old = self._streams.get(stream)
         if old is not None:
             self._flush_loads(old, None)
-        p = _Process(len(self._procs), ev.source)
+        p = _Process(len(self._procs), sp.source)
         self._procs.append(p)
         self._streams[stream] = p
         return p
 
-    def _process(self, ev: Event) -> _Process:
-        p = self._streams.get((ev.source, ev.detail.get("rank")))
-        return p if p is not None else self._new_process(ev)
+    def _process(self, sp: Span) -> _Process:
+        p = self._streams.get((sp.source, sp.rank))
+        return p if p is not None else self._new_process(sp)
 
     # -- compilations --------------------------------------------------------------------
-    def _open_compilation(self, ev: Event, module: str, synthetic: bool) -> _Pending:
-        proc = self._process(ev)
+    def _open_compilation(
+        self, ev: TypedEvent, key: CompileKey, synthetic: bool, proc: _Process | None = None
+    ) -> _Pending:
+        sp = ev.span
+        proc = proc if proc is not None else self._process(sp)
         c = _Pending(
             id=len(self._pending),
-            module=module,
-            hash=ev.hash if not synthetic else None,
-            source=ev.source,
-            line=ev.line,
-            t=ev.t,
-            ordinal=ev.detail.get("ordinal") if not synthetic else None,
-            text=ev.text,
+            module=key.name,
+            hash=key.graph_hash if not synthetic else None,
+            source=sp.source,
+            line=sp.line,
+            t=sp.t,
+            ordinal=ev.ordinal if isinstance(ev, CompileStarted) and not synthetic else None,
+            text=sp.text,
             process=proc.index,
             synthetic=synthetic,
-            last_t=ev.t,
+            last_t=sp.t,
+            key=key,
+            rank=sp.rank,
         )
         self._pending.append(c)
-        proc.open[module] = c
+        proc.open[c.module] = c
         proc.current = proc.last = c
         proc.compiled_since_load = True
+        fn = key.function or key.name
+        waiting = self._waiting_reasons.pop((proc.index, fn), None)
+        for i in waiting or ():
+            r, _ = self._reasons[i]
+            self._reasons[i] = (r, c.id)
         return c
 
-    def _touch(self, c: _Pending | None, ev: Event) -> None:
-        """``ev`` is part of compilation ``c``: it lasts at least until then."""
-        if c is not None and ev.t is not None and (c.last_t is None or ev.t > c.last_t):
-            c.last_t = ev.t
+    def _touch(self, c: _Pending | None, sp: Span) -> None:
+        """``sp`` is part of compilation ``c``: it lasts at least until then."""
+        if c is not None and sp.t is not None and (c.last_t is None or sp.t > c.last_t):
+            c.last_t = sp.t
 
-    def feed(self, ev: Event) -> None:
+    def feed(self, ev: TypedEvent) -> None:
         """Take the next event (events of one source must come in line order)."""
-        proc = self._process(ev)
-        k = ev.kind
-        if k in _CACHE_KINDS:
-            proc.cache_activity = True
-        if k == "poplar-version" and (proc.flags is not None or proc.last is not None):
-            proc = self._new_process(ev)
-        handler = getattr(self, "_on_" + k.replace("-", "_"), None)
-        if handler is not None:
-            handler(ev, proc)
-        if k in _KEEP_KINDS:
-            self._events.append(ev)
+        sp = ev.span
+        proc = self._process(sp)
+        if isinstance(ev, CompileStarted):
+            self._on_compile_started(ev, proc)
+        elif isinstance(ev, CompileFinished):
+            self._on_compile_finished(ev, proc)
+        elif isinstance(ev, CompileActivity):
+            if ev.uncacheable and proc.current is not None:
+                proc.current.uncacheable = True
+            self._touch(proc.current, sp)
+        elif isinstance(ev, CacheLookup):
+            self._on_cache(ev, proc)
+        elif isinstance(ev, ExecutableLoaded):
+            self._on_loaded(ev, proc)
+        elif isinstance(ev, Executed):
+            self._on_executed(ev, proc)
+            return  # its record is kept once per process and module
+        elif isinstance(ev, ProcessStarted):
+            if ev.new and (proc.flags is not None or proc.last is not None):
+                proc = self._new_process(sp)
+            proc.framework = ev.framework
+            proc.version = ev.version
+        elif isinstance(ev, ProcessConfig):
+            proc.flags = ev.flags
+            proc.cache_configured = ev.cache_configured
+            proc.config_span = sp
+        elif isinstance(ev, RecompileReason):
+            self._on_reason(ev, proc)
+        elif isinstance(ev, FrameworkNote):
+            self._notes.append(ev)
+        if ev.record is not None and ev.keep:
+            self._events.append(ev.record)
 
-    def _on_compile_begin(self, ev: Event, proc: _Process) -> None:
-        proc.verbose = True
-        self._open_compilation(ev, ev.module or "?", synthetic=False)
-
-    def _on_compile_end(self, ev: Event, proc: _Process) -> None:
-        c = proc.open.get(ev.module or "") or proc.current
-        if c is not None:
-            c.end_line = ev.line
-            self._touch(c, ev)
-
-    def _on_cache_hit(self, ev: Event, proc: _Process) -> None:
-        c = proc.open.get(ev.module or "")
-        if c is None or c.cache is not None:
-            c = self._open_compilation(ev, ev.module or "?", synthetic=True)
-        c.cache = "hit"
-        c.cache_file = ev.detail.get("path")
-        self._touch(c, ev)
-
-    def _on_cache_miss(self, ev: Event, proc: _Process) -> None:
+    def _on_compile_started(self, ev: CompileStarted, proc: _Process) -> None:
         c = proc.current
-        if c is None or c.cache is not None:
-            fh = ev.detail.get("file_hash") or "?"
-            c = self._open_compilation(ev, f"<executable {fh}>", synthetic=True)
-        c.cache = "miss"
-        c.cache_file = ev.detail.get("path")
-        self._touch(c, ev)
-
-    def _on_precompile_saved(self, ev: Event, proc: _Process) -> None:
-        path = ev.detail.get("path")
-        c = next((p for p in proc.open.values() if p.cache_file == path), proc.current)
-        self._touch(c, ev)
-
-    def _on_progress_start(self, ev: Event, proc: _Process) -> None:
-        name = ev.module or "?"
-        c = proc.current
-        if c is not None and not c.progress and c.cache != "hit" and elided_match(name, c.module):
-            c.progress = True
+        if ev.phase is not None:
+            # a compile phase: part of the compilation under way unless that one already
+            # had this phase or was served from a cache
+            if c is None or c.cache == "hit" or ev.phase in c.phases:
+                c = self._open_compilation(ev, ev.key, synthetic=True, proc=proc)
+            c.phases.add(ev.phase)
+            self._touch(c, ev.span)
             return
-        self._open_compilation(ev, name, synthetic=True).progress = True
-
-    def _on_progress_end(self, ev: Event, proc: _Process) -> None:
-        c = proc.current
-        if c is not None:
-            c.elapsed = ev.detail.get("elapsed_s")
-            self._touch(c, ev)
-
-    def _on_graph_compiled(self, ev: Event, proc: _Process) -> None:
-        # PopTorch's "Graph compilation: 100%|...| [06:26<00:00]" bar: one whole compilation
-        # that ended at this line
-        elapsed = ev.detail.get("elapsed_s")
-        c = self._open_compilation(ev, "<poptorch graph>", synthetic=True)
-        c.elapsed = elapsed
-        if ev.t is not None and elapsed is not None:
-            c.t = round(ev.t - elapsed, 6)
-
-    def _on_compile_step(self, ev: Event, proc: _Process) -> None:
-        self._touch(proc.current, ev)
-
-    def _on_phase_start(self, ev: Event, proc: _Process) -> None:
-        name = ev.detail.get("name")
-        if name == LOAD_PHASE:
-            proc.load_start = ev.t
+        if ev.joins_named:
+            name = ev.key.name
+            if (
+                c is not None
+                and not c.progress
+                and c.cache != "hit"
+                and elided_match(name, c.module)
+            ):
+                c.progress = True
+                return
+            self._open_compilation(ev, ev.key, synthetic=True, proc=proc).progress = True
             return
-        c = proc.current
-        if name == GRAPH_PHASE:
-            if c is None or c.cache == "hit" or c.graph:
-                c = self._open_compilation(ev, "<poplar graph>", synthetic=True)
-            c.graph = True
-        self._touch(c, ev)
+        if ev.cache_visible:
+            proc.verbose = True
+        c = self._open_compilation(ev, ev.key, synthetic=ev.synthetic, proc=proc)
+        c.cache_visible = ev.cache_visible
+        c.arguments = ev.arguments
+        if ev.duration_s is not None:
+            c.elapsed = ev.duration_s
+            if ev.span.t is not None:
+                c.t = round(ev.span.t - ev.duration_s, 6)
 
-    def _on_phase_end(self, ev: Event, proc: _Process) -> None:
-        name = ev.detail.get("name")
-        if name == LOAD_PHASE:
-            ms = ev.detail.get("duration_ms")
-            start, proc.load_start = proc.load_start, None
-            dur = ms / 1000.0 if ms is not None else None
-            if dur is None and start is not None and ev.t is not None:
-                dur = ev.t - start
-            proc.unattributed.append(
-                _PendingLoad(
-                    ev,
-                    dur,
-                    # a load with no compilation since the previous load is a switch back
-                    switch_back=not proc.compiled_since_load and proc.loads_seen > 0,
-                    before_first_step=proc.first_execute_line is None,
-                )
+    def _on_compile_finished(self, ev: CompileFinished, proc: _Process) -> None:
+        if ev.key is not None:
+            c = proc.open.get(ev.key.name) or proc.current
+            if c is not None:
+                c.end_line = ev.span.line
+        else:
+            c = proc.current
+        if c is not None:
+            if ev.duration_s is not None:
+                c.elapsed = ev.duration_s
+            self._touch(c, ev.span)
+
+    def _on_cache(self, ev: CacheLookup, proc: _Process) -> None:
+        proc.cache_activity = True
+        c: _Pending | None = None
+        if ev.outcome == "hit" and ev.store in EXECUTABLE_STORES:
+            name = ev.key.name if ev.key is not None else "?"
+            c = proc.open.get(name)
+            if c is None or c.cache is not None:
+                c = self._open_compilation(ev, ev.key or CompileKey("?", None), True, proc)
+            c.cache = "hit"
+            c.cache_file = ev.entry
+            self._touch(c, ev.span)
+        elif ev.outcome == "miss" and ev.store in EXECUTABLE_STORES:
+            c = proc.current
+            if c is None or c.cache is not None:
+                c = self._open_compilation(ev, ev.key or CompileKey("?", None), True, proc)
+            c.cache = "miss"
+            c.cache_file = ev.entry
+            self._touch(c, ev.span)
+        elif ev.outcome == "write":
+            c = next((p for p in proc.open.values() if p.cache_file == ev.entry), proc.current)
+            self._touch(c, ev.span)
+        self._lookups.append((ev, c.id if c is not None else None))
+
+    def _on_loaded(self, ev: ExecutableLoaded, proc: _Process) -> None:
+        proc.unattributed.append(
+            _PendingLoad(
+                ev,
+                ev.duration_s,
+                # a load with no compilation since the previous load is a switch back
+                switch_back=not proc.compiled_since_load and proc.loads_seen > 0,
+                before_first_step=proc.first_execute_line is None,
             )
-            proc.loads_seen += 1
-            proc.compiled_since_load = False
-            return
-        self._touch(proc.current, ev)
+        )
+        proc.loads_seen += 1
+        proc.compiled_since_load = False
 
-    def _on_execute(self, ev: Event, proc: _Process) -> None:
-        module = ev.module or "?"
+    def _on_executed(self, ev: Executed, proc: _Process) -> None:
+        module = ev.module
         if proc.first_execute_line is None:
-            proc.first_execute_line = ev.line
+            proc.first_execute_line = ev.span.line
         self._flush_loads(proc, module)
         proc.current = None
         key = (proc.index, module)
         if key not in self._executed_in_proc:
             self._executed_in_proc.add(key)
-            self._events.append(ev)
+            if ev.record is not None and ev.keep:
+                self._events.append(ev.record)
 
-    def _on_custom_op_unhashable(self, ev: Event, proc: _Process) -> None:
-        if proc.current is not None:
-            proc.current.uncacheable = True
-
-    def _on_poplar_flags(self, ev: Event, proc: _Process) -> None:
-        proc.flags = ev.detail.get("flags")
+    def _on_reason(self, ev: RecompileReason, proc: _Process) -> None:
+        """A reason belongs to the compilation of its function that starts next in the
+        process, or to the one under way when the framework names its compile id."""
+        index = len(self._reasons)
+        c = proc.current
+        if (
+            c is not None
+            and ev.key.compile_id is not None
+            and c.key is not None
+            and c.key.compile_id == ev.key.compile_id
+        ):
+            self._reasons.append((ev, c.id))
+            return
+        self._reasons.append((ev, None))
+        fn = ev.key.function or ev.key.name
+        self._waiting_reasons.setdefault((proc.index, fn), []).append(index)
 
     # -- loads ---------------------------------------------------------------------------
     def _flush_loads(self, proc: _Process, module: str | None) -> None:
@@ -297,27 +318,34 @@ class TimelineBuilder:
             reload = (
                 (m in proc.loaded and proc.last_loaded != m) if attributed else item.switch_back
             )
-            warmup = not reload and (
-                item.before_first_step or (m is not None and m not in proc.loaded)
-            )
+            if self.warmup is not None:
+                # one warm-up policy: the first N loads of a module, as for compilations
+                n = proc.load_counts.get(m, 0)
+                proc.load_counts[m] = n + 1
+                warmup = n < self.warmup
+            else:
+                warmup = not reload and (
+                    item.before_first_step or (m is not None and m not in proc.loaded)
+                )
+            sp = ev.span
             if proc.first_load_line is None:
-                proc.first_load_line = ev.line
+                proc.first_load_line = sp.line
             if m is not None:
                 proc.loaded.add(m)
             proc.last_loaded = m
             self._loads.append(
                 Load(
-                    ev.source,
-                    ev.line,
-                    ev.t,
+                    sp.source,
+                    sp.line,
+                    sp.t,
                     item.duration_s,
                     m,
                     proc.index,
                     warmup,
                     reload,
-                    ev.text,
+                    sp.text,
                     attributed,
-                    ev.detail.get("rank"),
+                    sp.rank,
                 )
             )
         proc.unattributed.clear()
@@ -328,7 +356,16 @@ class TimelineBuilder:
             self._flush_loads(p, None)
         procs = tuple(
             ProcessInfo(
-                p.index, p.source, p.flags, p.verbose, p.cache_activity, p.first_execute_line
+                p.index,
+                p.source,
+                p.flags,
+                p.verbose,
+                p.cache_activity,
+                p.first_execute_line,
+                framework=p.framework,
+                version=p.version,
+                cache_configured=p.cache_configured,
+                config_span=p.config_span,
             )
             for p in self._procs
         )
@@ -343,6 +380,10 @@ class TimelineBuilder:
             processes=procs,
             comp_process=tuple(p for _, p in comps),
             uncacheable=frozenset(p.id for p in self._pending if p.uncacheable),
+            lookups=tuple(self._lookups),
+            notes=tuple(self._notes),
+            reasons=tuple(self._reasons),
+            arguments={p.id: p.arguments for p in self._pending if p.arguments is not None},
         )
 
     def _finish_compilations(self) -> list[tuple[Compilation, int]]:
@@ -356,17 +397,18 @@ class TimelineBuilder:
             elif p.uncacheable:
                 cache = "disabled"  # the cache is on, but this executable cannot be cached
             elif (
-                proc.verbose
+                p.cache_visible
                 and not p.synthetic
                 and not proc.cache_activity
-                and "executable_cache_path" not in (proc.flags or "")
+                and not proc.cache_configured
             ):
                 cache = "disabled"
             else:
                 cache = "unknown"
-            key = (p.process, function_key(p.module))
-            n = seen.get(key, 0)
-            seen[key] = n + 1
+            key = p.key
+            group = (p.process, function_key(p.module))
+            n = seen.get(group, 0)
+            seen[group] = n + 1
             if self.warmup is not None:
                 warm = n < self.warmup
             else:
@@ -397,11 +439,24 @@ class TimelineBuilder:
                         cache_file=p.cache_file,
                         ordinal=p.ordinal,
                         text=p.text,
+                        framework=key.framework if key is not None else "poplar",
+                        function=key.function if key is not None else None,
+                        compile_id=key.compile_id if key is not None else None,
+                        rank=_rank(p.rank),
+                        cache_key=key.cache_key if key is not None else None,
                     ),
                     p.process,
                 )
             )
         return out
+
+
+def _rank(tag: str | None) -> int | None:
+    """The rank of a stream tag (``"1,0"`` from MPI, ``"3"`` from torchrun), if numeric."""
+    if tag is None:
+        return None
+    head = tag.split(",")[0].strip()
+    return int(head) if head.isdigit() and len(head) < 7 else None
 
 
 def _load_event(ld: Load) -> Event:
@@ -433,7 +488,7 @@ def _event_order(procs: list[_Process]) -> Any:
     return key
 
 
-def build_timeline(events: Iterable[Event], warmup: int | None = None) -> Timeline:
+def build_timeline(events: Iterable[TypedEvent], warmup: int | None = None) -> Timeline:
     """Fold ``events`` (in order, source by source) into a :class:`Timeline`."""
     b = TimelineBuilder(warmup)
     for ev in events:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
 from recompile_doctor.timeline.names import function_key
 
@@ -35,6 +37,16 @@ class Timeline:
     processes: tuple[ProcessInfo, ...]
     comp_process: tuple[int, ...]  # process index of each compilation
     uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
+    #: every cache lookup, with the id of the compilation it belongs to (None: none)
+    lookups: tuple[tuple[CacheLookup, int | None], ...] = ()
+    notes: tuple[FrameworkNote, ...] = ()
+    #: every reason a framework gave, with the id of the compilation it explains
+    reasons: tuple[tuple[RecompileReason, int | None], ...] = ()
+    #: compilation id -> its argument shapes and types, as the log prints them
+    arguments: Mapping[int, str] = field(default_factory=dict)
+
+    def reasons_for(self, comp_id: int) -> list[RecompileReason]:
+        return [r for r, cid in self.reasons if cid == comp_id]
 
     def by_function(self) -> dict[str, list[Compilation]]:
         out: dict[str, list[Compilation]] = {}
@@ -53,3 +65,7 @@ class ProcessInfo:
     verbose: bool
     cache_activity: bool
     first_execute_line: int | None
+    framework: str | None = None
+    version: str | None = None
+    cache_configured: bool = False
+    config_span: Span | None = None  # the line that set the flags

@@ -1,0 +1,77 @@
+"""What a log format is: a name, a sniff over a file's first lines, the literal strings its
+lines contain, and a decoder that turns lines into typed events.
+
+A decoder is made per input (it may keep state: a multi-line block, a clock, the compilation
+under way).  The driver (:func:`recompile_doctor.parsers.parse_log`) hands it only the lines
+that contain one of the format's anchors, plus every line while the decoder says it is inside
+a block (``continuing``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from recompile_doctor.events import TypedEvent
+
+#: what became of a line handed to a decoder
+LineStatus = Literal["recognized", "unrecognized", "malformed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A decoder's answer for one line: its events and status; ``problem`` says what is
+    wrong with a malformed line."""
+
+    status: LineStatus
+    events: tuple[TypedEvent, ...] = ()
+    problem: str | None = None
+
+
+UNRECOGNIZED = Decoded("unrecognized")
+
+
+class Decoder(Protocol):
+    """Turns the lines of one input into typed events."""
+
+    #: True while inside a multi-line block: the driver then passes every line
+    continuing: bool
+
+    def decode(self, lineno: int, raw: str) -> Decoded:
+        """A line that contains an anchor (or any line while ``continuing``)."""
+        ...
+
+    def skipped(self, lineno: int, raw: str) -> None:
+        """A line without an anchor that the driver did not decode (a decoder may take its
+        time stamp); cheap."""
+        ...
+
+    def finish(self) -> Iterator[TypedEvent]:
+        """Events still pending at the end of the input (an unterminated block)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class LogFormat:
+    """One log format of the registry."""
+
+    name: str
+    framework: str
+    #: literal strings: a line containing none of them holds no message of this format
+    anchors: tuple[str, ...]
+    #: how strongly the first lines of an input look like this format (0: not at all)
+    sniff: Callable[[Sequence[str]], int]
+    #: a new decoder for the input at ``path``
+    decoder: Callable[[str], Decoder]
+    #: what to set so that a run of this framework logs its compilations
+    how_to_log: str
+
+
+def anchor_sniffer(anchors: Sequence[str]) -> Callable[[Sequence[str]], int]:
+    """A sniff that counts the lines containing one of ``anchors``."""
+
+    def sniff(lines: Sequence[str]) -> int:
+        return sum(1 for ln in lines if any(a in ln for a in anchors))
+
+    return sniff

@@ -1,0 +1,250 @@
+"""The Poplar / TensorFlow-on-IPU decoder: message table matches -> typed events.
+
+Everything the Poplar stack's words mean lives here: which phase is a load, which a graph
+construction, that ``Begin XLA compilation`` is printed at the verbosity of the cache lines,
+that ``--executable_cache_path`` turns the cache on, that MPI ranks tag their lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from recompile_doctor.events import (
+    CacheLookup,
+    CompileActivity,
+    CompileFinished,
+    CompileKey,
+    CompileStarted,
+    ExecutableLoaded,
+    Executed,
+    FrameworkNote,
+    ProcessConfig,
+    ProcessStarted,
+    Span,
+    TypedEvent,
+)
+from recompile_doctor.model import Event
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded
+from recompile_doctor.parsers._names import function_name
+from recompile_doctor.parsers._prefixes import NO_PREFIX, Clock, split_prefix, strip_ansi
+from recompile_doctor.parsers.poplar import Malformed, Message, match_message
+
+FRAMEWORK = "poplar"
+#: the Poplar phase that builds a graph (a compilation) and the one that loads an engine
+GRAPH_PHASE = "graphConstruction"
+LOAD_PHASE = "Loading executable"
+
+#: message kinds the report keeps as events (per-step lines are folded into counts)
+KEEP_KINDS = frozenset(
+    {
+        "compile-begin",
+        "compile-end",
+        "cache-hit",
+        "cache-miss",
+        "cache-new-entry",
+        "precompile-saved",
+        "precompile-no-cache-path",
+        "precompile-zeros",
+        "custom-op-unhashable",
+        "compilation-only",
+        "cluster-compiled",
+        "attach",
+        "progress-start",
+        "progress-end",
+        "poplar-version",
+        "poplar-flags",
+        "popart-cache-found",
+        "popart-cache-load",
+        "on-demand-override",
+        "replication",
+        "graph-compiled",
+        "execute",
+    }
+)
+
+_MPI_TAG = "]<std"
+#: what a line that starts with a logger time stamp starts with
+_STAMP_START = re.compile(
+    r"\d{4}-\d\d-\d\d[ T]\d\d:|\d\d:\d\d:\d\d\.\d{3} |\[\d\d:\d\d:\d\d\.\d{3}\]|"
+    r"[IWEFV]\d{4} \d\d:|\[\d+,\d+\]<"
+)
+
+
+def mpi_rank(seg: str) -> tuple[str, str | None]:
+    """Split ``[1,0]<stderr>:`` off a line from an MPI rank: (the rest, "1,0")."""
+    if seg.startswith("[") and _MPI_TAG in seg[:24]:
+        end = seg.find(">:")
+        close = seg.find("]")
+        if end != -1 and 0 < close < end:
+            return seg[end + 2 :], seg[1:close]
+    return seg, None
+
+
+def _key(module: str | None, graph_hash: str | None = None, named: bool = True) -> CompileKey:
+    return CompileKey(
+        FRAMEWORK,
+        function_name(module) if (module and named) else None,
+        module=module,
+        graph_hash=graph_hash,
+    )
+
+
+class PoplarDecoder:
+    """Decoder of one Poplar / TF-on-IPU log."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.continuing = False
+        self._clock = Clock()
+        self._last_stamped: str | None = None
+        self._first_seen = False
+        self._last_rank: str | None = None
+        self._load_start: dict[str | None, float | None] = {}  # per rank
+
+    # -- the driver's interface ----------------------------------------------------------
+    def skipped(self, lineno: int, raw: str) -> None:
+        # The clock sees the time of the last stamped line before each decoded line (lines
+        # without a stamp inherit it), and the first stamped line of the log (t = 0).
+        if _STAMP_START.match(raw) is not None:
+            if not self._first_seen:
+                self._first_seen = (
+                    self._clock.absolute(split_prefix(strip_ansi(raw))[0]) is not None
+                )
+            else:
+                self._last_stamped = raw
+
+    def finish(self) -> Iterator[TypedEvent]:
+        return iter(())
+
+    def decode(self, lineno: int, raw: str) -> Decoded:
+        if self._last_stamped is not None:
+            self._clock.absolute(split_prefix(mpi_rank(strip_ansi(self._last_stamped))[0])[0])
+            self._last_stamped = None
+        self._first_seen = True
+        segments = raw.split("\r") if "\r" in raw else (raw,)
+        out: list[TypedEvent] = []
+        found = False
+        bad: Malformed | None = None
+        for seg in segments:
+            seg, tag = mpi_rank(strip_ansi(seg))
+            # a line without an MPI tag belongs to the rank of the tagged line before it
+            rank = self._last_rank = tag if tag is not None else self._last_rank
+            if not seg:
+                continue
+            prefix, msg, head = split_prefix(seg)
+            if head.strip():
+                # text glued in front of the prefix (a progress bar) is a message of its own,
+                # at the time of the line before
+                res = match_message(head)
+                if isinstance(res, Message):
+                    found = True
+                    t = self._clock.relative(self._clock.absolute(NO_PREFIX))
+                    out.extend(self._events(res, Span(self.path, lineno, raw, t, rank)))
+            absolute = self._clock.absolute(prefix)
+            res = match_message(msg)
+            if isinstance(res, Message):
+                found = True
+                t = self._clock.relative(absolute)
+                out.extend(self._events(res, Span(self.path, lineno, raw, t, rank)))
+            elif isinstance(res, Malformed):
+                bad = res
+        if found:
+            return Decoded("recognized", tuple(out))
+        if bad is not None:
+            return Decoded(
+                "malformed",
+                problem=f"malformed {bad.kind} line (expected the format of "
+                f"'{bad.expected.strip()}' messages)",
+            )
+        return UNRECOGNIZED
+
+    # -- messages -> events --------------------------------------------------------------
+    def _record(self, msg: Message, sp: Span) -> Event:
+        detail: dict[str, Any] = msg.detail if sp.rank is None else {**msg.detail, "rank": sp.rank}
+        return Event(msg.kind, sp.source, sp.line, sp.t, sp.text, msg.module, msg.hash, detail)
+
+    def _events(self, msg: Message, sp: Span) -> Iterator[TypedEvent]:
+        for ev in self._typed(msg, sp):
+            yield ev if msg.kind in KEEP_KINDS else replace(ev, keep=False)
+
+    def _typed(self, msg: Message, sp: Span) -> Iterator[TypedEvent]:
+        rec = self._record(msg, sp)
+        k = msg.kind
+        d = msg.detail
+        if k == "compile-begin":
+            yield CompileStarted(
+                sp,
+                rec,
+                _key(msg.module or "?", msg.hash),
+                ordinal=d.get("ordinal"),
+                cache_visible=True,
+            )
+        elif k == "compile-end":
+            yield CompileFinished(sp, rec, _key(msg.module or ""))
+        elif k == "cache-hit":
+            yield CacheLookup(sp, rec, "executable", "hit", _key(msg.module or "?"), d.get("path"))
+        elif k == "cache-miss":
+            fh = d.get("file_hash") or "?"
+            yield CacheLookup(
+                sp,
+                rec,
+                "executable",
+                "miss",
+                _key(f"<executable {fh}>", named=False),
+                d.get("path"),
+            )
+        elif k in ("cache-new-entry", "precompile-saved"):
+            yield CacheLookup(sp, rec, "executable", "write", None, d.get("path"))
+        elif k in ("cache-lock", "cache-deserialize"):
+            yield CacheLookup(sp, rec, "executable", "active", None, d.get("path"))
+        elif k == "progress-start":
+            yield CompileStarted(sp, rec, _key(msg.module or "?"), synthetic=True, joins_named=True)
+        elif k == "progress-end":
+            yield CompileFinished(sp, rec, None, d.get("elapsed_s"))
+        elif k == "graph-compiled":
+            # PopTorch's "Graph compilation: 100%|...| [06:26<00:00]": one whole compilation
+            yield CompileStarted(
+                sp,
+                rec,
+                _key("<poptorch graph>", named=False),
+                synthetic=True,
+                duration_s=d.get("elapsed_s"),
+            )
+        elif k == "phase-start":
+            name = d.get("name")
+            if name == LOAD_PHASE:
+                self._load_start[sp.rank] = sp.t
+                yield FrameworkNote(sp, rec, "load-start")
+            elif name == GRAPH_PHASE:
+                yield CompileStarted(
+                    sp, rec, _key("<poplar graph>", named=False), synthetic=True, phase="graph"
+                )
+            else:
+                yield CompileActivity(sp, rec)
+        elif k == "phase-end":
+            if d.get("name") == LOAD_PHASE:
+                ms = d.get("duration_ms")
+                start = self._load_start.pop(sp.rank, None)
+                dur = ms / 1000.0 if ms is not None else None
+                if dur is None and start is not None and sp.t is not None:
+                    dur = sp.t - start
+                yield ExecutableLoaded(sp, rec, dur)
+            else:
+                yield CompileActivity(sp, rec)
+        elif k == "compile-step":
+            yield CompileActivity(sp, rec)
+        elif k == "custom-op-unhashable":
+            yield CompileActivity(sp, rec, uncacheable=True)
+            yield FrameworkNote(sp, None, k, keep=False)
+        elif k == "execute":
+            yield Executed(sp, rec, msg.module or "?")
+        elif k == "poplar-version":
+            yield ProcessStarted(sp, rec, FRAMEWORK, d.get("version"))
+        elif k == "poplar-flags":
+            flags = str(d.get("flags") or "")
+            yield ProcessConfig(sp, rec, flags, "executable_cache_path" in flags)
+        else:
+            yield FrameworkNote(sp, rec, k, None, dict(d))
