@@ -3,7 +3,8 @@
 ``diff_modules(a, b)`` aligns two parsed modules (:mod:`.align`), ignores what cannot cause a
 recompile (names, ids, metadata, layouts, scheduling) and rolls the rest up into SPEC rule ids
 (:mod:`.causes`).  ``diff_paths(A, B)`` does the same for two files or two dump folders, pairing
-modules by name and content; ``explain_dump_folder(DIR)`` diffs the consecutive compilations of
+the compilations of each module in order and comparing a side's extra compilations with their
+predecessor in the same folder; ``explain_dump_folder(DIR)`` diffs the consecutive compilations of
 each module within one run's dump folder.
 """
 
@@ -89,29 +90,24 @@ def explain_dump_folder(path: str | Path, stage: str | None = None) -> dict[str,
     }
 
 
-def _pair_within(
-    name: str, fa: list[DumpFile], fb: list[DumpFile]
-) -> list[tuple[HloModule, HloModule]]:
-    """Pair compilations of one module name across folders: equal content first, then in order."""
+def _compare_function(res: DiffResult, fa: list[DumpFile], fb: list[DumpFile]) -> None:
+    """Account for every compilation of one function in A and in B.
+
+    The k-th compilation in A is compared with the k-th in B; a side's extra compilations
+    (beyond the other side's count, or all but the first when the other side has none) are
+    compared with their predecessor in the same folder, as a sequence (``growing-shape``).
+    """
     ma = [parse_hlo_file(f.path) for f in fa]
     mb = [parse_hlo_file(f.path) for f in fb]
-    if len(ma) == 1 and len(mb) == 1:
-        return [(ma[0], mb[0])]
-    ka = [module_fingerprint(m) for m in ma]
-    kb = [module_fingerprint(m) for m in mb]
-    pairs: list[tuple[int, int]] = []
-    used_b: set[int] = set()
-    for i, k in enumerate(ka):
-        for j, k2 in enumerate(kb):
-            if j not in used_b and k == k2:
-                pairs.append((i, j))
-                used_b.add(j)
-                break
-    rest_a = [i for i in range(len(ma)) if i not in {p for p, _ in pairs}]
-    rest_b = [j for j in range(len(mb)) if j not in used_b]
-    pairs += list(zip(rest_a, rest_b, strict=False))
-    pairs.sort()
-    return [(ma[i], mb[j]) for i, j in pairs]
+    n = min(len(ma), len(mb))
+    res.modules.extend(diff_modules(x, y) for x, y in zip(ma[:n], mb[:n], strict=True))
+    for side, mine in (("a", ma), ("b", mb)):
+        chain = mine[max(n, 1) - 1 :]
+        if len(chain) < 2:
+            continue
+        for md in diff_sequence(chain):
+            md.within = side
+            res.modules.append(md)
 
 
 def diff_dirs(
@@ -126,11 +122,10 @@ def diff_dirs(
             raise RecompileDoctorError(f"no module named '{module}' (modules: {known})", str(a))
         ga = {k: v for k, v in ga.items() if k == module}
         gb = {k: v for k, v in gb.items() if k == module}
-    both, only_a, only_b = pair_names(ga, gb)
+    _, only_a, only_b = pair_names(ga, gb)
     res = DiffResult(str(a), str(b), unpaired_a=only_a, unpaired_b=only_b)
-    for name in both:
-        for x, y in _pair_within(name, ga[name], gb[name]):
-            res.modules.append(diff_modules(x, y))
+    for name in sorted(set(ga) | set(gb)):
+        _compare_function(res, ga.get(name, []), gb.get(name, []))
     return res
 
 

@@ -79,6 +79,9 @@ class ModuleDiff:
     explanations: list[Cause] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+    #: ``None`` when A's compilation is compared with B's; ``"a"`` (``"b"``) when an extra
+    #: compilation of folder A (B) is compared with its predecessor in the same folder
+    within: str | None = None
 
     @property
     def causes(self) -> list[str]:
@@ -121,6 +124,7 @@ class ModuleDiff:
             "name": self.name,
             "a": self.a_path,
             "b": self.b_path,
+            "within": self.within,
             "equivalent": self.equivalent,
             "causes": self.causes,
             "explanations": [c.to_json() for c in self.explanations],
@@ -139,8 +143,20 @@ class DiffResult:
     unpaired_b: list[str] = field(default_factory=list)
 
     @property
+    def compared(self) -> list[ModuleDiff]:
+        """A's compilations compared with B's (1st with 1st, 2nd with 2nd, ...)."""
+        return [m for m in self.modules if m.within is None]
+
+    def extra(self, side: str) -> list[ModuleDiff]:
+        """Extra compilations of folder ``side`` ("a" or "b"), each against its predecessor."""
+        return [m for m in self.modules if m.within == side]
+
+    @property
     def equivalent(self) -> bool:
-        return all(m.equivalent for m in self.modules) and not (self.unpaired_a or self.unpaired_b)
+        """Nothing that can cause a recompile differs, and both sides compiled as often."""
+        return all(m.equivalent and m.within is None for m in self.modules) and not (
+            self.unpaired_a or self.unpaired_b
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

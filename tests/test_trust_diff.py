@@ -1,0 +1,108 @@
+"""``diff`` is never wrong and never silent: every compilation is accounted for, comparing
+nothing is an error, retraced TensorFlow functions pair, identical text is equivalent, and
+every cause comes with what to change."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from recompile_doctor.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+JAX = ROOT / "fixtures" / "hlo" / "jax"
+SCHEMA = json.loads((ROOT / "recompile_doctor" / "schemas" / "diff.schema.json").read_text())
+
+
+@pytest.fixture(autouse=True)
+def _no_color(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Simulated runs (``simulate SCENARIO --out DIR``), each with its ``dumps/`` folder."""
+    root = tmp_path_factory.mktemp("runs")
+    for scenario in ("healthy", "partial-batch", "concat-growth"):
+        assert main(["simulate", scenario, "--out", str(root / scenario)]) == 0
+    return root
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, dict]:  # type: ignore[type-arg]
+    code, out, err = run(capsys, "diff", *(str(a) for a in argv), "--format", "json")
+    assert err == "", err
+    doc = json.loads(out)
+    jsonschema.validate(doc, SCHEMA)
+    return code, doc
+
+
+# --- item 2: every compilation is accounted for -------------------------------------------
+
+
+def test_extra_compilation_in_b_is_diffed_against_its_predecessor_in_b(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a healthy run (one compilation) and a partial-batch run (batch 32, then 8)
+    a, b = runs / "healthy" / "dumps", runs / "partial-batch" / "dumps"
+    b_files = sorted(p.name for p in b.iterdir())
+    # WHEN the two dump folders are diffed
+    code, doc = run_json(capsys, a, b)
+    # THEN the first compilations are compared, and B's second is compared with B's first
+    assert code == 1
+    across = [m for m in doc["modules"] if m["within"] is None]
+    extra = [m for m in doc["modules"] if m["within"] is not None]
+    assert len(across) == 1 and across[0]["equivalent"]
+    (x,) = extra
+    assert x["within"] == "b"
+    assert Path(x["a"]).name == b_files[0] and Path(x["b"]).name == b_files[1]
+    assert x["causes"] == ["batch-size-changed"]
+    assert any("32 → 8" in e["message"] for e in x["explanations"])
+
+
+def test_extra_compilation_is_named_in_text_and_the_folders_are_not_equivalent(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "diff", runs / "partial-batch" / "dumps", runs / "healthy" / "dumps")
+    # THEN the extra compilation is in A this time, compared within A, and named as such
+    assert code == 1
+    assert "batch-size-changed" in out
+    assert "extra compilation in A" in out
+    assert "equivalent" in out.splitlines()[0]  # the first compilations agree
+
+
+def test_growth_across_extra_compilations_is_a_growing_shape(
+    runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a healthy run and a run whose graph grows every epoch (3 compilations)
+    code, doc = run_json(capsys, runs / "healthy" / "dumps", runs / "concat-growth" / "dumps")
+    extra = [m for m in doc["modules"] if m["within"] == "b"]
+    # THEN both of B's extra compilations are diffed within B and the growth is seen
+    assert code == 1 and len(extra) == 2
+    assert all("growing-shape" in m["causes"] for m in extra)
+
+
+def test_function_on_one_side_only_still_has_its_recompilations_explained(
+    tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN B holds a JAX function compiled twice (batch 32 -> 16) that A does not have
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(runs / "healthy" / "dumps", a)
+    shutil.copytree(runs / "healthy" / "dumps", b)
+    for f in (JAX / "batch_size" / "dumps").glob("*.before_optimizations.txt"):
+        shutil.copy(f, b / f.name)
+    code, doc = run_json(capsys, a, b)
+    # THEN it is unpaired, and its second compilation is diffed against its first, within B
+    assert code == 1
+    assert doc["unpaired"]["b"] == ["jit_mlp"]
+    (x,) = [m for m in doc["modules"] if m["within"] == "b"]
+    assert x["name"] == "jit_mlp" and x["causes"] == ["batch-size-changed"]
