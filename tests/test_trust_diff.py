@@ -106,3 +106,52 @@ def test_function_on_one_side_only_still_has_its_recompilations_explained(
     assert doc["unpaired"]["b"] == ["jit_mlp"]
     (x,) = [m for m in doc["modules"] if m["within"] == "b"]
     assert x["name"] == "jit_mlp" and x["causes"] == ["batch-size-changed"]
+
+
+# --- item 3: comparing nothing is an error, not "equivalent" --------------------------------
+
+
+def one_line_error(code: int, out: str, err: str) -> str:
+    assert code == 2 and out == ""
+    assert err.startswith("recompile-doctor: error: ") and err.count("\n") == 1
+    return err
+
+
+def test_empty_folders_are_an_error_saying_what_was_looked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "emptyA", tmp_path / "emptyB"
+    a.mkdir()
+    b.mkdir()
+    err = one_line_error(*run(capsys, "diff", a, b))
+    assert f"{a}: no HLO dump found" in err and "module_*" in err
+
+
+def test_parents_of_dump_folders_suggest_the_subfolders(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN a folder whose dumps are in subfolders run1/ and run2/
+    parent = JAX / "stable"
+    err = one_line_error(*run(capsys, "diff", parent, parent))
+    # THEN the error names the subfolders that hold dumps
+    assert "no HLO dump found" in err
+    assert "run1/" in err and "run2/" in err and "did you mean" in err
+
+
+def test_a_stage_that_is_not_there_lists_the_stages_present(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    a, b = JAX / "stable" / "run1", JAX / "stable" / "run2"
+    err = one_line_error(*run(capsys, "diff", a, b, "--stage", "bogus"))
+    assert "bogus" in err
+    assert "before_optimizations" in err and "cpu_after_optimizations" in err
+
+
+def test_a_folder_compared_with_an_empty_one_is_an_error_naming_the_empty_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not a dump\n")
+    err = one_line_error(*run(capsys, "diff", JAX / "stable" / "run1", empty))
+    assert f"{empty}: no HLO dump found" in err

@@ -19,7 +19,13 @@ from recompile_doctor.differ.fingerprint import Fingerprints, compute
 from recompile_doctor.differ.result import SCHEMA_DIFF, Cause, Change, DiffResult, ModuleDiff, Side
 from recompile_doctor.differ.sequence import mark_growth
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers.dumps import DumpFile, group_by_module, pair_names, scan_folder
+from recompile_doctor.parsers.dumps import (
+    DumpFile,
+    group_by_module,
+    no_dump_error,
+    pair_names,
+    scan_folder,
+)
 from recompile_doctor.parsers.hlo import HloModule, parse_hlo_file
 
 __all__ = [
@@ -114,8 +120,14 @@ def diff_dirs(
     a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
 ) -> DiffResult:
     """Diff two dump folders: modules paired by name (never by the module_NNNN counter)."""
-    ga = group_by_module(scan_folder(a), stage)
-    gb = group_by_module(scan_folder(b), stage)
+    groups = []
+    for folder in (a, b):
+        files = scan_folder(folder)
+        grouped = group_by_module(files, stage)
+        if not grouped:  # comparing nothing is never "equivalent"
+            raise no_dump_error(folder, files, stage)
+        groups.append(grouped)
+    ga, gb = groups
     if module is not None:
         if module not in ga and module not in gb:
             known = ", ".join(sorted(set(ga) | set(gb))) or "none"

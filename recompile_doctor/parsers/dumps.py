@@ -96,6 +96,45 @@ def scan_folder(folder: str | Path) -> list[DumpFile]:
     return out
 
 
+def _has_dump(folder: Path) -> bool:
+    try:
+        return any(parse_dump_name(p.name) is not None for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def no_dump_error(
+    folder: str | Path, files: list[DumpFile], stage: str | None
+) -> RecompileDoctorError:
+    """The error for a folder with nothing to compare: what was looked for, what is there."""
+    root = Path(folder)
+    pattern = f"module_*.{stage or '<stage>'}.txt"
+    if files:
+        present = ", ".join(stages(files))
+        return RecompileDoctorError(
+            f"no HLO dump at stage '{stage}' (looked for {pattern} files; stages present: "
+            f"{present})",
+            path=str(folder),
+        )
+    subs = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name)
+    with_dumps = [p for p in subs if _has_dump(p)]
+    if with_dumps:
+        names = ", ".join(f"{p.name}/" for p in with_dumps[:6])
+        more = f" and {len(with_dumps) - 6} more" if len(with_dumps) > 6 else ""
+        hint = (
+            f"the folder has {'a subfolder' if len(with_dumps) == 1 else 'subfolders'} with "
+            f"dumps: {names}{more} — did you mean "
+            f"{'it' if len(with_dumps) == 1 else 'one of them'}?"
+        )
+    elif any(root.iterdir()):
+        hint = "nothing in the folder is named like an XLA dump; dump with --xla_dump_to=DIR"
+    else:
+        hint = "the folder is empty; dump with XLA_FLAGS=--xla_dump_to=DIR"
+    return RecompileDoctorError(
+        f"no HLO dump found (looked for {pattern} files; {hint})", path=str(folder)
+    )
+
+
 def stages(files: list[DumpFile]) -> list[str]:
     """The stages present, in a stable order (before_optimizations first)."""
     found = sorted({f.stage for f in files})
