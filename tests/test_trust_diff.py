@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from recompile_doctor.cli.main import main
+from recompile_doctor.parsers.dumps import parse_dump_name
 
 ROOT = Path(__file__).resolve().parent.parent
 JAX = ROOT / "fixtures" / "hlo" / "jax"
@@ -155,3 +156,92 @@ def test_a_folder_compared_with_an_empty_one_is_an_error_naming_the_empty_one(
     (empty / "notes.txt").write_text("not a dump\n")
     err = one_line_error(*run(capsys, "diff", JAX / "stable" / "run1", empty))
     assert f"{empty}: no HLO dump found" in err
+
+
+# --- item 4: a retraced TensorFlow function pairs by its function name ---------------------
+
+
+def renamed(src: Path, dest: Path, counter: int, module_id: int) -> Path:
+    """``src`` (a TF dump) copied into ``dest`` as if traced with another per-trace counter."""
+    dest.mkdir(exist_ok=True)
+    name = src.name.replace("_20382__", f"_{counter}__").replace("module_0005", "module_0004")
+    name = name.replace("module_0004", f"module_{module_id:04d}")
+    shutil.copy(src, dest / name)
+    return dest / name
+
+
+def test_function_name_strips_the_per_trace_counter_only() -> None:
+    from recompile_doctor.parsers.dumps import function_name
+    from recompile_doctor.timeline.names import function_key
+
+    tf = "a_inference_mlp_28__XlaMustCompile_true_config_proto___n_007__executor_type____.626"
+    assert function_name(tf) == "a_inference_mlp"
+    assert function_name(tf.replace("_28__", "_44__")) == "a_inference_mlp"
+    assert function_name("jit_mlp") == "jit_mlp"
+    assert function_key(tf) == function_name(tf)  # one implementation
+
+
+def test_retraced_tf_functions_pair_across_folders(
+    tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the same tf.function traced as ..._28__ in A and, at batch 8, as ..._44__ in B
+    first, second = sorted((runs / "partial-batch" / "dumps").iterdir())
+    renamed(first, tmp_path / "a", 28, 4)
+    renamed(second, tmp_path / "b", 44, 7)
+    # WHEN the folders are diffed
+    code, doc = run_json(capsys, tmp_path / "a", tmp_path / "b")
+    # THEN the two compilations are compared and the batch change is named
+    assert code == 1
+    assert doc["unpaired"] == {"a": [], "b": []}
+    (m,) = doc["modules"]
+    assert m["within"] is None and m["causes"] == ["batch-size-changed"]
+    assert m["name"] == "a_inference_train_function"
+
+
+def test_retrace_within_one_folder_is_a_sequence_of_one_function(
+    tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = sorted((runs / "partial-batch" / "dumps").iterdir())
+    renamed(first, tmp_path / "a", 28, 4)
+    renamed(first, tmp_path / "b", 28, 4)
+    renamed(second, tmp_path / "b", 44, 9)
+    code, doc = run_json(capsys, tmp_path / "a", tmp_path / "b")
+    assert code == 1 and doc["unpaired"] == {"a": [], "b": []}
+    assert [(m["within"], m["causes"]) for m in doc["modules"]] == [
+        (None, []),
+        ("b", ["batch-size-changed"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    "name", ["train_function", "a_inference_train_function", "<full>"]
+)
+def test_module_option_accepts_the_short_tf_function_name(
+    name: str, tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first, second = sorted((runs / "partial-batch" / "dumps").iterdir())
+    renamed(first, tmp_path / "a", 28, 4)
+    full = parse_dump_name(renamed(second, tmp_path / "b", 44, 7).name)[1]  # type: ignore[index]
+    if name == "<full>":
+        name = full
+    code, out, err = run(capsys, "diff", tmp_path / "a", tmp_path / "b", "--module", name)
+    assert err == "" and code == 1 and "batch-size-changed" in out
+
+
+@pytest.mark.parametrize("name", ["mlp", "jit_mlp"])
+def test_module_option_accepts_jax_function_names(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = JAX / "stable" / "run1", JAX / "stable" / "run2"
+    code, out, err = run(capsys, "diff", a, b, "--module", name)
+    assert err == "" and code == 0 and "jit_mlp" in out
+
+
+def test_module_option_on_two_files_accepts_the_short_name(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    d = JAX / "batch_size" / "dumps"
+    a = d / "module_0000.jit_mlp.before_optimizations.txt"
+    b = d / "module_0002.jit_mlp.before_optimizations.txt"
+    code, out, err = run(capsys, "diff", a, b, "--module", "mlp")
+    assert err == "" and code == 1 and "batch-size-changed" in out

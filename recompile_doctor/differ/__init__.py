@@ -21,7 +21,10 @@ from recompile_doctor.differ.sequence import mark_growth
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.dumps import (
     DumpFile,
+    function_name,
+    group_by_function,
     group_by_module,
+    module_names,
     no_dump_error,
     pair_names,
     scan_folder,
@@ -106,7 +109,11 @@ def _compare_function(res: DiffResult, fa: list[DumpFile], fb: list[DumpFile]) -
     ma = [parse_hlo_file(f.path) for f in fa]
     mb = [parse_hlo_file(f.path) for f in fb]
     n = min(len(ma), len(mb))
-    res.modules.extend(diff_modules(x, y) for x, y in zip(ma[:n], mb[:n], strict=True))
+    for k in range(n):
+        md = diff_modules(ma[k], mb[k])
+        if fa[k].name != fb[k].name:  # a retrace: name the function, not two long names
+            md.name = function_name(fa[k].name)
+        res.modules.append(md)
     for side, mine in (("a", ma), ("b", mb)):
         chain = mine[max(n, 1) - 1 :]
         if len(chain) < 2:
@@ -116,24 +123,37 @@ def _compare_function(res: DiffResult, fa: list[DumpFile], fb: list[DumpFile]) -
             res.modules.append(md)
 
 
+def _functions_named(module: str, *groups: dict[str, list[DumpFile]]) -> set[str]:
+    """The functions that ``module`` names (a full module name, a function or a short name)
+    in any of ``groups``: the full name of B's module also picks A's compilations of it."""
+    return {
+        fn
+        for g in groups
+        for fn, files in g.items()
+        if any(module in module_names(f.name) for f in files)
+    }
+
+
 def diff_dirs(
     a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
 ) -> DiffResult:
-    """Diff two dump folders: modules paired by name (never by the module_NNNN counter)."""
+    """Diff two dump folders: modules paired by function name (:func:`function_name`: never by
+    the module_NNNN counter, nor by TensorFlow's per-trace counter)."""
     groups = []
     for folder in (a, b):
         files = scan_folder(folder)
-        grouped = group_by_module(files, stage)
+        grouped = group_by_function(files, stage)
         if not grouped:  # comparing nothing is never "equivalent"
             raise no_dump_error(folder, files, stage)
         groups.append(grouped)
     ga, gb = groups
     if module is not None:
-        if module not in ga and module not in gb:
+        wanted = _functions_named(module, ga, gb)
+        if not wanted:
             known = ", ".join(sorted(set(ga) | set(gb))) or "none"
             raise RecompileDoctorError(f"no module named '{module}' (modules: {known})", str(a))
-        ga = {k: v for k, v in ga.items() if k == module}
-        gb = {k: v for k, v in gb.items() if k == module}
+        ga = {k: v for k, v in ga.items() if k in wanted}
+        gb = {k: v for k, v in gb.items() if k in wanted}
     _, only_a, only_b = pair_names(ga, gb)
     res = DiffResult(str(a), str(b), unpaired_a=only_a, unpaired_b=only_b)
     for name in sorted(set(ga) | set(gb)):
@@ -157,6 +177,6 @@ def diff_paths(
     if pa.is_dir():
         return diff_dirs(pa, pb, module, stage)
     ma, mb = parse_hlo_file(pa), parse_hlo_file(pb)
-    if module is not None and module not in (ma.name, mb.name):
+    if module is not None and module not in module_names(ma.name) | module_names(mb.name):
         raise RecompileDoctorError(f"no module named '{module}' (modules: {ma.name})", str(a))
     return DiffResult(str(a), str(b), [diff_modules(ma, mb)])

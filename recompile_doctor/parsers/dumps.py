@@ -32,6 +32,35 @@ _STAGE = re.compile(
 )
 _CL = re.compile(r"\.cl_\d+$")
 _IGNORED_TAILS = ("-buffer-assignment", "-memory-usage-report", "-live-range", "-values")
+_INFERENCE = re.compile(r"^(a_inference_.+?)_\d+__")
+_UNIQUE_SUFFIX = re.compile(r"\.\d+$")
+#: what frameworks put before the user's function name in a module name
+_FUNCTION_PREFIXES = ("a_inference_", "jit_")
+
+
+def function_name(module: str) -> str:
+    """The function a module compiles, without the ids a framework adds per trace.
+
+    ``a_inference_mlp_28__XlaMustCompile_true_...__.626`` and ``a_inference_mlp_44__...`` are
+    the same ``tf.function`` traced twice: both are ``a_inference_mlp``.  Other names lose a
+    trailing ``.<n>`` uniquifier (``jit_f.1`` -> ``jit_f``).
+    """
+    m = _INFERENCE.match(module)
+    if m:
+        return m.group(1)
+    return _UNIQUE_SUFFIX.sub("", module)
+
+
+def module_names(module: str) -> set[str]:
+    """Every name a user may give for ``module`` (``--module``): the full name, the function
+    name and the function name without its framework prefix (``mlp`` for ``jit_mlp`` and for
+    ``a_inference_mlp_28__...``)."""
+    fn = function_name(module)
+    names = {module, fn}
+    for prefix in _FUNCTION_PREFIXES:
+        if fn.startswith(prefix) and len(fn) > len(prefix):
+            names.add(fn[len(prefix) :])
+    return names
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +200,15 @@ def group_by_module(files: list[DumpFile], stage: str | None = None) -> dict[str
         if seq:
             out[name] = seq
     return out
+
+
+def group_by_function(files: list[DumpFile], stage: str | None = None) -> dict[str, list[DumpFile]]:
+    """:func:`function_name` -> its compilations in module id order: a function retraced
+    under another module name (TensorFlow's per-trace counter) stays one sequence."""
+    out: dict[str, list[DumpFile]] = {}
+    for name, seq in group_by_module(files, stage).items():
+        out.setdefault(function_name(name), []).extend(seq)
+    return {k: sorted(v, key=lambda f: f.module_id) for k, v in sorted(out.items())}
 
 
 def pair_names(

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
-_INFERENCE_RE = re.compile(r"^(a_inference_.+?)_\d+__")
-_UNIQUE_SUFFIX_RE = re.compile(r"\.\d+$")
+from recompile_doctor.parsers.dumps import function_name
 
 
 def function_key(module: str) -> str:
@@ -14,10 +11,7 @@ def function_key(module: str) -> str:
     ``a_inference_train_function_806__XlaMustCompile_true_...__.626`` and
     ``a_inference_train_function_1240__...__.911`` are the same ``tf.function`` traced twice.
     """
-    m = _INFERENCE_RE.match(module)
-    if m:
-        return m.group(1)
-    return _UNIQUE_SUFFIX_RE.sub("", module)
+    return function_name(module)
 
 
 def elided_match(pattern: str, module: str) -> bool:
