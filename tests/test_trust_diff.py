@@ -245,3 +245,81 @@ def test_module_option_on_two_files_accepts_the_short_name(
     b = d / "module_0002.jit_mlp.before_optimizations.txt"
     code, out, err = run(capsys, "diff", a, b, "--module", "mlp")
     assert err == "" and code == 1 and "batch-size-changed" in out
+
+
+# --- item 5: identical text is equivalent; elided constants are a note, never a cause ------
+
+FROZEN = JAX / "frozen_weights" / "dumps"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "module_0000.jit_predict.before_optimizations.txt",
+        "module_0000.jit_predict.cpu_after_optimizations.txt",
+    ],
+)
+def test_a_file_with_elided_constants_diffed_with_itself_is_equivalent(
+    name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a real JAX dump whose weights are printed as constant({...})
+    f = FROZEN / name
+    assert "{...}" in f.read_text()
+    # WHEN it is diffed with itself
+    code, doc = run_json(capsys, f, f)
+    # THEN it is equivalent, and the elided constants are an info note, not a cause
+    assert code == 0
+    (m,) = doc["modules"]
+    assert m["equivalent"] and m["causes"] == [] and m["changes"] == []
+    elided = [n for n in m["notes"] if n["rule"] == "constants-elided"]
+    assert len(elided) == 1
+    assert "not compared" in elided[0]["message"]
+    assert "--xla_dump_large_constants" in elided[0]["message"]
+
+
+def test_text_of_a_self_diff_does_not_headline_a_recompile(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    f = FROZEN / "module_0000.jit_predict.before_optimizations.txt"
+    code, out, _ = run(capsys, "diff", f, f)
+    assert code == 0 and "equivalent" in out.splitlines()[0]
+    assert "note" in out and "constants-elided" in out
+
+
+def test_dumps_that_differ_only_in_elided_constants_say_the_text_cannot_show_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN two compilations whose weights differ but are both printed as {...}
+    a = FROZEN / "module_0000.jit_predict.before_optimizations.txt"
+    b = FROZEN / "module_0002.jit_predict.before_optimizations.txt"
+    code, doc = run_json(capsys, a, b)
+    (m,) = doc["modules"]
+    # THEN no cause is claimed, and the note says the HLO text cannot show the difference
+    assert code == 0 and m["causes"] == []
+    (note,) = [n for n in m["notes"] if n["rule"] == "constants-elided"]
+    assert "cannot show" in note["message"] and "frozen weights" in note["message"]
+
+
+def test_identical_modules_say_the_cause_of_a_recompile_is_outside_the_hlo(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, doc = run_json(capsys, JAX / "stable" / "run1", JAX / "stable" / "run2")
+    assert code == 0
+    for m in doc["modules"]:
+        (note,) = [n for n in m["notes"] if n["rule"] is None]
+        assert "outside the HLO text" in note["message"]
+        assert "weak type" in note["message"] and "static argument" in note["message"]
+
+
+def test_elided_constants_beside_a_real_cause_are_a_note_too(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN weights passed as parameters in A and frozen (elided) in B
+    code, doc = run_json(
+        capsys, JAX / "params_vs_frozen" / "params", JAX / "params_vs_frozen" / "frozen"
+    )
+    assert code == 1
+    (m,) = doc["modules"]
+    assert "constants-elided" not in m["causes"] and "frozen-weights" in m["causes"]
+    # THEN the constants that could not be compared are still said, as a note
+    assert [n["rule"] for n in m["notes"]] == ["constants-elided"]

@@ -16,7 +16,15 @@ from pathlib import Path
 from recompile_doctor.differ.align import align
 from recompile_doctor.differ.causes import explain
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
-from recompile_doctor.differ.result import SCHEMA_DIFF, Cause, Change, DiffResult, ModuleDiff, Side
+from recompile_doctor.differ.result import (
+    SCHEMA_DIFF,
+    Cause,
+    Change,
+    DiffResult,
+    ModuleDiff,
+    Note,
+    Side,
+)
 from recompile_doctor.differ.sequence import mark_growth
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.dumps import (
@@ -37,6 +45,7 @@ __all__ = [
     "Change",
     "DiffResult",
     "ModuleDiff",
+    "Note",
     "Side",
     "diff_dirs",
     "diff_files",

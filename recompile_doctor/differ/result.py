@@ -68,6 +68,19 @@ class Cause:
         return {"rule": self.rule, "message": self.message}
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Information that is not a cause: what the HLO text cannot show, and where to look.
+
+    ``rule`` is an info rule id (``constants-elided``) or None."""
+
+    rule: str | None
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message}
+
+
 @dataclass(slots=True)
 class ModuleDiff:
     """The diff of two compilations of one module."""
@@ -82,6 +95,8 @@ class ModuleDiff:
     #: ``None`` when A's compilation is compared with B's; ``"a"`` (``"b"``) when an extra
     #: compilation of folder A (B) is compared with its predecessor in the same folder
     within: str | None = None
+    #: never causes: e.g. ``constants-elided`` (values printed as {...} were not compared)
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def causes(self) -> list[str]:
@@ -129,6 +144,7 @@ class ModuleDiff:
             "causes": self.causes,
             "explanations": [c.to_json() for c in self.explanations],
             "changes": [c.to_json() for c in self.changes],
+            "notes": [n.to_json() for n in self.notes],
         }
 
 
