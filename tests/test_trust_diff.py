@@ -323,3 +323,31 @@ def test_elided_constants_beside_a_real_cause_are_a_note_too(
     assert "constants-elided" not in m["causes"] and "frozen-weights" in m["causes"]
     # THEN the constants that could not be compared are still said, as a note
     assert [n["rule"] for n in m["notes"]] == ["constants-elided"]
+
+
+# --- item 17 (part): every cause comes with what to change, as in analyze -----------------
+
+BATCH = (
+    JAX / "batch_size" / "dumps" / "module_0000.jit_mlp.before_optimizations.txt",
+    JAX / "batch_size" / "dumps" / "module_0002.jit_mlp.before_optimizations.txt",
+)
+
+
+def test_json_gives_each_cause_the_advice_of_its_rule(capsys: pytest.CaptureFixture[str]) -> None:
+    from recompile_doctor.rules import rule
+
+    _, doc = run_json(capsys, *BATCH)
+    (m,) = doc["modules"]
+    (e,) = m["explanations"]
+    assert e["rule"] == "batch-size-changed"
+    assert e["advice"] == rule("batch-size-changed").advice
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_text_and_markdown_say_what_to_change(
+    fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recompile_doctor.rules import rule
+
+    code, out, _ = run(capsys, "diff", *BATCH, "--format", fmt)
+    assert code == 1 and rule("batch-size-changed").advice in out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from recompile_doctor import rules
 from recompile_doctor.model import DiffEvidence
 
 SCHEMA_DIFF = "recompile-doctor/diff/1"
@@ -64,8 +65,13 @@ class Cause:
     rule: str
     message: str
 
+    @property
+    def advice(self) -> str:
+        """What to change: the rule's advice, the same words ``analyze`` gives."""
+        return rules.rule(self.rule).advice
+
     def to_json(self) -> dict[str, Any]:
-        return {"rule": self.rule, "message": self.message}
+        return {"rule": self.rule, "message": self.message, "advice": self.advice}
 
 
 @dataclass(frozen=True, slots=True)

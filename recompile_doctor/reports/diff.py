@@ -87,6 +87,7 @@ def render_text(res: DiffResult, color: bool = False) -> str:
             out.append(f"  ({_extra_note(m)})")
         for cause in m.explanations:
             out.append(f"  {cause.rule}: {cause.message}")
+            out.append(f"    what to change: {cause.advice}")
         for note in m.notes:
             out.append(f"  note{f' ({note.rule})' if note.rule else ''}: {note.message}")
         out.append(f"    a: {m.a_path}")
@@ -116,7 +117,9 @@ def render_markdown(res: DiffResult) -> str:
         if m.within is not None:
             out += [f"_{_extra_note(m)}_", ""]
         out += [f"- a: `{m.a_path}`", f"- b: `{m.b_path}`"]
-        out += [f"- **{c.rule}**: {_md(c.message)}" for c in m.explanations]
+        for cause in m.explanations:
+            out.append(f"- **{cause.rule}**: {_md(cause.message)}")
+            out.append(f"  - what to change: {_md(cause.advice)}")
         out += [f"- _note{f' ({n.rule})' if n.rule else ''}_: {_md(n.message)}" for n in m.notes]
         out.append("")
         rows = [c for cause in m.explanations for c in _key_changes(m, cause.rule)[0]]
