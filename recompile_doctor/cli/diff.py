@@ -34,7 +34,13 @@ def run_diff(a: str, b: str, module: str | None, stage: str | None) -> DiffResul
 @click.command("diff")
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
-@click.option("--module", "module", metavar="NAME", help="Only the module of this name.")
+@click.option(
+    "--module",
+    "module",
+    metavar="NAME",
+    help="Only this module: its full name, its function (a_inference_mlp, jit_mlp) or the "
+    "function's short name (mlp).",
+)
 @click.option(
     "--stage",
     metavar="STAGE",

@@ -3,7 +3,8 @@
 ``diff_modules(a, b)`` aligns two parsed modules (:mod:`.align`), ignores what cannot cause a
 recompile (names, ids, metadata, layouts, scheduling) and rolls the rest up into SPEC rule ids
 (:mod:`.causes`).  ``diff_paths(A, B)`` does the same for two files or two dump folders, pairing
-modules by name and content; ``explain_dump_folder(DIR)`` diffs the consecutive compilations of
+the compilations of each module in order and comparing a side's extra compilations with their
+predecessor in the same folder; ``explain_dump_folder(DIR)`` diffs the consecutive compilations of
 each module within one run's dump folder.
 """
 
@@ -15,10 +16,27 @@ from pathlib import Path
 from recompile_doctor.differ.align import align
 from recompile_doctor.differ.causes import explain
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
-from recompile_doctor.differ.result import SCHEMA_DIFF, Cause, Change, DiffResult, ModuleDiff, Side
+from recompile_doctor.differ.result import (
+    SCHEMA_DIFF,
+    Cause,
+    Change,
+    DiffResult,
+    ModuleDiff,
+    Note,
+    Side,
+)
 from recompile_doctor.differ.sequence import mark_growth
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers.dumps import DumpFile, group_by_module, pair_names, scan_folder
+from recompile_doctor.parsers.dumps import (
+    DumpFile,
+    function_name,
+    group_by_function,
+    group_by_module,
+    module_names,
+    no_dump_error,
+    pair_names,
+    scan_folder,
+)
 from recompile_doctor.parsers.hlo import HloModule, parse_hlo_file
 
 __all__ = [
@@ -27,6 +45,7 @@ __all__ = [
     "Change",
     "DiffResult",
     "ModuleDiff",
+    "Note",
     "Side",
     "diff_dirs",
     "diff_files",
@@ -89,48 +108,65 @@ def explain_dump_folder(path: str | Path, stage: str | None = None) -> dict[str,
     }
 
 
-def _pair_within(
-    name: str, fa: list[DumpFile], fb: list[DumpFile]
-) -> list[tuple[HloModule, HloModule]]:
-    """Pair compilations of one module name across folders: equal content first, then in order."""
+def _compare_function(res: DiffResult, fa: list[DumpFile], fb: list[DumpFile]) -> None:
+    """Account for every compilation of one function in A and in B.
+
+    The k-th compilation in A is compared with the k-th in B; a side's extra compilations
+    (beyond the other side's count, or all but the first when the other side has none) are
+    compared with their predecessor in the same folder, as a sequence (``growing-shape``).
+    """
     ma = [parse_hlo_file(f.path) for f in fa]
     mb = [parse_hlo_file(f.path) for f in fb]
-    if len(ma) == 1 and len(mb) == 1:
-        return [(ma[0], mb[0])]
-    ka = [module_fingerprint(m) for m in ma]
-    kb = [module_fingerprint(m) for m in mb]
-    pairs: list[tuple[int, int]] = []
-    used_b: set[int] = set()
-    for i, k in enumerate(ka):
-        for j, k2 in enumerate(kb):
-            if j not in used_b and k == k2:
-                pairs.append((i, j))
-                used_b.add(j)
-                break
-    rest_a = [i for i in range(len(ma)) if i not in {p for p, _ in pairs}]
-    rest_b = [j for j in range(len(mb)) if j not in used_b]
-    pairs += list(zip(rest_a, rest_b, strict=False))
-    pairs.sort()
-    return [(ma[i], mb[j]) for i, j in pairs]
+    n = min(len(ma), len(mb))
+    for k in range(n):
+        md = diff_modules(ma[k], mb[k])
+        if fa[k].name != fb[k].name:  # a retrace: name the function, not two long names
+            md.name = function_name(fa[k].name)
+        res.modules.append(md)
+    for side, mine in (("a", ma), ("b", mb)):
+        chain = mine[max(n, 1) - 1 :]
+        if len(chain) < 2:
+            continue
+        for md in diff_sequence(chain):
+            md.within = side
+            res.modules.append(md)
+
+
+def _functions_named(module: str, *groups: dict[str, list[DumpFile]]) -> set[str]:
+    """The functions that ``module`` names (a full module name, a function or a short name)
+    in any of ``groups``: the full name of B's module also picks A's compilations of it."""
+    return {
+        fn
+        for g in groups
+        for fn, files in g.items()
+        if any(module in module_names(f.name) for f in files)
+    }
 
 
 def diff_dirs(
     a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
 ) -> DiffResult:
-    """Diff two dump folders: modules paired by name (never by the module_NNNN counter)."""
-    ga = group_by_module(scan_folder(a), stage)
-    gb = group_by_module(scan_folder(b), stage)
+    """Diff two dump folders: modules paired by function name (:func:`function_name`: never by
+    the module_NNNN counter, nor by TensorFlow's per-trace counter)."""
+    groups = []
+    for folder in (a, b):
+        files = scan_folder(folder)
+        grouped = group_by_function(files, stage)
+        if not grouped:  # comparing nothing is never "equivalent"
+            raise no_dump_error(folder, files, stage)
+        groups.append(grouped)
+    ga, gb = groups
     if module is not None:
-        if module not in ga and module not in gb:
+        wanted = _functions_named(module, ga, gb)
+        if not wanted:
             known = ", ".join(sorted(set(ga) | set(gb))) or "none"
             raise RecompileDoctorError(f"no module named '{module}' (modules: {known})", str(a))
-        ga = {k: v for k, v in ga.items() if k == module}
-        gb = {k: v for k, v in gb.items() if k == module}
-    both, only_a, only_b = pair_names(ga, gb)
+        ga = {k: v for k, v in ga.items() if k in wanted}
+        gb = {k: v for k, v in gb.items() if k in wanted}
+    _, only_a, only_b = pair_names(ga, gb)
     res = DiffResult(str(a), str(b), unpaired_a=only_a, unpaired_b=only_b)
-    for name in both:
-        for x, y in _pair_within(name, ga[name], gb[name]):
-            res.modules.append(diff_modules(x, y))
+    for name in sorted(set(ga) | set(gb)):
+        _compare_function(res, ga.get(name, []), gb.get(name, []))
     return res
 
 
@@ -150,6 +186,6 @@ def diff_paths(
     if pa.is_dir():
         return diff_dirs(pa, pb, module, stage)
     ma, mb = parse_hlo_file(pa), parse_hlo_file(pb)
-    if module is not None and module not in (ma.name, mb.name):
+    if module is not None and module not in module_names(ma.name) | module_names(mb.name):
         raise RecompileDoctorError(f"no module named '{module}' (modules: {ma.name})", str(a))
     return DiffResult(str(a), str(b), [diff_modules(ma, mb)])

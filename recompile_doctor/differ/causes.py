@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from recompile_doctor.differ.align import Alignment
 from recompile_doctor.differ.fingerprint import semantic_attrs
-from recompile_doctor.differ.result import Change, ModuleDiff, Side
+from recompile_doctor.differ.result import Change, ModuleDiff, Note, Side
 from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
 
 #: ops that come and go with a shape change (e.g. batch 1 drops a broadcast)
@@ -41,6 +41,11 @@ IGNORED_MODULE_ATTRS = frozenset(
 )
 LARGE_CONSTANT = 10  # XLA prints constants with more elements as {...}
 MAX_CHANGES_PER_KIND = 50
+SAME_HLO = (
+    "the HLO is the same: if this module was compiled again, the cause is "
+    "outside the HLO text; look in the log for a changed weak type, static argument, cache "
+    "key or compiler flag"
+)
 
 
 def side(module: HloModule, ins: Instruction) -> Side:
@@ -186,17 +191,12 @@ def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
     _frozen(a, b, md, bld, frozen, large)
     _constants(a, b, md, bld, small)
     _graph(a, b, md, bld, al, other, shape_cause)
-    if not md.explanations and elided:
-        _elided(md, bld, elided)
-    elif elided and "frozen-weights" in md.causes:
-        n = len(elided)
-        md.add_cause(
-            "frozen-weights",
-            f"{n} more large constant{'s' if n != 1 else ''} ({_names(x for x, _ in elided)}) "
-            "printed as {...} cannot be compared (dump with --xla_dump_large_constants)",
-        )
+    if elided:
+        _elided(md, elided)
     md.sort_causes()
     md.equivalent = not md.explanations
+    if md.equivalent:
+        md.notes.append(Note(None, SAME_HLO))
     md.stats = {
         "matched": al.matched,
         "only_a": len(al.only_a),
@@ -376,20 +376,19 @@ def _graph(
     md.add_cause("graph-changed", "graph changed: " + ", ".join(parts))
 
 
-def _elided(md: ModuleDiff, bld: _Builder, elided: list[tuple[Instruction, Instruction]]) -> None:
-    for x, y in elided:
-        bld.change(
-            "constant-elided",
-            x,
-            y,
-            f"{x.shape} printed as {{...}}: value unknown",
-            "constants-elided",
-        )
+def _elided(md: ModuleDiff, elided: list[tuple[Instruction, Instruction]]) -> None:
+    """A note, never a cause: the values of constants printed as ``{...}`` are unknown."""
     n = len(elided)
-    md.add_cause(
-        "constants-elided",
-        f"the modules are equal except {n} large constant{'s' if n != 1 else ''} printed as "
-        f"{{...}} ({_names(x for x, _ in elided)}) whose values cannot be compared; if these "
-        "modules were compiled twice, the values of those constants (frozen weights) are the "
-        "likely cause: dump with XLA_FLAGS=--xla_dump_large_constants to compare them",
+    what = (
+        f"{n} large constant{'s' if n != 1 else ''} printed as {{...}} "
+        f"({_names(x for x, _ in elided)}): values not compared"
     )
+    if md.explanations:
+        tail = "dump with XLA_FLAGS=--xla_dump_large_constants to compare them"
+    else:
+        tail = (
+            "the HLO text cannot show whether they differ: if these modules were compiled "
+            "twice, their values (frozen weights) are the likely cause; dump with "
+            "XLA_FLAGS=--xla_dump_large_constants to compare them"
+        )
+    md.notes.append(Note("constants-elided", f"{what}; {tail}"))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from recompile_doctor import rules
 from recompile_doctor.model import DiffEvidence
 
 SCHEMA_DIFF = "recompile-doctor/diff/1"
@@ -64,6 +65,24 @@ class Cause:
     rule: str
     message: str
 
+    @property
+    def advice(self) -> str:
+        """What to change: the rule's advice, the same words ``analyze`` gives."""
+        return rules.rule(self.rule).advice
+
+    def to_json(self) -> dict[str, Any]:
+        return {"rule": self.rule, "message": self.message, "advice": self.advice}
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Information that is not a cause: what the HLO text cannot show, and where to look.
+
+    ``rule`` is an info rule id (``constants-elided``) or None."""
+
+    rule: str | None
+    message: str
+
     def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, "message": self.message}
 
@@ -79,6 +98,11 @@ class ModuleDiff:
     explanations: list[Cause] = field(default_factory=list)
     changes: list[Change] = field(default_factory=list)
     stats: dict[str, int] = field(default_factory=dict)
+    #: ``None`` when A's compilation is compared with B's; ``"a"`` (``"b"``) when an extra
+    #: compilation of folder A (B) is compared with its predecessor in the same folder
+    within: str | None = None
+    #: never causes: e.g. ``constants-elided`` (values printed as {...} were not compared)
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def causes(self) -> list[str]:
@@ -121,10 +145,12 @@ class ModuleDiff:
             "name": self.name,
             "a": self.a_path,
             "b": self.b_path,
+            "within": self.within,
             "equivalent": self.equivalent,
             "causes": self.causes,
             "explanations": [c.to_json() for c in self.explanations],
             "changes": [c.to_json() for c in self.changes],
+            "notes": [n.to_json() for n in self.notes],
         }
 
 
@@ -139,8 +165,20 @@ class DiffResult:
     unpaired_b: list[str] = field(default_factory=list)
 
     @property
+    def compared(self) -> list[ModuleDiff]:
+        """A's compilations compared with B's (1st with 1st, 2nd with 2nd, ...)."""
+        return [m for m in self.modules if m.within is None]
+
+    def extra(self, side: str) -> list[ModuleDiff]:
+        """Extra compilations of folder ``side`` ("a" or "b"), each against its predecessor."""
+        return [m for m in self.modules if m.within == side]
+
+    @property
     def equivalent(self) -> bool:
-        return all(m.equivalent for m in self.modules) and not (self.unpaired_a or self.unpaired_b)
+        """Nothing that can cause a recompile differs, and both sides compiled as often."""
+        return all(m.equivalent and m.within is None for m in self.modules) and not (
+            self.unpaired_a or self.unpaired_b
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {

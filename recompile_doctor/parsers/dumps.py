@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers import _names
 
 DEFAULT_STAGE = "before_optimizations"
 
@@ -32,6 +33,37 @@ _STAGE = re.compile(
 )
 _CL = re.compile(r"\.cl_\d+$")
 _IGNORED_TAILS = ("-buffer-assignment", "-memory-usage-report", "-live-range", "-values")
+_INFERENCE = re.compile(r"^(a_inference_.+?)_\d+__")
+_UNIQUE_SUFFIX = re.compile(r"\.\d+$")
+#: what frameworks put before the user's function name in a module name
+_FUNCTION_PREFIXES = ("a_inference_", "jit_")
+
+
+def function_name(module: str) -> str:
+    """The function a module compiles (``a_inference_mlp_28__...`` and ``jit_mlp`` -> ``mlp``):
+    see :func:`recompile_doctor.parsers._names.function_name`, shared with the log parsers."""
+    return _names.function_name(module)
+
+
+def _decorated_name(module: str) -> str:
+    """The module's name without per-trace ids, framework prefix kept (``a_inference_mlp``,
+    ``jit_mlp``)."""
+    m = _INFERENCE.match(module)
+    if m:
+        return m.group(1)
+    return _UNIQUE_SUFFIX.sub("", module)
+
+
+def module_names(module: str) -> set[str]:
+    """Every name a user may give for ``module`` (``--module``): the full name, the function
+    name and the function name without its framework prefix (``mlp`` for ``jit_mlp`` and for
+    ``a_inference_mlp_28__...``)."""
+    fn = _decorated_name(module)
+    names = {module, fn, function_name(module)}
+    for prefix in _FUNCTION_PREFIXES:
+        if fn.startswith(prefix) and len(fn) > len(prefix):
+            names.add(fn[len(prefix) :])
+    return names
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +128,45 @@ def scan_folder(folder: str | Path) -> list[DumpFile]:
     return out
 
 
+def _has_dump(folder: Path) -> bool:
+    try:
+        return any(parse_dump_name(p.name) is not None for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def no_dump_error(
+    folder: str | Path, files: list[DumpFile], stage: str | None
+) -> RecompileDoctorError:
+    """The error for a folder with nothing to compare: what was looked for, what is there."""
+    root = Path(folder)
+    pattern = f"module_*.{stage or '<stage>'}.txt"
+    if files:
+        present = ", ".join(stages(files))
+        return RecompileDoctorError(
+            f"no HLO dump at stage '{stage}' (looked for {pattern} files; stages present: "
+            f"{present})",
+            path=str(folder),
+        )
+    subs = sorted((p for p in root.iterdir() if p.is_dir()), key=lambda p: p.name)
+    with_dumps = [p for p in subs if _has_dump(p)]
+    if with_dumps:
+        names = ", ".join(f"{p.name}/" for p in with_dumps[:6])
+        more = f" and {len(with_dumps) - 6} more" if len(with_dumps) > 6 else ""
+        hint = (
+            f"the folder has {'a subfolder' if len(with_dumps) == 1 else 'subfolders'} with "
+            f"dumps: {names}{more} — did you mean "
+            f"{'it' if len(with_dumps) == 1 else 'one of them'}?"
+        )
+    elif any(root.iterdir()):
+        hint = "nothing in the folder is named like an XLA dump; dump with --xla_dump_to=DIR"
+    else:
+        hint = "the folder is empty; dump with XLA_FLAGS=--xla_dump_to=DIR"
+    return RecompileDoctorError(
+        f"no HLO dump found (looked for {pattern} files; {hint})", path=str(folder)
+    )
+
+
 def stages(files: list[DumpFile]) -> list[str]:
     """The stages present, in a stable order (before_optimizations first)."""
     found = sorted({f.stage for f in files})
@@ -132,6 +203,15 @@ def group_by_module(files: list[DumpFile], stage: str | None = None) -> dict[str
         if seq:
             out[name] = seq
     return out
+
+
+def group_by_function(files: list[DumpFile], stage: str | None = None) -> dict[str, list[DumpFile]]:
+    """:func:`function_name` -> its compilations in module id order: a function retraced
+    under another module name (TensorFlow's per-trace counter) stays one sequence."""
+    out: dict[str, list[DumpFile]] = {}
+    for name, seq in group_by_module(files, stage).items():
+        out.setdefault(function_name(name), []).extend(seq)
+    return {k: sorted(v, key=lambda f: f.module_id) for k, v in sorted(out.items())}
 
 
 def pair_names(

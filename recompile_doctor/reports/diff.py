@@ -18,12 +18,32 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _extra_note(m: ModuleDiff) -> str:
+    """Why A or B is on both sides of this comparison (empty for a comparison across)."""
+    if m.within is None:
+        return ""
+    side = m.within.upper()
+    return (
+        f"extra compilation in {side}: {side} compiled this module more often than "
+        f"{'B' if side == 'A' else 'A'}; compared with its previous compilation in {side}"
+    )
+
+
 def _summary(res: DiffResult) -> str:
-    differ = sum(1 for m in res.modules if not m.equivalent)
+    compared = res.compared
+    differ = sum(1 for m in compared if not m.equivalent)
     parts = [
-        f"{_plural(len(res.modules), 'module')} compared: {differ} "
-        f"{'differs' if differ == 1 else 'differ'}, {len(res.modules) - differ} equivalent"
+        f"{_plural(len(compared), 'module')} compared: {differ} "
+        f"{'differs' if differ == 1 else 'differ'}, {len(compared) - differ} equivalent"
     ]
+    for side in ("a", "b"):
+        extra = res.extra(side)
+        if extra:
+            changed = sum(1 for m in extra if not m.equivalent)
+            parts.append(
+                f"{_plural(len(extra), 'extra compilation')} in {side.upper()} "
+                f"({changed} with a change against the previous one)"
+            )
     if res.unpaired_a:
         parts.append(f"only in A: {', '.join(res.unpaired_a)}")
     if res.unpaired_b:
@@ -63,8 +83,13 @@ def render_text(res: DiffResult, color: bool = False) -> str:
             )
         else:
             out.append(f"{bold}{m.name}{reset}: {red}{', '.join(m.causes)}{reset}")
+        if m.within is not None:
+            out.append(f"  ({_extra_note(m)})")
         for cause in m.explanations:
             out.append(f"  {cause.rule}: {cause.message}")
+            out.append(f"    what to change: {cause.advice}")
+        for note in m.notes:
+            out.append(f"  note{f' ({note.rule})' if note.rule else ''}: {note.message}")
         out.append(f"    a: {m.a_path}")
         out.append(f"    b: {m.b_path}")
         for cause in m.explanations:
@@ -88,8 +113,14 @@ def render_markdown(res: DiffResult) -> str:
     out = [f"# recompile-doctor diff: `{res.a}` → `{res.b}`", "", _summary(res), ""]
     for m in res.modules:
         verdict = "equivalent" if m.equivalent else ", ".join(f"`{c}`" for c in m.causes)
-        out += [f"## `{m.name}`: {verdict}", "", f"- a: `{m.a_path}`", f"- b: `{m.b_path}`"]
-        out += [f"- **{c.rule}**: {_md(c.message)}" for c in m.explanations]
+        out += [f"## `{m.name}`: {verdict}", ""]
+        if m.within is not None:
+            out += [f"_{_extra_note(m)}_", ""]
+        out += [f"- a: `{m.a_path}`", f"- b: `{m.b_path}`"]
+        for cause in m.explanations:
+            out.append(f"- **{cause.rule}**: {_md(cause.message)}")
+            out.append(f"  - what to change: {_md(cause.advice)}")
+        out += [f"- _note{f' ({n.rule})' if n.rule else ''}_: {_md(n.message)}" for n in m.notes]
         out.append("")
         rows = [c for cause in m.explanations for c in _key_changes(m, cause.rule)[0]]
         if rows:
