@@ -12,9 +12,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from recompile_doctor.analyses import Options, diagnose
-from recompile_doctor.analyses._dumps import dump_diffs
 from recompile_doctor.analyses.recompile import recompilation_causes
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.events import EXECUTABLE_STORES
+from recompile_doctor.join import join_dumps
 from recompile_doctor.model import (
     Compilation,
     Evidence,
@@ -33,9 +34,9 @@ CONTEXT_LINES = 3
 
 
 def analyze(
-    logs: Sequence[PathLike],
+    logs: PathLike | Sequence[PathLike],
     *,
-    dumps: Sequence[PathLike] = (),
+    dumps: PathLike | Sequence[PathLike] = (),
     warmup: int | None = None,
     strict: bool = False,
     log_format: str | None = None,
@@ -49,6 +50,8 @@ def analyze(
     Raises :class:`~recompile_doctor.errors.RecompileDoctorError` for unreadable or (with
     ``strict``) malformed input.
     """
+    if isinstance(logs, (str, os.PathLike)):
+        logs = [logs]  # one path, not a sequence of one-character paths
     if not logs:
         raise RecompileDoctorError("no log given")
     if warmup is not None and warmup < 0:
@@ -63,10 +66,9 @@ def analyze(
         for ev in parse_log(path, counter, strict=strict, log_format=log_format, on_progress=cb):
             builder.feed(ev)
     tl = builder.finish()
-    opts = Options(
-        dump_diffs=dump_diffs([os.fspath(d) for d in dumps]) if dumps else {},
-        dumps_given=bool(dumps),
-    )
+    if isinstance(dumps, (str, os.PathLike)):
+        dumps = [dumps]
+    opts = Options(join_dumps(tl, [os.fspath(d) for d in dumps]))
     findings = diagnose(tl, opts)
     if context > 0:
         findings = _with_context(findings, context)
@@ -80,18 +82,33 @@ def analyze(
     )
 
 
+def cache_by_store(tl: Timeline) -> dict[str, dict[str, int]]:
+    """Per cache store: how many hits, misses and writes the logs show."""
+    out: dict[str, dict[str, int]] = {}
+    names = {"hit": "hits", "miss": "misses", "write": "writes"}
+    for lk, _ in tl.lookups:
+        if lk.outcome in names:
+            d = out.setdefault(lk.store, {"hits": 0, "misses": 0, "writes": 0})
+            d[names[lk.outcome]] += 1
+    return out
+
+
 def summarize(tl: Timeline, findings: Sequence[Finding]) -> Summary:
     comps = tl.compilations
+    stores = cache_by_store(tl)
+    exec_hits = sum(d["hits"] for k, d in stores.items() if k in EXECUTABLE_STORES)
+    exec_misses = sum(d["misses"] for k, d in stores.items() if k in EXECUTABLE_STORES)
     return Summary(
         compilations=len(comps),
-        cache_hits=sum(1 for c in comps if c.cache == "hit"),
-        cache_misses=sum(1 for c in comps if c.cache == "miss"),
+        cache_hits=exec_hits,
+        cache_misses=exec_misses,
         loads=len(tl.loads),
         distinct_graphs=len({c.hash or f"module:{c.module}" for c in comps}),
         recompilations_after_warmup=sum(1 for c in comps if not c.warmup),
         compile_seconds=round(sum(c.duration_s or 0.0 for c in comps if c.compiled), 6),
         load_seconds=round(sum(ld.duration_s or 0.0 for ld in tl.loads), 6),
         wasted_seconds=round(sum(f.wasted_seconds for f in findings), 6),
+        cache_by_store=stores,
     )
 
 

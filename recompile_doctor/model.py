@@ -127,6 +127,8 @@ class Compilation:
     rank: int | None = None
     #: the key of a persistent or executable cache entry, when the log names it
     cache_key: str | None = None
+    #: an operation compiled outside any user function (JAX's ``jit(argmax)`` on host data)
+    eager: bool = False
 
     @property
     def compiled(self) -> bool:
@@ -154,6 +156,7 @@ class Compilation:
             "compile_id": self.compile_id,
             "rank": self.rank,
             "cache_key": self.cache_key,
+            "eager": self.eager,
         }
 
     @property
@@ -183,6 +186,7 @@ class Compilation:
             compile_id=d.get("compile_id"),
             rank=d.get("rank"),
             cache_key=d.get("cache_key"),
+            eager=bool(d.get("eager", False)),
         )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from recompile_doctor.analyses._common import CompileDiff, DumpSequence, Options
+from recompile_doctor.analyses._common import CompileDiff, Options
 from recompile_doctor.analyses.cache import cache_cold, cache_disabled
 from recompile_doctor.analyses.loads import executable_switching, slow_load
 from recompile_doctor.analyses.precompile import precompile_unsupported
@@ -37,4 +37,4 @@ def diagnose(tl: Timeline, opts: Options | None = None) -> tuple[Finding, ...]:
     return sort_findings(found)
 
 
-__all__ = ["ANALYSES", "CompileDiff", "DumpSequence", "Options", "diagnose"]
+__all__ = ["ANALYSES", "CompileDiff", "Options", "diagnose"]

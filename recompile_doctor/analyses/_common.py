@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from recompile_doctor.model import Compilation, DiffEvidence, Event, Evidence, Finding
+from recompile_doctor.model import (
+    Compilation,
+    DiffEvidence,
+    Event,
+    Evidence,
+    Finding,
+    ValueChange,
+)
 from recompile_doctor.rules import rule
+
+if TYPE_CHECKING:
+    from recompile_doctor.join import Joined
 
 #: at most this many evidence lines per finding (the first ones, in line order)
 MAX_EVIDENCE = 12
@@ -21,24 +32,28 @@ class CompileDiff:
     evidence: tuple[DiffEvidence, ...] = ()
     a_path: str | None = None
     b_path: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DumpSequence:
-    """The dumps of one function in a run: how many, and the diffs of consecutive ones."""
-
-    count: int
-    diffs: tuple[CompileDiff, ...]  # diffs[i] compares dump i+1 with dump i
+    notes: tuple[str, ...] = ()  # info rule ids the differ noted (constants-elided)
 
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    """What an analysis may consult besides the timeline."""
+    """What an analysis may consult besides the timeline: the dump diffs joined to it
+    (:mod:`recompile_doctor.join`) and thresholds."""
 
-    #: per function key (:func:`recompile_doctor.timeline.function_key`)
-    dump_diffs: Mapping[str, DumpSequence] = field(default_factory=dict)
-    dumps_given: bool = False
+    joined: Joined = field(default_factory=lambda: _empty_join())
     slow_load_s: float = 0.5
+    #: results an analysis computed once and others reuse (e.g. the recompilation verdicts)
+    memo: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def dumps_given(self) -> bool:
+        return self.joined.given
+
+
+def _empty_join() -> Joined:
+    from recompile_doctor.join import Joined
+
+    return Joined()
 
 
 def comp_evidence(c: Compilation) -> Evidence:
@@ -72,6 +87,7 @@ def make_finding(
     evidence: Iterable[Evidence],
     advice: str | None = None,
     diff: Sequence[DiffEvidence] = (),
+    changes: Sequence[ValueChange] = (),
 ) -> Finding:
     r = rule(rule_id)
     ev = cap(evidence)
@@ -89,6 +105,7 @@ def make_finding(
         wasted_seconds=round(wasted, 6),
         evidence=ev,
         diff=tuple(diff),
+        changes=tuple(changes),
     )
 
 

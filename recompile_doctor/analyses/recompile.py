@@ -16,23 +16,27 @@ compilation before it.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from recompile_doctor.analyses._common import (
     CompileDiff,
-    DumpSequence,
     Options,
     comp_evidence,
     make_finding,
     plural,
     seconds,
 )
-from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding
-from recompile_doctor.rules import RULES
+from recompile_doctor.events import RecompileReason
+from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
+from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
 
 _MAX_DETAIL_LINES = 4
+_MAX_CHANGES = 20
+_SHAPE_RE = re.compile(r"\[([\d,\s]*)\]")
 
 
 def _log_reason(prev: Compilation, c: Compilation) -> str:
@@ -68,92 +72,157 @@ def recompilations(
     tl: Timeline,
 ) -> list[tuple[Compilation, Compilation, list[Compilation], int]]:
     """``(previous, recompilation, all compilations of its function, its index there)`` for
-    every compilation after warm-up, in log order."""
+    every real compilation after warm-up, in log order (eager operations and compilations
+    served from a persistent cache are not recompilations)."""
     out = []
     for comps in tl.by_function().values():
         for i, c in enumerate(comps):
-            if i > 0 and not c.warmup:
+            if i > 0 and not c.warmup and not c.eager and c.cache != "hit":
                 out.append((comps[i - 1], c, comps, i))
     out.sort(key=lambda t: (t[1].source, t[1].line))
     return out
 
 
 @dataclass(frozen=True, slots=True)
-class _DumpMap:
-    """How one function's dumps line up with its compilations (see :func:`_diff_for`)."""
-
-    seq: DumpSequence
-    by_position: bool  # one dump per compilation
-    hash_rank: dict[str, int]  # HLO hash -> order of first appearance
-    changed: tuple[CompileDiff, ...]  # the diffs that found a difference
-
-
-def _dump_map(opts: Options, comps: list[Compilation]) -> _DumpMap | None:
-    seq = opts.dump_diffs.get(function_key(comps[0].module))
-    if seq is None or not seq.diffs:
-        return None
-    hashes = dict.fromkeys(x.hash for x in comps if x.hash)
-    return _DumpMap(
-        seq,
-        seq.count == len(comps),
-        {h: k for k, h in enumerate(hashes) if h is not None},
-        tuple(d for d in seq.diffs if d.causes),
-    )
-
-
-def _diff_for(dm: _DumpMap | None, comps: list[Compilation], index: int) -> CompileDiff | None:
-    """The dump diff that explains compilation ``comps[index]`` of its function, if any.
-
-    When the function has one dump per compilation, the k-th dump is the k-th compilation.
-    Otherwise (a compilation served from an in-process cache wrote no ``Begin`` line, or
-    dumps are missing), the k-th distinct HLO hash is explained by the k-th diff that found a
-    difference.
-    """
-    if dm is None:
-        return None
-    if dm.by_position:
-        return dm.seq.diffs[index - 1]
-    c = comps[index]
-    k = dm.hash_rank.get(c.hash) if c.hash is not None else None
-    if k is None or k == 0 or k - 1 >= len(dm.changed) or comps[index - 1].hash == c.hash:
-        return None
-    return dm.changed[k - 1]
-
-
-@dataclass(frozen=True, slots=True)
 class Verdict:
-    """Why one recompilation happened: its rule ids (most important first) and a note."""
+    """Why one recompilation happened: its rule ids (most important first), a note, the
+    dump diff and the framework's own reasons behind it."""
 
     previous: Compilation
     compilation: Compilation
     rules: tuple[str, ...]
     note: str
     diff: CompileDiff | None
+    reasons: tuple[RecompileReason, ...] = ()
+
+
+#: rules a framework reports that are not the cause of one recompilation
+_NOT_CAUSES = frozenset({"recompile-limit", "compile-failed", "graph-break", "rank-divergence"})
+
+
+def _dump_rules(d: CompileDiff | None) -> tuple[str, ...]:
+    if d is None:
+        return ()
+    if not d.causes and "constants-elided" in d.notes:
+        # only elided constants can differ, and the executable did change: frozen weights
+        return ("frozen-weights", "constants-elided")
+    return tuple(x for x in d.causes if x in RULES)
+
+
+def _ordered(rules: Iterable[str]) -> tuple[str, ...]:
+    return tuple(sorted(dict.fromkeys(rules), key=cause_rank))
+
+
+def _dims(shape: str | None) -> tuple[int, ...] | None:
+    m = _SHAPE_RE.search(shape or "")
+    if m is None:
+        return None
+    try:
+        return tuple(int(x) for x in m.group(1).split(",") if x.strip())
+    except ValueError:
+        return None
+
+
+def _growing(reasons_seq: list[tuple[RecompileReason, ...]]) -> set[int]:
+    """Indexes (into ``reasons_seq``) of recompilations where an argument keeps growing:
+    the same argument's shape grows at two or more consecutive recompilations."""
+    grown: set[int] = set()
+    runs: dict[str, list[int]] = {}
+    for i, reasons in enumerate(reasons_seq):
+        seen_here = set()
+        for r in reasons:
+            for ch in r.changes:
+                old, new = _dims(ch.old), _dims(ch.new)
+                if (
+                    old is not None
+                    and new is not None
+                    and len(old) == len(new)
+                    and new != old
+                    and all(n >= o for n, o in zip(new, old, strict=True))
+                ):
+                    seen_here.add(ch.what)
+        for what in list(runs):
+            if what not in seen_here:
+                runs.pop(what)
+        for what in seen_here:
+            runs.setdefault(what, []).append(i)
+            if len(runs[what]) >= 2:
+                grown.update(runs[what])
+    return grown
 
 
 def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
-    """A verdict for every recompilation after warm-up, in log order."""
+    """A verdict for every recompilation after warm-up, in log order.
+
+    The log's reasons (what the framework said changed) and the dumps' diff (what the HLO
+    says changed) are both consulted: when only one speaks it decides; when both speak and
+    name the same cause, that is the cause; when they name different causes, both are
+    given and the note says they disagree.
+    """
+    memo_key = f"verdicts:{id(tl)}"
+    if memo_key in opts.memo:
+        cached: list[Verdict] = opts.memo[memo_key]
+        return cached
+    recs = recompilations(tl)
+    by_fn: dict[str, list[int]] = defaultdict(list)
+    reasons_of: list[tuple[RecompileReason, ...]] = []
+    for k, (_, c, _, _) in enumerate(recs):
+        reasons_of.append(
+            tuple(r for r in tl.reasons_for(c.id) if r.rule and r.rule not in _NOT_CAUSES)
+        )
+        by_fn[function_key(c.module)].append(k)
+    growing: set[int] = set()
+    for idx in by_fn.values():
+        growing.update(idx[j] for j in _growing([reasons_of[i] for i in idx]))
     out = []
-    maps: dict[str, _DumpMap | None] = {}  # per function key
-    for prev, c, comps, index in recompilations(tl):
-        key = function_key(c.module)
-        if key not in maps:
-            maps[key] = _dump_map(opts, comps)
-        d = _diff_for(maps[key], comps, index)
-        if d is None or not d.causes:
+    for k, (prev, c, _comps, _index) in enumerate(recs):
+        d = opts.joined.by_compilation.get(c.id)
+        reasons = reasons_of[k]
+        log_rules = _ordered(r.rule for r in reasons if r.rule)
+        if k in growing and log_rules and log_rules[0] in SHAPE_RULES:
+            log_rules = _ordered(("growing-shape", *log_rules[1:]))
+        dump_rules = _dump_rules(d)
+        if k in growing and dump_rules and dump_rules[0] in SHAPE_RULES:
+            dump_rules = _ordered(("growing-shape", *dump_rules[1:]))
+        said = "; ".join(_reason_line(r) for r in reasons)
+        if log_rules and dump_rules:
+            if set(log_rules) & set(dump_rules):
+                rules = _ordered([x for x in log_rules if x in dump_rules] + list(dump_rules))
+                note = f"{said}; the dumps agree: {d.summary}" if d else said
+            else:
+                rules = _ordered((*log_rules, *dump_rules))
+                note = (
+                    f"the log and the dumps disagree: the log says {', '.join(log_rules)} "
+                    f"({said}); the dumps say {', '.join(dump_rules)} ({d.summary if d else ''})"
+                )
+            out.append(Verdict(prev, c, rules, note, d, reasons))
+        elif dump_rules:
+            out.append(Verdict(prev, c, _ordered(dump_rules), d.summary if d else "", d, reasons))
+        elif log_rules:
+            note = said
+            if d is not None:
+                note += "; the dumps of the two compilations are identical (the HLO text cannot show this change)"
+            out.append(Verdict(prev, c, log_rules, note, d, reasons))
+        else:
             note = _log_reason(prev, c)
             if d is not None:
                 note += "; the dumps of the two compilations are equivalent"
             elif opts.dumps_given:
                 note += "; no dump of this compilation was found in --dumps"
-            out.append(Verdict(prev, c, ("recompile-after-warmup",), note, d))
-            continue
-        causes = [x for x in d.causes if x in RULES]
-        if causes == ["constants-elided"]:
-            # only elided constants differ, and the executable did change: frozen weights
-            causes = ["frozen-weights", "constants-elided"]
-        out.append(Verdict(prev, c, tuple(causes), d.summary, d))
+            out.append(Verdict(prev, c, ("recompile-after-warmup",), note, d, reasons))
+    opts.memo[memo_key] = out
     return out
+
+
+def _reason_line(r: RecompileReason) -> str:
+    """One line for a framework's reason: what changed, old -> new, and where."""
+    parts = [
+        f"{ch.what} {ch.old} → {ch.new}" if ch.old is not None or ch.new is not None else ch.what
+        for ch in r.changes
+    ]
+    where = f" at {r.call_site}" if r.call_site else ""
+    text = ", ".join(parts) if parts else r.reason.splitlines()[0] if r.reason else ""
+    return f"{text}{where}"
 
 
 def recompilation_causes(tl: Timeline, opts: Options) -> dict[int, str]:
@@ -165,20 +234,28 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
     """One finding per cause over all recompilations after warm-up."""
     groups: dict[str, list[tuple[Compilation, Compilation, str]]] = defaultdict(list)
     diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
+    reason_ev: dict[str, list[Evidence]] = defaultdict(list)
+    changes: dict[str, list[ValueChange]] = defaultdict(list)
     for v in verdicts(tl, opts):
         for cause in v.rules:
             groups[cause].append((v.previous, v.compilation, v.note))
             if v.diff is not None:
                 diff_ev[cause].extend(v.diff.evidence)
+            for r in v.reasons:
+                if r.rule == cause or (cause == "growing-shape" and r.rule in SHAPE_RULES):
+                    reason_ev[cause].append(Evidence(r.span.source, r.span.line, r.span.text))
+                    changes[cause].extend(r.changes)
     findings = []
     for rule_id, items in groups.items():
         recs = [c for _, c, _ in items]
         uniq = {(c.source, c.line): c for c in recs}
         wasted = sum(seconds(c.duration_s) for c in uniq.values())
         detail = f"{plural(len(uniq), 'recompilation')} after warm-up: {_describe(items)}."
-        evidence: list[Evidence] = []
+        evidence: list[Evidence] = list(reason_ev.get(rule_id, ()))
         for prev, c, _ in items:
             evidence += [comp_evidence(prev), comp_evidence(c)]
+        frameworks = {c.framework for c in recs}
+        framework = frameworks.pop() if len(frameworks) == 1 else None
         findings.append(
             make_finding(
                 rule_id,
@@ -187,8 +264,9 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
                 count=len(uniq),
                 wasted=wasted if rule_id != "constants-elided" else 0.0,
                 evidence=evidence,
-                advice=_advice(rule_id, opts),
+                advice=_advice(rule_id, opts) or rule(rule_id).advice_for(framework),
                 diff=diff_ev.get(rule_id, ())[:20],
+                changes=changes.get(rule_id, ())[:_MAX_CHANGES],
             )
         )
     return findings
@@ -198,8 +276,9 @@ def _describe(items: list[tuple[Compilation, Compilation, str]]) -> str:
     """Per function: the note of its recompilation, or the first and last of several."""
     by_fn: dict[str, list[tuple[Compilation, str]]] = defaultdict(list)
     for _, c, note in items:
-        if not by_fn[function_key(c.module)] or by_fn[function_key(c.module)][-1][0] is not c:
-            by_fn[function_key(c.module)].append((c, note))
+        fn = c.function_name if c.function else function_key(c.module)
+        if not by_fn[fn] or by_fn[fn][-1][0] is not c:
+            by_fn[fn].append((c, note))
     parts = []
     for fn, lst in list(by_fn.items())[:_MAX_DETAIL_LINES]:
         if len(lst) == 1:

@@ -444,6 +444,7 @@ class TimelineBuilder:
                         compile_id=key.compile_id if key is not None else None,
                         rank=_rank(p.rank),
                         cache_key=key.cache_key if key is not None else None,
+                        eager=key.eager if key is not None else False,
                     ),
                     p.process,
                 )
