@@ -10,6 +10,13 @@ from collections.abc import Callable
 
 from recompile_doctor.analyses._common import CompileDiff, Options
 from recompile_doctor.analyses.cache import cache_cold, cache_disabled
+from recompile_doctor.analyses.framework import (
+    compile_failed,
+    graph_breaks,
+    rank_divergence,
+    recompile_limit,
+    retracing,
+)
 from recompile_doctor.analyses.loads import executable_switching, slow_load
 from recompile_doctor.analyses.precompile import precompile_unsupported
 from recompile_doctor.analyses.recompile import diagnose_recompilations
@@ -25,6 +32,11 @@ ANALYSES: list[Analysis] = [
     slow_load,
     precompile_unsupported,
     diagnose_recompilations,
+    recompile_limit,
+    compile_failed,
+    graph_breaks,
+    retracing,
+    rank_divergence,
 ]
 
 

@@ -1,0 +1,191 @@
+"""What a framework itself reports beyond one recompilation's cause.
+
+* ``recompile-limit``: the framework hit its recompile / cache-size limit and fell back
+  (torch's ``torch._dynamo hit config.recompile_limit``); evidence: the limit line, with
+  the last reason the framework gave.
+* ``compile-failed``: a compilation failed (torch's ``fail_type`` / ``fail_reason``).
+* ``graph-break`` (info): torch.compile broke a graph; identical reasons collapse into one
+  line with a count.
+* ``retracing``: the framework warned that it retraces (TensorFlow's retracing warning)
+  and no recompilation of that function got a more specific cause.
+* ``rank-divergence``: ranks of one run compiled a function a different number of times;
+  the finding names the ranks and the first compile where they part.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from recompile_doctor.analyses._common import (
+    Options,
+    comp_evidence,
+    make_finding,
+    plural,
+    seconds,
+)
+from recompile_doctor.analyses.recompile import verdicts
+from recompile_doctor.events import FrameworkNote, RecompileReason
+from recompile_doctor.model import Evidence, Finding
+from recompile_doctor.rules import rule
+from recompile_doctor.timeline import Timeline
+
+
+def _ev(e: RecompileReason | FrameworkNote) -> Evidence:
+    return Evidence(e.span.source, e.span.line, e.span.text)
+
+
+def _framework(reasons: list[RecompileReason]) -> str | None:
+    fws = {r.key.framework for r in reasons}
+    return fws.pop() if len(fws) == 1 else None
+
+
+def _reasons(tl: Timeline, rule_id: str) -> list[RecompileReason]:
+    return [r for r, _ in tl.reasons if r.rule == rule_id]
+
+
+def recompile_limit(tl: Timeline, opts: Options) -> list[Finding]:
+    """The framework's recompile limit was hit."""
+    hits = _reasons(tl, "recompile-limit")
+    if not hits:
+        return []
+    fns = sorted({r.key.function or r.key.name for r in hits})
+    last = hits[-1]
+    detail = (
+        f"{plural(len(hits), 'function')} hit the recompile limit ({', '.join(fns)}): from "
+        "then on the framework no longer compiles them (torch runs them eagerly). "
+        f"Last reason: {last.reason.splitlines()[0] if last.reason else 'not given'}"
+    )
+    return [
+        make_finding(
+            "recompile-limit",
+            detail=detail,
+            modules=fns,
+            count=len(hits),
+            wasted=0.0,
+            evidence=[_ev(r) for r in hits],
+            advice=rule("recompile-limit").advice_for(_framework(hits)),
+            changes=[c for r in hits for c in r.changes][:20],
+        )
+    ]
+
+
+def compile_failed(tl: Timeline, opts: Options) -> list[Finding]:
+    """Compilations that failed."""
+    fails = _reasons(tl, "compile-failed")
+    if not fails:
+        return []
+    fns = sorted({r.key.function or r.key.name for r in fails})
+    ids = [r.key.compile_id for r in fails if r.key.compile_id]
+    detail = (
+        f"{plural(len(fails), 'compilation')} failed ({', '.join(fns)}"
+        + (f"; compile ids {', '.join(ids[:8])}" if ids else "")
+        + f"): {fails[0].reason.splitlines()[0] if fails[0].reason else ''}"
+    )
+    return [
+        make_finding(
+            "compile-failed",
+            detail=detail,
+            modules=fns,
+            count=len(fails),
+            wasted=0.0,
+            evidence=[_ev(r) for r in fails],
+            advice=rule("compile-failed").advice_for(_framework(fails)),
+        )
+    ]
+
+
+def graph_breaks(tl: Timeline, opts: Options) -> list[Finding]:
+    """Graph breaks, identical reasons collapsed with a count."""
+    notes = [n for n in tl.notes if n.note == "graph-break"]
+    if not notes:
+        return []
+    reasons = Counter(str(n.detail.get("reason") or n.span.text.strip()) for n in notes)
+    parts = [f"{r} ({n}×)" if n > 1 else r for r, n in reasons.most_common(5)]
+    fns = sorted({n.key.function or n.key.name for n in notes if n.key is not None})
+    return [
+        make_finding(
+            "graph-break",
+            detail=f"{plural(len(notes), 'graph break')}: " + "; ".join(parts),
+            modules=fns,
+            count=len(notes),
+            wasted=0.0,
+            evidence=[_ev(n) for n in notes],
+        )
+    ]
+
+
+def retracing(tl: Timeline, opts: Options) -> list[Finding]:
+    """A framework's retracing warning that no recompilation cause already explains."""
+    warned = _reasons(tl, "retracing")
+    if not warned:
+        return []
+    explained = {
+        v.compilation.function_name
+        for v in verdicts(tl, opts)
+        if v.rules and v.rules[0] not in ("recompile-after-warmup", "retracing")
+    }
+    rest = [r for r in warned if (r.key.function or r.key.name) not in explained]
+    if not rest:
+        return []
+    fns = sorted({r.key.function or r.key.name for r in rest})
+    return [
+        make_finding(
+            "retracing",
+            detail=f"The framework reported retracing of {', '.join(fns)}: "
+            + (rest[0].reason.splitlines()[0] if rest[0].reason else ""),
+            modules=fns,
+            count=len(rest),
+            wasted=0.0,
+            evidence=[_ev(r) for r in rest],
+            advice=rule("retracing").advice_for(_framework(rest)),
+        )
+    ]
+
+
+def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
+    """Ranks that compiled a function a different number of times."""
+    per: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    ranks: set[int] = set()
+    for i, c in enumerate(tl.compilations):
+        if c.rank is not None and c.compiled and not c.eager:
+            ranks.add(c.rank)
+            per[c.function_name][c.rank].append(i)
+    if len(ranks) < 2:
+        return []
+    findings_items = []
+    for fn, by_rank in sorted(per.items()):
+        counts = {r: len(by_rank.get(r, [])) for r in sorted(ranks)}
+        if len(set(counts.values())) < 2:
+            continue
+        common = min(counts.values())
+        extra_ranks = [r for r, n in counts.items() if n > common]
+        first = [tl.compilations[by_rank[r][common]] for r in extra_ranks]
+        findings_items.append((fn, counts, extra_ranks, first))
+    if not findings_items:
+        return []
+    parts = []
+    evidence: list[Evidence] = []
+    wasted = 0.0
+    for fn, counts, extra, first in findings_items:
+        where = ", ".join(
+            f"rank {c.rank} at compile {c.compile_id or '#' + str(counts[c.rank or 0])} "
+            f"(line {c.line})"
+            for c in first
+        )
+        parts.append(
+            f"{fn}: compiled "
+            + ", ".join(f"{n}× on rank {r}" for r, n in counts.items())
+            + f"; the ranks part at {where}"
+        )
+        evidence += [comp_evidence(c) for c in first]
+        wasted += sum(seconds(c.duration_s) for c in first)
+    return [
+        make_finding(
+            "rank-divergence",
+            detail="; ".join(parts) + ".",
+            modules=[fn for fn, *_ in findings_items],
+            count=sum(len(x[2]) for x in findings_items),
+            wasted=wasted,
+            evidence=evidence,
+        )
+    ]
