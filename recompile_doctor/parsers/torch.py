@@ -112,7 +112,7 @@ class TorchLogDecoder:
     def finish(self) -> Iterator[TypedEvent]:
         out: list[TypedEvent] = []
         out.extend(self._flush(None))
-        for (rank, _frame), items in self._pending.items():
+        for (_rank, _frame), items in self._pending.items():
             for cid, span in items:
                 out.append(self._started(span, None, cid))
         self._pending.clear()
@@ -139,9 +139,13 @@ class TorchLogDecoder:
         if blk is not None and blk.tail(ln) and not self._starts_block(ln):
             blk.lines.append(ln)
         else:
-            if blk is not None and blk.kind == "recompile" and ln.cid == blk.first.cid:
-                if _LIMIT_RE.search(ln.msg) is not None:
-                    blk.kind = "recompile-refused"
+            if (
+                blk is not None
+                and blk.kind == "recompile"
+                and ln.cid == blk.first.cid
+                and _LIMIT_RE.search(ln.msg) is not None
+            ):
+                blk.kind = "recompile-refused"
             out.extend(self._flush(ln))
             problem = self._open(ln, out)
         if cid is not None and not (
