@@ -72,8 +72,10 @@ def classify(function: str, failure: GuardFailure) -> tuple[str, ValueChange | N
     if m is not None:
         return "shape-changed", ValueChange(function, f"{m['name']} rank", m["old"], m["new"])
     if "___check_type_id" in text or "___check_obj_id" in text:
-        what = guard_text(text)
-        return "object-recreated", ValueChange(function, what, None, None)
+        im = re.search(r"___check_(?:type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)", text)
+        if im is not None:
+            return "object-recreated", ValueChange(function, im["obj"], im["id"], None)
+        return "object-recreated", ValueChange(function, guard_text(text), None, None)
     m = _GLOBAL_RE.search(text)
     if m is not None:
         what = (m["what"] or "global state").strip() or "global state"
