@@ -1,0 +1,166 @@
+"""What a Dynamo guard failure says changed, and which earlier cache entry really differs.
+
+Shared by the torch text-log decoder and the structured-trace decoder.  Dynamo lists one
+failure (or one group of failures) per earlier cache entry, newest first; the first listed
+is often not what changed, so :func:`closest_entry` picks the entry the new call differs
+least from.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from recompile_doctor.model import ValueChange
+
+_ENTRY_RE = re.compile(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
+_SIZE_RE = re.compile(
+    r"tensor '(?P<name>[^']*)' (?P<kind>size|stride) mismatch at index (?P<i>\d+)\. "
+    r"expected (?P<old>\S+), actual (?P<new>\S+)"
+)
+_DTYPE_RE = re.compile(
+    r"tensor '(?P<name>[^']*)' dtype mismatch\. expected (?P<old>\w+), actual (?P<new>\w+)"
+)
+_RANK_RE = re.compile(
+    r"tensor '(?P<name>[^']*)' rank mismatch\. expected (?P<old>\d+), actual (?P<new>\d+)"
+)
+_VALUE_RE = re.compile(r"^(?P<what>[^=!<>#]+?) == (?P<old>[^#]+?)\s*(?:#.*)?$")
+_GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>.*)$|___check_global_state\(\)")
+_USER_FRAME_RE = re.compile(r"# (?:\S+/)?(?P<file>[^/\s]+):(?P<line>\d+) in (?P<fn>\w+)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class GuardFailure:
+    """One failing guard of one earlier cache entry."""
+
+    entry: str  # the compile id of the cache entry ("0/1")
+    text: str  # the guard text after "N/M: ", first line only
+
+
+def split_entry(reason: str) -> GuardFailure | None:
+    """``"0/1: n == 2 ..."`` -> GuardFailure("0/1", "n == 2 ...")."""
+    m = _ENTRY_RE.match(reason.strip())
+    if m is None:
+        return None
+    return GuardFailure(m["cid"], m["text"].split("\n", 1)[0].rstrip())
+
+
+def guard_text(text: str) -> str:
+    """The guard without its padded ``# source`` comment."""
+    head = text.split("  #", 1)[0] if "  #" in text else text
+    return head.strip()
+
+
+def user_frame(text: str) -> str | None:
+    """``capture.py:138`` from a guard's source comment (``# mp/x/capture.py:138 in f``)."""
+    m = _USER_FRAME_RE.search(text)
+    return f"{m['file']}:{m['line']}" if m is not None else None
+
+
+def classify(function: str, failure: GuardFailure) -> tuple[str, ValueChange | None]:
+    """The rule id a failing guard stands for and what changed (old -> new)."""
+    text = failure.text
+    m = _SIZE_RE.search(text)
+    if m is not None:
+        what = f"{m['name']} {m['kind']}[{m['i']}]"
+        rule = "batch-size-changed" if m["kind"] == "size" and m["i"] == "0" else "shape-changed"
+        return rule, ValueChange(function, what, m["old"], m["new"])
+    m = _DTYPE_RE.search(text)
+    if m is not None:
+        return "dtype-changed", ValueChange(function, f"{m['name']} dtype", m["old"], m["new"])
+    m = _RANK_RE.search(text)
+    if m is not None:
+        return "shape-changed", ValueChange(function, f"{m['name']} rank", m["old"], m["new"])
+    if "___check_type_id" in text or "___check_obj_id" in text:
+        im = re.search(r"___check_(?:type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)", text)
+        if im is not None:
+            return "object-recreated", ValueChange(function, im["obj"], im["id"], None)
+        return "object-recreated", ValueChange(function, guard_text(text), None, None)
+    m = _GLOBAL_RE.search(text)
+    if m is not None:
+        what = (m["what"] or "global state").strip() or "global state"
+        return "global-state-changed", ValueChange(function, what, None, None)
+    if "BACKEND_MATCH" in text:
+        return "retracing", None
+    m = _VALUE_RE.match(guard_text(text))
+    if m is not None:
+        return "constant-changed", ValueChange(function, m["what"].strip(), m["old"].strip(), None)
+    return "retracing", None
+
+
+def closest_entry(failures: list[GuardFailure]) -> list[GuardFailure]:
+    """The failures of the earlier entry the new call differs least from: fewest failures;
+    on a tie an entry whose failure is a tensor mismatch (exact old and new) over a value
+    guard whose new value is unknown; then the first listed (newest)."""
+    groups: dict[str, list[GuardFailure]] = {}
+    for f in failures:
+        groups.setdefault(f.entry, []).append(f)
+    if not groups:
+        return []
+
+    def score(item: tuple[int, tuple[str, list[GuardFailure]]]) -> tuple[int, int, int]:
+        order, (_, fs) = item
+        exact = all("mismatch" in f.text for f in fs)
+        return (len(fs), 0 if exact else 1, order)
+
+    return min(enumerate(groups.items()), key=score)[1][1]
+
+
+def new_value(
+    failures: list[GuardFailure], chosen: GuardFailure, known: dict[str, dict[str, str]]
+) -> str | None:
+    """The new value of a constant guard's expression: an earlier entry whose guard on the
+    same expression held (it fails on something else) had that value."""
+    m = _VALUE_RE.match(guard_text(chosen.text))
+    if m is None:
+        return None
+    what = m["what"].strip()
+    failing_on = {
+        f.entry
+        for f in failures
+        if (v := _VALUE_RE.match(guard_text(f.text))) and v["what"].strip() == what
+    }
+    for entry, values in known.items():
+        if entry not in failing_on and what in values and entry in {f.entry for f in failures}:
+            return values[what]
+    return None
+
+
+def value_guards(failures: list[GuardFailure]) -> dict[str, dict[str, str]]:
+    """entry -> {expression: value} of the constant guards that ``failures`` show."""
+    out: dict[str, dict[str, str]] = {}
+    for f in failures:
+        m = _VALUE_RE.match(guard_text(f.text))
+        if m is not None:
+            out.setdefault(f.entry, {})[m["what"].strip()] = m["old"].strip()
+    return out
+
+
+def explain(
+    function: str, failures: list[GuardFailure], known: dict[str, dict[str, str]]
+) -> tuple[str, tuple[ValueChange, ...], GuardFailure | None]:
+    """(rule, changes, the failure that really changed) for a recompilation whose guard
+    failures are ``failures`` (as listed); ``known``: constant guards seen before per entry."""
+    if not failures:
+        return "retracing", (), None
+    chosen = closest_entry(failures)
+    first = failures[0]
+    rule, change = classify(function, chosen[0])
+    changes: list[ValueChange] = []
+    if change is not None:
+        if rule == "constant-changed" and change.new is None:
+            nv = new_value(failures, chosen[0], known)
+            if nv is not None:
+                change = ValueChange(change.function, change.what, change.old, nv)
+        changes.append(change)
+    for extra in chosen[1:]:
+        _, ch = classify(function, extra)
+        if ch is not None:
+            changes.append(ch)
+    if first is not chosen[0]:
+        changes.append(
+            ValueChange(
+                function, f"torch listed first: {first.entry}: {guard_text(first.text)}", None, None
+            )
+        )
+    return rule, tuple(changes), chosen[0]

@@ -1,0 +1,447 @@
+"""torch.compile ``TORCH_LOGS`` text logs (``recompiles``, ``recompiles_verbose``,
+``graph_breaks``, ``guards``) -> typed events.
+
+Every line carries torch's glog prefix (``V1122 19:11:45.043000 17328 torch/_dynamo/guards.py:5396]``),
+optionally a compile id ``[0/1]`` (``[1/1_1]`` on a restart attempt) and an artifact tag
+``[__recompiles]``; torchrun's ``--tee`` adds ``[default1]:`` and torch's formatter
+``[rank1]:`` in front.  Multi-line messages repeat the prefix on every line, so a block is
+the run of lines with the same prefix tail (compile id, tag, source file).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+from recompile_doctor.events import (
+    CompileKey,
+    CompileStarted,
+    FrameworkNote,
+    RecompileReason,
+    Span,
+    TypedEvent,
+)
+from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers._format import Decoded, LogFormat
+from recompile_doctor.parsers._torch_guards import (
+    GuardFailure,
+    explain,
+    guard_text,
+    split_entry,
+    user_frame,
+    value_guards,
+)
+
+FRAMEWORK = "torch"
+ANCHORS = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/")
+
+LINE_RE = re.compile(
+    r"^(?:\[default(?P<d>\d+)\]:)?(?:\[rank(?P<r>\d+)\]:)?"
+    r"(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ "
+    r"(?P<file>torch/[^\s:\]]+):\d+\]"
+    r"(?: \[(?P<frame>\d+)/(?P<comp>\d+)(?:_(?P<att>\d+))?\])?"
+    r"(?: \[__(?P<art>\w+)\])?(?: (?P<msg>.*))?$"
+)
+_RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)$")
+_FAILURE_RE = re.compile(r"^\s*- (?P<body>.*)$")
+_FILE_RE = re.compile(r'^\s*(?:-\s+)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+_LIMIT_RE = re.compile(r"torch\._dynamo hit config\.(?P<name>\w+) \((?P<value>\d+)\)")
+_LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\d+)\)")
+_LIMIT_REASON_RE = re.compile(r"^\s*(?:last reason|reasons): *(?P<reason>.*)$")
+_BREAK_AT_RE = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
+_BREAK_REASON_RE = re.compile(r"^Graph Break Reason: (?P<reason>.*)$")
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _stamp(md: str, ts: str) -> float | None:
+    try:
+        return datetime.strptime(f"2000{md} {ts}", "%Y%m%d %H:%M:%S.%f").timestamp()
+    except ValueError:
+        return None
+
+
+@dataclass(slots=True)
+class _Line:
+    lineno: int
+    raw: str
+    rank: str | None
+    t: float | None
+    cid: str | None
+    art: str | None
+    file: str
+    msg: str
+
+
+@dataclass(slots=True)
+class _Block:
+    kind: str  # "recompile" | "limit" | "break" | "item-warning"
+    first: _Line
+    lines: list[_Line] = field(default_factory=list)
+
+    def tail(self, ln: _Line) -> bool:
+        f = self.first
+        return ln.cid == f.cid and ln.art == f.art and ln.file == f.file and ln.rank == f.rank
+
+
+class TorchLogDecoder:
+    """Decoder of one ``TORCH_LOGS`` text log."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.continuing = False
+        self._t0: float | None = None
+        self._block: _Block | None = None
+        self._held_warning: _Block | None = None
+        self._seen: set[tuple[str | None, str]] = set()  # (rank, compile id) started
+        self._names: dict[tuple[str | None, str], str] = {}  # (rank, frame) -> function
+        self._pending: dict[tuple[str | None, str], list[tuple[str, Span]]] = {}
+        self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
+
+    # -- the driver's interface ----------------------------------------------------------
+    def skipped(self, lineno: int, raw: str) -> None:
+        if self._t0 is None and raw[:1] in "VIWEFC[":
+            m = LINE_RE.match(raw.rstrip("\r\n"))
+            if m is not None:
+                self._t0 = _stamp(m["md"], m["ts"])
+
+    def finish(self) -> Iterator[TypedEvent]:
+        out: list[TypedEvent] = []
+        out.extend(self._flush(None))
+        for (_rank, _frame), items in self._pending.items():
+            for cid, span in items:
+                out.append(self._started(span, None, cid))
+        self._pending.clear()
+        return iter(out)
+
+    def decode(self, lineno: int, raw: str) -> Decoded:
+        text = raw.rstrip("\r\n")
+        m = LINE_RE.match(text)
+        if m is None:
+            # a line inside an open block that is not torch's (the script's own output)
+            events = self._flush(None)
+            if any(a in text for a in ANCHORS) and ' {"' not in text:
+                return Decoded("malformed", tuple(events), "torch log line without a glog prefix")
+            return Decoded("unrecognized", tuple(events))
+        ts = _stamp(m["md"], m["ts"])
+        if ts is not None and self._t0 is None:
+            self._t0 = ts
+        t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None
+        cid = f"{m['frame']}/{m['comp']}" if m["frame"] is not None else None
+        ln = _Line(lineno, text, m["r"] or m["d"], t, cid, m["art"], m["file"], m["msg"] or "")
+        out: list[TypedEvent] = []
+        problem: str | None = None
+        blk = self._block
+        if blk is not None and blk.tail(ln) and not self._starts_block(ln):
+            blk.lines.append(ln)
+        else:
+            if (
+                blk is not None
+                and blk.kind == "recompile"
+                and ln.cid == blk.first.cid
+                and _LIMIT_RE.search(ln.msg) is not None
+            ):
+                blk.kind = "recompile-refused"
+            out.extend(self._flush(ln))
+            problem = self._open(ln, out)
+        if cid is not None and not (
+            self._block is not None and self._block.kind.startswith("recompile")
+        ):
+            out.extend(self._see(ln.rank, cid, self._span(ln)))
+        self.continuing = self._block is not None or self._held_warning is not None
+        if problem is not None:
+            return Decoded("malformed", tuple(out), problem)
+        return Decoded("recognized", tuple(out))
+
+    # -- blocks --------------------------------------------------------------------------
+    def _starts_block(self, ln: _Line) -> bool:
+        return (
+            _RECOMPILING_RE.match(ln.msg) is not None
+            or _LIMIT_RE.search(ln.msg) is not None
+            or _BREAK_AT_RE.match(ln.msg) is not None
+            or ln.msg.startswith("Graph break from ")
+        )
+
+    def _open(self, ln: _Line, out: list[TypedEvent]) -> str | None:
+        msg = ln.msg
+        if _RECOMPILING_RE.match(msg):
+            self._block = _Block("recompile", ln, [ln])
+        elif _LIMIT_RE.search(msg):
+            self._block = _Block("limit", ln, [ln])
+        elif _BREAK_AT_RE.match(msg):
+            self._block = _Block("break", ln, [ln])
+        elif msg.startswith("Graph break from ") or (
+            msg.startswith("Graph break") and ln.file.endswith("variables/tensor.py")
+        ):
+            self._block = _Block("item-warning", ln, [ln])
+        elif ln.art in ("recompiles", "recompiles_verbose") and msg.strip():
+            return "guard failure line outside a 'Recompiling function' block"
+        elif "Recompiling function" in msg or "hit config." in msg:
+            return "torch recompile message that does not fit its known wording"
+        return None
+
+    def _flush(self, nxt: _Line | None) -> list[TypedEvent]:
+        blk, self._block = self._block, None
+        out: list[TypedEvent] = []
+        if blk is not None:
+            if blk.kind.startswith("recompile"):
+                out.extend(self._recompile(blk))
+            elif blk.kind == "limit":
+                out.extend(self._limit(blk))
+            elif blk.kind == "item-warning":
+                self._held_warning = blk
+            elif blk.kind == "break":
+                held, self._held_warning = self._held_warning, None
+                out.extend(self._graph_break(blk, held))
+        if self._held_warning is not None and blk is not None and blk.kind != "item-warning":
+            out.extend(self._graph_break(self._held_warning, None))
+            self._held_warning = None
+        if (
+            self._held_warning is not None
+            and nxt is not None
+            and _BREAK_AT_RE.match(nxt.msg) is None
+            and nxt.art != "graph_breaks"
+            and (blk is None or blk.kind != "item-warning")
+        ):
+            out.extend(self._graph_break(self._held_warning, None))
+            self._held_warning = None
+        if nxt is None and self._held_warning is not None:
+            out.extend(self._graph_break(self._held_warning, None))
+            self._held_warning = None
+        self.continuing = self._block is not None or self._held_warning is not None
+        return out
+
+    def _span(self, ln: _Line, lines: Sequence[_Line] | None = None) -> Span:
+        text = "\n".join(x.raw for x in lines) if lines else ln.raw
+        return Span(self.path, ln.lineno, text, ln.t, ln.rank)
+
+    def _record(self, kind: str, ln: _Line, lines: Sequence[_Line], **detail: object) -> Event:
+        return Event(
+            kind, self.path, ln.lineno, ln.t, "\n".join(x.raw for x in lines), detail=detail
+        )
+
+    def _key(self, rank: str | None, cid: str | None) -> CompileKey:
+        fn = self._names.get((rank, cid.split("/")[0])) if cid else None
+        return CompileKey(FRAMEWORK, fn, compile_id=cid)
+
+    def _started(self, span: Span, fn: str | None, cid: str) -> CompileStarted:
+        rec = Event(
+            "compile-begin", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
+        )
+        return CompileStarted(span, rec, CompileKey(FRAMEWORK, fn, compile_id=cid))
+
+    def _name(self, rank: str | None, frame: str, fn: str) -> list[TypedEvent]:
+        self._names[(rank, frame)] = fn
+        return [self._started(sp, fn, cid) for cid, sp in self._pending.pop((rank, frame), [])]
+
+    def _see(self, rank: str | None, cid: str, span: Span) -> list[TypedEvent]:
+        if (rank, cid) in self._seen:
+            return []
+        self._seen.add((rank, cid))
+        frame = cid.split("/")[0]
+        fn = self._names.get((rank, frame))
+        if fn is None:
+            self._pending.setdefault((rank, frame), []).append((cid, span))
+            return []
+        return [self._started(span, fn, cid)]
+
+    def _recompile(self, blk: _Block) -> list[TypedEvent]:
+        first = blk.first
+        m = _RECOMPILING_RE.match(first.msg)
+        assert m is not None
+        fn = m["fn"]
+        rank, cid = first.rank, first.cid
+        out: list[TypedEvent] = []
+        frame = cid.split("/")[0] if cid else "?"
+        out.extend(self._name(rank, frame, fn))
+        failures: list[GuardFailure] = []
+        call_site: str | None = None
+        for ln in blk.lines[1:]:
+            fm = _FAILURE_RE.match(ln.msg)
+            if fm is None:
+                continue
+            body = fm["body"]
+            fl = _FILE_RE.match(body)
+            if fl is not None:
+                call_site = call_site or f"{_basename(fl['file'])}:{fl['line']}"
+                continue
+            gf = split_entry(body)
+            if gf is not None:
+                failures.append(gf)
+                call_site = call_site or user_frame(gf.text)
+        known = self._known.setdefault((rank, frame), {})
+        rule, changes, chosen = explain(fn, failures, known)
+        for entry, values in value_guards(failures).items():
+            known.setdefault(entry, {}).update(values)
+        span = self._span(first, blk.lines)
+        # the earlier entries that the block names were compiled, before this one
+        for f in reversed(failures):
+            if (rank, f.entry) not in self._seen:
+                out.extend(
+                    self._see(
+                        rank, f.entry, Span(self.path, first.lineno, first.raw, first.t, rank)
+                    )
+                )
+        if cid is not None and blk.kind == "recompile":
+            out.extend(
+                self._see(rank, cid, Span(self.path, first.lineno, first.raw, first.t, rank))
+            )
+        elif cid is not None:
+            self._seen.add((rank, cid))  # refused by the recompile limit: never compiled
+        reason = "\n".join(x.msg for x in blk.lines)
+        if chosen is not None and chosen is not failures[0]:
+            reason += f"\n(closest earlier entry {chosen.entry}: {guard_text(chosen.text)})"
+        rec = self._record(
+            "recompile-reason",
+            first,
+            blk.lines,
+            function=fn,
+            compile_id=cid,
+            rule=rule,
+            guard=guard_text(chosen.text) if chosen else None,
+            torch_reason=f"{failures[0].entry}: {failures[0].text}" if failures else None,
+        )
+        out.append(
+            RecompileReason(
+                span,
+                rec,
+                CompileKey(FRAMEWORK, fn, compile_id=cid),
+                rule,
+                reason,
+                tuple(_sited(c, call_site, self.path, first.lineno) for c in changes),
+                call_site,
+                tuple(x.lineno for x in blk.lines),
+            )
+        )
+        return out
+
+    def _limit(self, blk: _Block) -> list[TypedEvent]:
+        first = blk.first
+        m = _LIMIT_RE.search(first.msg)
+        assert m is not None
+        fn: str | None = None
+        call_site: str | None = None
+        last_reason: str | None = None
+        for ln in blk.lines[1:]:
+            fm = _LIMIT_FN_RE.match(ln.msg)
+            if fm is not None:
+                fn = fm["fn"]
+                continue
+            rm = _LIMIT_REASON_RE.match(ln.msg)
+            if rm is not None and last_reason is None:
+                last_reason = rm["reason"].rstrip()
+                continue
+            fl = _FILE_RE.match(ln.msg)
+            if fl is not None and call_site is None:
+                call_site = f"{_basename(fl['file'])}:{fl['line']}"
+        out: list[TypedEvent] = []
+        rank, cid = first.rank, first.cid
+        if fn is not None and cid is not None:
+            out.extend(self._name(rank, cid.split("/")[0], fn))
+        key = CompileKey(FRAMEWORK, fn or self._key(rank, cid).function, compile_id=cid)
+        span = self._span(first, blk.lines)
+        limit = int(m["value"]) if len(m["value"]) < 19 else None
+        rec = self._record(
+            "recompile-limit", first, blk.lines, limit=limit, last_reason=last_reason
+        )
+        changes: tuple[ValueChange, ...] = ()
+        if last_reason is not None and (gf := split_entry(last_reason)) is not None:
+            changes = explain(key.function or "?", [gf], {})[1]
+        out.append(
+            RecompileReason(
+                span,
+                rec,
+                key,
+                "recompile-limit",
+                "\n".join(x.msg for x in blk.lines),
+                changes,
+                call_site or (user_frame(last_reason) if last_reason else None),
+                tuple(x.lineno for x in blk.lines),
+            )
+        )
+        out.append(
+            FrameworkNote(
+                span,
+                rec,
+                "recompile-limit",
+                key,
+                {"limit": limit, "limit_name": m["name"], "last_reason": last_reason},
+                keep=False,
+            )
+        )
+        return out
+
+    def _graph_break(self, blk: _Block, warning: _Block | None) -> list[TypedEvent]:
+        lines = (warning.lines if warning else []) + blk.lines
+        first = lines[0]
+        reason: str | None = None
+        frame: str | None = None
+        fn: str | None = None
+        m = _BREAK_AT_RE.match(blk.first.msg)
+        if m is not None:
+            frame = f"{_basename(m['file'])}:{m['line']}"
+            after_reason = False
+            for ln in blk.lines[1:]:
+                rm = _BREAK_REASON_RE.match(ln.msg)
+                if rm is not None:
+                    reason = rm["reason"]
+                    after_reason = True
+                    continue
+                if after_reason and ln.msg.strip():
+                    if not ln.msg.startswith(" "):
+                        reason = ln.msg.strip()
+                    after_reason = False
+        for ln in lines:
+            fl = _FILE_RE.match(ln.msg)
+            if (
+                fl is not None
+                and frame is not None
+                and frame == f"{_basename(fl['file'])}:{fl['line']}"
+            ):
+                fn = fl["fn"]
+            elif fl is not None and frame is None:
+                frame, fn = f"{_basename(fl['file'])}:{fl['line']}", fl["fn"]
+        if reason is None:
+            reason = blk.first.msg.strip()
+        out: list[TypedEvent] = []
+        cid = first.cid
+        if fn is not None and cid is not None and cid.endswith("/0"):
+            out.extend(self._name(first.rank, cid.split("/")[0], fn))
+        key = self._key(first.rank, cid)
+        detail = {"reason": reason, "user_frame": frame, "function": fn}
+        rec = self._record("graph-break", first, lines, **detail)
+        out.append(FrameworkNote(self._span(first, lines), rec, "graph-break", key, detail))
+        return out
+
+
+def _sited(c: ValueChange, call_site: str | None, source: str, line: int) -> ValueChange:
+    return replace(c, call_site=c.call_site or call_site, source=source, line=line)
+
+
+def sniff(lines: Sequence[str]) -> int:
+    """Torch text-log lines score 2 each; a structured trace (JSON envelopes) scores 0."""
+    score = 0
+    for ln in lines:
+        if "torch/" not in ln or '] {"' in ln:
+            continue
+        if LINE_RE.match(ln.rstrip("\r\n")) is not None:
+            score += 2
+    return score
+
+
+TORCH = LogFormat(
+    name="torch",
+    framework=FRAMEWORK,
+    anchors=ANCHORS,
+    sniff=sniff,
+    decoder=TorchLogDecoder,
+    how_to_log=(
+        "For torch.compile, log with TORCH_LOGS=recompiles,graph_breaks (or "
+        "recompiles_verbose) python train.py 2> run.log, or write structured traces with "
+        "TORCH_TRACE=/path/to/dir (one file per rank)."
+    ),
+)

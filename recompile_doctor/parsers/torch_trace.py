@@ -1,0 +1,309 @@
+"""torch.compile structured traces (``TORCH_TRACE=dir``, ``dedicated_log_torch_trace_*.log``)
+-> typed events.
+
+One JSON envelope per line after a glog prefix, with exactly one *kind* key plus
+``frame_id``/``frame_compile_id``/``attempt`` (the compile id) and ``rank``; a payload follows
+as TAB-indented lines when the envelope has ``has_payload``.  ``str`` envelopes intern file
+names.  A corrupt envelope is malformed and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from recompile_doctor.events import (
+    CacheLookup,
+    CompileFinished,
+    CompileKey,
+    CompileStarted,
+    FrameworkNote,
+    RecompileReason,
+    Span,
+    TypedEvent,
+)
+from recompile_doctor.model import Event
+from recompile_doctor.parsers._format import Decoded, LogFormat
+from recompile_doctor.parsers._torch_guards import GuardFailure, explain, split_entry, user_frame
+
+FRAMEWORK = "torch"
+ANCHORS = ('] {"',)
+_ENV_RE = re.compile(
+    r"^(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ [^\s\]]+:\d+\] (?P<json>\{.*)$"
+)
+_KINDS = ("dynamo_start", "compilation_metrics", "str", "artifact", "chromium_event")
+_CACHE_ARTIFACTS = {
+    "fx_graph_cache_hit": ("fx-graph", "hit"),
+    "fx_graph_cache_miss": ("fx-graph", "miss"),
+    "fx_graph_cache_bypass": ("fx-graph", "disabled"),
+    "aotautograd_cache_hit": ("aot-autograd", "hit"),
+    "aotautograd_cache_miss": ("aot-autograd", "miss"),
+    "aotautograd_cache_bypass": ("aot-autograd", "disabled"),
+}
+
+
+def _stamp(md: str, ts: str) -> float | None:
+    try:
+        return datetime.strptime(f"2000{md} {ts}", "%Y%m%d %H:%M:%S.%f").timestamp()
+    except ValueError:
+        return None
+
+
+@dataclass(slots=True)
+class _Envelope:
+    lineno: int
+    raw: str
+    t: float | None
+    obj: dict[str, Any]
+    payload: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+
+
+class TorchTraceDecoder:
+    """Decoder of one structured trace file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.continuing = False
+        self._t0: float | None = None
+        self._open: _Envelope | None = None
+        self._strings: dict[int, str] = {}
+        self._names: dict[tuple[str | None, str], str] = {}  # (rank, compile id) -> co_name
+        self._started: set[tuple[str | None, str]] = set()
+        self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
+
+    def skipped(self, lineno: int, raw: str) -> None:
+        return None
+
+    def finish(self) -> Iterator[TypedEvent]:
+        env, self._open = self._open, None
+        return iter(self._events(env) if env is not None else [])
+
+    def decode(self, lineno: int, raw: str) -> Decoded:
+        text = raw.rstrip("\r\n")
+        if text.startswith("\t") and self._open is not None:
+            self._open.payload.append(text[1:])
+            self._open.lines.append(lineno)
+            return Decoded("recognized")
+        out: list[TypedEvent] = []
+        env, self._open = self._open, None
+        if env is not None:
+            out.extend(self._events(env))
+        self.continuing = False
+        m = _ENV_RE.match(text)
+        if m is None:
+            if '] {"' in text:
+                return Decoded("malformed", tuple(out), "trace envelope without a glog prefix")
+            return Decoded("unrecognized", tuple(out))
+        try:
+            obj = json.loads(m["json"])
+        except (ValueError, RecursionError):
+            return Decoded("malformed", tuple(out), "trace envelope is not valid JSON")
+        if not isinstance(obj, dict):
+            return Decoded("malformed", tuple(out), "trace envelope is not a JSON object")
+        ts = _stamp(m["md"], m["ts"])
+        if ts is not None and self._t0 is None:
+            self._t0 = ts
+        t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None
+        new = _Envelope(lineno, text, t, obj, lines=[lineno])
+        if "has_payload" in obj:
+            self._open = new
+            self.continuing = True
+        else:
+            out.extend(self._events(new))
+        return Decoded("recognized", tuple(out))
+
+    # -- envelopes -----------------------------------------------------------------------
+    def _events(self, env: _Envelope) -> list[TypedEvent]:
+        obj = env.obj
+        rank = str(obj["rank"]) if isinstance(obj.get("rank"), int) else None
+        cid: str | None = None
+        if isinstance(obj.get("frame_id"), int) and isinstance(obj.get("frame_compile_id"), int):
+            cid = f"{obj['frame_id']}/{obj['frame_compile_id']}"
+        span = Span(self.path, env.lineno, env.raw, env.t, rank)
+        if "str" in obj:
+            val = obj["str"]
+            if isinstance(val, list) and len(val) == 2 and isinstance(val[1], int):
+                self._strings[val[1]] = str(val[0])
+            return []
+        if "dynamo_start" in obj:
+            return self._dynamo_start(obj["dynamo_start"], span, rank, cid)
+        if "compilation_metrics" in obj:
+            return self._metrics(obj["compilation_metrics"], span, rank, cid)
+        art = obj.get("artifact")
+        if isinstance(art, dict):
+            name = art.get("name")
+            if name in _CACHE_ARTIFACTS:
+                store, outcome = _CACHE_ARTIFACTS[name]
+                entry: str | None = None
+                try:
+                    pl = json.loads("\n".join(env.payload))
+                    entry = pl.get("key") if isinstance(pl, dict) else None
+                except ValueError:
+                    pass
+                rec = self._record(f"cache-{outcome}", env, store=store, compile_id=cid)
+                return [
+                    CacheLookup(span, rec, store, outcome, self._key(rank, cid), entry)  # type: ignore[arg-type]
+                ]
+            if name == "recompile_reasons":
+                return self._reasons(env, span, rank, cid)
+            if name == "dynamo_graph_break_reason":
+                return self._graph_break(env, span, rank, cid)
+        return []
+
+    def _record(self, kind: str, env: _Envelope, **detail: object) -> Event:
+        return Event(kind, self.path, env.lineno, env.t, env.raw, detail=detail)
+
+    def _key(self, rank: str | None, cid: str | None) -> CompileKey:
+        fn = self._names.get((rank, cid)) if cid else None
+        if fn is None and cid is not None:
+            frame = cid.split("/")[0]
+            fn = next(
+                (v for (r, c), v in self._names.items() if r == rank and c.split("/")[0] == frame),
+                None,
+            )
+        return CompileKey(FRAMEWORK, fn, compile_id=cid)
+
+    def _dynamo_start(
+        self, ds: Any, span: Span, rank: str | None, cid: str | None
+    ) -> list[TypedEvent]:
+        stack = ds.get("stack") if isinstance(ds, dict) else None
+        fn: str | None = None
+        if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
+            fn = str(stack[-1].get("name")) if stack[-1].get("name") is not None else None
+        if cid is None or (rank, cid) in self._started:
+            return []
+        self._started.add((rank, cid))
+        if fn is not None:
+            self._names[(rank, cid)] = fn
+        key = CompileKey(FRAMEWORK, fn, compile_id=cid)
+        rec = Event(
+            "compile-begin", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
+        )
+        return [CompileStarted(span, rec, key)]
+
+    def _metrics(self, cm: Any, span: Span, rank: str | None, cid: str | None) -> list[TypedEvent]:
+        if not isinstance(cm, dict):
+            return []
+        cid = cm.get("compile_id") if isinstance(cm.get("compile_id"), str) else cid
+        if cid is not None and "_" in cid:
+            cid = cid.split("_", 1)[0]
+        key = self._key(rank, cid)
+        if isinstance(cm.get("co_name"), str):
+            key = CompileKey(FRAMEWORK, cm["co_name"], compile_id=cid)
+        dur: float | None = None
+        if isinstance(cm.get("entire_frame_compile_time_s"), (int, float)):
+            dur = float(cm["entire_frame_compile_time_s"])
+        elif isinstance(cm.get("duration_us"), (int, float)):
+            dur = float(cm["duration_us"]) / 1e6
+        rec = Event(
+            "compile-end", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
+        )
+        out: list[TypedEvent] = []
+        fail_type, fail_reason = cm.get("fail_type"), cm.get("fail_reason")
+        limit = isinstance(fail_reason, str) and "recompile limit exceeded" in fail_reason.lower()
+        if (rank, cid) in self._started or not limit:
+            out.append(CompileFinished(span, rec, key, dur))
+        if isinstance(fail_type, str):
+            reason = f"{fail_type}: {fail_reason}" if fail_reason else fail_type
+            rule = "recompile-limit" if limit else "compile-failed"
+            frec = Event(
+                rule, self.path, span.line, span.t, span.text, detail={"fail_type": fail_type}
+            )
+            out.append(RecompileReason(span, frec, key, rule, reason, lines=(span.line,)))
+            if limit:
+                last = cm.get("recompile_reason")
+                out.append(
+                    FrameworkNote(
+                        span,
+                        frec,
+                        "recompile-limit",
+                        key,
+                        {"limit": None, "last_reason": last},
+                        keep=False,
+                    )
+                )
+        return out
+
+    def _reasons(
+        self, env: _Envelope, span: Span, rank: str | None, cid: str | None
+    ) -> list[TypedEvent]:
+        text = "\n".join(env.payload)
+        reasons: list[str]
+        try:
+            val = json.loads(text)
+            reasons = [str(v) for v in val] if isinstance(val, list) else [str(val)]
+        except ValueError:
+            reasons = [text]
+        failures: list[GuardFailure] = [f for r in reasons if (f := split_entry(r)) is not None]
+        key = self._key(rank, cid)
+        fn = key.function or "?"
+        frame = cid.split("/")[0] if cid else "?"
+        known = self._known.setdefault((rank, frame), {})
+        rule, changes, _chosen = explain(fn, failures, known)
+        call_site = next((s for f in failures if (s := user_frame(f.text)) is not None), None)
+        rec = self._record("recompile-reason", env, compile_id=cid, rule=rule)
+        return [
+            RecompileReason(
+                Span(
+                    self.path,
+                    env.lineno,
+                    "\n".join([env.raw, *("\t" + p for p in env.payload)]),
+                    env.t,
+                    rank,
+                ),
+                rec,
+                key,
+                rule,
+                "\n".join(reasons),
+                changes,
+                call_site,
+                tuple(env.lines),
+            )
+        ]
+
+    def _graph_break(
+        self, env: _Envelope, span: Span, rank: str | None, cid: str | None
+    ) -> list[TypedEvent]:
+        reason: str | None = None
+        frame: str | None = None
+        after = False
+        for ln in env.payload:
+            if ln.startswith("Graph break in user code at "):
+                loc = ln.rsplit("/", 1)[-1].split(" at ")[-1]
+                frame = loc
+            elif ln.startswith("Graph Break Reason: "):
+                reason, after = ln[len("Graph Break Reason: ") :], True
+            elif after and ln.strip():
+                if not ln.startswith(" "):
+                    reason = ln.strip()
+                after = False
+        detail = {"reason": reason, "user_frame": frame}
+        rec = self._record("graph-break", env, **detail)
+        return [FrameworkNote(span, rec, "graph-break", self._key(rank, cid), detail)]
+
+
+def sniff(lines: Sequence[str]) -> int:
+    """Envelopes of a known kind score 3 each (more than a text log's lines)."""
+    score = 0
+    for ln in lines:
+        if '] {"' in ln and any(f'{{"{k}"' in ln for k in _KINDS) and _ENV_RE.match(ln) is not None:
+            score += 3
+    return score
+
+
+TORCH_TRACE = LogFormat(
+    name="torch-trace",
+    framework=FRAMEWORK,
+    anchors=ANCHORS,
+    sniff=sniff,
+    decoder=TorchTraceDecoder,
+    how_to_log=(
+        "For torch.compile structured traces, set TORCH_TRACE=/path/to/dir (one "
+        "dedicated_log_torch_trace_*.log per rank) and pass the files."
+    ),
+)

@@ -1,0 +1,162 @@
+"""The torch text-log and structured-trace decoders on the real captures and on each
+message form."""
+
+from __future__ import annotations
+
+import glob
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recompile_doctor.events import CompileStarted, FrameworkNote, RecompileReason
+from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.parsers.torch import TorchLogDecoder, sniff
+from recompile_doctor.parsers.torch_trace import sniff as trace_sniff
+
+ROOT = Path(__file__).resolve().parent.parent / "fixtures"
+CASES = sorted(p.parent.name for p in (ROOT / "torch").glob("*/expected.json"))
+
+
+def _parse(path: Path) -> tuple[ParseCounter, list[object]]:
+    c = ParseCounter(str(path))
+    return c, list(parse_log(str(path), c))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_text_log_gives_the_expected_causes(case: str) -> None:
+    exp = json.loads((ROOT / "torch" / case / "expected.json").read_text())
+    path = ROOT / "torch" / case / "run.log"
+    c, events = _parse(path)
+    assert c.malformed == 0
+    if case == "compile_failed":  # nothing is logged under TORCH_LOGS=recompiles
+        return
+    assert c.format == "torch"
+    lines = path.read_text().splitlines()
+    reasons = [e for e in events if isinstance(e, RecompileReason)]
+    for cause in exp["causes"]:
+        if cause["rule"] in ("graph-break", "rank-divergence"):
+            continue
+        got = [r for r in reasons if r.rule == cause["rule"] and r.key.compile_id == cause["compile_id"]]
+        assert got, cause
+        r = got[0]
+        assert list(r.lines) == cause["log_lines"]
+        assert r.span.text.split("\n") == [lines[i - 1] for i in r.lines]
+        if cause["rule"] != "global-state-changed":  # old/new grad mode is not in the text
+            assert r.changes[0].old == cause["old"]
+        if r.changes[0].new is not None and cause["rule"] != "global-state-changed":
+            assert r.changes[0].new == cause["new"]
+        assert cause["torch_reason"].split("  #")[0].rstrip() in r.reason
+        if "rank" in cause:
+            assert r.span.rank == str(cause["rank"])
+    breaks = [e for e in events if isinstance(e, FrameworkNote) and e.note == "graph-break"]
+    assert len(breaks) == sum(1 for x in exp["causes"] if x["rule"] == "graph-break")
+    for b in breaks:
+        assert b.detail["user_frame"] == "capture.py:170"
+    started = Counter(e.key.function for e in events if isinstance(e, CompileStarted))
+    for fn, n in exp["frames"].items():
+        assert started.get(fn, 0) in (0, n) or started.get(None, 0) == n
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_trace_gives_the_expected_compilations(case: str) -> None:
+    exp = json.loads((ROOT / "torch" / case / "expected.json").read_text())
+    counts: Counter[str | None] = Counter()
+    rules: set[tuple[str | None, str | None]] = set()
+    for path in sorted((ROOT / "torch" / case / "trace").iterdir()):
+        c, events = _parse(path)
+        assert c.format == "torch-trace" and c.malformed == 0
+        counts.update(e.key.function for e in events if isinstance(e, CompileStarted))
+        rules.update((e.rule, e.key.compile_id) for e in events if isinstance(e, RecompileReason))
+    if "ranks" in exp:
+        assert sum(counts.values()) == sum(sum(r["frames"].values()) for r in exp["ranks"].values())
+    else:
+        assert dict(counts) == exp["frames"]
+    for cause in exp["causes"]:
+        if cause["rule"] not in ("graph-break", "rank-divergence"):
+            assert (cause["rule"], cause["compile_id"]) in rules
+
+
+OTHER_LOGS = [
+    p
+    for pat in (
+        "simulated/*/run.log",
+        "poplar/real/*.log",
+        "jax/*/run.log",
+        "tensorflow/*/run.log",
+    )
+    for p in glob.glob(str(ROOT / pat))
+]
+
+
+@pytest.mark.parametrize("path", OTHER_LOGS)
+def test_other_frameworks_logs_do_not_sniff_as_torch(path: str) -> None:
+    head = Path(path).read_text(errors="replace").splitlines()[:400]
+    assert sniff(head) == 0 and trace_sniff(head) == 0
+
+
+def test_a_trace_does_not_sniff_as_a_text_log() -> None:
+    path = next((ROOT / "torch" / "dtype" / "trace").iterdir())
+    head = path.read_text().splitlines()[:400]
+    assert sniff(head) == 0 < trace_sniff(head)
+
+
+P = "V1122 19:11:45.043000 17328 torch/_dynamo/guards.py:5396] [0/1] [__recompiles] "
+
+
+def _decode(lines: list[str]) -> list[object]:
+    d = TorchLogDecoder("x.log")
+    out: list[object] = []
+    for i, ln in enumerate(lines, 1):
+        out.extend(d.decode(i, ln).events)
+    out.extend(d.finish())
+    return out
+
+
+@pytest.mark.parametrize(
+    ("guard", "rule", "old", "new"),
+    [
+        ("tensor 'x' size mismatch at index 0. expected 32, actual 8", "batch-size-changed", "32", "8"),
+        ("tensor 'x' size mismatch at index 1. expected 3, actual 4", "shape-changed", "3", "4"),
+        ("tensor 'w' dtype mismatch. expected Float, actual Double", "dtype-changed", "Float", "Double"),
+        ("L['n'] == 3", "constant-changed", "3", None),
+        ("self.scale == 0.5     # x  # mp/a/b.py:1 in f", "constant-changed", "0.5", None),
+        ("___check_obj_id(L['m'], 1234)", "object-recreated", None, None),
+        ("GLOBAL_STATE changed: grad_mode ", "global-state-changed", None, None),
+        ("BACKEND_MATCH failure", "retracing", None, None),
+    ],
+)
+def test_each_guard_form_maps_to_its_rule(guard: str, rule: str, old: str | None, new: str | None) -> None:
+    evs = _decode(
+        [
+            P + "Recompiling function f in file.py:38\r\n",
+            P + "    triggered by the following guard failure(s):\r\n",
+            P + f"    - 0/0: {guard}\r\n",
+        ]
+    )
+    (r,) = [e for e in evs if isinstance(e, RecompileReason)]
+    assert r.rule == rule and r.key.function == "f" and r.key.compile_id == "0/1"
+    if old is not None:
+        assert (r.changes[0].old, r.changes[0].new) == (old, new)
+    assert [e.key.compile_id for e in evs if isinstance(e, CompileStarted)] == ["0/0", "0/1"]
+
+
+def test_older_cache_size_limit_wording_is_a_recompile_limit() -> None:
+    w = "W1122 19:12:01.763000 17718 torch/_dynamo/convert_frame.py:1994] [0/64] "
+    evs = _decode([w + "torch._dynamo hit config.cache_size_limit (64)", w + "   function: 'f' (a.py:3)"])
+    notes = [e for e in evs if isinstance(e, FrameworkNote)]
+    assert notes[0].note == "recompile-limit" and notes[0].detail["limit"] == 64
+
+
+def test_a_block_cut_at_end_of_file_is_still_reported() -> None:
+    evs = _decode([P + "Recompiling function f in file.py:38"])
+    assert [e.key.function for e in evs if isinstance(e, RecompileReason)] == ["f"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=120), max_size=20))
+def test_garbage_never_raises(lines: list[str]) -> None:
+    _decode([P + ln for ln in lines] + lines)
