@@ -107,6 +107,9 @@ class TimelineBuilder:
         self._notes: list[FrameworkNote] = []
         self._reasons: list[tuple[RecompileReason, int | None]] = []
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
+        #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
+        #: the same run name the same compilation
+        self._by_compile_id: dict[tuple[str, str | None, str], _Pending] = {}
 
     # -- processes -----------------------------------------------------------------------
     def _new_process(self, sp: Span) -> _Process:
@@ -148,12 +151,16 @@ class TimelineBuilder:
         proc.open[c.module] = c
         proc.current = proc.last = c
         proc.compiled_since_load = True
-        fn = key.function or key.name
-        waiting = self._waiting_reasons.pop((proc.index, fn), None)
+        if key.compile_id is not None:
+            self._by_compile_id[(key.framework, sp.rank, key.compile_id)] = c
+        self._attach_waiting(proc, key, c)
+        return c
+
+    def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
+        waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
         for i in waiting or ():
             r, _ = self._reasons[i]
             self._reasons[i] = (r, c.id)
-        return c
 
     def _touch(self, c: _Pending | None, sp: Span) -> None:
         """``sp`` is part of compilation ``c``: it lasts at least until then."""
@@ -219,6 +226,16 @@ class TimelineBuilder:
             return
         if ev.cache_visible:
             proc.verbose = True
+        if ev.key.compile_id is not None:
+            same = self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            if same is not None:
+                # the same compilation, seen again in another input of the run
+                if same.key is not None and same.key.function is None and ev.key.function:
+                    same.key = ev.key
+                    same.module = ev.key.name
+                proc.current = same
+                self._attach_waiting(proc, ev.key, same)
+                return
         c = self._open_compilation(ev, ev.key, synthetic=ev.synthetic, proc=proc)
         c.cache_visible = ev.cache_visible
         c.arguments = ev.arguments
@@ -242,6 +259,19 @@ class TimelineBuilder:
     def _on_cache(self, ev: CacheLookup, proc: _Process) -> None:
         proc.cache_activity = True
         c: _Pending | None = None
+        same = (
+            self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            if ev.key is not None and ev.key.compile_id is not None
+            else None
+        )
+        if same is not None:
+            # one compilation can look up several graphs (torch: forward and backward)
+            if ev.outcome in ("hit", "miss") and ev.store in EXECUTABLE_STORES:
+                if same.cache is None or (same.cache == "hit" and ev.outcome == "miss"):
+                    same.cache = ev.outcome
+            self._touch(same, ev.span)
+            self._lookups.append((ev, same.id))
+            return
         if ev.outcome == "hit" and ev.store in EXECUTABLE_STORES:
             name = ev.key.name if ev.key is not None else "?"
             c = proc.open.get(name)
@@ -292,6 +322,10 @@ class TimelineBuilder:
         process, or to the one under way when the framework names its compile id."""
         index = len(self._reasons)
         c = proc.current
+        if ev.key.compile_id is not None:
+            same = self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            if same is not None:
+                c = same
         if (
             c is not None
             and ev.key.compile_id is not None
