@@ -5,16 +5,18 @@ The library never prints; only modules under ``cli/`` do, and they go through he
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers._reader import collect_notes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -171,3 +173,24 @@ def write_output(
             p.write_text(data, encoding="utf-8")
     except OSError as e:
         raise RecompileDoctorError(f"cannot write: {e.strerror or e}", path=output) from e
+
+
+def warn(message: str) -> None:
+    """``recompile-doctor: warning: <message>`` on stderr (one line)."""
+    click.echo(f"recompile-doctor: warning: {' '.join(message.split())}", err=True)
+
+
+@contextlib.contextmanager
+def warn_on_read_problems(strict: bool = False) -> Iterator[None]:
+    """Around an analysis: after it, warn about every input that could be read only in part
+    (``run.log.gz:722: gzip stream ends early; analysed the 722 lines before``).  With
+    ``strict``, the first such input is an error (exit 2) instead."""
+    with collect_notes() as notes:
+        yield
+    if strict and notes:
+        n = notes[0]
+        raise RecompileDoctorError(
+            f"{n.what} after line {n.last_good_line} ({n.detail})", path=n.path
+        )
+    for n in notes:
+        warn(n.message())
