@@ -27,6 +27,9 @@ from recompile_doctor.cache import ENTRY_RE, CacheEntry, CacheIndex, is_locked
 
 _DURATION_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[smhdw])", re.IGNORECASE)
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+#: limits beyond which a --max-size or --older-than is a typo, not a wish (8 EiB; 1000 years)
+MAX_SIZE_BYTES = 1 << 63
+MAX_DURATION_S = 1000 * 365 * 86400
 _SIZE_RE = re.compile(
     r"(?P<n>\d+(?:\.\d+)?)\s*(?:(?P<unit>[kmgt])(?P<i>i)?(?P<b>b)?|b)?", re.IGNORECASE
 )
@@ -37,7 +40,10 @@ def parse_duration(text: str) -> float:
     m = _DURATION_RE.fullmatch(text.strip())
     if m is None:
         raise ValueError(f"expected a number and a unit (s, m, h, d or w), like 7d, not {text!r}")
-    return float(m.group("n")) * _DURATION_UNITS[m.group("unit").lower()]
+    seconds = float(m.group("n")) * _DURATION_UNITS[m.group("unit").lower()]
+    if not seconds <= MAX_DURATION_S:  # also inf and nan
+        raise ValueError(f"{text.strip()!r} is longer than 1000 years")
+    return seconds
 
 
 def parse_size(text: str) -> int:
@@ -48,7 +54,10 @@ def parse_size(text: str) -> int:
     unit = (m.group("unit") or "").lower()
     power = "kmgt".index(unit) + 1 if unit else 0
     base = 1000 if m.group("b") and not m.group("i") else 1024
-    return int(float(m.group("n")) * base**power)
+    size = float(m.group("n")) * base**power
+    if not size < MAX_SIZE_BYTES:  # also inf and nan
+        raise ValueError(f"{text.strip()!r} is larger than 8 EiB")
+    return int(size)
 
 
 @dataclass(frozen=True, slots=True)

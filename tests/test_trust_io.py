@@ -191,3 +191,127 @@ def test_a_utf16_log_is_analysed_like_the_utf8_one(
     assert code == 0
     assert json.loads(got)["summary"] == json.loads(want)["summary"]
     assert json.loads(got)["summary"]["compilations"] > 0
+
+
+# --- item 7: one bad line never sinks the analysis ----------------------------------------
+
+SIM_LOG = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+HUGE = "9" * 400
+
+
+def _with_line_edited(tmp_path: Path, old: str, new: str) -> tuple[Path, int]:
+    """The real simulated log with the first line that contains ``old`` edited."""
+    lines = SIM_LOG.read_text(encoding="utf-8").splitlines(keepends=True)
+    n = next(i for i, line in enumerate(lines) if old in line)
+    lines[n] = lines[n].replace(old, new, 1)
+    p = tmp_path / "run.log"
+    p.write_text("".join(lines), encoding="utf-8")
+    return p, n + 1
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "2023-13-26T09:00:12.861957Z",
+        "2023-04-31T09:00:12.861957Z",
+        "2023-04-26 25:00:12.861957:",
+        "09:61:00.000 ",
+    ],
+)
+def test_a_prefix_with_an_impossible_time_is_a_problem_not_a_crash(stamp: str) -> None:
+    from recompile_doctor.parsers._prefixes import Clock, split_prefix
+
+    line = {
+        "Z": f"{stamp} PO:ENGINE   1.1 I: Starting phase: x",
+        ":": f"{stamp} I tensorflow/compiler/x.cc:12] msg",
+        " ": f"{stamp}1234 PO:ENGINE   [I] msg",
+    }[stamp[-1]]
+    prefix, msg, _ = split_prefix(line)
+    assert prefix.seconds is None and prefix.problem is not None
+    assert stamp.strip(" :Z") in prefix.problem
+    assert Clock().absolute(prefix) is None  # inherits (nothing yet)
+    assert msg in ("Starting phase: x", "msg")
+
+
+def test_a_log_line_with_a_month_13_is_not_an_internal_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p, _ = _with_line_edited(tmp_path, "2023-04-26T09:00:12", "2023-13-26T09:00:12")
+    code, out, err = run_cli("analyze", str(p), "--format", "json", capsys=capsys)
+    assert code == 0 and "internal error" not in err
+    import json
+
+    assert json.loads(out)["summary"]["compilations"] > 0
+
+
+@pytest.mark.xfail(
+    strict=True, reason="parsers/__init__.py must count Prefix.problem as malformed (lead)"
+)
+def test_a_log_line_with_a_month_13_counts_as_malformed_and_strict_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    # GIVEN the stamp of a known message (the end of engine compilation) names month 13
+    p, n = _with_line_edited(tmp_path, "2023-04-26T09:00:36.538779Z", "2023-13-26T09:00:36.538779Z")
+    code, out, _ = run_cli("analyze", str(p), "--format", "json", capsys=capsys)
+    assert code == 0 and json.loads(out)["parse"]["malformed"] == 1
+    code, _, err = run_cli("analyze", str(p), "--strict", capsys=capsys)
+    assert code == 2 and f"{p}:{n}:" in err and "internal error" not in err
+
+
+@pytest.mark.xfail(
+    strict=True, reason="parsers/poplar.py must read numbers with _prefixes.safe_int (lead)"
+)
+def test_a_400_digit_duration_is_a_malformed_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    p, n = _with_line_edited(
+        tmp_path,
+        "Ending phase: engineCompilation (duration ",
+        f"Ending phase: engineCompilation (duration {HUGE}",
+    )
+    code, out, err = run_cli("analyze", str(p), "--format", "json", capsys=capsys)
+    assert code == 0 and "internal error" not in err
+    assert json.loads(out)["parse"]["malformed"] == 1
+    code, _, err = run_cli("analyze", str(p), "--strict", capsys=capsys)
+    assert code == 2 and f"{p}:{n}:" in err
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("12", 12), (" 7 ", 7), ("-3", -3), (HUGE, None), ("1e3", None), ("", None), ("x", None),
+     (None, None), ("1" * 16, None), ("١٢", None)],
+)  # fmt: skip
+def test_safe_int(text: str | None, want: int | None) -> None:
+    from recompile_doctor.parsers._prefixes import safe_int
+
+    assert safe_int(text) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [("1.5", 1.5), ("-0.25", -0.25), ("2e3", 2000.0), (HUGE, None), ("1e400", None),
+     ("inf", None), ("nan", None), ("Infinity", None), ("", None), (None, None)],
+)  # fmt: skip
+def test_safe_float(text: str | None, want: float | None) -> None:
+    from recompile_doctor.parsers._prefixes import safe_float
+
+    assert safe_float(text) == want
+
+
+@pytest.mark.parametrize(
+    "args", [("--max-size", HUGE), ("--max-size", "1e400"), ("--older-than", HUGE + "d")]
+)
+def test_an_absurd_prune_limit_is_a_usage_error(
+    tmp_path: Path, args: tuple[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "abc.poplar_exec").write_bytes(b"x")
+    code, _, err = run_cli("cache", "prune", str(cache), *args, capsys=capsys)
+    assert code == 2 and "internal error" not in err
+    assert "larger than 8 EiB" in err or "longer than 1000 years" in err or "expected" in err
+    assert (cache / "abc.poplar_exec").exists()
