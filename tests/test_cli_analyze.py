@@ -75,7 +75,7 @@ def test_refuses_to_overwrite_its_input(tmp_path: Path, capsys: pytest.CaptureFi
     code, _, err = run_cli(
         "analyze", str(log), "-o", str(log), "--force", "--format", "text", capsys=capsys
     )
-    assert code == 2 and "refusing to overwrite an input file" in err
+    assert code == 2 and f"{log}: is an input ({log}); choose another output" in err
     assert log.read_bytes() == before
 
 

@@ -315,3 +315,138 @@ def test_an_absurd_prune_limit_is_a_usage_error(
     assert code == 2 and "internal error" not in err
     assert "larger than 8 EiB" in err or "longer than 1000 years" in err or "expected" in err
     assert (cache / "abc.poplar_exec").exists()
+
+
+# --- items 13 and 15: outputs never touch inputs; only regular files need --force ----------
+
+
+def _tree_hash(root: Path) -> dict[str, bytes]:
+    import hashlib
+
+    if root.is_file():
+        return {root.name: hashlib.sha256(root.read_bytes()).digest()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).digest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture()
+def sim(tmp_path: Path) -> Path:
+    """A copy of the kitchen-sink run: log, dumps, cache."""
+    import shutil
+
+    dst = tmp_path / "run"
+    shutil.copytree(KITCHEN, dst)
+    return dst
+
+
+def _dump_file(sim: Path) -> Path:
+    return next(p for p in sorted((sim / "dumps").iterdir()) if p.is_file())
+
+
+def _a_dump_pair(sim: Path) -> tuple[Path, Path]:
+    files = sorted(p for p in (sim / "dumps").iterdir() if p.name.endswith(".txt"))
+    return files[0], files[1]
+
+
+@pytest.mark.parametrize(
+    ("case", "args", "victim"),
+    [
+        ("html is the log", lambda s: ["analyze", f"{s}/run.log", "--html", f"{s}/run.log"],
+         lambda s: s / "run.log"),
+        ("html in the dumps", lambda s: ["analyze", f"{s}/run.log", "--dumps", f"{s}/dumps",
+                                         "--html", str(_dump_file(s))], lambda s: s / "dumps"),
+        ("-o in the dumps", lambda s: ["analyze", f"{s}/run.log", "--dumps", f"{s}/dumps",
+                                       "-o", f"{s}/dumps/new.txt"], lambda s: s / "dumps"),
+        ("report in the dumps", lambda s: ["report", f"{s}/run.log", "--dumps", f"{s}/dumps",
+                                           "-o", str(_dump_file(s))], lambda s: s / "dumps"),
+        ("diff -o in A", lambda s: ["diff", f"{s}/dumps", f"{s}/dumps", "-o",
+                                    str(_dump_file(s))], lambda s: s / "dumps"),
+        ("diff of files -o A", lambda s: ["diff", str(_a_dump_pair(s)[0]),
+                                          str(_a_dump_pair(s)[1]), "-o",
+                                          str(_a_dump_pair(s)[0])], lambda s: s / "dumps"),
+        ("cache ls -o an entry", lambda s: ["cache", "ls", f"{s}/cache", "-o",
+                                            str(next((s / "cache").glob("*.poplar_exec")))],
+         lambda s: s / "cache"),
+        ("cache ls -o a log", lambda s: ["cache", "ls", f"{s}/cache", "--log", f"{s}/run.log",
+                                         "-o", f"{s}/run.log"], lambda s: s / "run.log"),
+        ("prune -o in the cache", lambda s: ["cache", "prune", f"{s}/cache", "--keep-newest",
+                                             "100", "-o", f"{s}/cache/plan.json"],
+         lambda s: s / "cache"),
+        ("via a symlink", lambda s: ["analyze", f"{s}/run.log", "-o", f"{s}/link.txt"],
+         lambda s: s / "run.log"),
+        ("via a hard link", lambda s: ["analyze", f"{s}/run.log", "-o", f"{s}/hard.txt"],
+         lambda s: s / "run.log"),
+    ],
+)  # fmt: skip
+def test_no_output_may_be_an_input_or_inside_one_force_or_not(
+    sim: Path,
+    case: str,
+    args,
+    victim,
+    capsys: pytest.CaptureFixture[str],  # type: ignore[no-untyped-def]
+) -> None:
+    (sim / "link.txt").symlink_to(sim / "run.log")
+    os.link(sim / "run.log", sim / "hard.txt")
+    before = _tree_hash(victim(sim))
+    code, _, err = run_cli(*args(sim), "--force", capsys=capsys)
+    assert code == 2, err
+    assert "choose another output" in err and err.count("\n") == 1
+    assert "is an input" in err or "is inside an input folder" in err
+    assert _tree_hash(victim(sim)) == before
+    assert not (sim / "dumps" / "new.txt").exists() and not (sim / "cache" / "plan.json").exists()
+
+
+def test_stdin_redirected_from_the_output_is_refused(
+    sim: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN `analyze - -o in.log --force < in.log`
+    import sys
+
+    log = sim / "run.log"
+    before = log.read_bytes()
+    with open(log, "rb") as f:
+        monkeypatch.setattr(sys, "stdin", io_wrapper(f))
+        code, _, err = run_cli("analyze", "-", "-o", str(log), "--force", capsys=capsys)
+    assert code == 2 and f"{log}: is an input (stdin is read from it)" in err
+    assert log.read_bytes() == before
+
+
+def io_wrapper(f):  # type: ignore[no-untyped-def]
+    import io
+
+    return io.TextIOWrapper(f)
+
+
+def test_the_refusal_names_output_and_input(sim: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = sim / "run.log"
+    code, _, err = run_cli("analyze", str(log), "--html", str(log), "--force", capsys=capsys)
+    assert code == 2
+    assert err == (f"recompile-doctor: error: {log}: is an input ({log}); choose another output\n")
+
+
+@pytest.mark.parametrize("target", ["/dev/null", "fifo"])
+def test_a_device_or_fifo_output_needs_no_force(
+    tmp_path: Path, target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if target == "fifo":
+        fifo = tmp_path / "out"
+        os.mkfifo(fifo)
+        got: list[bytes] = []
+
+        def drain() -> None:
+            with open(fifo, "rb") as f:
+                got.append(f.read())
+
+        t = threading.Thread(target=drain, daemon=True)
+        t.start()
+        target = str(fifo)
+    code, _, err = _run_with_timeout(
+        lambda: run_cli("analyze", str(ALT), "-o", target, "--format", "json", capsys=capsys)
+    )
+    assert code == 0, err
+    if target != "/dev/null":
+        t.join(10)
+        assert got and got[0].startswith(b"{")
