@@ -450,3 +450,58 @@ def test_a_device_or_fifo_output_needs_no_force(
     if target != "/dev/null":
         t.join(10)
         assert got and got[0].startswith(b"{")
+
+
+# --- item 12: an unexpected error names the input, and a bug says it is one ----------------
+
+
+def test_a_bug_while_reading_names_the_input_line_and_asks_for_a_report(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import recompile_doctor.parsers as parsers
+
+    real = parsers.match_message
+
+    def buggy(msg: str):  # type: ignore[no-untyped-def]
+        if "Loading executable" in msg:
+            raise ZeroDivisionError("division by zero")
+        return real(msg)
+
+    monkeypatch.setattr(parsers, "match_message", buggy)
+    lines = ALT.read_text(encoding="utf-8").splitlines()
+    n = next(i for i, t in enumerate(lines, 1) if "Loading executable" in t)
+    code, out, err = run_cli("analyze", str(ALT), capsys=capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        f"recompile-doctor: internal error: ZeroDivisionError: division by zero "
+        f"(while reading {ALT}:{n}) \u2014 this is a bug; please report it with the output "
+        "of --debug\n"
+    )
+
+
+def test_a_bug_after_reading_says_so_without_a_stale_position(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import recompile_doctor.api as api
+
+    def buggy(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise KeyError("x")
+
+    monkeypatch.setattr(api, "diagnose", buggy)
+    code, _, err = run_cli("analyze", str(ALT), capsys=capsys)
+    assert code == 2
+    assert err.startswith("recompile-doctor: internal error: KeyError: 'x' \u2014 this is a bug")
+
+
+def test_an_os_error_on_a_file_is_an_input_error_naming_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import recompile_doctor.api as api
+
+    def denied(*_a, **_k):  # type: ignore[no-untyped-def]
+        raise PermissionError(13, "Permission denied", "/some/dumps/module_0001.txt")
+
+    monkeypatch.setattr(api, "diagnose", denied)
+    code, _, err = run_cli("analyze", str(ALT), capsys=capsys)
+    assert code == 2
+    assert err == "recompile-doctor: error: /some/dumps/module_0001.txt: Permission denied\n"
