@@ -505,3 +505,121 @@ def test_an_os_error_on_a_file_is_an_input_error_naming_it(
     code, _, err = run_cli("analyze", str(ALT), capsys=capsys)
     assert code == 2
     assert err == "recompile-doctor: error: /some/dumps/module_0001.txt: Permission denied\n"
+
+
+# --- item 11: a saved report is validated before it is trusted -----------------------------
+
+GOLDEN_REPORT = Path(__file__).parent / "goldens" / "analyze" / "alternating_graphs.log.json"
+
+
+def _saved(tmp_path: Path, edit) -> Path:  # type: ignore[no-untyped-def]
+    import json
+
+    data = json.loads(GOLDEN_REPORT.read_text(encoding="utf-8"))
+    edit(data)
+    p = tmp_path / "saved.json"
+    p.write_text(json.dumps(data), encoding="utf-8")  # allow_nan: writes Infinity, NaN
+    return p
+
+
+def _set(path: str, value: object):  # type: ignore[no-untyped-def]
+    """An edit that sets ``a.b[0].c`` in the report."""
+    import re
+
+    def edit(data: object) -> None:
+        keys: list[str | int] = [
+            int(k) if k.isdigit() else k for k in re.findall(r"[^.\[\]]+", path)
+        ]
+        target = data
+        for k in keys[:-1]:
+            target = target[k]  # type: ignore[index]
+        target[keys[-1]] = value  # type: ignore[index]
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "what"),
+    [
+        ("findings[0].severity", "fatal", "unknown severity 'fatal'"),
+        ("summary.compile_seconds", float("inf"), "expected a finite number, not inf"),
+        ("summary.load_seconds", float("nan"), "expected a finite number, not nan"),
+        ("summary.wasted_seconds", -1.0, "must be 0 or more"),
+        ("summary.compilations", 2.5, "expected an integer, not a number"),
+        ("summary.loads", True, "expected an integer, not a boolean"),
+        ("findings[0].rule", "no-such-rule", "unknown rule id 'no-such-rule'"),
+        ("compilations[1].cause", "made-up", "unknown rule id 'made-up'"),
+        ("compilations[0].duration_s", 1e300, "is too large"),
+        ("compilations[0].cache", "maybe", "unknown cache state 'maybe'"),
+        ("findings[0].evidence[0].line", 0, "must be 1 or more"),
+        ("findings[0].evidence", "x", "expected a list, not a string"),
+        ("events[0].detail", {"duration_ms": float("inf")}, "finite"),
+        ("inputs[0].lines", 10**400, "too large"),
+        ("parse", None, "expected an object, not null"),
+    ],
+)
+def test_a_bad_field_of_a_saved_report_is_named(
+    tmp_path: Path, field: str, value: object, what: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from recompile_doctor.report_check import check_report_json
+
+    p = _saved(tmp_path, _set(field, value))
+    import json
+
+    with pytest.raises(RecompileDoctorError) as e:
+        check_report_json(json.loads(p.read_text()), str(p))
+    assert str(e.value).startswith(f"{p}: field {field.split('.detail')[0]}")
+    assert what in str(e.value)
+    # AND through the CLI: one line, exit 2, no internal error, no page written
+    out = tmp_path / "r.html"
+    code, _, err = run_cli("report", str(p), "-o", str(out), capsys=capsys)
+    assert code == 2 and err.startswith(f"recompile-doctor: error: {p}: field ")
+    assert "internal error" not in err and not out.exists()
+
+
+def test_a_missing_field_is_named(tmp_path: Path) -> None:
+    import json
+
+    from recompile_doctor.report_check import check_report_json
+
+    p = _saved(tmp_path, lambda d: d["findings"][0].pop("severity"))
+    with pytest.raises(RecompileDoctorError, match=r"field findings\[0\]\.severity: missing"):
+        check_report_json(json.loads(p.read_text()), str(p))
+
+
+def test_every_golden_report_passes_the_check() -> None:
+    import json
+
+    from recompile_doctor.report_check import check_report_json
+
+    for g in sorted(GOLDEN_REPORT.parent.glob("*.json")):
+        check_report_json(json.loads(g.read_text(encoding="utf-8")), str(g))
+
+
+def test_a_fresh_report_of_every_simulated_scenario_passes_the_check(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from recompile_doctor.report_check import check_report_json
+
+    for d in sorted((FIXTURES / "simulated").iterdir()):
+        if (d / "run.log").is_file():
+            args = ["analyze", str(d / "run.log"), "--format", "json"]
+            if (d / "dumps").is_dir():
+                args += ["--dumps", str(d / "dumps")]
+            _, out, _ = run_cli(*args, capsys=capsys)
+            check_report_json(json.loads(out), str(d))
+
+
+def test_the_schema_rejects_infinity_too() -> None:
+    import json
+
+    import jsonschema
+
+    from tests.conftest import schema
+
+    data = json.loads(GOLDEN_REPORT.read_text(encoding="utf-8"))
+    data["summary"]["compile_seconds"] = float("inf")
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(data, schema("report.schema.json"))
