@@ -623,3 +623,100 @@ def test_the_schema_rejects_infinity_too() -> None:
     data["summary"]["compile_seconds"] = float("inf")
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(data, schema("report.schema.json"))
+
+
+# --- item 14: prune never deletes outside the cache it listed -------------------------------
+
+
+def _cache_with_entries(root: Path, n: int = 6) -> Path:
+    import time
+
+    d = root / "cache"
+    d.mkdir()
+    t = time.time() - 10 * 86400
+    for i in range(n):
+        f = d / f"{0xABC0 + i:x}.poplar_exec"
+        f.write_bytes(b"x" * (100 + i))
+        os.utime(f, (t + i, t + i))
+    return d
+
+
+def _look_alikes(src: Path, dst: Path) -> None:
+    """Files named, sized and dated like the cache's entries (``cp -p``)."""
+    import shutil
+
+    dst.mkdir()
+    for f in src.iterdir():
+        shutil.copy2(f, dst / f.name)
+
+
+def test_prune_after_the_folder_was_swapped_for_a_symlink_deletes_nothing(
+    tmp_path: Path,
+) -> None:
+    from recompile_doctor.cache import index
+    from recompile_doctor.cache_prune import Criteria, apply, plan
+
+    cache = _cache_with_entries(tmp_path)
+    p = plan(index(str(cache)), Criteria(older_than_s=86400.0))
+    assert len(p.remove) == 6
+    # WHEN, between listing and deleting, the folder is swapped for a symlink to look-alikes
+    decoy = tmp_path / "precious"
+    _look_alikes(cache, decoy)
+    cache.rename(tmp_path / "cache.moved")
+    cache.symlink_to(decoy)
+    apply(p)
+    # THEN nothing outside the listed folder is removed, and the failure is reported
+    assert sorted(f.name for f in decoy.iterdir()) == sorted(s.entry.file for s in p.remove)
+    assert not p.removed and len(p.failed) == 6
+    assert all("replaced since it was listed" in (s.why_skipped or "") for s in p.skipped)
+
+
+def test_prune_skips_an_entry_swapped_for_a_symlink_or_another_file(tmp_path: Path) -> None:
+    import shutil
+
+    from recompile_doctor.cache import index
+    from recompile_doctor.cache_prune import Criteria, apply, plan
+
+    cache = _cache_with_entries(tmp_path, 3)
+    outside = tmp_path / "outside.poplar_exec"
+    p = plan(index(str(cache)), Criteria(older_than_s=86400.0))
+    a, b, c = (s.entry.file for s in p.remove)
+    # WHEN one entry becomes a symlink to a file elsewhere, another a copy with the same
+    # size and time (another inode)
+    shutil.copy2(cache / a, outside)
+    (cache / a).unlink()
+    (cache / a).symlink_to(outside)
+    shutil.copy2(cache / b, tmp_path / "copy")
+    os.replace(tmp_path / "copy", cache / b)
+    apply(p)
+    assert outside.exists() and (cache / a).is_symlink() and (cache / b).exists()
+    assert [s.entry.file for s in p.removed] == [c]
+    why = {s.entry.file: s.why_skipped for s in p.skipped}
+    assert why == {a: "not a regular file", b: "changed since it was listed"}
+
+
+def test_prune_swap_while_waiting_on_the_unused_by_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN prune reads an --unused-by log (a pipe it waits on) after listing the cache
+    import recompile_doctor.cache as cache_mod
+
+    cache = _cache_with_entries(tmp_path)
+    decoy = tmp_path / "precious"
+    log = tmp_path / "run.log"
+    log.write_bytes((KITCHEN / "run.log").read_bytes())
+    real_read_usage = cache_mod.read_usage
+
+    def swap_then_read(logs):  # type: ignore[no-untyped-def]
+        _look_alikes(cache, decoy)
+        cache.rename(tmp_path / "cache.moved")
+        cache.symlink_to(decoy)
+        return real_read_usage(logs)
+
+    monkeypatch.setattr(cache_mod, "read_usage", swap_then_read)
+    code, _, err = run_cli(
+        "cache", "prune", str(cache), "--unused-by", str(log), "--yes", capsys=capsys
+    )
+    # THEN the look-alikes survive and the command says it removed nothing
+    assert len(list(decoy.iterdir())) == 6
+    assert code == 2 and "could not be removed" in err
