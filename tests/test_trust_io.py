@@ -720,3 +720,58 @@ def test_prune_swap_while_waiting_on_the_unused_by_log(
     # THEN the look-alikes survive and the command says it removed nothing
     assert len(list(decoy.iterdir())) == 6
     assert code == 2 and "could not be removed" in err
+
+
+# --- item 9: HLO with a header or an instruction wrapped over many lines parses in linear time
+
+
+def _wrapped_header_module(n: int) -> str:
+    params = ",\n".join("f32[2]{0}" for _ in range(n))
+    return (
+        f"HloModule m, entry_computation_layout={{({params}\n)->f32[2]{{0}}}}\n\n"
+        "ENTRY main {\n  ROOT p = f32[2]{0} parameter(0)\n}\n"
+    )
+
+
+def _wrapped_constant_module(n: int) -> str:
+    values = ",\n".join(str(i) for i in range(n))
+    return f"HloModule m\n\nENTRY main {{\n  ROOT c = s32[{n}]{{0}} constant({{{values}}})\n}}\n"
+
+
+@pytest.mark.parametrize("make", [_wrapped_header_module, _wrapped_constant_module])
+def test_wrapped_constructs_are_tokenized_a_bounded_number_of_times(
+    make,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """Linear, not quadratic: the characters tokenized stay within a small multiple of the
+    text, whatever the number of wrapped lines (20,000 here)."""
+    from recompile_doctor.parsers.hlo import _parser, parse_hlo
+
+    text = make(20_000)
+    seen = [0]
+    real = _parser.tokenize
+
+    def counting(s: str) -> list[str]:
+        seen[0] += len(s)
+        return real(s)
+
+    monkeypatch.setattr(_parser, "tokenize", counting)
+    m = parse_hlo(text, "wrapped.txt")
+    assert m.name == "m" and m.entry == "main"
+    assert seen[0] <= 4 * len(text)
+
+
+def test_a_wrapped_header_keeps_its_whole_value() -> None:
+    from recompile_doctor.parsers.hlo import parse_hlo
+
+    m = parse_hlo(_wrapped_header_module(3), "h.txt")
+    assert m.attrs["entry_computation_layout"] == "{(f32[2]{0},f32[2]{0},f32[2]{0})->f32[2]{0}}"
+
+
+def test_an_unclosed_wrapped_header_is_an_error_at_its_line() -> None:
+    from recompile_doctor.parsers.hlo import parse_hlo
+
+    text = "HloModule m, entry_computation_layout={(f32[2]{0},\nf32[2]{0}\n"
+    with pytest.raises(RecompileDoctorError) as e:
+        parse_hlo(text, "h.txt")
+    assert str(e.value).startswith("h.txt:") and "open bracket" in str(e.value)
