@@ -26,6 +26,7 @@ from recompile_doctor.model import (
 )
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._reader import read_lines_around
+from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
 
 PathLike = str | os.PathLike[str]
@@ -154,6 +155,7 @@ def load_report(path: PathLike) -> Report:
         raise RecompileDoctorError(
             f"not valid JSON: {e.msg}", path=p, line=e.lineno, col=e.colno
         ) from None
+    check_report_json(data, p)
     try:
         return Report.from_json(data)
     except (KeyError, TypeError, ValueError, AttributeError) as e:

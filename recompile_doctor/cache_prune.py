@@ -15,18 +15,21 @@ entry whose ``.compile_lock``/``.read_lock`` exists is skipped, never removed.  
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from recompile_doctor.cache import ENTRY_RE, CacheEntry, CacheIndex, is_locked
+from recompile_doctor.cache import DIR_FLAGS, ENTRY_RE, CacheEntry, CacheIndex, is_locked_at
 
 _DURATION_RE = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>[smhdw])", re.IGNORECASE)
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+#: limits beyond which a --max-size or --older-than is a typo, not a wish (8 EiB; 1000 years)
+MAX_SIZE_BYTES = 1 << 63
+MAX_DURATION_S = 1000 * 365 * 86400
 _SIZE_RE = re.compile(
     r"(?P<n>\d+(?:\.\d+)?)\s*(?:(?P<unit>[kmgt])(?P<i>i)?(?P<b>b)?|b)?", re.IGNORECASE
 )
@@ -37,7 +40,10 @@ def parse_duration(text: str) -> float:
     m = _DURATION_RE.fullmatch(text.strip())
     if m is None:
         raise ValueError(f"expected a number and a unit (s, m, h, d or w), like 7d, not {text!r}")
-    return float(m.group("n")) * _DURATION_UNITS[m.group("unit").lower()]
+    seconds = float(m.group("n")) * _DURATION_UNITS[m.group("unit").lower()]
+    if not seconds <= MAX_DURATION_S:  # also inf and nan
+        raise ValueError(f"{text.strip()!r} is longer than 1000 years")
+    return seconds
 
 
 def parse_size(text: str) -> int:
@@ -48,7 +54,10 @@ def parse_size(text: str) -> int:
     unit = (m.group("unit") or "").lower()
     power = "kmgt".index(unit) + 1 if unit else 0
     base = 1000 if m.group("b") and not m.group("i") else 1024
-    return int(float(m.group("n")) * base**power)
+    size = float(m.group("n")) * base**power
+    if not size < MAX_SIZE_BYTES:  # also inf and nan
+        raise ValueError(f"{text.strip()!r} is larger than 8 EiB")
+    return int(size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +105,8 @@ class PrunePlan:
     kept: int = 0
     removed: list[Selected] = field(default_factory=list)  # filled by :func:`apply`
     applied: bool = False
+    real_dir: str = ""  # the folder as resolved when listed
+    dir_id: tuple[int, int] | None = None  # its (device, inode) when listed
 
     @property
     def bytes_to_free(self) -> int:
@@ -144,7 +155,7 @@ def plan(idx: CacheIndex, criteria: Criteria, now: float | None = None) -> Prune
     """What pruning ``idx`` by ``criteria`` would remove (``idx`` carries the usage of the
     ``--unused-by`` logs).  Deletes nothing."""
     t = time.time() if now is None else now
-    p = PrunePlan(idx.dir, criteria)
+    p = PrunePlan(idx.dir, criteria, real_dir=idx.real_dir, dir_id=idx.dir_id)
     for e, reasons in zip(idx.entries, _reasons(idx, criteria, t), strict=True):
         if not reasons:
             p.kept += 1
@@ -155,38 +166,63 @@ def plan(idx: CacheIndex, criteria: Criteria, now: float | None = None) -> Prune
     return p
 
 
-def _check_unchanged(folder: Path, e: CacheEntry) -> str | None:
+def _check_unchanged(dir_fd: int, e: CacheEntry) -> str | None:
+    """Why ``e`` must not be removed now, or ``None``: checked through the folder's
+    descriptor, never by path."""
     if ENTRY_RE.fullmatch(e.file) is None:  # never anything but a cache entry
         return "not a cache entry"
-    if is_locked(folder, e.file):
+    if is_locked_at(dir_fd, e.file):
         return "locked"
     try:
-        st = (folder / e.file).lstat()
+        st = os.stat(e.file, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         return "already gone"
     except OSError as err:
         return f"cannot read: {err.strerror or err}"
     if not stat.S_ISREG(st.st_mode):
         return "not a regular file"
-    if st.st_size != e.bytes or st.st_mtime_ns != e.mtime_ns:
+    if st.st_size != e.bytes or st.st_mtime_ns != e.mtime_ns or (e.ino and st.st_ino != e.ino):
         return "changed since it was listed"
     return None
 
 
+_REPLACED = "cannot remove: the cache folder was replaced since it was listed"
+
+
+def _open_listed_dir(p: PrunePlan) -> tuple[int | None, str | None]:
+    """Open the folder that was listed -- the same one, not whatever its path names now."""
+    try:
+        fd = os.open(p.real_dir or p.dir, DIR_FLAGS)
+    except OSError as err:
+        if err.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):  # now a symlink, or gone
+            return None, _REPLACED
+        return None, f"cannot remove: cannot open the cache folder: {err.strerror or err}"
+    st = os.fstat(fd)
+    if p.dir_id is not None and (st.st_dev, st.st_ino) != p.dir_id:
+        os.close(fd)
+        return None, _REPLACED
+    return fd, None
+
+
 def apply(p: PrunePlan) -> PrunePlan:
-    """Remove the planned entries.  Each is checked again just before: still unlocked, the
-    same size and time as listed.  Anything that fails moves to ``skipped`` with why."""
-    folder = Path(p.dir)
-    for s in p.remove:
-        why = _check_unchanged(folder, s.entry)
-        if why is None:
-            try:
-                os.unlink(folder / s.entry.file)
-            except OSError as err:
-                why = f"cannot remove: {err.strerror or err}"
-        if why is None:
-            p.removed.append(s)
-        else:
-            p.skipped.append(Selected(s.entry, s.reasons, why))
+    """Remove the planned entries, through one descriptor of the folder that was listed.  Each
+    is checked again just before: still unlocked, a regular file, the same file (inode), size
+    and time as listed.  Anything that fails moves to ``skipped`` with why."""
+    fd, why_all = _open_listed_dir(p)
+    try:
+        for s in p.remove:
+            why = why_all if fd is None else _check_unchanged(fd, s.entry)
+            if why is None and fd is not None:
+                try:
+                    os.unlink(s.entry.file, dir_fd=fd)
+                except OSError as err:
+                    why = f"cannot remove: {err.strerror or err}"
+            if why is None:
+                p.removed.append(s)
+            else:
+                p.skipped.append(Selected(s.entry, s.reasons, why))
+    finally:
+        if fd is not None:
+            os.close(fd)
     p.applied = True
     return p

@@ -371,7 +371,7 @@ def test_a_failed_removal_is_reported_and_exits_2(
     cache: Cache, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN a file system that refuses to delete
-    def refuse(path: Any) -> None:
+    def refuse(path: Any, **_kw: Any) -> None:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(os, "unlink", refuse)
@@ -430,7 +430,7 @@ def test_an_unreadable_directory_is_one_line(
     def denied(path: Any) -> Any:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(os, "scandir", denied)
+    monkeypatch.setattr(os, "listdir", denied)
     code, _, err = run_cli("cache", "ls", str(tmp_path), capsys=capsys)
     assert_one_line_error(code, err, str(tmp_path), "permission denied")
 

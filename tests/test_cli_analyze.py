@@ -75,7 +75,7 @@ def test_refuses_to_overwrite_its_input(tmp_path: Path, capsys: pytest.CaptureFi
     code, _, err = run_cli(
         "analyze", str(log), "-o", str(log), "--force", "--format", "text", capsys=capsys
     )
-    assert code == 2 and "refusing to overwrite an input file" in err
+    assert code == 2 and f"{log}: is an input ({log}); choose another output" in err
     assert log.read_bytes() == before
 
 
@@ -127,13 +127,6 @@ def test_gzip_and_stdin(
         (lambda d: d / "nope.log", "nope.log: no such file"),
         (lambda d: d, ": is a directory"),
         (lambda d: _w(d / "e.log", b""), "e.log: empty input"),
-        (
-            lambda d: _w(
-                d / "b.log.gz",
-                gzip.compress(b"".join(b"%d\n" % (i * 7919 % 10007) for i in range(5000)))[:3000],
-            ),
-            "broken gzip",
-        ),
     ],
 )
 def test_bad_input_is_one_line_exit_2_no_traceback(

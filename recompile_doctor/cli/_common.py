@@ -5,16 +5,19 @@ The library never prints; only modules under ``cli/`` do, and they go through he
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import stat
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 import click
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers._reader import collect_notes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -122,25 +125,68 @@ def format_for(fmt: str | None, output: str | None, default: str = "text") -> st
 
 
 def check_output_path(path: str, force: bool, inputs: Sequence[str] = ()) -> Path:
-    """Refuse to overwrite an input, or an existing file without ``--force``."""
+    """The one guard before writing ``path``: never an input, a file inside an input folder
+    (a dump folder, a cache) or stdin's file, ``--force`` or not; an existing regular file
+    only with ``force`` (a device, FIFO or ``/dev/stdout`` is written as it is)."""
     p = Path(path)
-    for i in inputs:
-        if i != "-" and _same_file(p, Path(i)):
-            raise RecompileDoctorError("refusing to overwrite an input file", path=path)
+    clash = _input_clash(path, inputs)
+    if clash is not None:
+        raise RecompileDoctorError(f"{clash}; choose another output", path=path)
     if p.is_dir():
         raise RecompileDoctorError("is a directory, expected a file to write", path=path)
-    if p.exists() and not force:
+    if p.is_file() and not force:
         raise RecompileDoctorError("file exists (use --force to overwrite)", path=path)
     if not p.parent.exists():
         raise RecompileDoctorError(f"no such directory: {p.parent}", path=path)
     return p
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def _stat(path: str) -> os.stat_result | None:
     try:
-        return a.exists() and b.exists() and os.path.samefile(a, b)
-    except OSError:
-        return False
+        return os.stat(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _stdin_stat() -> os.stat_result | None:
+    try:
+        return os.fstat(sys.stdin.fileno())
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _input_clash(output: str, inputs: Sequence[str]) -> str | None:
+    """Why writing ``output`` would touch an input, or ``None``.  Paths are compared resolved
+    (symlinks, ``..``) and files by device and inode (hard links, ``/dev/fd/N``)."""
+    out_real = os.path.realpath(output)
+    out_st = _stat(output)
+    for i in inputs:
+        if i == "-":
+            st = _stdin_stat()
+            if (
+                out_st is not None
+                and st is not None
+                and stat.S_ISREG(st.st_mode)
+                and (st.st_dev, st.st_ino) == (out_st.st_dev, out_st.st_ino)
+            ):
+                return "is an input (stdin is read from it)"
+            continue
+        in_real = os.path.realpath(i)
+        in_st = _stat(i)
+        if out_real == in_real or (
+            out_st is not None
+            and in_st is not None
+            and (out_st.st_dev, out_st.st_ino) == (in_st.st_dev, in_st.st_ino)
+        ):
+            return f"is an input ({i})"
+        if in_st is not None and stat.S_ISDIR(in_st.st_mode):
+            try:
+                inside = os.path.commonpath([out_real, in_real]) == in_real
+            except ValueError:
+                inside = False
+            if inside:
+                return f"is inside an input folder ({i})"
+    return None
 
 
 def write_output(
@@ -171,3 +217,24 @@ def write_output(
             p.write_text(data, encoding="utf-8")
     except OSError as e:
         raise RecompileDoctorError(f"cannot write: {e.strerror or e}", path=output) from e
+
+
+def warn(message: str) -> None:
+    """``recompile-doctor: warning: <message>`` on stderr (one line)."""
+    click.echo(f"recompile-doctor: warning: {' '.join(message.split())}", err=True)
+
+
+@contextlib.contextmanager
+def warn_on_read_problems(strict: bool = False) -> Iterator[None]:
+    """Around an analysis: after it, warn about every input that could be read only in part
+    (``run.log.gz:722: gzip stream ends early; analysed the 722 lines before``).  With
+    ``strict``, the first such input is an error (exit 2) instead."""
+    with collect_notes() as notes:
+        yield
+    if strict and notes:
+        n = notes[0]
+        raise RecompileDoctorError(
+            f"{n.what} after line {n.last_good_line} ({n.detail})", path=n.path
+        )
+    for n in notes:
+        warn(n.message())

@@ -94,7 +94,7 @@ def command(
     # check output paths before the (possibly long) analysis
     for path in (output, html):
         if path is not None and path != "-":
-            check_output_path(path, force, logs)
+            check_output_path(path, force, (*logs, *dumps))
     with progress_for(list(logs)) as progress:
         report = run_analysis(
             list(logs),
@@ -105,7 +105,13 @@ def command(
             on_progress=progress,
         )
     if html is not None:
-        write_output(render(report, "html"), html, force=force, inputs=logs, binary_ok_on_tty=False)
+        write_output(
+            render(report, "html"),
+            html,
+            force=force,
+            inputs=(*logs, *dumps),
+            binary_ok_on_tty=False,
+        )
     quiet_ok = quiet and not any(f.severity != "info" for f in report.findings)
     if not quiet_ok:
         if out_fmt == "text":
@@ -117,5 +123,5 @@ def command(
             )
         else:
             text = render(report, out_fmt)
-        write_output(text, output, force=force, inputs=logs)
+        write_output(text, output, force=force, inputs=(*logs, *dumps))
     return 1 if fails(report, fail_on) else 0

@@ -94,7 +94,7 @@ def ls(directory: str, logs: tuple[str, ...], fmt: str | None, output: str | Non
     now = time.time()
     width = shutil.get_terminal_size((100, 24)).columns
     _emit(idx.to_json(), lambda color: render_ls(idx, now, color, width), fmt, output, force,
-          no_color, logs)  # fmt: skip
+          no_color, (directory, *logs))  # fmt: skip
 
 
 @command.command("prune")
@@ -138,7 +138,7 @@ def prune(directory: str, unused_by: tuple[str, ...], older_than: float | None,
     if yes:
         apply(p)
     _emit(p.to_json(), lambda color: render_prune(p, color), fmt, output, force, no_color,
-          unused_by)  # fmt: skip
+          (directory, *unused_by))  # fmt: skip
     if p.failed:
         first = p.failed[0]
         raise RecompileDoctorError(

@@ -89,7 +89,7 @@ def command(
         data: str | bytes = render_text(res, color=color)
     else:
         data = render(res, fmt)
-    inputs = [p for p in (a, b) if p != "-"]
+    inputs = [a, b]
     if output is not None or not html_out:
         write_output(data, output, force=force, inputs=inputs)
     if html_out:

@@ -66,16 +66,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         click.echo("recompile-doctor: interrupted", err=True)
         return 130
+    except OSError as e:
+        if debug:
+            raise
+        click.echo(f"recompile-doctor: error: {_os_error(e)}", err=True)
+        return 2
     except Exception as e:  # the tool never shows a traceback unless asked
         if debug:
             raise
-        click.echo(
-            f"recompile-doctor: error: internal error: {type(e).__name__}: {e} "
-            "(run with --debug for the traceback, and please report it)",
-            err=True,
-        )
+        click.echo(f"recompile-doctor: {internal_error(e)}", err=True)
         return 2
     return int(rv or 0)
+
+
+def _os_error(e: OSError) -> str:
+    """``path: what`` for an operating-system error on a file (bad input, not a bug)."""
+    what = e.strerror or str(e)
+    name = e.filename if e.filename is not None else _where(e)
+    return f"{name}: {what}" if name else what
+
+
+def _where(e: BaseException) -> str | None:
+    """``path:line`` of the input being read where ``e`` was raised: the innermost frame of
+    its traceback that holds a ``path`` (str) and a ``lineno``/``line`` (int), as every line
+    reader of the tool does."""
+    tb = e.__traceback__
+    found: str | None = None
+    while tb is not None:
+        loc = tb.tb_frame.f_locals
+        path = loc.get("path")
+        line = loc.get("lineno", loc.get("line"))
+        if isinstance(path, str) and isinstance(line, int) and not isinstance(line, bool):
+            found = f"{path}:{line}"
+        tb = tb.tb_next
+    return found
+
+
+def internal_error(e: BaseException) -> str:
+    """The one line for a bug: what broke, while reading which input (when one was being
+    read), and what to do about it."""
+    text = " ".join(str(e).split()) or "(no message)"
+    where = _where(e)
+    at = f" (while reading {where})" if where else ""
+    return (
+        f"internal error: {type(e).__name__}: {text}{at} \u2014 this is a bug; please report "
+        "it with the output of --debug"
+    )
 
 
 def run() -> None:

@@ -52,9 +52,11 @@ def command(
 
     check_dump_dirs(dumps)
     if output != "-":  # fail before a long analysis
-        check_output_path(output, force, inputs)
+        check_output_path(output, force, (*inputs, *dumps))
     report = load(inputs, dumps, warmup)
-    write_output(render(report), output, force=force, inputs=inputs, binary_ok_on_tty=False)
+    write_output(
+        render(report), output, force=force, inputs=(*inputs, *dumps), binary_ok_on_tty=False
+    )
     return 0
 
 

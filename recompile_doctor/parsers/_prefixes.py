@@ -16,6 +16,7 @@ Formats (``reference/poplar_formats.md`` §0):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -60,29 +61,86 @@ class Prefix:
     logger: str  # "tensorflow", "PO:ENGINE", "popart:session", "poptorch:cpp", ...
     level: str | None
     source_file: str | None = None
+    #: why a prefix that looks right carries no usable time ("invalid time stamp ..."): the
+    #: line is malformed; ``seconds`` is then None (the line inherits the time before it)
+    problem: str | None = None
 
 
 NO_PREFIX = Prefix(None, "none", "", None)
+
+#: the largest number a log field is believed to carry (a duration of 10**15 ms is 31,000
+#: years); anything larger, or not finite, makes the line malformed
+MAX_FIELD_NUMBER = 10**15
+_INT_RE = re.compile(r"[+-]?\d{1,30}", re.ASCII)
+_FLOAT_RE = re.compile(
+    r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?", re.ASCII
+)
+
+
+def safe_int(text: str | None, limit: int = MAX_FIELD_NUMBER) -> int | None:
+    """``int(text)`` when ``text`` is a plain integer no larger than ``limit`` in magnitude,
+    else ``None`` (never an exception, whatever the line holds)."""
+    if text is None:
+        return None
+    t = text.strip()
+    if _INT_RE.fullmatch(t) is None:
+        return None
+    n = int(t)
+    return n if abs(n) <= limit else None
+
+
+def safe_float(text: str | None, limit: float = MAX_FIELD_NUMBER) -> float | None:
+    """``float(text)`` when ``text`` is a finite decimal number no larger than ``limit`` in
+    magnitude, else ``None`` (``inf``, ``nan``, 400 digits, garbage)."""
+    if text is None:
+        return None
+    t = text.strip()
+    if _FLOAT_RE.fullmatch(t) is None:
+        return None
+    try:
+        x = float(t)
+    except (ValueError, OverflowError):
+        return None
+    return x if math.isfinite(x) and abs(x) <= limit else None
 
 
 _MIDNIGHTS: dict[str, float] = {}
 
 
-def _epoch(ts: str) -> float:
-    """``YYYY-MM-DD?HH:MM:SS.ffffff`` -> seconds since the epoch (the stamp read as UTC)."""
+def _epoch(ts: str) -> float | None:
+    """``YYYY-MM-DD?HH:MM:SS.ffffff`` -> seconds since the epoch (the stamp read as UTC), or
+    ``None`` for a date or time that does not exist (``2023-13-26``, ``04-31``, ``25:00``)."""
     date = ts[:10]
     midnight = _MIDNIGHTS.get(date)
     if midnight is None:
-        midnight = datetime(int(date[:4]), int(date[5:7]), int(date[8:10]), tzinfo=UTC).timestamp()
+        try:
+            day = datetime(int(date[:4]), int(date[5:7]), int(date[8:10]), tzinfo=UTC)
+        except ValueError:
+            return None
+        midnight = day.timestamp()
         if len(_MIDNIGHTS) > 4096:
             _MIDNIGHTS.clear()
         _MIDNIGHTS[date] = midnight
-    return midnight + _time_of_day(ts[11:])
+    tod = _time_of_day(ts[11:])
+    return None if tod is None else midnight + tod
 
 
-def _time_of_day(ts: str) -> float:
-    """``HH:MM:SS.fff`` -> seconds since midnight."""
-    return int(ts[0:2]) * 3600 + int(ts[3:5]) * 60 + float(ts[6:])
+def _time_of_day(ts: str) -> float | None:
+    """``HH:MM:SS.fff`` -> seconds since midnight, or ``None`` for a time that does not exist
+    (a leap second, ``:60``, is allowed)."""
+    h, m, s = int(ts[0:2]), int(ts[3:5]), float(ts[6:])
+    if h > 23 or m > 59 or s >= 61.0:
+        return None
+    return h * 3600 + m * 60 + s
+
+
+def _stamped(
+    seconds: float | None, stamp: str, clock: str, logger: str, level: str | None,
+    source_file: str | None = None,
+) -> Prefix:  # fmt: skip
+    if seconds is None:
+        return Prefix(None, clock, logger, level, source_file, f"invalid time stamp {stamp!r}")
+    return Prefix(seconds, clock, logger, level, source_file)
 
 
 def strip_ansi(text: str) -> str:
@@ -102,31 +160,21 @@ def split_prefix(segment: str) -> tuple[Prefix, str, str]:
     g = m.groupdict()
     msg = segment[m.end() :]
     if g["tf_ts"]:
-        p = Prefix(
-            _epoch(g["tf_ts"]),
-            "local",
-            "tensorflow",
-            _LEVELS[g["tf_lvl"]],
-            g["tf_file"],
-        )
+        ts = g["tf_ts"]
+        p = _stamped(_epoch(ts), ts, "local", "tensorflow", _LEVELS[g["tf_lvl"]], g["tf_file"])
     elif g["iso_ts"]:
-        p = Prefix(
-            _epoch(g["iso_ts"]),
-            "utc",
-            g["iso_logger"],
-            _LEVELS[g["iso_lvl"]],
-        )
+        ts = g["iso_ts"]
+        p = _stamped(_epoch(ts), ts, "utc", g["iso_logger"], _LEVELS[g["iso_lvl"]])
     elif g["old_ts"]:
-        p = Prefix(_time_of_day(g["old_ts"]), "time-only", g["old_logger"], _LEVELS[g["old_lvl"]])
+        ts = g["old_ts"]
+        p = _stamped(_time_of_day(ts), ts, "time-only", g["old_logger"], _LEVELS[g["old_lvl"]])
     elif g["pt_ts"]:
-        p = Prefix(_time_of_day(g["pt_ts"]), "time-only", g["pt_logger"], g["pt_lvl"])
+        ts = g["pt_ts"]
+        p = _stamped(_time_of_day(ts), ts, "time-only", g["pt_logger"], g["pt_lvl"])
     else:
-        p = Prefix(
-            _time_of_day(g["glog_ts"]),
-            "time-only",
-            "glog",
-            _LEVELS[g["glog_lvl"]],
-            g["glog_file"],
+        ts = g["glog_ts"]
+        p = _stamped(
+            _time_of_day(ts), ts, "time-only", "glog", _LEVELS[g["glog_lvl"]], g["glog_file"]
         )
     return p, msg, segment[: m.start()]
 

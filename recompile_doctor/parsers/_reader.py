@@ -1,27 +1,65 @@
-"""Streaming input: plain files, gzip (detected by magic bytes) and stdin.
+"""Streaming input: plain files, gzip (detected by magic bytes), UTF-16 and stdin.
 
 Yields ``(line_number, text)`` with 1-based physical line numbers.  Memory does not grow with
 the size of the input: lines are read one at a time and an absurdly long line is cut at
-:data:`MAX_LINE_BYTES`.  Invalid UTF-8 is replaced (never an error), CRLF endings are removed.
+:data:`MAX_LINE_BYTES`.  Invalid UTF-8 is replaced (never an error), CRLF endings are removed,
+a byte-order mark selects UTF-8 or UTF-16 (LE/BE).
+
+Every input is read once.  An input that cannot be read twice (stdin, a named pipe, a
+character device, ``/dev/fd/N``) is copied, while it is read, to a private anonymous
+temporary file; :func:`read_lines_around` reads the copy.  Regular files are simply re-read.
+
+A gzip stream that ends early (the log of a killed run) is not an error: the lines before the
+break are yielded and a :class:`Truncation` note is recorded in :class:`ReadStats` (and in
+every :func:`collect_notes` block) -- unless ``strict``, which raises.
 """
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import contextvars
 import gzip
 import io
 import os
+import stat
 import sys
+import tempfile
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 from recompile_doctor.errors import RecompileDoctorError
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is truncated (the rest is skipped)
 STDIN_NAME = "-"
+_SPOOL_CHUNK = 1 << 16
+
+#: byte-order mark -> codec of the text after it
+_BOMS: tuple[tuple[bytes, str], ...] = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Truncation:
+    """An input that could be read only up to a point."""
+
+    path: str
+    last_good_line: int  # the number of lines read before the break
+    what: str  # "gzip stream ends early"
+    detail: str = ""  # the decompressor's words
+
+    def message(self) -> str:
+        """``run.log.gz:722: gzip stream ends early; analysed the 722 lines before``."""
+        n = self.last_good_line
+        lines = "the line" if n == 1 else f"the {n} lines"
+        return f"{self.path}:{n}: {self.what}; analysed {lines} before"
 
 
 @dataclass(slots=True)
@@ -32,6 +70,38 @@ class ReadStats:
     bytes: int = 0
     size: int | None = None  # size on disk, when known (for progress bars)
     compressed: bool = False
+    encoding: str = "utf-8"  # "utf-8", "utf-16-le" or "utf-16-be" (from a byte-order mark)
+    truncated: Truncation | None = None  # the stream broke; lines up to the break were read
+    spooled: bool = False  # not a regular file: a private copy was kept for a second pass
+
+
+# Notes of every truncated input read inside a :func:`collect_notes` block.
+_NOTES: contextvars.ContextVar[list[Truncation] | None] = contextvars.ContextVar(
+    "recompile_doctor_read_notes", default=None
+)
+
+
+@contextlib.contextmanager
+def collect_notes() -> Iterator[list[Truncation]]:
+    """Collect the :class:`Truncation` notes of every input read inside the block."""
+    notes: list[Truncation] = []
+    token = _NOTES.set(notes)
+    try:
+        yield notes
+    finally:
+        _NOTES.reset(token)
+
+
+# The private copies of inputs that cannot be read twice, by display name.  Anonymous
+# temporary files: the operating system deletes them when they are closed or the process ends.
+_SPOOLS: dict[str, IO[bytes]] = {}
+
+
+def release_spool(path: str) -> None:
+    """Close (and so delete) the private copy of ``path``, if one was kept."""
+    f = _SPOOLS.pop(path, None)
+    if f is not None:
+        f.close()
 
 
 def display_name(path: str | os.PathLike[str]) -> str:
@@ -39,44 +109,189 @@ def display_name(path: str | os.PathLike[str]) -> str:
     return str(path)
 
 
-def _open_binary(path: str) -> tuple[BinaryIO, int | None]:
-    if path == STDIN_NAME:
-        return sys.stdin.buffer, None
-    p = Path(path)
+class _Tee(io.RawIOBase):
+    """A raw stream that copies every byte it reads from ``src`` to ``copy``."""
+
+    def __init__(self, src: BinaryIO, copy: IO[bytes], owns: bool) -> None:
+        super().__init__()
+        self._src = src
+        self._copy = copy
+        self._owns = owns
+        self._read1: Callable[[int], bytes] = getattr(src, "read1", src.read)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: memoryview) -> int:  # type: ignore[override]
+        data = self._read1(min(len(b), _SPOOL_CHUNK))
+        n = len(data)
+        b[:n] = data
+        if n:
+            self._copy.write(data)
+        return n
+
+    def close(self) -> None:
+        if not self.closed:
+            self._copy.flush()
+            if self._owns:
+                self._src.close()
+        super().close()
+
+
+def _needs_spool(path: str, fd: int) -> bool:
+    """True unless ``fd`` is a regular file (pipes, FIFOs, devices, sockets, ttys)."""
     try:
-        if p.is_dir():
-            raise RecompileDoctorError("is a directory, expected a log file", path=path)
-        f = p.open("rb")
-    except FileNotFoundError:
-        raise RecompileDoctorError("no such file", path=path) from None
-    except PermissionError:
-        raise RecompileDoctorError("permission denied", path=path) from None
-    except OSError as e:
-        raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
-    try:
-        size = os.fstat(f.fileno()).st_size
+        return not stat.S_ISREG(os.fstat(fd).st_mode)
     except OSError:
+        return path == STDIN_NAME
+
+
+def _open_binary(path: str, spool: bool) -> tuple[BinaryIO, int | None, bool]:
+    """The raw input, its size when known, and whether it is copied to a spool."""
+    if path == STDIN_NAME:
+        src: BinaryIO = sys.stdin.buffer
+        try:
+            fd = src.fileno()
+        except (OSError, AttributeError, ValueError):
+            fd = -1
         size = None
-    return f, size
+        if fd >= 0 and not _needs_spool(path, fd):
+            with contextlib.suppress(OSError):
+                size = os.fstat(fd).st_size
+    else:
+        try:
+            st = os.stat(path)
+            if stat.S_ISDIR(st.st_mode):
+                raise RecompileDoctorError("is a directory, expected a log file", path=path)
+            # a FIFO or device is opened unbuffered: a read returns what is there
+            src = open(path, "rb", buffering=0 if not stat.S_ISREG(st.st_mode) else -1)  # noqa: SIM115
+        except FileNotFoundError:
+            raise RecompileDoctorError("no such file", path=path) from None
+        except PermissionError:
+            raise RecompileDoctorError("permission denied", path=path) from None
+        except OSError as e:
+            raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
+        fd = src.fileno()
+        size = st.st_size if stat.S_ISREG(st.st_mode) else None
+    if not spool or not _needs_spool(path, fd):
+        return src, size, False
+    release_spool(path)
+    copy = tempfile.TemporaryFile(prefix="recompile-doctor-")  # noqa: SIM115
+    _SPOOLS[path] = copy
+    return _Tee(src, copy, owns=path != STDIN_NAME), size, True  # type: ignore[return-value]
 
 
-def open_source(path: str, stats: ReadStats | None = None) -> BinaryIO:
-    """Open ``path`` (or stdin for ``-``) for binary reading, transparently gunzipping."""
-    raw, size = _open_binary(path)
-    buffered: io.BufferedReader = (
-        raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
-    )
+def _buffered(raw: BinaryIO) -> io.BufferedReader:
+    if isinstance(raw, io.BufferedReader):
+        return raw
+    return io.BufferedReader(raw)  # type: ignore[arg-type]
+
+
+def _decompressed(buffered: io.BufferedReader, path: str, stats: ReadStats) -> BinaryIO:
     try:
         head = buffered.peek(2)[:2]
     except OSError as e:
         raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
-    if stats is not None:
-        stats.size = size
     if head == GZIP_MAGIC:
-        if stats is not None:
-            stats.compressed = True
+        stats.compressed = True
         return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
     return buffered
+
+
+def open_source(path: str, stats: ReadStats | None = None) -> BinaryIO:
+    """Open ``path`` (or stdin for ``-``) for binary reading, transparently gunzipping."""
+    st = stats if stats is not None else ReadStats()
+    raw, size, _ = _open_binary(path, spool=False)
+    st.size = size
+    return _decompressed(_buffered(raw), path, st)
+
+
+def _bom(f: BinaryIO) -> tuple[str, int]:
+    """The encoding a byte-order mark at the start of ``f`` selects, and the mark's length."""
+    peek = getattr(f, "peek", None)
+    if peek is None:
+        return "utf-8", 0
+    head = bytes(peek(4)[:4])
+    for mark, enc in _BOMS:
+        if head.startswith(mark):
+            return enc, len(mark)
+    return "utf-8", 0
+
+
+class _Utf16Lines:
+    """``readline(limit)`` over UTF-16 bytes, giving UTF-8 bytes (line ends untouched)."""
+
+    def __init__(self, f: BinaryIO, encoding: str) -> None:
+        self._text = io.TextIOWrapper(f, encoding=encoding, errors="replace", newline="\n")
+
+    def readline(self, limit: int) -> bytes:
+        return self._text.readline(limit // 2).encode("utf-8", errors="replace")
+
+
+def _physical_lines(
+    f: BinaryIO, path: str, st: ReadStats, strict: bool, note: bool
+) -> Iterator[bytes]:
+    """The lines of ``f`` as bytes, line end included; records a broken stream in ``st``."""
+    try:
+        enc, skip = _bom(f)
+    except (EOFError, gzip.BadGzipFile, zlib.error):
+        enc, skip = "utf-8", 0  # broken at once: the first read below says so
+    st.encoding = enc
+    reader: BinaryIO | _Utf16Lines = f
+    if skip:
+        f.read(skip)
+        st.bytes += skip
+    if enc != "utf-8":
+        reader = _Utf16Lines(f, enc)
+    lineno = 0
+    while True:
+        try:
+            raw = reader.readline(MAX_LINE_BYTES)
+            if raw and len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                # skip the rest of an over-long line
+                while True:
+                    rest = reader.readline(MAX_LINE_BYTES)
+                    st.bytes += len(rest)
+                    if not rest or rest.endswith(b"\n"):
+                        break
+        except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+            if strict:
+                raise RecompileDoctorError(
+                    f"gzip stream ends early after line {lineno} ({e})", path=path
+                ) from None
+            t = Truncation(path, lineno, "gzip stream ends early", str(e))
+            st.truncated = t
+            sink = _NOTES.get()
+            if note and sink is not None:
+                sink.append(t)
+            return
+        except OSError as e:
+            raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
+        if not raw:
+            return
+        lineno += 1
+        yield raw
+
+
+def _lines(
+    f: BinaryIO,
+    path: str,
+    st: ReadStats,
+    on_progress: Callable[[int], None] | None,
+    strict: bool,
+    note: bool,
+) -> Iterator[tuple[int, str]]:
+    for lineno, line in enumerate(_physical_lines(f, path, st, strict, note), start=1):
+        raw = line
+        st.bytes += len(raw)
+        st.lines = lineno
+        if raw.endswith(b"\n"):
+            raw = raw[:-1]
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if on_progress is not None and lineno % 4096 == 0:
+            on_progress(st.bytes)
+        yield lineno, raw.decode("utf-8", errors="replace")
 
 
 def iter_lines(
@@ -84,51 +299,52 @@ def iter_lines(
     stats: ReadStats | None = None,
     on_progress: Callable[[int], None] | None = None,
     allow_empty: bool = False,
+    strict: bool = False,
 ) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` for every physical line of ``path``.
 
     ``text`` has its line ending removed and invalid bytes replaced by U+FFFD.  Raises
-    :class:`RecompileDoctorError` for a missing, unreadable, empty or corrupt input.
+    :class:`RecompileDoctorError` for a missing, unreadable or empty input.  A gzip stream
+    that ends early yields the lines before the break and sets ``stats.truncated`` (with
+    ``strict``, it raises instead).  An input that is not a regular file is copied to a
+    private spool while it is read, for :func:`read_lines_around`.
     """
     st = stats if stats is not None else ReadStats()
-    f = open_source(path, st)
-    lineno = 0
+    raw, size, spooled = _open_binary(path, spool=True)
+    st.size = size
+    st.spooled = spooled
+    buffered = _buffered(raw)
     try:
-        while True:
-            try:
-                raw = f.readline(MAX_LINE_BYTES)
-                if raw and len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                    # skip the rest of an over-long line
-                    while True:
-                        rest = f.readline(MAX_LINE_BYTES)
-                        st.bytes += len(rest)
-                        if not rest or rest.endswith(b"\n"):
-                            break
-            except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-                raise RecompileDoctorError(
-                    f"broken gzip stream after line {lineno}: {e}", path=path
-                ) from None
-            except OSError as e:
-                raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
-            if not raw:
-                break
-            lineno += 1
-            st.bytes += len(raw)
-            st.lines = lineno
-            if raw.endswith(b"\n"):
-                raw = raw[:-1]
-            if raw.endswith(b"\r"):
-                raw = raw[:-1]
-            if on_progress is not None and lineno % 4096 == 0:
-                on_progress(st.bytes)
-            yield lineno, raw.decode("utf-8", errors="replace")
+        f = _decompressed(buffered, path, st)
+        yield from _lines(f, path, st, on_progress, strict, note=True)
     finally:
-        if path != STDIN_NAME:
-            f.close()
-    if lineno == 0 and not allow_empty:
+        if buffered is not sys.stdin.buffer:  # never close stdin (a tee over it is fine)
+            buffered.close()
+    if st.lines == 0 and st.truncated is None and not allow_empty:
         raise RecompileDoctorError("empty input", path=path)
     if on_progress is not None:
         on_progress(st.bytes)
+
+
+def _reread(path: str) -> tuple[BinaryIO, bool]:
+    """A fresh binary stream over ``path`` for a second pass: the spooled copy, or the file
+    itself when it is a regular file."""
+    spool = _SPOOLS.get(path)
+    if spool is not None:
+        spool.flush()
+        fd = os.dup(spool.fileno())
+        f = os.fdopen(fd, "rb")
+        f.seek(0)
+        return f, True
+    if path == STDIN_NAME:
+        raise RecompileDoctorError("stdin cannot be read twice", path=path)
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a pipe a second time
+            raise RecompileDoctorError("not a regular file, and no copy was kept", path=path)
+    except OSError:
+        raise RecompileDoctorError("cannot read", path=path) from None
+    raw, _size, _ = _open_binary(path, spool=False)
+    return raw, False
 
 
 def read_lines_around(
@@ -137,19 +353,24 @@ def read_lines_around(
     """Second pass for evidence context: for each wanted line number ``n`` with radius ``r``,
     return ``(before, line, after)``.  Streams; keeps only a small window in memory.
 
-    Returns an empty dict for stdin (it cannot be read twice).
+    Reads the private copy of an input that is not a regular file (stdin, a pipe), never the
+    input itself; returns an empty dict when there is none.
     """
-    if path == STDIN_NAME or not wanted:
+    if not wanted:
         return {}
     radius = max(wanted.values())
-    from collections import deque
-
     window: deque[tuple[int, str]] = deque(maxlen=radius + 1)
     pending: dict[int, tuple[list[str], str, list[str]]] = {}
     out: dict[int, tuple[list[str], str, list[str]]] = {}
     last_wanted = max(wanted)
     try:
-        for n, text in iter_lines(path, allow_empty=True):
+        raw, _ = _reread(path)
+    except RecompileDoctorError:
+        return {}
+    buffered = _buffered(raw)
+    try:
+        f = _decompressed(buffered, path, ReadStats())
+        for n, text in _lines(f, path, ReadStats(), None, strict=False, note=False):
             for k, (_before, _line, after) in list(pending.items()):
                 if n - k <= wanted[k]:
                     after.append(text)
@@ -164,5 +385,7 @@ def read_lines_around(
                 break
     except RecompileDoctorError:
         return out
+    finally:
+        buffered.close()
     out.update(pending)
     return out

@@ -13,6 +13,7 @@ from typing import TypeVar
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.hlo._fastpath import fast_run
 from recompile_doctor.parsers.hlo._instruction import (
+    _OPEN,
     Fail,
     InstructionParser,
     More,
@@ -25,7 +26,9 @@ from recompile_doctor.parsers.hlo._lexer import column_of, tokenize, unquote
 from recompile_doctor.parsers.hlo.model import Computation, HloModule, Instruction, SourceLocation
 
 _SECTIONS = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
-_MAX_CONTINUATION = 10_000
+#: a construct may wrap over this many lines at most (a bound on memory, not on time: a
+#: continuation is found in linear time)
+_MAX_CONTINUATION = 1_000_000
 _R = TypeVar("_R")
 
 
@@ -93,19 +96,52 @@ class Parser(InstructionParser):
         dialect = "old" if self.old_dialect else ("long" if self.percent else "short")
         return HloModule(name, self.path, attrs, comps, entry, dialect, _stack_frames(sections))
 
-    def _with_continuation(self, i: int, fn: Callable[[list[str]], _R]) -> tuple[_R, int]:
-        j = i
+    def _extend(
+        self, i: int, j: int, depth: int, stop: Callable[[str], bool] | None
+    ) -> tuple[int, int] | None:
+        """From the construct that starts on line ``i`` and so far ends on line ``j`` with
+        ``depth`` brackets open: the next line where they are all closed (at least one line
+        further) and the depth there, or ``None`` when the input ends first or ``stop`` says
+        a line cannot continue it.  Each line is tokenized once: linear in the lines."""
+        n = len(self.lines)
         while True:
-            toks = tokenize("\n".join(self.lines[i : j + 1]))
+            j += 1
+            if j >= n or j - i > _MAX_CONTINUATION or (stop is not None and stop(self.lines[j])):
+                return None
+            depth += _depth(tokenize(self.lines[j]))
+            if depth <= 0:
+                return j, depth
+
+    def _continued(
+        self,
+        i: int,
+        toks: list[str],
+        fn: Callable[[list[str], int], _R],
+        stop: Callable[[str], bool] | None,
+        eof: str,
+    ) -> tuple[_R, int]:
+        """``fn`` over the tokens of line ``i`` (``toks``) and of the lines its open brackets
+        wrap onto; the result and the last line used.  ``fn`` is tried again only where the
+        brackets close, on the whole span tokenized once."""
+        j = i
+        depth = _depth(toks)
+        while True:
             try:
-                return fn(toks), j + 1
+                return fn(toks, j), j
             except More:
-                j += 1
-                if j >= len(self.lines) or j - i > _MAX_CONTINUATION:
-                    fail = Fail("unexpected end of input inside an open bracket", len(toks))
-                    raise self._error(i, j - 1, fail) from None
+                nxt = self._extend(i, j, depth, stop)
+                if nxt is None:
+                    fail = Fail(eof, len(toks))
+                    raise self._error(i, j, fail) from None
+                j, depth = nxt
+                toks = tokenize("\n".join(self.lines[i : j + 1]))
             except Fail as f:
                 raise self._error(i, j, f) from None
+
+    def _with_continuation(self, i: int, fn: Callable[[list[str]], _R]) -> tuple[_R, int]:
+        eof = "unexpected end of input inside an open bracket"
+        out, j = self._continued(i, tokenize(self.lines[i]), lambda t, _j: fn(t), None, eof)
+        return out, j + 1
 
     def _header(self, toks: list[str]) -> tuple[str, dict[str, str]]:
         if len(toks) < 2 or not is_name(toks[1]):
@@ -207,20 +243,14 @@ class Parser(InstructionParser):
         self, toks: list[str], comp: str, i: int, line: str
     ) -> tuple[Instruction, int]:
         """The token-level path; an open bracket at the end of a line continues on the next."""
-        j = i
-        n = len(self.lines)
-        while True:
-            try:
-                return self._instruction(toks, comp, i + 1, line), j
-            except More:
-                j += 1
-                if j >= n or j - i > _MAX_CONTINUATION or starts_statement(self.lines[j]):
-                    fail = Fail("unexpected end of line inside an open bracket", len(toks))
-                    raise self._error(i, j - 1, fail) from None
-                line = "\n".join(self.lines[i : j + 1])
-                toks = tokenize(line)
-            except Fail as f:
-                raise self._error(i, j, f) from None
+        lines = self.lines
+
+        def parse(t: list[str], j: int) -> Instruction:
+            text = line if j == i else "\n".join(lines[i : j + 1])
+            return self._instruction(t, comp, i + 1, text)
+
+        eof = "unexpected end of line inside an open bracket"
+        return self._continued(i, toks, parse, starts_statement, eof)
 
     def _check_calls(self, comps: dict[str, Computation]) -> None:
         for c in comps.values():
@@ -232,6 +262,12 @@ class Parser(InstructionParser):
                             self.path,
                             ins.line,
                         )
+
+
+def _depth(toks: list[str]) -> int:
+    """Brackets opened minus brackets closed."""
+    get = _OPEN.get
+    return sum(get(t, 0) for t in toks)
 
 
 def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> None:
