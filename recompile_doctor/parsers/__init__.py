@@ -20,6 +20,7 @@ from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat, anchor
 from recompile_doctor.parsers._reader import ReadStats, iter_lines
 from recompile_doctor.parsers.poplar import ANCHOR_RE
 from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
+from recompile_doctor.parsers.tensorflow import TENSORFLOW
 
 #: lines of an input that detection looks at
 SNIFF_LINES = 400
@@ -60,7 +61,7 @@ POPLAR = LogFormat(
 )
 
 #: the registry: every log format, in the order detection prefers them on a tie
-LOG_FORMATS: list[LogFormat] = [POPLAR]
+LOG_FORMATS: list[LogFormat] = [POPLAR, TENSORFLOW]
 
 
 def format_names() -> tuple[str, ...]:
