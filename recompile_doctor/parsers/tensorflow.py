@@ -171,7 +171,7 @@ _RETRACE_RE = re.compile(
     r"(?P<n>\d{1,18}) out of the last (?P<m>\d{1,18}) calls to (?P<fn><.*?>) triggered "
     r"tf\.function retracing"
 )
-_PYFN_RE = re.compile(r"^<(?:function|bound method) (?P<qual>\S+?)(?: at 0x| of |>)")
+_PYFN_RE = re.compile(r"^<(?:function|bound method) (?P<qual>\S+?)(?: at 0x| of |>$)")
 _DUMP_RE = re.compile(
     r"HloModule dump enabled with path prefix: (?P<prefix>.*?), suffix: (?P<suffix>.*)$"
 )
