@@ -13,7 +13,6 @@ import pytest
 from recompile_doctor.events import CompileStarted, FrameworkNote, RecompileReason, TypedEvent
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.timeline.builder import build_timeline
-
 from tests.conftest import FIXTURES
 
 TF_CASES = sorted(p.parent for p in (FIXTURES / "tensorflow").glob("*/expected.json"))

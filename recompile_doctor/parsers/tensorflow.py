@@ -404,7 +404,10 @@ class TensorFlowDecoder:
                     "malformed megamorphic line (expected 'Marking <cluster> as megamorphic, compile_count=<n> execution_count=<m>')"
                 )
             cl = cluster_base(m.group("cluster"))
-            detail: dict[str, Any] = {"compile_count": int(m.group("c")), "execution_count": int(m.group("e"))}
+            detail: dict[str, Any] = {
+                "compile_count": int(m.group("c")),
+                "execution_count": int(m.group("e")),
+            }
             rec = self._record("tf-megamorphic", sp, cl, **detail)
             return [FrameworkNote(sp, rec, "megamorphic", self._key(cl), detail)]
         if "triggered tf.function retracing" in msg:
@@ -682,7 +685,11 @@ class TensorFlowDecoder:
         fm = _PYFN_RE.match(m.group("fn"))
         qual = fm.group("qual") if fm else m.group("fn")
         fn = qual.rsplit(".", 1)[-1]
-        detail: dict[str, Any] = {"count": int(m.group("n")), "calls": int(m.group("m")), "function": qual}
+        detail: dict[str, Any] = {
+            "count": int(m.group("n")),
+            "calls": int(m.group("m")),
+            "function": qual,
+        }
         key = CompileKey(FRAMEWORK, fn, compile_id=self._last_id.get(fn))
         rec = self._record("tf-retracing-warning", sp, None, **detail)
         reason = msg[m.start() :]
