@@ -389,6 +389,8 @@ def test_recapture_with_tensorflow(tmp_path: Path) -> None:
         timeout=600,
     )
     log = out / "batch_size_signature_vlog" / "run.log"
-    events, c = list(parse_log(str(log))), ParseCounter(str(log))
+    c = ParseCounter(str(log))
+    events = list(parse_log(str(log), c))
+    assert c.format == "tensorflow"
     assert any(isinstance(e, RecompileReason) and e.rule == "batch-size-changed" for e in events)
     assert c.malformed == 0

@@ -73,8 +73,8 @@ ANCHORS: tuple[str, ...] = (
     " initialized for platform ",
 )
 
-#: what only a TensorFlow log contains (``Compiled cluster using XLA!`` also appears in
-#: Graphcore's TensorFlow-on-IPU logs, so it counts only in logs that do not name Poplar)
+#: what only a TensorFlow log contains.  ``Compiled cluster using XLA!`` alone does not
+#: count: Graphcore's TensorFlow-on-IPU logs print it too; logs that name Poplar score 0.
 _SNIFF_TELLS: tuple[str, ...] = (
     "device_compiler.h:",
     "device_compilation_profiler.cc:",
@@ -84,6 +84,8 @@ _SNIFF_TELLS: tuple[str, ...] = (
     "triggered tf.function retracing",
     "DeviceCompilationClusterSignature: ",
     "XlaCompiler::CompileFunction ",
+    "tensorflow/compiler/jit/",
+    "tensorflow/compiler/tf2xla/",
 )
 _OTHER_STACK_TELLS = ("poplar", "popart", "poptorch", "popvision")
 
@@ -702,19 +704,13 @@ class TensorFlowDecoder:
 def sniff(lines: Sequence[str]) -> int:
     """How many of ``lines`` only TensorFlow writes (0 on other stacks' logs)."""
     score = 0
-    xla_cluster = 0
-    other = False
     for ln in lines:
         if any(t in ln for t in _SNIFF_TELLS):
             score += 1
-        elif "Compiled cluster using XLA!" in ln:
-            xla_cluster += 1
-        if not other:
-            low = ln.lower()
-            other = any(t in low for t in _OTHER_STACK_TELLS)
-    if other:
-        return 0
-    return score + xla_cluster
+        low = ln.lower()
+        if any(t in low for t in _OTHER_STACK_TELLS):
+            return 0
+    return score
 
 
 TENSORFLOW = LogFormat(
