@@ -1,0 +1,723 @@
+"""The TensorFlow log format: tf.function / XLA lines -> typed events.
+
+What TensorFlow (2.x, ``jit_compile=True`` or auto-clustering on CPU/GPU) writes about its
+compilations, and what it means:
+
+* ``Compiled <cluster> <k> times, compile time: <us> us, cumulative: ...``
+  (``device_compilation_profiler.cc``, ``TF_CPP_VMODULE=device_compilation_profiler=1``): one
+  XLA compilation of a cluster, with its duration.  Without that module, the device
+  compiler's timer ``Compilation of XLA executable time: ... (<us> us)`` ends the
+  compilation, and without both, the CPU backend's ``Compiling [<module>] for CPU using JIT
+  time`` does.
+* The per-call cluster signature (``device_compiler=3``): ``DeviceCompiler::Compile``,
+  ``num_inputs=``, one ``<i>: kind=... type=... shape=[...]`` line per argument,
+  ``DeviceCompilationClusterSignature: <cluster>,<dtype> [<shape>],...``,
+  ``Compilation cache entry hit: <0|1|2>`` (the in-memory cluster cache:
+  uncompiled / compiling / compiled), then ``Instantly compiling`` or ``Already Compiled``.
+  A compiled signature that differs from the one of the function's previous compilation
+  gives a :class:`RecompileReason` with the old and new argument types.
+* ``N out of the last M calls to <function ...> triggered tf.function retracing``
+  (Python ``WARNING:tensorflow:``): TF's retracing warning, printed after the call that
+  traced.
+* ``Compiled cluster using XLA!`` (once per process), ``HloModule dump enabled ...``.
+
+Function names: TF's cluster ``__inference_<fn>_<n>[attrs]`` and XLA's module
+``a_inference_<fn>_<n>__...`` are both ``<fn>``; ``<n>`` changes on every retrace.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from recompile_doctor.events import (
+    CacheLookup,
+    CompileFinished,
+    CompileKey,
+    CompileStarted,
+    FrameworkNote,
+    ProcessStarted,
+    RecompileReason,
+    Span,
+    TypedEvent,
+)
+from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat
+from recompile_doctor.parsers._names import function_name
+
+FRAMEWORK = "tensorflow"
+
+#: literal strings of the lines this decoder reads
+ANCHORS: tuple[str, ...] = (
+    "Compiled cluster using XLA!",
+    " times, compile time: ",
+    " as megamorphic",
+    "DeviceCompilationClusterSignature: ",
+    "Compilation cache entry hit: ",
+    "Instantly compiling for signature: ",
+    "Already Compiled for signature: ",
+    "DeviceCompiler::Compile ",
+    ": kind=",
+    "num_inputs=",
+    "XlaCompiler::CompileFunction ",
+    "Compiling: ",
+    " using JIT time: ",
+    "Compilation of XLA executable time: ",
+    "Compilation finished",
+    "HloModule dump enabled with path prefix",
+    "triggered tf.function retracing",
+    " initialized for platform ",
+)
+
+#: what only a TensorFlow log contains.  ``Compiled cluster using XLA!`` alone does not
+#: count: Graphcore's TensorFlow-on-IPU logs print it too; logs that name Poplar score 0.
+_SNIFF_TELLS: tuple[str, ...] = (
+    "device_compiler.h:",
+    "device_compilation_profiler.cc:",
+    "xla_compiler.cc:",
+    "cpu_feature_guard.cc:",
+    "oneDNN custom operations are on",
+    "triggered tf.function retracing",
+    "DeviceCompilationClusterSignature: ",
+    "XlaCompiler::CompileFunction ",
+    "tensorflow/compiler/jit/",
+    "tensorflow/compiler/tf2xla/",
+)
+_OTHER_STACK_TELLS = ("poplar", "popart", "poptorch", "popvision")
+
+HOW_TO_LOG = (
+    "For a TensorFlow run, log the XLA compilations with "
+    "TF_CPP_VMODULE='device_compiler=3,device_compilation_profiler=1' "
+    "(TF_CPP_MIN_LOG_LEVEL unset or 0; python train.py > run.log 2>&1) and keep the HLO with "
+    "XLA_FLAGS='--xla_dump_to=<dir> --xla_dump_hlo_as_text'."
+)
+
+# -- line prefixes ------------------------------------------------------------------------
+_NUM = r"\d{1,20}"
+#: absl/glog: ``I0000 00:00:1795374604.570608   14320 device_compiler.h:208] ``
+_ABSL_RE = re.compile(
+    rf"([IWEFV])(\d{{4}}) (\d\d):(\d\d):(\d{{1,12}}(?:\.\d{{1,9}})?) +{_NUM} "
+    r"([^\s:\]]+):\d{1,9}\] ?"
+)
+#: TF before absl logging: ``2024-03-12 17:55:10.637117: I tensorflow/.../file.cc:186] ``
+_TF_OLD_RE = re.compile(
+    r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d{1,9})?): ([IWEF])(?: +\d{1,20})? "
+    r"([^\s:\]]+):\d{1,9}\] ?"
+)
+#: Python logging through TF's handler: ``WARNING:tensorflow:``
+_PY_RE = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:")
+_STAMP_START = re.compile(r"[IWEFV]\d{4} |\d{4}-\d\d-\d\d ")
+
+
+@dataclass(frozen=True, slots=True)
+class _Prefix:
+    seconds: float | None
+    source_file: str | None
+
+
+def _split(line: str) -> tuple[_Prefix, str]:
+    """The line's prefix (time, source file) and its message."""
+    m = _ABSL_RE.match(line)
+    if m is not None:
+        try:
+            s = int(m.group(3)) * 3600 + int(m.group(4)) * 60 + float(m.group(5))
+        except ValueError:
+            s = math.nan
+        return _Prefix(s if math.isfinite(s) else None, m.group(6)), line[m.end() :]
+    m = _TF_OLD_RE.match(line)
+    if m is not None:
+        try:
+            day = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=UTC)
+            s = day.timestamp() + int(m.group(4)) * 3600 + int(m.group(5)) * 60
+            s += float(m.group(6))
+        except ValueError:
+            return _Prefix(None, m.group(8)), line[m.end() :]
+        return _Prefix(s, m.group(8)), line[m.end() :]
+    m = _PY_RE.match(line)
+    if m is not None:
+        return _Prefix(None, None), line[m.end() :]
+    return _Prefix(None, None), line
+
+
+# -- messages -----------------------------------------------------------------------------
+_PROFILER_RE = re.compile(
+    r"Compiled (?P<cluster>\S+) (?P<count>\d{1,18}) times, compile time: "
+    r"(?P<us>\d{1,18}) us, cumulative: (?P<cum>\d{1,18}) us"
+)
+_MEGAMORPHIC_RE = re.compile(
+    r"Marking (?P<cluster>\S+) as megamorphic, compile_count=(?P<c>\d{1,18}) "
+    r"execution_count=(?P<e>\d{1,18})"
+)
+_SIGNATURE_RE = re.compile(r"DeviceCompilationClusterSignature: (?P<sig>\S.*)$")
+_CACHE_HIT_RE = re.compile(
+    r"Compilation cache entry hit: (?P<state>\d{1,3}) signature: (?P<sig>\S.*?)(?: with request count (?P<n>\d{1,18}))?$"
+)
+_INSTANT_RE = re.compile(r"Instantly compiling for signature: (?P<sig>\S.*)$")
+_ALREADY_RE = re.compile(r"Already Compiled for signature: (?P<sig>\S.*)$")
+_ARG_RE = re.compile(
+    r"^(?P<i>\d{1,9}): kind=(?P<kind>\w+)(?: name=(?P<name>\S+))? type=(?P<type>\w+) "
+    r"shape=\[(?P<shape>[-\d?, ]*)\]"
+)
+_NUM_INPUTS_RE = re.compile(r"^num_inputs=\d{1,9}$")
+_XLA_FN_RE = re.compile(r"XlaCompiler::CompileFunction (?P<cluster>\S+)")
+_CPU_START_RE = re.compile(r"^Compiling: (?P<module>\S+)$")
+_CPU_JIT_RE = re.compile(
+    r"^Compiling \[(?P<module>[^\]]+)\] for (?P<backend>\w+) using JIT time: .*?\((?P<us>[\d.]{1,24}) us\)"
+)
+_EXEC_TIMER_RE = re.compile(r"Compilation of XLA executable time: .*?\((?P<us>[\d.]{1,24}) us\)")
+_RETRACE_RE = re.compile(
+    r"(?P<n>\d{1,18}) out of the last (?P<m>\d{1,18}) calls to (?P<fn><.*?>) triggered "
+    r"tf\.function retracing"
+)
+_PYFN_RE = re.compile(r"^<(?:function|bound method) (?P<qual>\S+?)(?: at 0x| of |>$)")
+_DUMP_RE = re.compile(
+    r"HloModule dump enabled with path prefix: (?P<prefix>.*?), suffix: (?P<suffix>.*)$"
+)
+_SERVICE_RE = re.compile(r"XLA service \S+ initialized for platform (?P<platform>[^(]+?) \(")
+_SIG_ARG_RE = re.compile(r"(?P<type>[A-Za-z][\w]*) \[(?P<shape>[-\d?,]*)\]")
+
+#: TF dtype names -> HLO element types
+_HLO_TYPES: dict[str, str] = {
+    "float": "f32",
+    "double": "f64",
+    "half": "f16",
+    "bfloat16": "bf16",
+    "int8": "s8",
+    "int16": "s16",
+    "int32": "s32",
+    "int64": "s64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "bool": "pred",
+    "complex64": "c64",
+    "complex128": "c128",
+}
+
+
+def hlo_type(tf_dtype: str, shape: str) -> str:
+    """``float`` + ``32,784`` -> ``f32[32,784]`` (unknown dtypes keep TF's name)."""
+    return f"{_HLO_TYPES.get(tf_dtype, tf_dtype)}[{shape.replace(' ', '')}]"
+
+
+def cluster_base(cluster: str) -> str:
+    """``__inference_f_67[_XlaMustCompile=true,...]`` -> ``__inference_f_67``."""
+    cut = cluster.find("[")
+    return cluster[:cut] if cut > 0 else cluster
+
+
+def tf_function_name(name: str) -> str:
+    """The user's function of a TF cluster or XLA module name: ``__inference_train_step_67``,
+    ``__inference_train_step_67[...]`` and ``a_inference_train_step_67__...`` are
+    ``train_step``; other names (auto-clustering's ``cluster_3``) stay as they are."""
+    base = cluster_base(name)
+    if base.startswith("__inference_"):
+        base = "a" + base[1:]
+    return function_name(base)
+
+
+def _split_signature(sig: str) -> tuple[str, str]:
+    """``<cluster>[attrs],float [32,784],...`` -> (cluster, ``float [32,784],...``)."""
+    depth = 0
+    for i, ch in enumerate(sig):
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            return sig[:i], sig[i + 1 :]
+    return sig, ""
+
+
+def _signature_args(args: str) -> list[str]:
+    return [hlo_type(m.group("type"), m.group("shape")) for m in _SIG_ARG_RE.finditer(args)]
+
+
+def _dims(hlo: str) -> tuple[str, list[str]]:
+    t, _, rest = hlo.partition("[")
+    inner = rest.rstrip("]")
+    return t, inner.split(",") if inner else []
+
+
+def classify(changes: Sequence[tuple[str, str]]) -> str:
+    """The rule of a set of argument changes (old, new in HLO notation)."""
+    if not changes:
+        return "retracing"
+    if any(_dims(o)[0] != _dims(n)[0] for o, n in changes):
+        return "dtype-changed"
+    leading_only = True
+    for o, n in changes:
+        od, nd = _dims(o)[1], _dims(n)[1]
+        if len(od) != len(nd) or not od or od[1:] != nd[1:]:
+            leading_only = False
+    return "batch-size-changed" if leading_only else "shape-changed"
+
+
+def _us(text: str) -> float | None:
+    try:
+        v = float(text) / 1e6
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+class _Bad(Exception):
+    """A line that names a known message but does not fit it."""
+
+
+@dataclass(slots=True)
+class _Block:
+    """The per-call signature block of the device compiler."""
+
+    args: dict[int, tuple[str, int, str]] = field(default_factory=dict)  # i -> hlo, line, name
+    cluster: str | None = None
+    arguments: str | None = None
+    hlo_args: list[str] | None = None
+    lines: list[int] = field(default_factory=list)
+    requested: bool = False  # cache state 0: a compilation is requested
+
+
+@dataclass(slots=True)
+class _Compile:
+    """What the log said so far about the compilation under way."""
+
+    cluster: str | None = None
+    module: str | None = None
+    arguments: str | None = None
+    backend_us: float | None = None
+    backend_span: Span | None = None
+    line: int = 0
+
+
+class TensorFlowDecoder:
+    """Decoder of one TensorFlow log."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.continuing = False
+        self._first: float | None = None
+        self._last: float | None = None
+        self._block: _Block | None = None
+        self._compile: _Compile | None = None
+        self._compiled_args: dict[str, list[str]] = {}  # function -> last compiled signature
+        self._compiled_arg_names: dict[str, list[str]] = {}
+        self._counts: dict[str, int] = {}  # cluster -> compilations seen
+        self._last_id: dict[str, str] = {}  # function -> compile id of its last compilation
+        self._pending_reason: RecompileReason | None = None
+
+    # -- time -----------------------------------------------------------------------------
+    def _clock(self, prefix: _Prefix) -> float | None:
+        if prefix.seconds is not None:
+            if self._first is None:
+                self._first = prefix.seconds
+            self._last = prefix.seconds
+        if self._last is None or self._first is None:
+            return None
+        return round(self._last - self._first, 6)
+
+    # -- the driver's interface -----------------------------------------------------------
+    def skipped(self, lineno: int, raw: str) -> None:
+        if _STAMP_START.match(raw) is not None:
+            self._clock(_split(raw)[0])
+
+    def finish(self) -> Iterator[TypedEvent]:
+        out: list[TypedEvent] = []
+        if self._pending_reason is not None:
+            out.append(self._pending_reason)
+            self._pending_reason = None
+        c = self._compile
+        if c is not None and c.backend_span is not None:
+            out.extend(self._emit_compile(c.backend_span, None, c.backend_us))
+        self._compile = None
+        return iter(out)
+
+    def decode(self, lineno: int, raw: str) -> Decoded:
+        line = raw.rstrip("\r\n")
+        if "\r" in line:
+            line = line.rsplit("\r", 1)[-1] or line.replace("\r", "")
+        prefix, msg = _split(line)
+        t = self._clock(prefix)
+        sp = Span(self.path, lineno, raw.rstrip("\n"), t)
+        try:
+            events = self._message(prefix, msg.rstrip(), sp)
+        except _Bad as e:
+            return Decoded("malformed", problem=str(e))
+        if events is None:
+            return UNRECOGNIZED
+        return Decoded("recognized", tuple(events))
+
+    # -- helpers --------------------------------------------------------------------------
+    def _record(self, kind: str, sp: Span, module: str | None = None, **detail: Any) -> Event:
+        return Event(kind, sp.source, sp.line, sp.t, sp.text, module, None, detail)
+
+    def _key(self, name: str, compile_id: str | None = None) -> CompileKey:
+        return CompileKey(FRAMEWORK, tf_function_name(name), module=name, compile_id=compile_id)
+
+    def _open(self) -> _Compile:
+        if self._compile is None:
+            self._compile = _Compile()
+        return self._compile
+
+    def _emit_compile(
+        self, sp: Span, rec: Event | None, duration: float | None, count: int | None = None
+    ) -> list[TypedEvent]:
+        """The compilation under way finished at ``sp``: its start and end events."""
+        c = self._compile or _Compile()
+        self._compile = None
+        name = c.module or (cluster_base(c.cluster) if c.cluster else None) or "?"
+        fn_source = c.cluster or c.module or name
+        cluster = cluster_base(c.cluster) if c.cluster else name
+        n = count if count is not None else self._counts.get(cluster, 0) + 1
+        self._counts[cluster] = n
+        cid = f"{cluster}#{n}"
+        key = self._key(name, cid)
+        key = replace(key, function=tf_function_name(fn_source))
+        if key.function is not None:
+            self._last_id[key.function] = cid
+        out: list[TypedEvent] = []
+        if self._pending_reason is not None:
+            out.append(self._pending_reason)
+            self._pending_reason = None
+        out.append(
+            CompileStarted(sp, rec, key, ordinal=n, duration_s=duration, arguments=c.arguments)
+        )
+        out.append(CompileFinished(sp, None, key, duration, keep=False))
+        return out
+
+    # -- messages -> events ---------------------------------------------------------------
+    def _message(self, prefix: _Prefix, msg: str, sp: Span) -> list[TypedEvent] | None:
+        if "Compiled cluster using XLA!" in msg:
+            rec = self._record("tf-xla-cluster-compiled", sp)
+            return [
+                ProcessStarted(sp, rec, FRAMEWORK, None, new=False),
+                FrameworkNote(sp, None, "xla-cluster-compiled"),
+            ]
+        if " times, compile time: " in msg:
+            return self._profiler(msg, sp)
+        if " as megamorphic" in msg:
+            m = _MEGAMORPHIC_RE.search(msg)
+            if m is None:
+                raise _Bad(
+                    "malformed megamorphic line (expected 'Marking <cluster> as megamorphic, compile_count=<n> execution_count=<m>')"
+                )
+            cl = cluster_base(m.group("cluster"))
+            detail: dict[str, Any] = {
+                "compile_count": int(m.group("c")),
+                "execution_count": int(m.group("e")),
+            }
+            rec = self._record("tf-megamorphic", sp, cl, **detail)
+            return [FrameworkNote(sp, rec, "megamorphic", self._key(cl), detail)]
+        if "triggered tf.function retracing" in msg:
+            return self._retracing(msg, sp)
+        if msg.startswith("DeviceCompiler::Compile ") or msg == "DeviceCompiler::Compile":
+            self._block = _Block()
+            self._pending_reason = None
+            return []
+        if "num_inputs=" in msg:
+            if _NUM_INPUTS_RE.match(msg) is None:
+                return self._only_tf(prefix, "num_inputs=<n>")
+            return []
+        if ": kind=" in msg:
+            return self._argument(prefix, msg, sp)
+        if "DeviceCompilationClusterSignature: " in msg:
+            return self._signature(msg, sp)
+        if "Compilation cache entry hit: " in msg:
+            return self._cache(msg, sp)
+        if "Instantly compiling for signature: " in msg:
+            if _INSTANT_RE.search(msg) is None:
+                raise _Bad("malformed 'Instantly compiling for signature: <signature>' line")
+            return self._requested(msg, sp)
+        if "Already Compiled for signature: " in msg:
+            if _ALREADY_RE.search(msg) is None:
+                raise _Bad("malformed 'Already Compiled for signature: <signature>' line")
+            self._block = None
+            return []
+        if "XlaCompiler::CompileFunction " in msg:
+            m = _XLA_FN_RE.search(msg)
+            if m is None:
+                raise _Bad("malformed 'XlaCompiler::CompileFunction <cluster>' line")
+            c = self._open()
+            c.cluster = c.cluster or m.group("cluster")
+            c.line = c.line or sp.line
+            return []
+        if " using JIT time: " in msg:
+            m = _CPU_JIT_RE.match(msg)
+            if m is None:
+                return self._only_tf(
+                    prefix, "Compiling [<module>] for <backend> using JIT time: ... (<us> us)"
+                )
+            c = self._open()
+            c.module = c.module or m.group("module")
+            c.backend_us = _us(m.group("us"))
+            c.backend_span = sp
+            return []
+        if msg.startswith("Compiling: "):
+            m = _CPU_START_RE.match(msg)
+            if m is None:
+                return self._only_tf(prefix, "Compiling: <module>")
+            c = self._open()
+            c.module = c.module or m.group("module")
+            c.line = c.line or sp.line
+            return []
+        if "Compilation of XLA executable time: " in msg:
+            m = _EXEC_TIMER_RE.search(msg)
+            if m is None:
+                raise _Bad("malformed 'Compilation of XLA executable time: ... (<us> us)' line")
+            if self._compile is None:
+                return []  # the profiler line reported this compilation already
+            return self._emit_compile(sp, self._record("tf-compiled", sp), _us(m.group("us")))
+        if msg == "Compilation finished":
+            return []
+        if "HloModule dump enabled with path prefix" in msg:
+            m = _DUMP_RE.search(msg)
+            if m is None:
+                raise _Bad(
+                    "malformed 'HloModule dump enabled with path prefix: <p>, suffix: <s>' line"
+                )
+            detail = {"prefix": m.group("prefix"), "suffix": m.group("suffix")}
+            rec = self._record("tf-hlo-dump-enabled", sp, **detail)
+            return [FrameworkNote(sp, rec, "hlo-dump-enabled", None, detail)]
+        if " initialized for platform " in msg:
+            m = _SERVICE_RE.search(msg)
+            if m is None:
+                return None
+            detail = {"platform": m.group("platform")}
+            rec = self._record("tf-xla-service", sp, **detail)
+            return [
+                ProcessStarted(sp, rec, FRAMEWORK, None, new=False),
+                FrameworkNote(sp, None, "xla-service-initialized", None, detail, keep=False),
+            ]
+        return None
+
+    def _only_tf(self, prefix: _Prefix, expected: str) -> list[TypedEvent] | None:
+        """A generic anchor in a line that may not be TensorFlow's: malformed only when the
+        line carries a TF logger prefix."""
+        if prefix.source_file is not None:
+            raise _Bad(f"malformed line (expected '{expected}')")
+        return None
+
+    def _profiler(self, msg: str, sp: Span) -> list[TypedEvent]:
+        m = _PROFILER_RE.search(msg)
+        if m is None:
+            raise _Bad(
+                "malformed profiler line (expected 'Compiled <cluster> <k> times, compile "
+                "time: <us> us, cumulative: <us> us')"
+            )
+        cluster = m.group("cluster")
+        c = self._open()
+        if c.cluster is None or cluster_base(c.cluster) != cluster:
+            c.cluster = cluster
+            if c.module is not None and tf_function_name(c.module) != tf_function_name(cluster):
+                c.module = None
+        count = int(m.group("count"))
+        dur = _us(m.group("us"))
+        rec = self._record(
+            "tf-compiled",
+            sp,
+            c.module or cluster,
+            cluster=cluster,
+            count=count,
+            compile_time_us=int(m.group("us")),
+            cumulative_us=int(m.group("cum")),
+        )
+        return self._emit_compile(sp, rec, dur, count)
+
+    def _argument(self, prefix: _Prefix, msg: str, sp: Span) -> list[TypedEvent] | None:
+        m = _ARG_RE.match(msg)
+        if m is None:
+            return self._only_tf(prefix, "<i>: kind=<kind> type=<dtype> shape=[<dims>]")
+        if self._block is None:
+            self._block = _Block()
+        i = int(m.group("i"))
+        name = m.group("name") or f"argument {i}"
+        self._block.args[i] = (hlo_type(m.group("type"), m.group("shape")), sp.line, name)
+        return []
+
+    def _signature(self, msg: str, sp: Span) -> list[TypedEvent]:
+        m = _SIGNATURE_RE.search(msg)
+        if m is None:
+            raise _Bad("malformed 'DeviceCompilationClusterSignature: <cluster>,<args>' line")
+        b = self._block if self._block is not None else _Block()
+        self._block = b
+        cluster, args = _split_signature(m.group("sig"))
+        b.cluster = cluster
+        b.arguments = args or None
+        b.hlo_args = _signature_args(args) if args else None
+        b.lines.append(sp.line)
+        return []
+
+    def _cache(self, msg: str, sp: Span) -> list[TypedEvent]:
+        m = _CACHE_HIT_RE.search(msg)
+        if m is None:
+            raise _Bad(
+                "malformed 'Compilation cache entry hit: <state> signature: <signature>' line"
+            )
+        state = int(m.group("state"))
+        cluster, _ = _split_signature(m.group("sig"))
+        outcome = {0: "miss", 1: "active", 2: "hit"}.get(state)
+        if outcome is None:
+            raise _Bad(f"unknown compile state {state} (expected 0, 1 or 2)")
+        base = cluster_base(cluster)
+        rec = self._record("tf-cluster-cache", sp, base, state=state, outcome=outcome)
+        # the device compiler's in-memory cache is consulted on every call: a hit is a
+        # call served by a compiled cluster, not a compilation
+        ev = CacheLookup(
+            sp,
+            rec,
+            "tracing",
+            "hit" if outcome == "hit" else "miss" if outcome == "miss" else "active",
+            self._key(base),
+            keep=outcome == "miss",
+        )
+        if outcome == "miss" and self._block is not None:
+            self._block.requested = True
+            self._block.cluster = self._block.cluster or cluster
+            self._pending_reason = self._reason(sp)
+        return [ev]
+
+    def _requested(self, msg: str, sp: Span) -> list[TypedEvent]:
+        b = self._block
+        self._block = None
+        reason = self._pending_reason
+        if reason is None and b is not None:
+            reason = self._reason(sp)
+        elif reason is not None:
+            reason = replace(reason, lines=(*reason.lines, sp.line))
+        self._pending_reason = None
+        c = self._open()
+        c.line = c.line or sp.line
+        if b is not None:
+            c.cluster = b.cluster
+            c.arguments = b.arguments
+            self._remember(b)
+        return [reason] if reason is not None else []
+
+    def _remember(self, b: _Block) -> None:
+        if b.cluster is None:
+            return
+        fn = tf_function_name(b.cluster)
+        args = b.hlo_args
+        if args is None and b.args:
+            args = [b.args[i][0] for i in sorted(b.args)]
+        if args is not None:
+            self._compiled_args[fn] = args
+            self._compiled_arg_names[fn] = [b.args[i][2] for i in sorted(b.args)] if b.args else []
+
+    def _reason(self, sp: Span) -> RecompileReason | None:
+        """The signature change that makes this call compile, against the function's
+        previous compilation (None on its first compilation or when nothing is known)."""
+        b = self._block
+        if b is None or b.cluster is None:
+            return None
+        fn = tf_function_name(b.cluster)
+        old = self._compiled_args.get(fn)
+        new = b.hlo_args
+        if new is None and b.args:
+            new = [b.args[i][0] for i in sorted(b.args)]
+        if old is None or new is None:
+            return None
+        names = [b.args[i][2] for i in sorted(b.args)] if b.args else []
+        pairs: list[tuple[int, str, str]] = [
+            (i, o, n) for i, (o, n) in enumerate(zip(old, new, strict=False)) if o != n
+        ]
+        arg_lines = [b.args[i][1] for i in sorted(b.args)] if b.args else []
+        changes = tuple(
+            ValueChange(
+                fn,
+                names[i] if i < len(names) else f"argument {i}",
+                o,
+                n,
+                None,
+                self.path,
+                arg_lines[i] if i < len(arg_lines) else (b.lines[-1] if b.lines else sp.line),
+            )
+            for i, o, n in pairs
+        )
+        if len(old) != len(new):
+            changes += (
+                ValueChange(
+                    fn,
+                    "number of arguments",
+                    str(len(old)),
+                    str(len(new)),
+                    None,
+                    self.path,
+                    b.lines[-1] if b.lines else sp.line,
+                ),
+            )
+        if not changes:
+            return None
+        rule = classify([(o, n) for _, o, n in pairs]) if len(old) == len(new) else "shape-changed"
+        first = changes[0]
+        text = f"the arguments of {fn} changed: {first.what} {first.old} -> {first.new}" + (
+            f" (and {len(changes) - 1} more)" if len(changes) > 1 else ""
+        )
+        lines = sorted({c.line for c in changes if c.line is not None} | set(b.lines) | {sp.line})
+        rec = self._record(
+            "tf-signature-changed",
+            sp,
+            cluster_base(b.cluster),
+            old=first.old,
+            new=first.new,
+            rule=rule,
+        )
+        return RecompileReason(
+            sp,
+            rec,
+            self._key(cluster_base(b.cluster)),
+            rule,
+            text,
+            changes,
+            None,
+            tuple(lines),
+        )
+
+    def _retracing(self, msg: str, sp: Span) -> list[TypedEvent]:
+        m = _RETRACE_RE.search(msg)
+        if m is None:
+            raise _Bad(
+                "malformed retracing warning (expected '<n> out of the last <m> calls to "
+                "<function ...> triggered tf.function retracing')"
+            )
+        fm = _PYFN_RE.match(m.group("fn"))
+        qual = fm.group("qual") if fm else m.group("fn")
+        fn = qual.rsplit(".", 1)[-1]
+        detail: dict[str, Any] = {
+            "count": int(m.group("n")),
+            "calls": int(m.group("m")),
+            "function": qual,
+        }
+        key = CompileKey(FRAMEWORK, fn, compile_id=self._last_id.get(fn))
+        rec = self._record("tf-retracing-warning", sp, None, **detail)
+        reason = msg[m.start() :]
+        return [
+            RecompileReason(sp, rec, key, "retracing", reason, (), None, (sp.line,)),
+            FrameworkNote(sp, None, "retracing-warning", key, detail),
+        ]
+
+
+def sniff(lines: Sequence[str]) -> int:
+    """How many of ``lines`` only TensorFlow writes (0 on other stacks' logs)."""
+    score = 0
+    for ln in lines:
+        if any(t in ln for t in _SNIFF_TELLS):
+            score += 1
+        low = ln.lower()
+        if any(t in low for t in _OTHER_STACK_TELLS):
+            return 0
+    return score
+
+
+TENSORFLOW = LogFormat(
+    name="tensorflow",
+    framework=FRAMEWORK,
+    anchors=ANCHORS,
+    sniff=sniff,
+    decoder=TensorFlowDecoder,
+    how_to_log=HOW_TO_LOG,
+)
