@@ -154,7 +154,7 @@ _COMPONENT_RE = re.compile(
     r"get_cache_key hash (?P<kind>of serialized|after serializing) (?P<c>.+?): "
     r"(?P<h>[0-9a-fA-F]+)\s*$"
 )
-_FLAG_RE = re.compile(r"(?P<not>Not i|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
+_FLAG_RE = re.compile(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
 _OPTIONS_RE = re.compile(
     r"get_compile_options: num_replicas=(?P<r>\d+) num_partitions=(?P<p>\d+) "
     r"device_assignment=(?P<da>.*?)\s*$"
