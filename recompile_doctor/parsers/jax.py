@@ -34,6 +34,7 @@ from typing import Any
 
 from recompile_doctor.events import (
     CacheLookup,
+    CacheOutcomeKind,
     CompileActivity,
     CompileFinished,
     CompileKey,
@@ -685,7 +686,7 @@ class JaxDecoder:
                 [ProcessConfig(sp, rec, f"jax_compilation_cache_dir={path}", True)],
                 None,
             )
-        outcome: str
+        outcome: CacheOutcomeKind
         if (m := _P_MISS_RE.search(msg)) is not None:
             outcome = "miss"
         elif (m := _P_HIT_RE.search(msg)) is not None:
@@ -716,7 +717,7 @@ class JaxDecoder:
             return "recognized", out, None
         self._cache_on = True
         rec = self._record(f"persistent-cache-{outcome}", sp, module, entry)
-        out.append(CacheLookup(sp, rec, "persistent", outcome, key, entry))  # type: ignore[arg-type]
+        out.append(CacheLookup(sp, rec, "persistent", outcome, key, entry))
         return "recognized", out, None
 
     def _on_lru(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
@@ -727,10 +728,10 @@ class JaxDecoder:
         entry = m["key"]
         module = entry.rsplit("-", 1)[0] if "-" in entry else entry
         self._cache_on = True
-        outcome = m["outcome"]
+        outcome: CacheOutcomeKind = "hit" if m["outcome"] == "hit" else "miss"
         rec = self._record(f"persistent-cache-{outcome}", sp, module, entry)
         key = self._key_of_module(module, entry)
-        self._lru = (CacheLookup(sp, rec, "persistent", outcome, key, entry), entry)  # type: ignore[arg-type]
+        self._lru = (CacheLookup(sp, rec, "persistent", outcome, key, entry), entry)
         return "recognized", out, None
 
     def _on_cache_off(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
