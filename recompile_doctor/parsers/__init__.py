@@ -18,6 +18,7 @@ from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
 from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat, anchor_sniffer
 from recompile_doctor.parsers._reader import ReadStats, iter_lines
+from recompile_doctor.parsers.jax import JAX
 from recompile_doctor.parsers.poplar import ANCHOR_RE
 from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
 from recompile_doctor.parsers.tensorflow import TENSORFLOW
@@ -63,7 +64,7 @@ POPLAR = LogFormat(
 )
 
 #: the registry: every log format, in the order detection prefers them on a tie
-LOG_FORMATS: list[LogFormat] = [POPLAR, TENSORFLOW, TORCH, TORCH_TRACE]
+LOG_FORMATS: list[LogFormat] = [POPLAR, JAX, TENSORFLOW, TORCH, TORCH_TRACE]
 
 
 def format_names() -> tuple[str, ...]:

@@ -1,0 +1,144 @@
+"""Line prefixes of Python ``logging``, absl and glog, as JAX, TensorFlow and torch print them.
+
+:func:`split_pylog` takes one line and returns what its prefix says (time, level, logger)
+and the message after it.  A line without a known prefix is all message.
+
+Formats, most specific first:
+
+* ``logging.basicConfig(format='%(asctime)s %(levelname)s %(name)s: %(message)s')``:
+  ``2026-11-22 19:10:38,361 WARNING jax._src.dispatch: msg`` (also ``%(asctime)s -
+  %(name)s - %(levelname)s - %(message)s``: ``2026-11-22 19:10:38,361 - jax - WARNING - msg``)
+* JAX's own handler (``JAX_LOGGING_LEVEL``, ``{levelname}:{asctime}:{name}:{lineno}:``):
+  ``WARNING:2026-11-22 19:10:47,731:jax._src.interpreters.partial_eval:2167: msg``
+* ``logging.basicConfig()`` default (``%(levelname)s:%(name)s:%(message)s``):
+  ``WARNING:jax._src.dispatch:msg``
+* absl / glog (Python absl, C++): ``W0610 23:50:26.227175 dispatch.py:205] msg`` and
+  ``I1122 19:10:47.728875   15526 pjrt_client.cc:579] msg`` (with a thread id)
+* TensorFlow C++: ``2023-04-26 14:42:34.517107: I tensorflow/core/x.cc:1619] msg``
+
+The time is read as it is printed (local time, taken as UTC): only differences matter.
+glog stamps carry no year; they are times of day (``clock="time-only"``) that
+:class:`recompile_doctor.parsers._prefixes.Clock` puts on the date of the last dated stamp.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import NamedTuple
+
+from recompile_doctor.parsers._prefixes import Prefix
+
+_LEVEL_NAMES = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
+_ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?"
+_LOGGER = r"[A-Za-z_][\w.\-]*"
+
+_ASCTIME_RE = re.compile(
+    rf"(?P<ts>{_ASCTIME})"
+    rf"(?: (?P<lvl>{_LEVEL_NAMES}) (?P<name>{_LOGGER}): "
+    rf"| - (?P<name2>{_LOGGER}) - (?P<lvl2>{_LEVEL_NAMES}) - "
+    rf"|: (?P<tflvl>[IWEF]) (?P<tffile>[^\s:\]]+):\d+\] ?)"
+)
+_LEVEL_FIRST_RE = re.compile(
+    rf"(?P<lvl>{_LEVEL_NAMES}):(?:(?P<ts>{_ASCTIME}):)?(?P<name>{_LOGGER}):(?:\d+: ?)?"
+)
+_GLOG_RE = re.compile(
+    r"(?P<lvl>[IWEFDV])(?P<md>\d{4}) (?P<tod>\d\d:\d\d:\d\d\.\d{1,9})(?: +\d+)? "
+    r"(?P<file>[^\s:\]]+):\d+\] ?"
+)
+
+_LEVELS = {
+    "DEBUG": "debug",
+    "INFO": "info",
+    "WARNING": "warning",
+    "WARN": "warning",
+    "ERROR": "error",
+    "CRITICAL": "critical",
+    "FATAL": "fatal",
+    "I": "info",
+    "W": "warning",
+    "E": "error",
+    "F": "fatal",
+    "D": "debug",
+    "V": "debug",
+}
+
+_MIDNIGHTS: dict[str, float] = {}
+
+
+class PyLog(NamedTuple):
+    """What a line's prefix says, and the message after it."""
+
+    #: seconds since the epoch (dated stamps) or since midnight (``clock="time-only"``)
+    seconds: float | None
+    #: ``"local"`` (a dated stamp), ``"time-only"`` (glog), ``"none"`` (no stamp)
+    clock: str
+    level: str | None  # "debug", "info", "warning", "error", "critical", "fatal"
+    logger: str | None  # "jax._src.dispatch", or the source file of a glog line
+    message: str
+
+    def prefix(self) -> Prefix:
+        """The same facts as a :class:`~recompile_doctor.parsers._prefixes.Prefix` (for
+        :class:`~recompile_doctor.parsers._prefixes.Clock`)."""
+        return Prefix(self.seconds, self.clock, self.logger or "", self.level)
+
+
+def _time_of_day(ts: str) -> float:
+    """``HH:MM:SS[.,]fff`` -> seconds since midnight."""
+    return int(ts[0:2]) * 3600 + int(ts[3:5]) * 60 + float(ts[6:].replace(",", "."))
+
+
+def _epoch(ts: str) -> float | None:
+    """``YYYY-MM-DD HH:MM:SS,fff`` -> seconds since the epoch (read as UTC); None when the
+    date does not exist."""
+    date = ts[:10]
+    midnight = _MIDNIGHTS.get(date)
+    if midnight is None:
+        try:
+            midnight = datetime(
+                int(date[:4]), int(date[5:7]), int(date[8:10]), tzinfo=UTC
+            ).timestamp()
+        except ValueError:
+            return None
+        if len(_MIDNIGHTS) > 4096:
+            _MIDNIGHTS.clear()
+        _MIDNIGHTS[date] = midnight
+    return midnight + _time_of_day(ts[11:])
+
+
+def split_pylog(line: str) -> PyLog:
+    """The prefix of ``line`` (Python logging, JAX's handler, absl/glog, TF C++) and the
+    message after it; a line without a known prefix is all message."""
+    c = line[:1]
+    if c.isdigit():
+        m = _ASCTIME_RE.match(line)
+        if m is not None:
+            secs = _epoch(m["ts"])
+            if m["tflvl"]:
+                return PyLog(secs, "local", _LEVELS[m["tflvl"]], m["tffile"], line[m.end() :])
+            lvl = m["lvl"] or m["lvl2"]
+            name = m["name"] or m["name2"]
+            return PyLog(secs, "local", _LEVELS[lvl], name, line[m.end() :])
+    elif c in "DIWECF":
+        m = _LEVEL_FIRST_RE.match(line)
+        if m is not None:
+            ts = m["ts"]
+            secs = _epoch(ts) if ts else None
+            return PyLog(
+                secs,
+                "local" if secs is not None else "none",
+                _LEVELS[m["lvl"]],
+                m["name"],
+                line[m.end() :],
+            )
+    if c in "IWEFDV":
+        m = _GLOG_RE.match(line)
+        if m is not None:
+            return PyLog(
+                _time_of_day(m["tod"]),
+                "time-only",
+                _LEVELS[m["lvl"]],
+                m["file"],
+                line[m.end() :],
+            )
+    return PyLog(None, "none", None, None, line)

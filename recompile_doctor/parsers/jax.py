@@ -1,0 +1,849 @@
+"""The JAX log format: ``jax_log_compiles`` / ``jax_explain_cache_misses`` lines and the
+persistent compilation cache's DEBUG lines -> typed events.
+
+What the words of JAX (0.4 - 0.10, ``fixtures/jax/README.md``) mean lives here:
+
+* one compilation is ``Compiling jit(f) with global shapes and types ...`` (start) ...
+  ``Finished XLA compilation of jit(f) in X sec`` (end; printed for persistent-cache hits
+  too); ``Finished tracing f for jit`` comes before it and ``Finished jaxpr to MLIR module
+  conversion`` inside it.  The XLA module (and persistent-cache entry) is ``jit_f``.
+* ``TRACING CACHE MISS at <call site>:`` starts a multi-line explanation (the indented lines
+  after it).  ``never seen function`` is a first trace, unless JAX adds ``but seen another
+  function defined on the same line`` (a re-created function); ``for f ... all previously
+  seen cache keys differ`` names what changed against the closest earlier key.
+* An eager operation (``jnp.argmax`` on host data) compiles as ``jit(_argmax)``.  Rule: when
+  the log explains cache misses (a ``TRACING CACHE MISS`` block was seen before), a
+  compilation of a function that no block has named is eager, because JAX explains every
+  user function's first trace and never its own internals; before any block (explanations
+  off), a name with a leading underscore or the name of a ``lax`` primitive is eager.
+* The persistent cache is counted from the compiler's lines (``PERSISTENT COMPILATION CACHE
+  MISS``, ``Persistent compilation cache hit``, ``Writing ... to persistent compilation
+  cache``); the ``lru_cache`` module's ``Cache hit/miss for key`` only when no compiler line
+  follows for the same key.  With no cache configured JAX still logs a DEBUG miss; it is not
+  a lookup when the compilation logged ``cache is disabled/not initialized`` or when the
+  miss is at DEBUG level and nothing in the log shows the cache in use.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from recompile_doctor.events import (
+    CacheLookup,
+    CacheOutcomeKind,
+    CompileActivity,
+    CompileFinished,
+    CompileKey,
+    CompileStarted,
+    FrameworkNote,
+    ProcessConfig,
+    ProcessStarted,
+    RecompileReason,
+    Span,
+    TypedEvent,
+)
+from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat
+from recompile_doctor.parsers._names import function_name
+from recompile_doctor.parsers._prefixes import Clock
+from recompile_doctor.parsers._pylog import PyLog, split_pylog
+from recompile_doctor.rules import cause_rank
+
+FRAMEWORK = "jax"
+
+#: literal strings: a line containing none of them holds no JAX message
+ANCHORS: tuple[str, ...] = (
+    "TRACING CACHE MISS",
+    "Finished tracing",
+    "Compiling ",
+    "Finished jaxpr to MLIR",
+    "Finished XLA compilation",
+    "ersistent compilation cache",
+    "PERSISTENT COMPILATION CACHE MISS",
+    "Not writing persistent cache entry",
+    "get_cache_key",
+    "XLA flag in cache key",
+    "Cache hit for key: ",
+    "Cache miss for key: ",
+    "get_executable_and_time",
+    "get_compile_options: ",
+    " seconds to compile (",
+)
+
+#: strings only JAX's lines contain (format detection)
+_SNIFF_TELLS: tuple[str, ...] = (
+    "TRACING CACHE MISS at ",
+    "Finished tracing ",
+    " with global shapes and types ",
+    "Finished jaxpr to MLIR module conversion ",
+    "Finished XLA compilation of ",
+    "PERSISTENT COMPILATION CACHE MISS for ",
+    "Persistent compilation cache hit for ",
+    "to persistent compilation cache with key ",
+    "persistent compilation cache at ",
+    "get_cache_key hash ",
+    "XLA flag in cache key: ",
+    "jax._src.",
+)
+
+#: JAX-internal functions compiled by eager operations (the name rule, used while the log
+#: shows no cache-miss explanations): ``lax`` primitives that run op by op
+_PRIMITIVE_NAMES = (
+    "abs add and argmax argmin atan2 broadcast_in_dim clamp concatenate cos "
+    "convert_element_type cumsum cumprod cummax cummin device_put div dot_general "
+    "dynamic_slice dynamic_update_slice eq exp expm1 floor ge gather gt integer_pow iota "
+    "le log log1p lt max min mul ne neg not or pad pow reduce_and reduce_max reduce_min "
+    "reduce_or reduce_prod reduce_sum rem reshape rev rsqrt scatter scatter-add "
+    "scatter_add select_n sign sin slice sort sqrt square squeeze sub tan tanh transpose "
+    "xor copy copy_p erf erf_inv logistic random_bits random_seed random_wrap "
+    "random_unwrap threefry2x32 shift_left shift_right_logical split"
+)
+_PRIMITIVES = frozenset(_PRIMITIVE_NAMES.split())
+
+_WEAK_HINT_RE = re.compile(r"https?://\S*$")
+_SHAPE_RE = re.compile(r"^(?P<dt>[a-z][a-z0-9_]*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
+_WRAPPED_RE = re.compile(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
+_MODULE_CHARS_RE = re.compile(r"[^\w.\-]")
+
+# -- messages --------------------------------------------------------------------------------
+_TRACING_MISS_RE = re.compile(
+    r"TRACING CACHE MISS at (?P<site>.*?)(?: costing (?P<ms>\S+) ms)?(?: because)?:\s*$"
+)
+_TRACED_RE = re.compile(
+    r"Finished tracing(?: \+ transforming)? (?P<fn>.+?)(?: for (?P<w>\w+))? in (?P<s>\S+) sec\s*$"
+)
+_COMPILING_RE = re.compile(
+    r"Compiling (?P<name>\S+)(?: \(\d+\))?(?: for)? with global shapes and types "
+    r"(?P<args>.*?)(?:\. Argument mapping: .*)?\s*$"
+)
+_COMPILING_OLD_RE = re.compile(
+    r"Compiling (?P<name>\S+) \(\d+\)? for (?:\d+ args|args (?P<args>.*?))\.?\s*$"
+)
+_LOWERED_RE = re.compile(
+    r"Finished jaxpr to MLIR module conversion (?P<name>\S+) in (?P<s>\S+) sec\s*$"
+)
+_COMPILED_RE = re.compile(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
+_COMPILED_NAME_RE = re.compile(r"Finished XLA compilation of (?P<name>\S+)")
+_P_MISS_RE = re.compile(
+    r"PERSISTENT COMPILATION CACHE MISS for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
+)
+_P_HIT_RE = re.compile(
+    r"Persistent compilation cache hit for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
+)
+_P_WRITE_RE = re.compile(
+    r"Writing (?P<mod>\S+) to persistent compilation cache with key '(?P<key>[^']*)'"
+)
+_P_INIT_RE = re.compile(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
+_LRU_RE = re.compile(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
+_P_OFF = "get_executable_and_time: cache is disabled"
+_NOT_WRITTEN_RE = re.compile(
+    r"Not writing persistent cache entry"
+    r"(?: for '(?P<mod>[^']*)' because it took < (?P<min>\S+) seconds to compile "
+    r"\((?P<took>[^)s]*)s\)"
+    r"| with key '(?P<key>[^']*)' since its size \((?P<size>\d+) bytes\) is less than "
+    r"threshold \((?P<thr>-?\d+) bytes\)"
+    r"| since (?P<why>.+?))\s*$"
+)
+_TOOK_RE = re.compile(
+    r"'(?P<mod>[^']*)' took at least (?P<min>\S+) seconds to compile \((?P<took>[^)s]*)s\)"
+)
+_COMPONENT_RE = re.compile(
+    r"get_cache_key hash (?P<kind>of serialized|after serializing) (?P<c>.+?): "
+    r"(?P<h>[0-9a-fA-F]+)\s*$"
+)
+_FLAG_RE = re.compile(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
+_OPTIONS_RE = re.compile(
+    r"get_compile_options: num_replicas=(?P<r>\d+) num_partitions=(?P<p>\d+) "
+    r"device_assignment=(?P<da>.*?)\s*$"
+)
+
+# -- explanation blocks ----------------------------------------------------------------------
+_NEVER_SEEN_NAME_RE = re.compile(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
+_FOR_RE = re.compile(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
+_TYPE_DIFF_RE = re.compile(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
+_TREE_DIFF_RE = re.compile(
+    r"^\* at (?:input path )?(?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+?), "
+    r"so (?P<why>.+)$"
+)
+_CTX_DIFF_RE = re.compile(r"^\* (?P<what>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
+_CTX_OLD_RE = re.compile(r"^\[(?P<i>\d+)\]: now (?P<new>.+?) and before (?P<old>.+?)(?:, and)?$")
+_NOW_BEFORE_RE = re.compile(r"^now (?P<new>.+?) and before (?P<old>.+)$")
+_STATIC_RE = re.compile(r"Static\(val=(?P<v>.*)\)\s*$")
+_PATH_KWARG_RE = re.compile(r"^(?:\[1\]|kwargs)\['(?P<k>[^']+)'\](?P<rest>.*)$")
+_PATH_ARG_RE = re.compile(r"^(?:\[0\]|args)\[(?P<i>\d+)\](?P<rest>.*)$")
+
+#: longest explanation block kept (a runaway indented stream is cut here)
+MAX_BLOCK_LINES = 2000
+
+
+def _seconds(text: str | None) -> float | None:
+    """A duration as printed, or None when it is not a finite non-negative number."""
+    if text is None:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) and v >= 0 else None
+
+
+def module_of(name: str) -> tuple[str, str]:
+    """``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
+    module name (JAX replaces characters other than ``[\\w.-]`` by ``_``)."""
+    m = _WRAPPED_RE.match(name)
+    if m is None:
+        return function_name(name), name
+    fn = m["fn"]
+    return fn, _MODULE_CHARS_RE.sub("_", f"{m['w']}_{fn}")
+
+
+def call_site(site: str) -> str | None:
+    """``/tmp/x/capture.py:144:27 (case_batch_size)`` -> ``capture.py:144``."""
+    site = site.strip()
+    if not site:
+        return None
+    head = site.split(" (", 1)[0]
+    parts = head.rsplit("/", 1)[-1].split(":")
+    if len(parts) >= 2 and parts[1].isdigit():
+        return f"{parts[0]}:{parts[1]}"
+    return head or None
+
+
+def strip_weak_hint(value: str) -> str:
+    """Remove the weak-type URL that JAX glues to the end of a type."""
+    return _WEAK_HINT_RE.sub("", value).strip()
+
+
+def type_change_rule(old: str, new: str) -> str:
+    """The rule of one argument's type change (``f32[32,16]`` -> ``f32[8,16]``)."""
+    mo, mn = _SHAPE_RE.match(old), _SHAPE_RE.match(new)
+    if mo is None or mn is None:
+        return "retracing"
+    rules = []
+    if mo["dt"] != mn["dt"]:
+        rules.append("dtype-changed")
+    if mo["dims"] != mn["dims"]:
+        do, dn = mo["dims"].split(","), mn["dims"].split(",")
+        if len(do) == len(dn) and do[1:] == dn[1:]:
+            rules.append("batch-size-changed")
+        else:
+            rules.append("shape-changed")
+    weak_o, weak_n = "weak_type=True" in mo["rest"], "weak_type=True" in mn["rest"]
+    if weak_o != weak_n and not rules:
+        rules.append("weak-type-changed")
+    if not rules:
+        return "retracing"  # a sharding or layout change
+    return min(rules, key=cause_rank)
+
+
+def _argument(path: str) -> str:
+    """An input path (``[1]['lr']``, ``[0][2]``, ``kwargs['lr']``) as an argument name."""
+    m = _PATH_KWARG_RE.match(path)
+    if m is not None:
+        return m["k"] + m["rest"]
+    m = _PATH_ARG_RE.match(path)
+    if m is not None:
+        return f"args[{m['i']}]{m['rest']}"
+    return path
+
+
+def _static_value(thing: str) -> str | None:
+    m = _STATIC_RE.search(thing)
+    return m["v"] if m is not None else None
+
+
+def _split_kwargs(text: str) -> dict[str, str] | None:
+    """``{lr: 0.1, n: 3}`` -> {"lr": "0.1", "n": "3"} (naive; None when not of that form)."""
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    out: dict[str, str] = {}
+    for part in text[1:-1].split(", "):
+        k, sep, v = part.partition(": ")
+        if not sep:
+            return None
+        out[k] = v
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """What a ``TRACING CACHE MISS`` block says."""
+
+    function: str | None
+    call_site: str | None
+    first: bool  # "never seen function"
+    recreated: bool  # "... seen another function defined on the same line"
+    rule: str | None  # None for a first trace
+    changes: tuple[ValueChange, ...]
+    cost_ms: float | None
+
+
+def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) -> Explanation:
+    """Read one explanation block: ``header`` is the first line's message, ``lines`` every
+    line of the block (number, verbatim text)."""
+    m = _TRACING_MISS_RE.search(header)
+    site = call_site(m["site"]) if m is not None else None
+    cost = _seconds(m["ms"]) if m is not None else None
+    fn: str | None = None
+    first = recreated = False
+    section = ""
+    changes: list[tuple[str, ValueChange]] = []
+    expect_name = False
+
+    def add(rule: str, lineno: int, what: str, old: str | None, new: str | None) -> None:
+        changes.append((rule, ValueChange(fn or "?", what, old, new, site, source, lineno)))
+
+    for lineno, raw in lines[1:]:
+        s = raw.strip()
+        if expect_name:
+            expect_name = False
+            nm = _NEVER_SEEN_NAME_RE.match(s)
+            if nm is not None:
+                fn = nm["fn"]
+                continue
+        if s.startswith("* key with "):
+            s = s[len("* key with ") :]
+        if s.startswith("never seen function"):
+            first = expect_name = True
+            continue
+        if s.startswith("but seen another function defined on the same line"):
+            recreated = True
+            continue
+        fm = _FOR_RE.match(s)
+        if fm is not None and fn is None:
+            fn = fm["fn"]
+            continue
+        if s.startswith("different input types"):
+            section = "types"
+        elif s.startswith("different input pytree"):
+            section = "pytree"
+        elif s.startswith(("Tracing context doesn't match", "different tracing context")):
+            section = "context"
+        elif s.startswith("different value of static kwargs"):
+            section = "static-kwargs"
+        elif s.startswith("different value of static args"):
+            section = "static-args"
+        elif s.startswith(("Debug info doesn't match", "cache miss explanation unavailable")):
+            section = "other"
+        elif section == "pytree" and (tm := _TREE_DIFF_RE.match(s)) is not None:
+            what = _argument(tm["what"])
+            sn, so = _static_value(tm["new"]), _static_value(tm["old"])
+            if sn is not None and so is not None:
+                add("constant-changed", lineno, what, so, sn)
+            else:
+                add("retracing", lineno, what, tm["old"], tm["new"])
+        elif section == "types" and (ym := _TYPE_DIFF_RE.match(s)) is not None:
+            old, new = strip_weak_hint(ym["old"]), strip_weak_hint(ym["new"])
+            add(type_change_rule(old, new), lineno, ym["what"], old, new)
+        elif section == "context" and (cm := _CTX_DIFF_RE.match(s)) is not None:
+            add("global-state-changed", lineno, cm["what"], cm["old"], cm["new"])
+        elif section == "context" and (om := _CTX_OLD_RE.match(s)) is not None:
+            add(
+                "global-state-changed", lineno, f"tracing context [{om['i']}]", om["old"], om["new"]
+            )
+        elif section.startswith("static") and (nb := _NOW_BEFORE_RE.match(s)) is not None:
+            kn, ko = _split_kwargs(nb["new"]), _split_kwargs(nb["old"])
+            if section == "static-kwargs" and kn is not None and ko is not None:
+                for k in dict.fromkeys([*ko, *kn]):
+                    if kn.get(k) != ko.get(k):
+                        add("constant-changed", lineno, k, ko.get(k), kn.get(k))
+            else:
+                what = "static kwargs" if section == "static-kwargs" else "static args"
+                add("constant-changed", lineno, what, nb["old"], nb["new"])
+    if fn is not None:
+        changes = [(r, replace(c, function=fn)) for r, c in changes]
+    rule: str | None
+    if recreated:
+        rule = "object-recreated"
+    elif first:
+        rule = None
+    elif changes:
+        rule = min((r for r, _ in changes), key=cause_rank)
+    else:
+        rule = "retracing"
+    return Explanation(
+        fn,
+        site,
+        first,
+        recreated,
+        rule,
+        tuple(c for _, c in changes),
+        cost,
+    )
+
+
+def _is_continuation(raw: str) -> bool:
+    return raw[:1] in (" ", "\t") and bool(raw.strip())
+
+
+class JaxDecoder:
+    """Decoder of one JAX log (see the module's docstring for what its lines mean)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.continuing = False
+        self._clock = Clock()
+        self._stamped = False
+        self._started = False
+        self._block: list[tuple[int, str]] = []
+        self._block_t: float | None = None
+        self._block_msg = ""
+        self._explaining = False
+        self._user_functions: set[str] = set()
+        self._function_of: dict[str, str] = {}  # module -> function (from Compiling lines)
+        self._eager_modules: set[str] = set()
+        self._current: CompileKey | None = None
+        self._cache_on = False
+        self._cache_off_here = False
+        self._flags_here: set[tuple[str, bool]] = set()
+        self._lru: tuple[CacheLookup, str] | None = None  # pending lookup, its entry
+
+    # -- the driver's interface ----------------------------------------------------------
+    def skipped(self, lineno: int, raw: str) -> None:
+        if not self._stamped and raw[:1].isalnum():
+            pl = split_pylog(raw)
+            if pl.seconds is not None:
+                self._clock.absolute(pl.prefix())
+                self._stamped = True
+
+    def finish(self) -> Iterator[TypedEvent]:
+        out: list[TypedEvent] = []
+        if self.continuing:
+            out.extend(self._close_block())
+        out.extend(self._flush_lru())
+        return iter(out)
+
+    def decode(self, lineno: int, raw: str) -> Decoded:
+        raw = raw.rstrip("\r\n")
+        out: list[TypedEvent] = []
+        if self.continuing:
+            if _is_continuation(raw) and len(self._block) < MAX_BLOCK_LINES:
+                self._block.append((lineno, raw))
+                return Decoded("recognized")
+            out.extend(self._close_block())
+        pl = split_pylog(raw)
+        if pl.seconds is not None:
+            self._stamped = True
+        t = self._clock.relative(self._clock.absolute(pl.prefix()))
+        sp = Span(self.path, lineno, raw, t)
+        status, events, problem = self._message(pl, sp)
+        if status == "recognized" and not self._started:
+            self._started = True
+            out.append(ProcessStarted(sp, None, FRAMEWORK, None, new=False))
+        out.extend(events)
+        if status == "recognized":
+            return Decoded("recognized", tuple(out))
+        if status == "malformed":
+            return Decoded("malformed", tuple(out), problem)
+        return Decoded("unrecognized", tuple(out)) if out else UNRECOGNIZED
+
+    # -- helpers -------------------------------------------------------------------------
+    def _record(
+        self,
+        kind: str,
+        sp: Span,
+        module: str | None = None,
+        hash_: str | None = None,
+        **detail: Any,
+    ) -> Event:
+        return Event(kind, sp.source, sp.line, sp.t, sp.text, module, hash_, detail)
+
+    def _key(self, fn: str | None, module: str | None, **kw: Any) -> CompileKey:
+        return CompileKey(FRAMEWORK, fn, module=module, **kw)
+
+    def _key_of_module(self, module: str, cache_key: str | None = None) -> CompileKey:
+        fn = self._function_of.get(module) or function_name(module)
+        return self._key(fn, module, cache_key=cache_key, eager=module in self._eager_modules)
+
+    def _is_eager(self, fn: str) -> bool:
+        if fn in self._user_functions:
+            return False
+        if self._explaining:
+            return True
+        return fn.startswith("_") or fn in _PRIMITIVES
+
+    def _flush_lru(self) -> list[TypedEvent]:
+        if self._lru is None:
+            return []
+        ev, _ = self._lru
+        self._lru = None
+        return [ev]
+
+    # -- messages -> events --------------------------------------------------------------
+    def _message(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        msg = pl.message
+        handler = self._handler(msg)
+        if handler is None:
+            return "unrecognized", [], None
+        return handler(pl, sp)
+
+    def _handler(
+        self, msg: str
+    ) -> Callable[[PyLog, Span], tuple[str, list[TypedEvent], str | None]] | None:
+        if "TRACING CACHE MISS" in msg:
+            return self._on_tracing_miss
+        if msg.startswith("Finished tracing") or "Finished tracing " in msg:
+            return self._on_traced
+        if "Compiling " in msg and (
+            " with global shapes and types" in msg or re.search(r"Compiling \S+ \(\d+", msg)
+        ):
+            return self._on_compiling
+        if "Compiling " in msg and re.search(r"Compiling \w+\(", msg):
+            return self._on_compiling
+        if "Finished jaxpr to MLIR" in msg:
+            return self._on_lowered
+        if "Finished XLA compilation" in msg:
+            return self._on_compiled
+        if "PERSISTENT COMPILATION CACHE MISS" in msg:
+            return self._on_persistent
+        if "ersistent compilation cache" in msg:
+            return self._on_persistent
+        if "Cache hit for key: " in msg or "Cache miss for key: " in msg:
+            return self._on_lru
+        if _P_OFF in msg:
+            return self._on_cache_off
+        if "Not writing persistent cache entry" in msg:
+            return self._on_not_written
+        if " seconds to compile (" in msg:
+            return self._on_took
+        if "get_cache_key" in msg:
+            return self._on_component
+        if "XLA flag in cache key" in msg:
+            return self._on_flag
+        if "get_compile_options: " in msg:
+            return self._on_options
+        return None
+
+    def _on_tracing_miss(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        out = self._flush_lru()
+        if _TRACING_MISS_RE.search(pl.message) is None:
+            return (
+                "malformed",
+                out,
+                "malformed 'TRACING CACHE MISS' line (expected "
+                "'TRACING CACHE MISS at <call site>:')",
+            )
+        self._explaining = True
+        self._block = [(sp.line, sp.text)]
+        self._block_t = sp.t
+        self._block_msg = pl.message
+        self.continuing = True
+        return "recognized", out, None
+
+    def _close_block(self) -> list[TypedEvent]:
+        block, self._block = self._block, []
+        self.continuing = False
+        if not block:
+            return []
+        lineno, header = block[0]
+        ex = explain_block(block, self.path, self._block_msg)
+        sp = Span(self.path, lineno, header, self._block_t)
+        lines = tuple(n for n, _ in block)
+        reason = "\n".join(r for _, r in block)
+        fn = ex.function
+        if fn == "<unknown>":
+            # JAX's explanation of its own anonymous internals (inside jnp.argmax, say)
+            rec = self._record(
+                "tracing-cache-miss", sp, None, None, function=None, lines=list(lines)
+            )
+            return [FrameworkNote(sp, rec, "tracing-miss-unnamed", None, {"lines": lines})]
+        if fn is not None:
+            self._user_functions.add(fn)
+        key = self._key(fn, module_of(f"jit({fn})")[1] if fn is not None else None)
+        rec = self._record(
+            "tracing-cache-miss",
+            sp,
+            key.module,
+            None,
+            function=fn,
+            call_site=ex.call_site,
+            rule=ex.rule,
+            first=ex.first and not ex.recreated,
+            lines=list(lines),
+            **({"cost_ms": ex.cost_ms} if ex.cost_ms is not None else {}),
+        )
+        out: list[TypedEvent] = [CacheLookup(sp, rec, "tracing", "miss", key if fn else None)]
+        if ex.rule is not None and fn is not None:
+            out.append(
+                RecompileReason(
+                    sp,
+                    rec,
+                    key,
+                    ex.rule,
+                    reason,
+                    ex.changes,
+                    ex.call_site,
+                    lines,
+                    keep=False,
+                )
+            )
+        return out
+
+    def _on_traced(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        out = self._flush_lru()
+        m = _TRACED_RE.search(pl.message)
+        if m is None:
+            return (
+                "malformed",
+                out,
+                "malformed 'Finished tracing' line (expected "
+                "'Finished tracing <function> for jit in <seconds> sec')",
+            )
+        fn = m["fn"]
+        secs = _seconds(m["s"])
+        _, module = module_of(f"{m['w'] or 'jit'}({fn})")
+        key = self._key(fn, module, eager=self._is_eager(fn))
+        rec = self._record("trace-end", sp, module, None, function=fn, duration_s=secs)
+        out.append(FrameworkNote(sp, rec, "traced", key, {"duration_s": secs}))
+        if secs is None:
+            return "malformed", out, f"'Finished tracing' line with a bad duration {m['s']!r}"
+        return "recognized", out, None
+
+    def _on_compiling(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        out = self._flush_lru()
+        m = _COMPILING_RE.search(pl.message) or _COMPILING_OLD_RE.search(pl.message)
+        if m is None:
+            return (
+                "malformed",
+                out,
+                "malformed 'Compiling' line (expected "
+                "'Compiling jit(<function>) with global shapes and types (...)')",
+            )
+        fn, module = module_of(m["name"])
+        eager = self._is_eager(fn)
+        key = self._key(fn, module, eager=eager)
+        self._function_of[module] = fn
+        if eager:
+            self._eager_modules.add(module)
+        else:
+            self._eager_modules.discard(module)
+        self._current = key
+        self._cache_off_here = False
+        self._flags_here = set()
+        args = m["args"]
+        rec = self._record(
+            "compile-begin", sp, module, None, function=fn, arguments=args, eager=eager
+        )
+        out.append(CompileStarted(sp, rec, key, cache_visible=self._explaining, arguments=args))
+        return "recognized", out, None
+
+    def _on_lowered(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        m = _LOWERED_RE.search(pl.message)
+        if m is None:
+            return (
+                "malformed",
+                [],
+                "malformed 'Finished jaxpr to MLIR module conversion' "
+                "line (expected '... <name> in <seconds> sec')",
+            )
+        _, module = module_of(m["name"])
+        secs = _seconds(m["s"])
+        rec = self._record("lowering-end", sp, module, None, duration_s=secs)
+        out: list[TypedEvent] = [CompileActivity(sp, rec)]
+        if secs is None:
+            return "malformed", out, f"lowering line with a bad duration {m['s']!r}"
+        return "recognized", out, None
+
+    def _on_compiled(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        out = self._flush_lru()
+        m = _COMPILED_RE.search(pl.message)
+        secs = _seconds(m["s"]) if m is not None else None
+        nm = m or _COMPILED_NAME_RE.search(pl.message)
+        key: CompileKey | None = None
+        if nm is not None:
+            _, module = module_of(nm["name"])
+            key = self._key_of_module(module)
+            rec = self._record("compile-end", sp, module, None, duration_s=secs)
+            out.append(CompileFinished(sp, rec, key, secs))
+        self._current = None
+        if m is None:
+            return (
+                "malformed",
+                out,
+                "malformed 'Finished XLA compilation' line (expected "
+                "'Finished XLA compilation of <name> in <seconds> sec')",
+            )
+        if secs is None:
+            return (
+                "malformed",
+                out,
+                f"'Finished XLA compilation' line with a bad duration {m['s']!r}",
+            )
+        return "recognized", out, None
+
+    def _on_persistent(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        msg = pl.message
+        if (im := _P_INIT_RE.search(msg)) is not None:
+            self._cache_on = True
+            path = im["path"]
+            rec = self._record("persistent-cache-init", sp, None, None, path=path)
+            return (
+                "recognized",
+                [ProcessConfig(sp, rec, f"jax_compilation_cache_dir={path}", True)],
+                None,
+            )
+        outcome: CacheOutcomeKind
+        if (m := _P_MISS_RE.search(msg)) is not None:
+            outcome = "miss"
+        elif (m := _P_HIT_RE.search(msg)) is not None:
+            outcome = "hit"
+        elif (m := _P_WRITE_RE.search(msg)) is not None:
+            outcome = "write"
+        else:
+            if "PERSISTENT COMPILATION CACHE MISS" in msg or "compilation cache hit" in msg:
+                return (
+                    "malformed",
+                    self._flush_lru(),
+                    "malformed persistent-cache line "
+                    "(expected \"... for '<module>' with key '<key>'\")",
+                )
+            return "unrecognized", [], None
+        module, entry = m["mod"], m["key"]
+        out: list[TypedEvent] = []
+        if self._lru is not None:
+            pending, pending_entry = self._lru
+            self._lru = None
+            if pending_entry != entry or pending.outcome != outcome:
+                out.append(pending)
+        key = self._key_of_module(module, entry)
+        if outcome == "miss" and (
+            self._cache_off_here or (pl.level == "debug" and not self._cache_on)
+        ):
+            # JAX logs this DEBUG miss even when no persistent cache is configured
+            return "recognized", out, None
+        self._cache_on = True
+        rec = self._record(f"persistent-cache-{outcome}", sp, module, entry)
+        out.append(CacheLookup(sp, rec, "persistent", outcome, key, entry))
+        return "recognized", out, None
+
+    def _on_lru(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        m = _LRU_RE.search(pl.message)
+        if m is None:
+            return "unrecognized", [], None
+        out = self._flush_lru()
+        entry = m["key"]
+        module = entry.rsplit("-", 1)[0] if "-" in entry else entry
+        self._cache_on = True
+        outcome: CacheOutcomeKind = "hit" if m["outcome"] == "hit" else "miss"
+        rec = self._record(f"persistent-cache-{outcome}", sp, module, entry)
+        key = self._key_of_module(module, entry)
+        self._lru = (CacheLookup(sp, rec, "persistent", outcome, key, entry), entry)
+        return "recognized", out, None
+
+    def _on_cache_off(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        self._cache_off_here = True
+        rec = self._record("persistent-cache-off", sp)
+        return "recognized", [CacheLookup(sp, rec, "persistent", "disabled", self._current)], None
+
+    def _on_not_written(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        m = _NOT_WRITTEN_RE.search(pl.message)
+        if m is None:
+            return "malformed", [], "malformed 'Not writing persistent cache entry' line"
+        detail: dict[str, Any]
+        if m["mod"] is not None:
+            detail = {
+                "reason": "compile-time",
+                "min_compile_time_s": _seconds(m["min"]),
+                "compile_time_s": _seconds(m["took"]),
+            }
+            module: str | None = m["mod"]
+        elif m["key"] is not None:
+            detail = {"reason": "size", "size": int(m["size"]), "threshold": int(m["thr"])}
+            module = m["key"].rsplit("-", 1)[0]
+        else:
+            detail = {"reason": m["why"]}
+            module = self._current.module if self._current is not None else None
+        rec = self._record("persistent-cache-not-written", sp, module, None, **detail)
+        out: list[TypedEvent] = [CompileActivity(sp, rec)]
+        if not self._cache_off_here:
+            key = self._key_of_module(module) if module else self._current
+            out.append(FrameworkNote(sp, None, "persistent-cache-not-written", key, detail))
+        return "recognized", out, None
+
+    def _on_took(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        m = _TOOK_RE.search(pl.message)
+        if m is None:
+            return "unrecognized", [], None
+        rec = self._record("compile-time", sp, m["mod"], None, compile_time_s=_seconds(m["took"]))
+        return "recognized", [CompileActivity(sp, rec, keep=False)], None
+
+    def _on_component(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        m = _COMPONENT_RE.search(pl.message)
+        if m is None:
+            return (
+                "malformed",
+                [],
+                "malformed 'get_cache_key' line (expected "
+                "'get_cache_key hash of serialized <component>: <sha256>')",
+            )
+        component, h = m["c"], m["h"].lower()
+        cumulative = m["kind"] == "after serializing"
+        module = self._current.module if self._current is not None else None
+        rec = self._record(
+            "cache-key-component", sp, module, h, component=component, cumulative=cumulative
+        )
+        note = "cache-key-cumulative" if cumulative else "cache-key-component"
+        ev = FrameworkNote(
+            sp, rec, note, self._current, {"component": component, "hash": h}, keep=not cumulative
+        )
+        return "recognized", [ev], None
+
+    def _on_flag(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        m = _FLAG_RE.search(pl.message)
+        if m is None:
+            return "malformed", [], "malformed 'XLA flag in cache key' line"
+        flag, included = m["flag"], m["not"] is None
+        if (flag, included) in self._flags_here:
+            return "recognized", [], None  # JAX prints each flag twice per key
+        self._flags_here.add((flag, included))
+        module = self._current.module if self._current is not None else None
+        rec = self._record("cache-key-flag", sp, module, None, flag=flag, included=included)
+        ev = FrameworkNote(
+            sp, rec, "cache-key-flag", self._current, {"flag": flag, "included": included}
+        )
+        return "recognized", [ev], None
+
+    def _on_options(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        m = _OPTIONS_RE.search(pl.message)
+        if m is None:
+            return "unrecognized", [], None
+        detail = {
+            "num_replicas": int(m["r"]),
+            "num_partitions": int(m["p"]),
+            "device_assignment": m["da"],
+        }
+        module = self._current.module if self._current is not None else None
+        rec = self._record("compile-options", sp, module, None, **detail)
+        return (
+            "recognized",
+            [FrameworkNote(sp, rec, "compile-options", self._current, detail)],
+            None,
+        )
+
+
+def sniff(lines: Sequence[str]) -> int:
+    """How many of ``lines`` contain a string only JAX's lines contain."""
+    return sum(1 for ln in lines if any(t in ln for t in _SNIFF_TELLS))
+
+
+JAX = LogFormat(
+    name="jax",
+    framework=FRAMEWORK,
+    anchors=ANCHORS,
+    sniff=sniff,
+    decoder=JaxDecoder,
+    how_to_log=(
+        "For JAX, log compilations and cache-miss explanations with JAX_LOG_COMPILES=1 "
+        "JAX_EXPLAIN_CACHE_MISSES=1 (or jax.config.update('jax_log_compiles', True) and "
+        "jax.config.update('jax_explain_cache_misses', True)) and run python train.py "
+        "2> run.log; to see the persistent compilation cache and its key components also "
+        "set JAX_DEBUG_LOG_MODULES=jax._src.compiler,jax._src.compilation_cache,"
+        "jax._src.cache_key,jax._src.lru_cache and call logging.basicConfig(level="
+        "logging.WARNING) in the script (or set JAX_LOGGING_LEVEL=DEBUG, which logs "
+        "everything)."
+    ),
+)
