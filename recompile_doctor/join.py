@@ -118,7 +118,7 @@ def join_dumps(tl: Timeline, folders: Sequence[str]) -> Joined:
         comps = by_fn.get(key, [])
         compiled = [c for c in comps if c.compiled]
         by_comp.update(_match(seq, comps))
-        if 0 < len(compiled) < seq.count and len(compiled) == 1:
+        if len(compiled) <= 1 < seq.count:
             # the log shows only the first compilation: the rest are the dumps' alone
             dump_only[key] = seq.diffs
     return Joined(True, seqs, by_comp, dump_only)

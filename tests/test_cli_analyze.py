@@ -229,11 +229,11 @@ def test_missing_dump_folder_is_reported_before_parsing(
 def test_a_log_with_no_compile_messages_gets_a_hint(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # GIVEN a log of another framework WHEN analyzed THEN say so and how to log Poplar runs
+    # GIVEN a JAX log without any compile message WHEN analyzed THEN say how to log JAX's
     log = _w(
         tmp_path / "jax.log",
         b"W0610 23:50:26.227175 dispatch.py:205] Finished tracing f for jit in 0.05 sec\n",
     )
     code, out, _ = run_cli("analyze", str(log), capsys=capsys)
     assert code == 0 and "no compilation activity recognized" in out
-    assert "hint: No line of these inputs is a Poplar" in out and "TF_POPLAR_VLOG_LEVEL=1" in out
+    assert "hint: No compilation was found" in out and "JAX_LOG_COMPILES=1" in out

@@ -19,7 +19,10 @@ from recompile_doctor.analyses.framework import (
 )
 from recompile_doctor.analyses.loads import executable_switching, slow_load
 from recompile_doctor.analyses.precompile import precompile_unsupported
-from recompile_doctor.analyses.recompile import diagnose_recompilations
+from recompile_doctor.analyses.recompile import (
+    diagnose_recompilations,
+    dump_only_recompilations,
+)
 from recompile_doctor.model import Finding, sort_findings
 from recompile_doctor.timeline import Timeline
 
@@ -32,6 +35,7 @@ ANALYSES: list[Analysis] = [
     slow_load,
     precompile_unsupported,
     diagnose_recompilations,
+    dump_only_recompilations,
     recompile_limit,
     compile_failed,
     graph_breaks,

@@ -166,7 +166,7 @@ def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
     parts = []
     evidence: list[Evidence] = []
     wasted = 0.0
-    for fn, counts, extra, first in findings_items:
+    for fn, counts, _extra, first in findings_items:
         where = ", ".join(
             f"rank {c.rank} at compile {c.compile_id or '#' + str(counts[c.rank or 0])} "
             f"(line {c.line})"

@@ -301,3 +301,57 @@ def _advice(rule_id: str, opts: Options) -> str | None:
             "compilations' HLO with 'recompile-doctor diff'."
         )
     return None
+
+
+def _first_line(path: str | None) -> Evidence | None:
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return Evidence(path, 1, f.readline().rstrip("\n"))
+    except OSError:
+        return None
+
+
+def dump_only_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
+    """Recompilations only the dumps show: the log names at most the first compilation of a
+    function (TensorFlow logs ``Compiled cluster using XLA!`` once per process, and XLA
+    compiles each concrete shape even under one ``input_signature``), but its dump folder
+    holds several.  Evidence: the first line of each dump that changed, and the log's
+    compile line of the function when there is one."""
+    groups: dict[str, list[tuple[str, CompileDiff]]] = defaultdict(list)
+    for fn, diffs in opts.joined.dump_only.items():
+        for d in diffs:
+            for cause in _dump_rules(d)[:1] or ():
+                groups[cause].append((fn, d))
+    by_fn = tl.by_function()
+    findings = []
+    for rule_id, items in groups.items():
+        evidence: list[Evidence] = []
+        for fn, d in items:
+            first = by_fn.get(fn, [])
+            evidence += [comp_evidence(c) for c in first[:1]]
+            ev = _first_line(d.b_path)
+            if ev is not None:
+                evidence.append(ev)
+        if not evidence:
+            continue
+        fns = sorted({fn for fn, _ in items})
+        detail = (
+            f"{plural(len(items), 'compilation')} that the log does not show, found in the "
+            f"dumps of {', '.join(fns)}: " + "; ".join(d.summary for _, d in items[:3])
+        )
+        frameworks = {c.framework for fn in fns for c in by_fn.get(fn, [])}
+        findings.append(
+            make_finding(
+                rule_id,
+                detail=detail,
+                modules=fns,
+                count=len(items),
+                wasted=0.0,
+                evidence=evidence,
+                advice=rule(rule_id).advice_for(frameworks.pop() if len(frameworks) == 1 else None),
+                diff=[e for _, d in items for e in d.evidence][:20],
+            )
+        )
+    return findings

@@ -85,16 +85,16 @@ def clip_middle(text: str, width: int, head: int = 27) -> str:
 
 
 def verbosity_hint(report: Report) -> str | None:
-    """What to do when the inputs show no compilation at all."""
+    """What to do when the inputs show no compilation at all, in the words of the
+    frameworks the inputs were detected as (every known framework when none was)."""
+    from recompile_doctor.parsers import how_to_log
+
     if report.summary.compilations or not report.inputs:
         return None
+    advice = how_to_log(i.format for i in report.inputs)
     if report.parse.recognized == 0:
         return (
-            "No line of these inputs is a Poplar / TensorFlow-on-IPU compile message. For a "
-            "TF-on-IPU run, log with TF_POPLAR_VLOG_LEVEL=1 POPLAR_LOG_LEVEL=INFO "
-            "(2> run.log); other frameworks' logs are not supported yet."
+            "No line of these inputs is a compile message of a framework recompile-doctor "
+            f"reads. {advice}"
         )
-    return (
-        "No compilation was found. Set TF_POPLAR_VLOG_LEVEL=1 (or TF_CPP_VMODULE="
-        "'poplar_compiler=1,poplar_executable=1') and POPLAR_LOG_LEVEL=INFO to log them."
-    )
+    return f"No compilation was found. {advice}"

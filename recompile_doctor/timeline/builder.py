@@ -266,9 +266,12 @@ class TimelineBuilder:
         )
         if same is not None:
             # one compilation can look up several graphs (torch: forward and backward)
-            if ev.outcome in ("hit", "miss") and ev.store in EXECUTABLE_STORES:
-                if same.cache is None or (same.cache == "hit" and ev.outcome == "miss"):
-                    same.cache = ev.outcome
+            if (
+                ev.outcome in ("hit", "miss")
+                and ev.store in EXECUTABLE_STORES
+                and (same.cache is None or (same.cache == "hit" and ev.outcome == "miss"))
+            ):
+                same.cache = ev.outcome
             self._touch(same, ev.span)
             self._lookups.append((ev, same.id))
             return
