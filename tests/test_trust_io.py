@@ -775,3 +775,64 @@ def test_an_unclosed_wrapped_header_is_an_error_at_its_line() -> None:
     with pytest.raises(RecompileDoctorError) as e:
         parse_hlo(text, "h.txt")
     assert str(e.value).startswith("h.txt:") and "open bracket" in str(e.value)
+
+
+# --- item 10: deep shapes and huge numbers in HLO are clean errors ---------------------------
+
+HUGE_HLO_NUMBER = "9" * 400
+
+
+def _module(root: str) -> str:
+    return f"HloModule m\n\nENTRY main {{\n  ROOT {root}\n}}\n"
+
+
+@pytest.mark.parametrize(
+    ("root", "col", "what"),
+    [
+        ("p = " + "(" * 500 + "f32[2]{0}" + ")" * 500 + " parameter(0)", None,
+         "shape nested more than 100 levels deep"),
+        (f"p = f32[{HUGE_HLO_NUMBER}]{{0}} parameter(0)", 12,
+         "expected an int64 dimension size"),
+        (f"p = f32[{'9' * 5000}]{{0}} parameter(0)", 12, "expected an int64 dimension size"),
+        (f"p = f32[2]{{0}} parameter({HUGE_HLO_NUMBER})", 32,
+         "expected a parameter number (an int64)"),
+        (f"p = f32[2]{{0}} parameter({'9' * 5000})", 32, "expected a parameter number"),
+    ],
+)  # fmt: skip
+def test_deep_or_huge_hlo_is_a_clean_error_at_its_place(
+    root: str, col: int | None, what: str
+) -> None:
+    from recompile_doctor.parsers.hlo import parse_hlo
+
+    with pytest.raises(RecompileDoctorError) as e:
+        parse_hlo(_module(root), "m.txt")
+    assert e.value.path == "m.txt" and e.value.line == 4
+    assert col is None or e.value.col == col
+    assert what in e.value.message and len(str(e.value)) < 400
+
+
+def test_a_tuple_100_levels_deep_still_parses() -> None:
+    from recompile_doctor.parsers.hlo import parse_hlo
+
+    m = parse_hlo(_module("p = " + "(" * 100 + "f32[2]{0}" + ")" * 100 + " parameter(0)"), "m")
+    assert m.computations["main"].instructions[0].shape.is_tuple
+
+
+def test_huge_metadata_numbers_are_dropped_not_fatal() -> None:
+    from recompile_doctor.parsers.hlo import parse_hlo
+
+    root = f'p = f32[2]{{0}} parameter(0), metadata={{op_name="a" source_line={"9" * 5000}}}'
+    ins = parse_hlo(_module(root), "m").computations["main"].instructions[0]
+    assert ins.metadata.op_name == "a" and ins.metadata.source_line is None
+
+
+def test_diff_of_a_deep_shape_is_exit_2_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = tmp_path / "a.txt"
+    a.write_text(_module("p = " + "(" * 5000 + "f32[2]{0}" + ")" * 5000 + " parameter(0)"))
+    b = tmp_path / "b.txt"
+    b.write_text(_module("p = f32[2]{0} parameter(0)"))
+    code, _, err = run_cli("diff", str(a), str(b), capsys=capsys)
+    assert code == 2 and err.startswith(f"recompile-doctor: error: {a}:4:")
+    assert "internal error" not in err

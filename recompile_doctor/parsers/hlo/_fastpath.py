@@ -134,7 +134,7 @@ def fast_run(
                 break
         elif opcode == "parameter":
             ops = ops.strip()
-            if not ops.isdigit():
+            if not ops.isdigit() or len(ops) > 18:  # the token parser says what is wrong
                 break
             param = int(ops)
         elif ops:

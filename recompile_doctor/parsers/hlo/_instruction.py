@@ -11,7 +11,13 @@ import re
 from recompile_doctor.parsers.hlo._intern import CALL_ATTRS, key_of
 from recompile_doctor.parsers.hlo._lexer import tokenize, unquote
 from recompile_doctor.parsers.hlo._metadata import make_metadata, metadata_token
-from recompile_doctor.parsers.hlo._shapes import ShapeError, array_shape, tuple_shape
+from recompile_doctor.parsers.hlo._shapes import (
+    ShapeError,
+    array_shape,
+    clip,
+    int64,
+    tuple_shape,
+)
 from recompile_doctor.parsers.hlo.model import Instruction, Literal, Metadata, Shape
 
 _SECTIONS = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
@@ -40,12 +46,16 @@ def is_name(t: str) -> bool:
     return (c.isalpha() or c == "_" or c == "%") and t[-1] != "="
 
 
+#: tuple shapes nest a few levels in real modules; deeper is a corrupt (or hostile) file
+MAX_SHAPE_DEPTH = 100
+
+
 def got(toks: list[str], k: int) -> str:
     if k >= len(toks):
         return "got end of line"
     if toks[k] in ('"', "'"):
         return "got an unterminated string"
-    return f"got '{toks[k]}'"
+    return f"got '{clip(toks[k])}'"
 
 
 class InstructionParser:
@@ -109,9 +119,10 @@ class InstructionParser:
             literal, k = self._literal(toks, k)
         elif opcode == "parameter":
             t = toks[k]
-            if not t.isdigit():
-                raise Fail(f"expected a parameter number, {got(toks, k)}", k)
-            param = int(t)
+            p = int64(t)
+            if p is None:
+                raise Fail(f"expected a parameter number (an int64), {got(toks, k)}", k)
+            param = p
             if toks[k + 1] != ")":
                 raise Fail(f"expected ')', {got(toks, k + 1)}", k + 1)
             k += 2
@@ -187,15 +198,17 @@ class InstructionParser:
             key_of(opcode, shape, param, attrs_t, literal),
         )
 
-    def _shape(self, toks: list[str], k: int) -> tuple[Shape, int]:
+    def _shape(self, toks: list[str], k: int, depth: int = 0) -> tuple[Shape, int]:
         t = toks[k]
+        if depth > MAX_SHAPE_DEPTH:
+            raise Fail(f"shape nested more than {MAX_SHAPE_DEPTH} levels deep", k)
         if t == "(":
             k += 1
             elements: list[Shape] = []
             if toks[k] == ")":
                 return tuple_shape(elements), k + 1
             while True:
-                s, k = self._shape(toks, k)
+                s, k = self._shape(toks, k, depth + 1)
                 elements.append(s)
                 if toks[k] == ",":
                     k += 1
@@ -207,9 +220,9 @@ class InstructionParser:
             try:
                 return array_shape(t), k + 1
             except (ShapeError, ValueError) as e:
-                raise Fail(f"bad shape '{t}': {e}", k) from None
+                raise Fail(f"bad shape '{clip(t)}': {e}", k) from None
         if t == "b" and toks[k + 1] == "(":  # buffer type b(shape)
-            s, k = self._shape(toks, k + 2)
+            s, k = self._shape(toks, k + 2, depth + 1)
             if toks[k] != ")":
                 raise Fail(f"expected ')' closing a buffer shape, {got(toks, k)}", k)
             return s, k + 1

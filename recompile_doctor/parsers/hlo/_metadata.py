@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from recompile_doctor.parsers.hlo._lexer import metadata_fields, unquote
+from recompile_doctor.parsers.hlo._shapes import int64
 from recompile_doctor.parsers.hlo.model import Metadata
 
 _STR = r'"(?:[^"\\\n]++|\\.)*+"'
@@ -20,8 +21,8 @@ def make_metadata(fields: dict[str, str]) -> Metadata:
         fields.get("op_type"),
         fields.get("op_name"),
         fields.get("source_file"),
-        int(line) if line and line.isdigit() else None,
-        int(frame) if frame and frame.isdigit() else None,
+        int64(line) if line else None,
+        int64(frame) if frame else None,
     )
 
 

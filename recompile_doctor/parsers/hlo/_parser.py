@@ -23,6 +23,7 @@ from recompile_doctor.parsers.hlo._instruction import (
     starts_statement,
 )
 from recompile_doctor.parsers.hlo._lexer import column_of, tokenize, unquote
+from recompile_doctor.parsers.hlo._shapes import int64
 from recompile_doctor.parsers.hlo.model import Computation, HloModule, Instruction, SourceLocation
 
 _SECTIONS = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
@@ -161,7 +162,9 @@ class Parser(InstructionParser):
         return toks[1].lstrip("%"), attrs
 
     def _frame_entry(self, toks: list[str]) -> tuple[int, object]:
-        key = int(toks[0])
+        key = int64(toks[0])
+        if key is None:
+            raise Fail(f"expected an index (an int64), {got(toks, 0)}", 0)
         if len(toks) < 2:
             raise Fail(f"expected a string or '{{' after the index, {got(toks, 1)}", 1)
         t = toks[1]
@@ -178,10 +181,10 @@ class Parser(InstructionParser):
                 break
             if toks[k][-1] != "=" or k + 1 >= len(toks):
                 raise Fail(f"expected 'field=value', {got(toks, k)}", k)
-            try:
-                fields[toks[k][:-1]] = int(toks[k + 1])
-            except ValueError:
-                raise Fail(f"expected an integer, {got(toks, k + 1)}", k + 1) from None
+            v = int64(toks[k + 1].removeprefix("-"))
+            if v is None:
+                raise Fail(f"expected an integer, {got(toks, k + 1)}", k + 1)
+            fields[toks[k][:-1]] = -v if toks[k + 1].startswith("-") else v
             k += 2
         return key, fields
 

@@ -48,6 +48,23 @@ DTYPES = frozenset(
 _CACHE: dict[str, Shape] = {}
 
 
+INT64_MAX = 2**63 - 1
+
+
+def int64(text: str) -> int | None:
+    """A non-negative decimal that fits XLA's int64 (dimension sizes, parameter numbers,
+    indices), or ``None`` -- never a 400-digit integer, never an exception."""
+    if not (0 < len(text) <= 19) or not text.isascii() or not text.isdigit():
+        return None
+    n = int(text)
+    return n if n <= INT64_MAX else None
+
+
+def clip(text: str, limit: int = 60) -> str:
+    """``text`` cut for an error message (a token may be megabytes long)."""
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
 class ShapeError(ValueError):
     """A shape token that is not a valid shape; the message says what was expected."""
 
@@ -77,9 +94,11 @@ def array_shape(tok: str) -> Shape:
                 dims.append(-1)
                 dyn.append(True)
                 continue
-            if not p.isdigit():
-                raise ShapeError(f"expected a dimension size, got '{part.strip()}'")
-            dims.append(int(p))
+            d = int64(p)
+            if d is None:
+                what = "an int64 dimension size" if p.isdigit() else "a dimension size"
+                raise ShapeError(f"expected {what}, got '{clip(part.strip())}'")
+            dims.append(d)
             dyn.append(bounded)
     rest = tok[rb + 1 :]
     layout: str | None = None
