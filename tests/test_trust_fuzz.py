@@ -162,11 +162,15 @@ def test_any_mutated_log_is_answered_or_refused_in_one_line(
 
 
 @SETTINGS
-@given(case=mutated(HLO))
+@given(case=mutated(HLO), wrap=st.sampled_from(["plain", "plain", "gzip", "gzip-flip"]))
 def test_any_mutated_hlo_is_diffed_or_refused_in_one_line(
-    case: tuple[Path, bytes], capsys: pytest.CaptureFixture[str]
+    case: tuple[Path, bytes], wrap: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     src, data = case
+    if wrap != "plain":
+        data = gzip.compress(data)
+        if wrap == "gzip-flip" and len(data) > 12:
+            data = data[:12] + bytes([data[12] ^ 0xFF]) + data[13:]
     with tempfile.TemporaryDirectory() as d:
         a = Path(d) / "a.txt"
         b = Path(d) / "b.txt"
