@@ -836,3 +836,29 @@ def test_diff_of_a_deep_shape_is_exit_2_one_line(
     code, _, err = run_cli("diff", str(a), str(b), capsys=capsys)
     assert code == 2 and err.startswith(f"recompile-doctor: error: {a}:4:")
     assert "internal error" not in err
+
+
+def test_stdin_redirected_from_a_file_gets_evidence_context(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import json
+    import sys
+
+    with open(ALT, "rb") as f:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(f))
+        code, out, _ = run_cli("analyze", "-", "--format", "json", capsys=capsys)
+    evidence = [e for x in json.loads(out)["findings"] for e in x["evidence"]]
+    assert code == 0 and evidence and all(e.get("context") for e in evidence)
+    release_spool("-")
+
+
+def test_a_corrupt_gzip_hlo_is_a_one_line_error(tmp_path: Path) -> None:
+    from recompile_doctor.parsers.hlo import parse_hlo_file
+
+    data = gzip.compress(_module("p = f32[2]{0} parameter(0)").encode() * 50)
+    p = tmp_path / "m.txt.gz"
+    p.write_bytes(data[:12] + bytes([data[12] ^ 0xFF]) + data[13:])  # GIVEN a damaged stream
+    with pytest.raises(RecompileDoctorError) as e:
+        parse_hlo_file(p)
+    assert str(e.value).startswith(f"{p}: bad gzip data")

@@ -139,7 +139,10 @@ class _Tee(io.RawIOBase):
 
 
 def _needs_spool(path: str, fd: int) -> bool:
-    """True unless ``fd`` is a regular file (pipes, FIFOs, devices, sockets, ttys)."""
+    """True for stdin (even redirected from a file, it is read from where it stands) and
+    for anything but a regular file (pipes, FIFOs, devices, sockets, ttys)."""
+    if path == STDIN_NAME:
+        return True
     try:
         return not stat.S_ISREG(os.fstat(fd).st_mode)
     except OSError:
@@ -155,9 +158,10 @@ def _open_binary(path: str, spool: bool) -> tuple[BinaryIO, int | None, bool]:
         except (OSError, AttributeError, ValueError):
             fd = -1
         size = None
-        if fd >= 0 and not _needs_spool(path, fd):
+        if fd >= 0:
             with contextlib.suppress(OSError):
-                size = os.fstat(fd).st_size
+                st0 = os.fstat(fd)
+                size = st0.st_size if stat.S_ISREG(st0.st_mode) else None
     else:
         try:
             st = os.stat(path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import gzip
+import zlib
 from pathlib import Path
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -64,7 +65,7 @@ def read_text(path: str | Path) -> str:
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
-        except (OSError, EOFError) as e:
+        except (OSError, EOFError, zlib.error) as e:
             raise RecompileDoctorError(f"bad gzip data: {e}", path=p) from None
     try:
         return data.decode("utf-8")
