@@ -155,6 +155,9 @@ def load_report(path: PathLike) -> Report:
         raise RecompileDoctorError(
             f"not valid JSON: {e.msg}", path=p, line=e.lineno, col=e.colno
         ) from None
+    except (ValueError, RecursionError) as e:
+        # an integer of more than 4300 digits, or nesting thousands of levels deep
+        raise RecompileDoctorError(f"not a usable JSON report: {str(e)[:80]}", path=p) from None
     check_report_json(data, p)
     try:
         return Report.from_json(data)

@@ -49,19 +49,7 @@ SETTINGS = settings(
 #: internal errors whose cause lies in code another change owns (reproducers in the report of
 #: this change), by property; an example that hits one is not counted -- every other internal
 #: error still fails the property
-KNOWN_ELSEWHERE: dict[str, tuple[str, ...]] = {
-    # parsers/poplar.py reads numbers with int(): a phase duration or an elapsed time of 400
-    # digits overflows float() later; one of 5000 digits is a ValueError at once
-    "log": (
-        "OverflowError: int too large to convert to float",
-        "OverflowError: integer division result too large for a float",
-        "ValueError: Exceeds the limit (4300 digits) for integer string conversion",
-    ),
-    # api.load_report: json.loads raises a plain ValueError (not a JSONDecodeError) for an
-    # integer of more than 4300 digits
-    "report": ("ValueError: Exceeds the limit (4300 digits) for integer string conversion",),
-    "hlo": (),
-}
+KNOWN_ELSEWHERE: dict[str, tuple[str, ...]] = {"log": (), "report": (), "hlo": ()}
 
 
 # --------------------------------------------------------------------------- mutations

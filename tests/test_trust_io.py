@@ -144,10 +144,6 @@ def test_a_gzip_cut_short_raises_when_strict(tmp_path: Path) -> None:
         list(iter_lines(str(p), strict=True))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs `warn_on_read_problems(strict)` around the analysis in cli/analyze.py",
-)
 def test_analyze_of_a_cut_gzip_warns_and_exits_0_or_2_when_strict(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -244,9 +240,6 @@ def test_a_log_line_with_a_month_13_is_not_an_internal_error(
     assert json.loads(out)["summary"]["compilations"] > 0
 
 
-@pytest.mark.xfail(
-    strict=True, reason="parsers/__init__.py must count Prefix.problem as malformed (lead)"
-)
 def test_a_log_line_with_a_month_13_counts_as_malformed_and_strict_names_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -260,9 +253,6 @@ def test_a_log_line_with_a_month_13_counts_as_malformed_and_strict_names_it(
     assert code == 2 and f"{p}:{n}:" in err and "internal error" not in err
 
 
-@pytest.mark.xfail(
-    strict=True, reason="parsers/poplar.py must read numbers with _prefixes.safe_int (lead)"
-)
 def test_a_400_digit_duration_is_a_malformed_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -14,6 +14,7 @@ from recompile_doctor.cli._common import (
     common_options,
     format_for,
     use_color,
+    warn_on_read_problems,
     write_output,
 )
 from recompile_doctor.cli._progress import progress_for
@@ -95,7 +96,7 @@ def command(
     for path in (output, html):
         if path is not None and path != "-":
             check_output_path(path, force, (*logs, *dumps))
-    with progress_for(list(logs)) as progress:
+    with progress_for(list(logs)) as progress, warn_on_read_problems(strict):
         report = run_analysis(
             list(logs),
             dumps=list(dumps),

@@ -13,6 +13,7 @@ from recompile_doctor.cli._common import (
     check_dump_dirs,
     check_output_path,
     common_options,
+    warn_on_read_problems,
     write_output,
 )
 from recompile_doctor.errors import RecompileDoctorError
@@ -78,4 +79,5 @@ def load(inputs: tuple[str, ...], dumps: tuple[str, ...], warmup: int | None) ->
         return api.load_report(saved[0])
     if inputs.count("-") > 1:
         raise RecompileDoctorError("stdin (-) can be read only once", path="-")
-    return api.analyze(list(inputs), dumps=list(dumps), warmup=warmup)
+    with warn_on_read_problems():
+        return api.analyze(list(inputs), dumps=list(dumps), warmup=warmup)

@@ -12,6 +12,24 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from recompile_doctor.parsers._prefixes import safe_float, safe_int
+
+
+def _int(text: str) -> int:
+    """A number field of a message: a ValueError (-> malformed line) when it is not a sane
+    integer (400 digits, garbage)."""
+    v = safe_int(text)
+    if v is None:
+        raise ValueError(f"not a usable number: {text[:40]!r}")
+    return v
+
+
+def _float(text: str) -> float:
+    v = safe_float(text)
+    if v is None:
+        raise ValueError(f"not a usable number: {text[:40]!r}")
+    return v
+
 
 @dataclass(frozen=True, slots=True)
 class Malformed:
@@ -62,7 +80,7 @@ def _b_begin(m: re.Match[str]) -> Message:
         "compile-begin",
         m.group("module"),
         _hexnorm(m.group("hash")),
-        {"ordinal": int(ordinal) if ordinal is not None else None},
+        {"ordinal": _int(ordinal) if ordinal is not None else None},
     )
 
 
@@ -104,22 +122,22 @@ def _b_phase(m: re.Match[str]) -> Message:
         "depth": len(m.group("indent")) // 2,
     }
     if kind == "phase-end":
-        detail["duration_ms"] = int(ms) if ms is not None else None
-        detail["diff_rss_mb"] = float(m.group("diff")) if m.group("diff") else None
-        detail["total_rss_mb"] = float(m.group("total")) if m.group("total") else None
+        detail["duration_ms"] = _int(ms) if ms is not None else None
+        detail["diff_rss_mb"] = _float(m.group("diff")) if m.group("diff") else None
+        detail["total_rss_mb"] = _float(m.group("total")) if m.group("total") else None
     return Message(kind, None, None, detail)
 
 
 def _b_attach(m: re.Match[str]) -> Message:
-    ids = [int(x) for x in m.group("ids").split(",") if x]
+    ids = [_int(x) for x in m.group("ids").split(",") if x]
     n = m.group("n")
     return Message(
         "attach",
         None,
         None,
         {
-            "ordinal": int(m.group("ordinal")),
-            "ipus": int(n) if n else len(ids),
+            "ordinal": _int(m.group("ordinal")),
+            "ipus": _int(n) if n else len(ids),
             "device_ids": ids,
             "sdk_style": "sdk>=2.5" if m.group("tfdev") else "sdk<=2.4",
         },
@@ -132,10 +150,10 @@ def _b_progress_start(m: re.Match[str]) -> Message:
 
 def _b_progress_end(m: re.Match[str]) -> Message:
     secs = (
-        int(m.group("h")) * 3600
-        + int(m.group("m")) * 60
-        + int(m.group("s"))
-        + int(m.group("ds")) / (10 ** len(m.group("ds")))
+        _int(m.group("h")) * 3600
+        + _int(m.group("m")) * 60
+        + _int(m.group("s"))
+        + _int(m.group("ds")[:9]) / (10 ** len(m.group("ds")[:9]))
     )
     return Message("progress-end", None, None, {"elapsed_s": round(secs, 3)})
 
@@ -150,7 +168,7 @@ def _b_simple(kind: str, **fields: str) -> Builder:
 
 
 def _b_graph_compiled(m: re.Match[str]) -> Message:
-    parts = [int(x) for x in m.group("elapsed").split(":")]
+    parts = [_int(x) for x in m.group("elapsed").split(":")]
     secs = 0
     for x in parts:
         secs = secs * 60 + x
@@ -388,7 +406,10 @@ def match_message(msg: str) -> Message | Malformed | None:
         if spec.key in msg:
             m = spec.pattern.search(msg)
             if m is not None:
-                return spec.build(m)
+                try:
+                    return spec.build(m)
+                except ValueError:
+                    return Malformed(spec.kind, spec.key)
             if spec.strict and malformed is None and _claims(spec, msg):
                 malformed = Malformed(spec.kind, spec.key)
     return malformed

@@ -144,6 +144,8 @@ class PoplarDecoder:
                     t = self._clock.relative(self._clock.absolute(NO_PREFIX))
                     out.extend(self._events(res, Span(self.path, lineno, raw, t, rank)))
             absolute = self._clock.absolute(prefix)
+            if prefix.problem is not None:
+                bad = Malformed("prefix", prefix.problem)
             res = match_message(msg)
             if isinstance(res, Message):
                 found = True
@@ -151,14 +153,16 @@ class PoplarDecoder:
                 out.extend(self._events(res, Span(self.path, lineno, raw, t, rank)))
             elif isinstance(res, Malformed):
                 bad = res
+        if bad is not None and (not found or bad.kind == "prefix"):
+            problem = (
+                bad.expected
+                if bad.kind == "prefix"
+                else f"malformed {bad.kind} line (expected the format of "
+                f"'{bad.expected.strip()}' messages)"
+            )
+            return Decoded("malformed", tuple(out), problem)
         if found:
             return Decoded("recognized", tuple(out))
-        if bad is not None:
-            return Decoded(
-                "malformed",
-                problem=f"malformed {bad.kind} line (expected the format of "
-                f"'{bad.expected.strip()}' messages)",
-            )
         return UNRECOGNIZED
 
     # -- messages -> events --------------------------------------------------------------

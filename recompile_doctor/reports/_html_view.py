@@ -70,7 +70,7 @@ _KEY = regex.compile(
     r"Begin XLA compilation|End XLA compilation|Starting phase: graphConstruction"
     r"|Ending phase: Loading executable|Loading executable|Couldn't find|\bLoaded\b"
     r"|attached to|Compiled cluster|retracing|Recompil\w*"
-    r"|\(?Hash:? 0x[0-9a-fA-F]+\)?|\bduration \d+(?:\.\d+)? ?m?s\b|[\w./-]*\.poplar_exec",
+    r"|\(?Hash:? 0x[0-9a-fA-F]+\)?|\bduration \d+(?:\.\d+)? ?m?s\b|[\w./-]{0,256}\.poplar_exec",
     regex.I,
 )
 
