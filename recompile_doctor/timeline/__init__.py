@@ -19,11 +19,12 @@ How compilations are assembled (``reference/poplar_formats.md`` §1, §3, §7):
 
 from recompile_doctor.timeline.builder import TimelineBuilder, build_timeline
 from recompile_doctor.timeline.names import function_key
-from recompile_doctor.timeline.types import Load, ProcessInfo, Timeline
+from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
 
 __all__ = [
     "Load",
     "ProcessInfo",
+    "Switch",
     "Timeline",
     "TimelineBuilder",
     "build_timeline",

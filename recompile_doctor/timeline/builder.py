@@ -24,7 +24,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import CacheOutcome, Compilation, Event
 from recompile_doctor.timeline.names import elided_match, function_key
-from recompile_doctor.timeline.types import Load, ProcessInfo, Timeline
+from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
 
 
 @dataclass(slots=True)
@@ -90,6 +90,8 @@ class _Process:
     version: str | None = None
     config_span: Span | None = None
     load_counts: dict[str | None, int] = field(default_factory=dict)
+    last_executed: str | None = None
+    executed: set[str] = field(default_factory=set)
 
 
 class TimelineBuilder:
@@ -105,6 +107,7 @@ class TimelineBuilder:
         self._executed_in_proc: set[tuple[int, str]] = set()
         self._lookups: list[tuple[CacheLookup, int | None]] = []  # with the compilation id
         self._notes: list[FrameworkNote] = []
+        self._switches: list[Switch] = []
         self._reasons: list[tuple[RecompileReason, int | None]] = []
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
@@ -310,6 +313,23 @@ class TimelineBuilder:
 
     def _on_executed(self, ev: Executed, proc: _Process) -> None:
         module = ev.module
+        if proc.last_executed is not None and proc.last_executed != module:
+            sp = ev.span
+            self._switches.append(
+                Switch(
+                    sp.source,
+                    sp.line,
+                    sp.t,
+                    sp.text,
+                    proc.index,
+                    proc.last_executed,
+                    module,
+                    module in proc.executed,
+                    sp.rank,
+                )
+            )
+        proc.last_executed = module
+        proc.executed.add(module)
         if proc.first_execute_line is None:
             proc.first_execute_line = ev.span.line
         self._flush_loads(proc, module)
@@ -421,6 +441,7 @@ class TimelineBuilder:
             notes=tuple(self._notes),
             reasons=tuple(self._reasons),
             arguments={p.id: p.arguments for p in self._pending if p.arguments is not None},
+            switches=tuple(self._switches),
         )
 
     def _finish_compilations(self) -> list[tuple[Compilation, int]]:

@@ -28,6 +28,23 @@ class Load:
 
 
 @dataclass(frozen=True, slots=True)
+class Switch:
+    """The device ran another executable than the step before (``Execute B`` after
+    ``Execute A``): the stack must load B again unless both fit.  ``back``: B had run on
+    this device before (a switch back, not a first run)."""
+
+    source: str
+    line: int
+    t: float | None
+    text: str
+    process: int
+    from_module: str
+    to_module: str
+    back: bool
+    rank: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Timeline:
     """What the analyses work on."""
 
@@ -44,6 +61,8 @@ class Timeline:
     reasons: tuple[tuple[RecompileReason, int | None], ...] = ()
     #: compilation id -> its argument shapes and types, as the log prints them
     arguments: Mapping[int, str] = field(default_factory=dict)
+    #: every change of the executing module on a device (from the ``Execute`` lines)
+    switches: tuple[Switch, ...] = ()
 
     def reasons_for(self, comp_id: int) -> list[RecompileReason]:
         return [r for r, cid in self.reasons if cid == comp_id]
