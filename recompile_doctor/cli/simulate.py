@@ -56,10 +56,8 @@ def command(
         env=os.environ,
         verbose_xla=verbose_xla,
     )
-    click.echo(f"{result.log_path}: {result.lines} lines")
-    for extra in result.logs:
-        if extra != result.log_path:
-            click.echo(f"{extra}: also written")
+    for log in (result.log_path, *(x for x in result.logs if x != result.log_path)):
+        click.echo(f"{log}: {_count_lines(log)} lines")
     if result.dumps_dir is not None:
         click.echo(f"{result.dumps_dir}: XLA dumps")
     if result.cache_dir is not None:
@@ -68,3 +66,9 @@ def command(
     click.echo(f"expected findings: {expected}")
     if result.error:
         raise RecompileDoctorError(f"the simulated script failed: {result.error}")
+
+
+def _count_lines(path: Path) -> int:
+    """Lines of a written log, counted in the file (what ``wc -l`` says)."""
+    with path.open("rb") as f:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))

@@ -9,10 +9,13 @@ from recompile_doctor.simulate.scenarios._base import Scenario, ScenarioInfo, fi
 def script(sim: Simulation, *, stack_fix: bool = False) -> None:
     steps = sim.steps_or(200)
     epochs = 2 if steps >= 2 else 1
-    with sim.process() as proc:
-        proc.configure(connection_type="ALWAYS", ipu_version="ipu2")
-        train = Graph("train_function", mnist(), batch=32)
-        fit(proc, lambda _e: train, epochs=epochs, steps_per_epoch=max(1, steps // epochs))
+    # two runs of the same script: the second loads from the cache the first one filled
+    # (or, without a cache, compiles everything again)
+    for log_name in ("run.log", "second-run.log"):
+        with sim.process(log_name) as proc:
+            proc.configure(connection_type="ALWAYS", ipu_version="ipu2")
+            train = Graph("train_function", mnist(), batch=32)
+            fit(proc, lambda _e: train, epochs=epochs, steps_per_epoch=max(1, steps // epochs))
 
 
 SCENARIO = Scenario(
@@ -20,8 +23,9 @@ SCENARIO = Scenario(
         "healthy",
         0,
         (),
-        "One process trains one graph with the executable cache on; a second run with the "
-        "same cache loads the executable instead of compiling. Nothing to fix.",
+        "One process trains one graph with the executable cache on (run.log); a second run "
+        "of the same script with the same cache (second-run.log) loads the executable "
+        "instead of compiling. Nothing to fix.",
     ),
     script,
 )
