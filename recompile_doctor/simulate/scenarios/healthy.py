@@ -15,7 +15,7 @@ def script(sim: Simulation, *, stack_fix: bool = False) -> None:
         with sim.process(log_name) as proc:
             proc.configure(connection_type="ALWAYS", ipu_version="ipu2")
             train = Graph("train_function", mnist(), batch=32)
-            fit(proc, lambda _e: train, epochs=epochs, steps_per_epoch=max(1, steps // epochs))
+            fit(proc, lambda _e, g=train: g, epochs=epochs, steps_per_epoch=max(1, steps // epochs))
 
 
 SCENARIO = Scenario(
