@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from recompile_doctor.simulate.api import Graph, Simulation
 from recompile_doctor.simulate.scenarios._base import Scenario, ScenarioInfo, fit, mnist
 
@@ -14,8 +16,17 @@ def script(sim: Simulation, *, stack_fix: bool = False) -> None:
     for log_name in ("run.log", "second-run.log"):
         with sim.process(log_name) as proc:
             proc.configure(connection_type="ALWAYS", ipu_version="ipu2")
-            train = Graph("train_function", mnist(), batch=32)
-            fit(proc, lambda _e, g=train: g, epochs=epochs, steps_per_epoch=max(1, steps // epochs))
+            fit(
+                proc,
+                _same_graph(Graph("train_function", mnist(), batch=32)),
+                epochs=epochs,
+                steps_per_epoch=max(1, steps // epochs),
+            )
+
+
+def _same_graph(graph: Graph) -> Callable[[int], Graph]:
+    """The graph of every epoch: always the same one."""
+    return lambda _epoch: graph
 
 
 SCENARIO = Scenario(
