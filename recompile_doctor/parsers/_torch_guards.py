@@ -9,7 +9,7 @@ least from.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recompile_doctor.model import ValueChange
 
@@ -26,7 +26,9 @@ _RANK_RE = re.compile(
 )
 _VALUE_RE = re.compile(r"^(?P<what>[^=!<>#]+?) == (?P<old>[^#]+?)\s*(?:#.*)?$")
 _GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>.*)$|___check_global_state\(\)")
-_USER_FRAME_RE = re.compile(r"# (?:\S+/)?(?P<file>[^/\s]+):(?P<line>\d+) in (?P<fn>\w+)\s*$")
+_USER_FRAME_RE = re.compile(
+    r"# (?:\S+/)?(?P<file>[^/\s]+):(?P<line>\d+) in (?P<fn>\w+)\s*(?:\(HINT: [^)]*\)\s*)?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +166,54 @@ def explain(
             )
         )
     return rule, tuple(changes), chosen[0]
+
+
+_TREE_GUARD_RE = re.compile(r"^[\s|]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
+_LOCAL_RE = re.compile(r"\b[LG]\['(?P<name>[^'\]]+)'\]")
+_ID_GUARD_RE = re.compile(r"___check_(?P<kind>type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)")
+
+
+def source_name(expr: str) -> str:
+    """A guard's source as recompile reasons print it: ``L['self'].scale`` -> ``self.scale``."""
+    return _LOCAL_RE.sub(lambda m: m["name"], expr.strip())
+
+
+def tree_guard_value(line: str) -> tuple[str, str] | None:
+    """(key, value) of one line of a ``TREE_GUARD_MANAGER`` dump that pins a value, keyed
+    as :func:`value_key` keys a change: ``| | +- EQUALS_MATCH: L['n'] == 4  # ...`` ->
+    ``("n", "4")``; ``+- TYPE_MATCH: ___check_type_id(L['model'], 9419...), type=...`` ->
+    ``("id model", "9419...")``.
+    """
+    m = _TREE_GUARD_RE.match(line)
+    if m is None:
+        return None
+    guard = guard_text(m["guard"])
+    if m["kind"] in ("TYPE_MATCH", "ID_MATCH"):
+        im = _ID_GUARD_RE.match(guard)
+        return (f"id {source_name(im['obj'])}", im["id"]) if im is not None else None
+    vm = _VALUE_RE.match(guard)
+    if vm is None or m["kind"] not in ("EQUALS_MATCH", "CONSTANT_MATCH"):
+        return None
+    return source_name(vm["what"]), vm["old"].strip()
+
+
+def value_key(rule: str | None, change: ValueChange) -> str:
+    """How a guard pinning ``change.what`` is keyed: object ids apart from values."""
+    return f"id {change.what}" if rule == "object-recreated" else change.what
+
+
+def with_new_values(
+    rule: str | None, changes: tuple[ValueChange, ...], values: dict[str, str]
+) -> tuple[ValueChange, ...]:
+    """``changes`` with the new value filled where a guard of the new compilation pins the
+    same expression (``values``: key -> value) to something else than the old."""
+    out: list[ValueChange] = []
+    for c in changes:
+        new = values.get(value_key(rule, c)) if c.new is None and c.old is not None else None
+        out.append(replace(c, new=new) if new is not None and new != c.old else c)
+    return tuple(out)
+
+
+def missing_new(changes: tuple[ValueChange, ...]) -> bool:
+    """Whether a change with an old value still lacks its new one."""
+    return any(c.old is not None and c.new is None for c in changes)
