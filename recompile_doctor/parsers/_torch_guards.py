@@ -217,3 +217,52 @@ def with_new_values(
 def missing_new(changes: tuple[ValueChange, ...]) -> bool:
     """Whether a change with an old value still lacks its new one."""
     return any(c.old is not None and c.new is None for c in changes)
+
+
+def failure_values(failures: list[GuardFailure], entry: str) -> dict[str, str]:
+    """What the failing guards of cache entry ``entry`` pin, keyed as :func:`value_key` keys a
+    change: a later recompilation that lists ``0/1: n == 4`` says entry 0/1 was made for
+    ``n`` = 4, the new value of the change that made 0/1."""
+    out: dict[str, str] = {}
+    for f in failures:
+        if f.entry != entry:
+            continue
+        text = guard_text(f.text)
+        im = _ID_GUARD_RE.search(text)
+        if im is not None:
+            out.setdefault(f"id {source_name(im['obj'])}", im["id"])
+            continue
+        vm = _VALUE_RE.match(text)
+        if vm is not None:
+            out.setdefault(source_name(vm["what"]), vm["old"].strip())
+    return out
+
+
+_COMMENT_FRAME_RE = re.compile(r"# (?P<file>\S+\.py):(?P<line>\d+) in (?P<fn>[\w<>]+)")
+#: leading folders of torch's own files in a guard's (left-truncated) source comment
+_TORCH_DIRS = (
+    "nn/",
+    "_dynamo/",
+    "_functorch/",
+    "_inductor/",
+    "fx/",
+    "utils/",
+    "optim/",
+    "autograd/",
+    "distributed/",
+    "_refs/",
+    "_prims/",
+)
+
+
+def comment_frame(text: str) -> tuple[str, bool] | None:
+    """(function, in the user's file) of a guard's source comment
+    (``# return x * n  # mp/capture-torch/capture.py:211 in scaled_sum``)."""
+    found = list(_COMMENT_FRAME_RE.finditer(text))
+    if not found:
+        return None
+    m = found[-1]
+    if m["file"].startswith("_dynamo/"):
+        return None  # a guard Dynamo installs itself (init_ambient_guards), not the code's
+    user = not m["file"].startswith(_TORCH_DIRS) and "/torch/" not in m["file"]
+    return m["fn"], user
