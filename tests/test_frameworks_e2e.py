@@ -25,7 +25,7 @@ KNOWN_GAPS = {
 }
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-FRAMEWORKS = ("jax", "tensorflow", "torch")
+FRAMEWORKS = ("jax", "tensorflow", "torch", "ptxla")
 
 
 def _cases() -> list[Path]:

@@ -21,6 +21,7 @@ from recompile_doctor.parsers._reader import ReadStats, iter_lines
 from recompile_doctor.parsers.jax import JAX
 from recompile_doctor.parsers.poplar import ANCHOR_RE
 from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
+from recompile_doctor.parsers.ptxla import PTXLA
 from recompile_doctor.parsers.tensorflow import TENSORFLOW
 from recompile_doctor.parsers.torch import TORCH
 from recompile_doctor.parsers.torch_trace import TORCH_TRACE
@@ -64,7 +65,7 @@ POPLAR = LogFormat(
 )
 
 #: the registry: every log format, in the order detection prefers them on a tie
-LOG_FORMATS: list[LogFormat] = [POPLAR, JAX, TENSORFLOW, TORCH, TORCH_TRACE]
+LOG_FORMATS: list[LogFormat] = [POPLAR, JAX, TENSORFLOW, TORCH, TORCH_TRACE, PTXLA]
 
 
 def format_names() -> tuple[str, ...]:

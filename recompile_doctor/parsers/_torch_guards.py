@@ -9,7 +9,7 @@ least from.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from recompile_doctor.model import ValueChange
 
@@ -26,7 +26,9 @@ _RANK_RE = re.compile(
 )
 _VALUE_RE = re.compile(r"^(?P<what>[^=!<>#]+?) == (?P<old>[^#]+?)\s*(?:#.*)?$")
 _GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>.*)$|___check_global_state\(\)")
-_USER_FRAME_RE = re.compile(r"# (?:\S+/)?(?P<file>[^/\s]+):(?P<line>\d+) in (?P<fn>\w+)\s*$")
+_USER_FRAME_RE = re.compile(
+    r"# (?:\S+/)?(?P<file>[^/\s]+):(?P<line>\d+) in (?P<fn>\w+)\s*(?:\(HINT: [^)]*\)\s*)?$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,3 +166,103 @@ def explain(
             )
         )
     return rule, tuple(changes), chosen[0]
+
+
+_TREE_GUARD_RE = re.compile(r"^[\s|]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
+_LOCAL_RE = re.compile(r"\b[LG]\['(?P<name>[^'\]]+)'\]")
+_ID_GUARD_RE = re.compile(r"___check_(?P<kind>type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)")
+
+
+def source_name(expr: str) -> str:
+    """A guard's source as recompile reasons print it: ``L['self'].scale`` -> ``self.scale``."""
+    return _LOCAL_RE.sub(lambda m: m["name"], expr.strip())
+
+
+def tree_guard_value(line: str) -> tuple[str, str] | None:
+    """(key, value) of one line of a ``TREE_GUARD_MANAGER`` dump that pins a value, keyed
+    as :func:`value_key` keys a change: ``| | +- EQUALS_MATCH: L['n'] == 4  # ...`` ->
+    ``("n", "4")``; ``+- TYPE_MATCH: ___check_type_id(L['model'], 9419...), type=...`` ->
+    ``("id model", "9419...")``.
+    """
+    m = _TREE_GUARD_RE.match(line)
+    if m is None:
+        return None
+    guard = guard_text(m["guard"])
+    if m["kind"] in ("TYPE_MATCH", "ID_MATCH"):
+        im = _ID_GUARD_RE.match(guard)
+        return (f"id {source_name(im['obj'])}", im["id"]) if im is not None else None
+    vm = _VALUE_RE.match(guard)
+    if vm is None or m["kind"] not in ("EQUALS_MATCH", "CONSTANT_MATCH"):
+        return None
+    return source_name(vm["what"]), vm["old"].strip()
+
+
+def value_key(rule: str | None, change: ValueChange) -> str:
+    """How a guard pinning ``change.what`` is keyed: object ids apart from values."""
+    return f"id {change.what}" if rule == "object-recreated" else change.what
+
+
+def with_new_values(
+    rule: str | None, changes: tuple[ValueChange, ...], values: dict[str, str]
+) -> tuple[ValueChange, ...]:
+    """``changes`` with the new value filled where a guard of the new compilation pins the
+    same expression (``values``: key -> value) to something else than the old."""
+    out: list[ValueChange] = []
+    for c in changes:
+        new = values.get(value_key(rule, c)) if c.new is None and c.old is not None else None
+        out.append(replace(c, new=new) if new is not None and new != c.old else c)
+    return tuple(out)
+
+
+def missing_new(changes: tuple[ValueChange, ...]) -> bool:
+    """Whether a change with an old value still lacks its new one."""
+    return any(c.old is not None and c.new is None for c in changes)
+
+
+def failure_values(failures: list[GuardFailure], entry: str) -> dict[str, str]:
+    """What the failing guards of cache entry ``entry`` pin, keyed as :func:`value_key` keys a
+    change: a later recompilation that lists ``0/1: n == 4`` says entry 0/1 was made for
+    ``n`` = 4, the new value of the change that made 0/1."""
+    out: dict[str, str] = {}
+    for f in failures:
+        if f.entry != entry:
+            continue
+        text = guard_text(f.text)
+        im = _ID_GUARD_RE.search(text)
+        if im is not None:
+            out.setdefault(f"id {source_name(im['obj'])}", im["id"])
+            continue
+        vm = _VALUE_RE.match(text)
+        if vm is not None:
+            out.setdefault(source_name(vm["what"]), vm["old"].strip())
+    return out
+
+
+_COMMENT_FRAME_RE = re.compile(r"# (?P<file>\S+\.py):(?P<line>\d+) in (?P<fn>[\w<>]+)")
+#: leading folders of torch's own files in a guard's (left-truncated) source comment
+_TORCH_DIRS = (
+    "nn/",
+    "_dynamo/",
+    "_functorch/",
+    "_inductor/",
+    "fx/",
+    "utils/",
+    "optim/",
+    "autograd/",
+    "distributed/",
+    "_refs/",
+    "_prims/",
+)
+
+
+def comment_frame(text: str) -> tuple[str, bool] | None:
+    """(function, in the user's file) of a guard's source comment
+    (``# return x * n  # mp/capture-torch/capture.py:211 in scaled_sum``)."""
+    found = list(_COMMENT_FRAME_RE.finditer(text))
+    if not found:
+        return None
+    m = found[-1]
+    if m["file"].startswith("_dynamo/"):
+        return None  # a guard Dynamo installs itself (init_ambient_guards), not the code's
+    user = not m["file"].startswith(_TORCH_DIRS) and "/torch/" not in m["file"]
+    return m["fn"], user

@@ -27,11 +27,16 @@ from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
+    comment_frame,
     explain,
+    failure_values,
     guard_text,
+    missing_new,
     split_entry,
+    tree_guard_value,
     user_frame,
     value_guards,
+    with_new_values,
 )
 
 FRAMEWORK = "torch"
@@ -101,6 +106,12 @@ class TorchLogDecoder:
         self._names: dict[tuple[str | None, str], str] = {}  # (rank, frame) -> function
         self._pending: dict[tuple[str | None, str], list[tuple[str, Span]]] = {}
         self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
+        # per (rank, frame): the last reason whose change still lacks its new value, held
+        # until the new compilation's guard dump or a later reason names it
+        self._held: dict[tuple[str | None, str], RecompileReason] = {}
+        # per (rank, frame): a name from the guard dump's source comments (function, from
+        # the user's file), for a frame that no message names
+        self._guessed: dict[tuple[str | None, str], tuple[str, bool]] = {}
 
     # -- the driver's interface ----------------------------------------------------------
     def skipped(self, lineno: int, raw: str) -> None:
@@ -112,10 +123,13 @@ class TorchLogDecoder:
     def finish(self) -> Iterator[TypedEvent]:
         out: list[TypedEvent] = []
         out.extend(self._flush(None))
-        for (_rank, _frame), items in self._pending.items():
+        for (rank, frame), items in self._pending.items():
+            guess = self._guessed.get((rank, frame))
             for cid, span in items:
-                out.append(self._started(span, None, cid))
+                out.append(self._started(span, guess[0] if guess else None, cid))
         self._pending.clear()
+        out.extend(self._held.values())
+        self._held.clear()
         return iter(out)
 
     def decode(self, lineno: int, raw: str) -> Decoded:
@@ -152,6 +166,8 @@ class TorchLogDecoder:
             self._block is not None and self._block.kind.startswith("recompile")
         ):
             out.extend(self._see(ln.rank, cid, self._span(ln)))
+        if ln.art == "guards" and cid is not None and " # " in ln.msg:
+            out.extend(self._guard_line(ln, cid))
         self.continuing = self._block is not None or self._held_warning is not None
         if problem is not None:
             return Decoded("malformed", tuple(out), problem)
@@ -305,19 +321,49 @@ class TorchLogDecoder:
             guard=guard_text(chosen.text) if chosen else None,
             torch_reason=f"{failures[0].entry}: {failures[0].text}" if failures else None,
         )
-        out.append(
-            RecompileReason(
-                span,
-                rec,
-                CompileKey(FRAMEWORK, fn, compile_id=cid),
-                rule,
-                reason,
-                tuple(_sited(c, call_site, self.path, first.lineno) for c in changes),
-                call_site,
-                tuple(x.lineno for x in blk.lines),
-            )
+        held = self._held.pop((rank, frame), None)
+        if held is not None:
+            entry = held.key.compile_id or ""
+            values = failure_values(failures, entry)
+            out.append(replace(held, changes=with_new_values(held.rule, held.changes, values)))
+        this = RecompileReason(
+            span,
+            rec,
+            CompileKey(FRAMEWORK, fn, compile_id=cid),
+            rule,
+            reason,
+            tuple(_sited(c, call_site, self.path, first.lineno) for c in changes),
+            call_site,
+            tuple(x.lineno for x in blk.lines),
         )
+        if cid is not None and blk.kind == "recompile" and missing_new(this.changes):
+            self._held[(rank, frame)] = this
+        else:
+            out.append(this)
         return out
+
+    def _guard_line(self, ln: _Line, cid: str) -> list[TypedEvent]:
+        """A line of the new compilation's guard dump: a name for its frame, and the value
+        a guard pins, which is the new value of what its recompile reason says changed."""
+        frame = cid.split("/")[0]
+        fk = (ln.rank, frame)
+        cf = comment_frame(ln.msg)
+        if cf is not None:
+            prev = self._guessed.get(fk)
+            if prev is None or (cf[1] and not prev[1]):
+                self._guessed[fk] = cf
+        held = self._held.get(fk)
+        if held is None or held.key.compile_id != cid or "_MATCH: " not in ln.msg:
+            return []
+        gv = tree_guard_value(ln.msg)
+        if gv is None:
+            return []
+        filled = replace(held, changes=with_new_values(held.rule, held.changes, dict([gv])))
+        if missing_new(filled.changes):
+            self._held[fk] = filled
+            return []
+        del self._held[fk]
+        return [filled]
 
     def _limit(self, blk: _Block) -> list[TypedEvent]:
         first = blk.first
@@ -351,6 +397,16 @@ class TorchLogDecoder:
         changes: tuple[ValueChange, ...] = ()
         if last_reason is not None and (gf := split_entry(last_reason)) is not None:
             changes = explain(key.function or "?", [gf], {})[1]
+            fk = (rank, cid.split("/")[0]) if cid is not None else None
+            held = self._held.get(fk) if fk is not None else None
+            if fk is not None and held is not None and held.key.compile_id == gf.entry:
+                values = failure_values([gf], gf.entry)
+                filled = replace(held, changes=with_new_values(held.rule, held.changes, values))
+                if not missing_new(filled.changes):
+                    del self._held[fk]
+                    out.append(filled)
+                else:
+                    self._held[fk] = filled
         out.append(
             RecompileReason(
                 span,

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -26,15 +26,25 @@ from recompile_doctor.events import (
     Span,
     TypedEvent,
 )
-from recompile_doctor.model import Event
+from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat
-from recompile_doctor.parsers._torch_guards import GuardFailure, explain, split_entry, user_frame
+from recompile_doctor.parsers._torch_guards import (
+    GuardFailure,
+    explain,
+    missing_new,
+    split_entry,
+    tree_guard_value,
+    user_frame,
+    with_new_values,
+)
 
 FRAMEWORK = "torch"
 ANCHORS = ('] {"',)
 _ENV_RE = re.compile(
     r"^(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ [^\s\]]+:\d+\] (?P<json>\{.*)$"
 )
+#: parts of a file name that mark a frame as the framework's, not the user's
+_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
 _KINDS = ("dynamo_start", "compilation_metrics", "str", "artifact", "chromium_event")
 _CACHE_ARTIFACTS = {
     "fx_graph_cache_hit": ("fx-graph", "hit"),
@@ -75,13 +85,19 @@ class TorchTraceDecoder:
         self._names: dict[tuple[str | None, str], str] = {}  # (rank, compile id) -> co_name
         self._started: set[tuple[str | None, str]] = set()
         self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
+        # the recompile reason of a compilation under way, completed by its dynamo_start
+        # (call site) and its guards (new values), emitted when the compilation ends
+        self._held: dict[tuple[str | None, str], RecompileReason] = {}
 
     def skipped(self, lineno: int, raw: str) -> None:
         return None
 
     def finish(self) -> Iterator[TypedEvent]:
         env, self._open = self._open, None
-        return iter(self._events(env) if env is not None else [])
+        out = self._events(env) if env is not None else []
+        out.extend(self._held.values())
+        self._held.clear()
+        return iter(out)
 
     def decode(self, lineno: int, raw: str) -> Decoded:
         text = raw.rstrip("\r\n")
@@ -134,6 +150,9 @@ class TorchTraceDecoder:
             return self._dynamo_start(obj["dynamo_start"], span, rank, cid)
         if "compilation_metrics" in obj:
             return self._metrics(obj["compilation_metrics"], span, rank, cid)
+        if "dynamo_cpp_guards_str" in obj:
+            self._guards(env.payload, rank, cid)
+            return []
         art = obj.get("artifact")
         if isinstance(art, dict):
             name = art.get("name")
@@ -175,6 +194,10 @@ class TorchTraceDecoder:
         fn: str | None = None
         if isinstance(stack, list) and stack and isinstance(stack[-1], dict):
             fn = str(stack[-1].get("name")) if stack[-1].get("name") is not None else None
+        held = self._held.get((rank, cid)) if cid is not None else None
+        site = self._caller(stack) if isinstance(stack, list) else None
+        if held is not None and site is not None and cid is not None:
+            self._held[(rank, cid)] = _sited(held, site)
         if cid is None or (rank, cid) in self._started:
             return []
         self._started.add((rank, cid))
@@ -204,6 +227,9 @@ class TorchTraceDecoder:
             "compile-end", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
         )
         out: list[TypedEvent] = []
+        held = self._held.pop((rank, cid), None) if cid is not None else None
+        if held is not None:
+            out.append(held)
         fail_type, fail_reason = cm.get("fail_type"), cm.get("fail_reason")
         limit = isinstance(fail_reason, str) and "recompile limit exceeded" in fail_reason.lower()
         if (rank, cid) in self._started or not limit:
@@ -247,24 +273,71 @@ class TorchTraceDecoder:
         rule, changes, _chosen = explain(fn, failures, known)
         call_site = next((s for f in failures if (s := user_frame(f.text)) is not None), None)
         rec = self._record("recompile-reason", env, compile_id=cid, rule=rule)
-        return [
-            RecompileReason(
-                Span(
-                    self.path,
-                    env.lineno,
-                    "\n".join([env.raw, *("\t" + p for p in env.payload)]),
-                    env.t,
-                    rank,
-                ),
-                rec,
-                key,
-                rule,
-                "\n".join(reasons),
-                changes,
-                call_site,
-                tuple(env.lines),
-            )
-        ]
+        reason = RecompileReason(
+            Span(
+                self.path,
+                env.lineno,
+                "\n".join([env.raw, *("\t" + p for p in env.payload)]),
+                env.t,
+                rank,
+            ),
+            rec,
+            key,
+            rule,
+            "\n".join(reasons),
+            tuple(replace(c, source=self.path, line=env.lineno) for c in changes),
+            call_site,
+            tuple(env.lines),
+        )
+        reason = _sited(reason, call_site) if call_site is not None else reason
+        if cid is None:
+            return [reason]
+        out: list[TypedEvent] = []
+        earlier = self._held.pop((rank, cid), None)
+        if earlier is not None:
+            out.append(earlier)
+        self._held[(rank, cid)] = reason
+        return out
+
+    def _caller(self, stack: list[Any]) -> str | None:
+        """The user's line that called into the compiled frame: in ``dynamo_start``'s stack
+        (outermost first, the compiled frame last), the innermost user frame above the
+        framework's frames that lead to the compiled one.  None when no framework frame
+        separates them (torch cut the stack short, or a resume function)."""
+        frames = [f for f in stack[:-1] if isinstance(f, dict)]
+        i = len(frames) - 1
+        crossed = False
+        while i >= 0 and self._library(frames[i]):
+            i, crossed = i - 1, True
+        if i < 0 or not crossed:
+            return None
+        f = frames[i]
+        name = self._strings.get(f["filename"]) if isinstance(f.get("filename"), int) else None
+        if name is None or not isinstance(f.get("line"), int):
+            return None
+        return f"{_basename(name)}:{f['line']}"
+
+    def _library(self, frame: dict[str, Any]) -> bool:
+        idx = frame.get("filename")
+        name = self._strings.get(idx) if isinstance(idx, int) else None
+        if name is None:
+            return False
+        name = name.replace("\\", "/")
+        return any(p in name for p in _LIBRARY_PARTS)
+
+    def _guards(self, payload: list[str], rank: str | None, cid: str | None) -> None:
+        """The new compilation's guards pin the new values of what its reason says changed."""
+        if cid is None or (held := self._held.get((rank, cid))) is None:
+            return
+        if not missing_new(held.changes):
+            return
+        values: dict[str, str] = {}
+        for line in payload:
+            if "_MATCH: " in line and (gv := tree_guard_value(line)) is not None:
+                values.setdefault(gv[0], gv[1])
+        self._held[(rank, cid)] = replace(
+            held, changes=with_new_values(held.rule, held.changes, values)
+        )
 
     def _graph_break(
         self, env: _Envelope, span: Span, rank: str | None, cid: str | None
@@ -285,6 +358,19 @@ class TorchTraceDecoder:
         detail = {"reason": reason, "user_frame": frame}
         rec = self._record("graph-break", env, **detail)
         return [FrameworkNote(span, rec, "graph-break", self._key(rank, cid), detail)]
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _sited(ev: RecompileReason, site: str) -> RecompileReason:
+    changes = tuple(_site_change(c, site) for c in ev.changes)
+    return replace(ev, call_site=site, changes=changes)
+
+
+def _site_change(c: ValueChange, site: str) -> ValueChange:
+    return replace(c, call_site=site)
 
 
 def sniff(lines: Sequence[str]) -> int:

@@ -1,0 +1,371 @@
+"""PyTorch/XLA debug output (``PT_XLA_DEBUG_LEVEL``) and metrics reports -> typed events.
+
+``torch_xla/csrc/debug_util.cpp`` prints one block per compilation and (level 2) per
+execution, every line prefixed ``Compilation Analysis: `` / ``Execution Analysis: ``::
+
+    Compilation Analysis: ================================================================================
+    Compilation Analysis: Compilation Cause
+    Compilation Analysis:   user torch_xla.sync
+    Compilation Analysis: Graph Info:
+    Compilation Analysis:   Graph Hash: 6c1d8f0b2e9a4c7d3b5e8f1a2c4d6e80
+    Compilation Analysis:   Number of Graph Inputs: 6
+    Compilation Analysis:   Number of Graph Outputs: 5
+    Compilation Analysis: Python Frame Triggered Execution:
+    Compilation Analysis:   sync (/opt/venv/lib/python3.11/site-packages/torch_xla/torch_xla.py:87)
+    Compilation Analysis:   train_loop (/tmp/ptxla/train.py:24)
+    Compilation Analysis: --------------------------------------------------------------------------------
+    Compilation Analysis: ================================================================================
+
+then ``Computation hash: <hash>`` and a ``Post Compilation Analysis:`` block.  An execution
+of a graph that was not compiled just before it was served from the in-memory cache.  The
+metrics report (``torch_xla.debug.metrics.metrics_report()``) is ``Metric: <name>`` /
+``Counter: <name>`` headers with indented ``TotalSamples:`` / ``Value:`` lines.  The cause
+line is free text (it differs between releases), so it is kept verbatim.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from recompile_doctor.events import (
+    CacheLookup,
+    CompileActivity,
+    CompileFinished,
+    CompileKey,
+    CompileStarted,
+    FrameworkNote,
+    RecompileReason,
+    Span,
+    TypedEvent,
+)
+from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat
+
+FRAMEWORK = "ptxla"
+_COMPILE = "Compilation Analysis: "
+_EXECUTE = ("Execution Analysis: ", "Unexpected Execution Analysis: ")
+_POST = "Post Compilation Analysis: "
+_PREFIXES = (_COMPILE, *_EXECUTE, _POST)
+ANCHORS = (
+    "Analysis: ",
+    "Computation hash: ",
+    "Metric: ",
+    "Counter: ",
+    "pt-xla-profiler: ",
+)
+_HASH_RE = re.compile(r"^Graph Hash: (?P<hash>\S+)$")
+_COUNT_RE = re.compile(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
+_NAME_RE = re.compile(r"^Graph Name: (?P<name>.*)$")
+_FRAME_RE = re.compile(r"^(?P<fn>\S+) \((?P<file>.+):(?P<line>\d+)\)$")
+_HEADER_RE = re.compile(r"^(?P<kind>Metric|Counter): (?P<name>\S+)\s*$")
+_METRIC_LINE_RE = re.compile(r"^  (?P<field>\w+): (?P<value>.*)$")
+_PROFILER_RE = re.compile(
+    r"pt-xla-profiler: (?P<metric>\w+) too frequent: (?P<n>\d+) counts during (?P<steps>\d+) steps"
+)
+#: metrics-report headers that only PyTorch/XLA's compile metrics print
+_METRIC_HEADS = (
+    "Metric: CompileTime",
+    "Metric: ExecuteTime",
+    "Counter: UncachedCompile",
+    "Counter: CachedCompile",
+)
+#: parts of a file name that mark a frame as the framework's, not the user's
+_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch_xla/", "/torch/", "/lib/python")
+
+
+@dataclass(slots=True)
+class _Block:
+    """One analysis block under way."""
+
+    prefix: str
+    lineno: int
+    lines: list[str] = field(default_factory=list)
+    linenos: list[int] = field(default_factory=list)
+    rules: int = 0  # the ``====`` lines seen
+
+
+@dataclass(frozen=True, slots=True)
+class _Graph:
+    cause: str | None
+    graph_hash: str | None
+    inputs: int | None
+    outputs: int | None
+    name: str | None
+    frames: tuple[tuple[str, str, int], ...]  # (function, file, line), innermost first
+
+    @property
+    def user_frame(self) -> tuple[str, str, int] | None:
+        for fr in self.frames:
+            path = fr[1].replace("\\", "/")
+            if not any(p in path for p in _LIBRARY_PARTS):
+                return fr
+        return self.frames[0] if self.frames else None
+
+
+def _parse_graph(lines: Sequence[str]) -> _Graph:
+    cause: str | None = None
+    ghash: str | None = None
+    counts: dict[str, int] = {}
+    name: str | None = None
+    frames: list[tuple[str, str, int]] = []
+    section = ""
+    for text in lines:
+        body = text.strip()
+        if not text.startswith("  "):
+            section = body.rstrip(":").strip()
+            continue
+        if section.endswith("Cause"):
+            cause = cause or body
+        elif section == "Graph Info":
+            if (m := _HASH_RE.match(body)) is not None:
+                ghash = m["hash"]
+            elif (m := _COUNT_RE.match(body)) is not None:
+                counts[m["what"]] = int(m["n"])
+            elif (m := _NAME_RE.match(body)) is not None:
+                name = m["name"].strip() or None
+        elif section.startswith("Python Frame") and (m := _FRAME_RE.match(body)) is not None:
+            frames.append((m["fn"], m["file"], int(m["line"])))
+    return _Graph(cause, ghash, counts.get("Input"), counts.get("Output"), name, tuple(frames))
+
+
+def _basename(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+class PtxlaDecoder:
+    """Decoder of one PyTorch/XLA log (debug analysis blocks and metrics reports)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.continuing = False
+        self._block: _Block | None = None
+        # the graph hash compiled last and not executed since, per user function
+        self._fresh: str | None = None
+        self._last_hash: dict[str, tuple[str, _Graph]] = {}  # function -> (hash, graph)
+        self._open_key: CompileKey | None = None
+        self._metrics: dict[str, dict[str, str]] = {}
+        self._metrics_line = 0
+        self._metric_name: str | None = None
+
+    # -- the driver's interface ----------------------------------------------------------
+    def skipped(self, lineno: int, raw: str) -> None:
+        return None
+
+    def finish(self) -> Iterator[TypedEvent]:
+        out: list[TypedEvent] = []
+        blk, self._block = self._block, None
+        if blk is not None:
+            out.extend(self._close(blk))
+        out.extend(self._flush_metrics())
+        self.continuing = False
+        return iter(out)
+
+    def decode(self, lineno: int, raw: str) -> Decoded:
+        text = raw.rstrip("\r\n")
+        out: list[TypedEvent] = []
+        if self._metric_name is not None:
+            m = _METRIC_LINE_RE.match(text)
+            if m is not None:
+                self._metrics[self._metric_name][m["field"]] = m["value"].strip()
+                return Decoded("recognized")
+            self._metric_name = None
+            if _HEADER_RE.match(text) is None:
+                out.extend(self._flush_metrics())
+        prefix = next((p for p in _PREFIXES if text.startswith(p)), None)
+        blk = self._block
+        if blk is not None and prefix != blk.prefix:
+            out.extend(self._close(blk))
+            blk = self._block = None
+        status: LineStatus = "recognized"
+        problem: str | None = None
+        if prefix is not None:
+            body = text[len(prefix) :]
+            if blk is None:
+                if not body.startswith("="):
+                    status, problem = "malformed", f"{prefix.strip()} line outside a block"
+                else:
+                    blk = self._block = _Block(prefix, lineno)
+            if blk is not None:
+                blk.lines.append(body)
+                blk.linenos.append(lineno)
+                if body.startswith("====="):
+                    blk.rules += 1
+                    if blk.rules >= 2:
+                        out.extend(self._close(blk))
+                        self._block = None
+        elif text.startswith("Computation hash: "):
+            if self._open_key is not None:
+                rec = self._record("compile-activity", lineno, text, computation_hash=text[18:])
+                out.append(CompileActivity(self._span(lineno, text), rec))
+        elif (m := _HEADER_RE.match(text)) is not None:
+            if not self._metrics:
+                self._metrics_line = lineno
+            self._metric_name = f"{m['kind']}: {m['name']}"
+            self._metrics[self._metric_name] = {}
+        elif (pm := _PROFILER_RE.search(text)) is not None:
+            detail = {"metric": pm["metric"], "count": int(pm["n"]), "steps": int(pm["steps"])}
+            rec = self._record("xla-profiler", lineno, text, **detail)
+            out.append(
+                FrameworkNote(self._span(lineno, text), rec, "xla-too-frequent", None, detail)
+            )
+        else:
+            status = "unrecognized"
+        self.continuing = self._block is not None or self._metric_name is not None
+        if problem is not None:
+            return Decoded("malformed", tuple(out), problem)
+        return Decoded(status, tuple(out))
+
+    # -- blocks --------------------------------------------------------------------------
+    def _span(self, lineno: int, text: str) -> Span:
+        return Span(self.path, lineno, text)
+
+    def _record(self, kind: str, lineno: int, text: str, **detail: object) -> Event:
+        return Event(kind, self.path, lineno, None, text, detail=detail)
+
+    def _close(self, blk: _Block) -> list[TypedEvent]:
+        self.continuing = False
+        text = "\n".join(blk.prefix + ln for ln in blk.lines)
+        span = Span(self.path, blk.lineno, text)
+        if blk.prefix == _POST:
+            key, self._open_key = self._open_key, None
+            if key is None:
+                return []
+            rec = self._record("compile-end", blk.lineno, text, graph_hash=key.graph_hash)
+            return [CompileFinished(span, rec, key)]
+        g = _parse_graph(blk.lines)
+        uf = g.user_frame
+        fn = uf[0] if uf is not None else None
+        key = CompileKey(FRAMEWORK, fn, g.name, graph_hash=g.graph_hash)
+        site = f"{_basename(uf[1])}:{uf[2]}" if uf is not None else None
+        if blk.prefix == _COMPILE:
+            return self._compiled(blk, g, key, site, span, text)
+        # an execution: of the graph just compiled, or of one from the in-memory cache
+        if g.graph_hash is not None and g.graph_hash == self._fresh:
+            self._fresh = None
+            return []
+        self._fresh = None
+        rec = self._record(
+            "cache-hit", blk.lineno, text, store="xla", graph_hash=g.graph_hash, function=fn
+        )
+        return [CacheLookup(span, rec, "xla", "hit", key, g.graph_hash)]
+
+    def _compiled(
+        self, blk: _Block, g: _Graph, key: CompileKey, site: str | None, span: Span, text: str
+    ) -> list[TypedEvent]:
+        out: list[TypedEvent] = []
+        if self._open_key is not None:
+            out.append(CompileFinished(span, None, self._open_key))
+        detail = {
+            "graph_hash": g.graph_hash,
+            "cause": g.cause,
+            "inputs": g.inputs,
+            "outputs": g.outputs,
+            "function": key.function,
+            "call_site": site,
+        }
+        rec = self._record("compile-begin", blk.lineno, text, **detail)
+        fn = key.function or "?"
+        prev = self._last_hash.get(fn)
+        if g.graph_hash is not None:
+            self._last_hash[fn] = (g.graph_hash, g)
+        if prev is not None and g.graph_hash is not None and prev[0] != g.graph_hash:
+            # the reason comes first: it belongs to the compilation of its function that
+            # starts next
+            out.append(self._reason(blk, g, prev[1], key, site, span, text))
+        out.append(CompileStarted(span, rec, key, arguments=_io(g)))
+        # a compilation means the in-memory cache missed (LookupCachedCompile: UncachedCompile)
+        out.append(CacheLookup(span, None, "xla", "miss", key, g.graph_hash))
+        self._open_key = key
+        self._fresh = g.graph_hash
+        return out
+
+    def _reason(
+        self,
+        blk: _Block,
+        g: _Graph,
+        old: _Graph,
+        key: CompileKey,
+        site: str | None,
+        span: Span,
+        text: str,
+    ) -> RecompileReason:
+        fn = key.function or "?"
+        changes = [ValueChange(fn, "graph hash", old.graph_hash, g.graph_hash)]
+        if old.inputs != g.inputs and old.inputs is not None and g.inputs is not None:
+            changes.append(ValueChange(fn, "graph inputs", str(old.inputs), str(g.inputs)))
+        if old.outputs != g.outputs and old.outputs is not None and g.outputs is not None:
+            changes.append(ValueChange(fn, "graph outputs", str(old.outputs), str(g.outputs)))
+        sited = tuple(
+            ValueChange(c.function, c.what, c.old, c.new, site, self.path, blk.lineno)
+            for c in changes
+        )
+        reason = (
+            f"new graph hash {g.graph_hash} for {fn} (was {old.graph_hash}); "
+            f"compilation cause: {g.cause or '?'}"
+        )
+        rrec = self._record(
+            "recompile-reason", blk.lineno, text, function=fn, rule="graph-changed", reason=reason
+        )
+        return RecompileReason(
+            span, rrec, key, "graph-changed", reason, sited, site, tuple(blk.linenos)
+        )
+
+    def _flush_metrics(self) -> list[TypedEvent]:
+        if not self._metrics:
+            return []
+        metrics, self._metrics = self._metrics, {}
+        counters: dict[str, int] = {}
+        samples: dict[str, int] = {}
+        for name, fields in metrics.items():
+            kind, _, short = name.partition(": ")
+            raw = fields.get("Value") if kind == "Counter" else fields.get("TotalSamples")
+            if raw is None or not raw.isdigit():
+                continue
+            (counters if kind == "Counter" else samples)[short] = int(raw)
+        detail: dict[str, object] = {
+            "counters": counters,
+            "metrics": samples,
+            "compile_time_samples": samples.get("CompileTime"),
+            "uncached_compiles": counters.get("UncachedCompile"),
+            "cached_compiles": counters.get("CachedCompile"),
+            "persistent_cache_hits": counters.get("PersistentCacheHit"),
+            "persistent_cache_misses": counters.get("PersistentCacheMiss"),
+        }
+        line = self._metrics_line
+        text = f"metrics report ({len(metrics)} entries)"
+        rec = self._record("xla-metrics", line, text, **detail)
+        return [FrameworkNote(self._span(line, text), rec, "xla-metrics", None, detail)]
+
+
+def _io(g: _Graph) -> str | None:
+    if g.inputs is None and g.outputs is None:
+        return None
+    return f"{g.inputs if g.inputs is not None else '?'} inputs, " + (
+        f"{g.outputs if g.outputs is not None else '?'} outputs"
+    )
+
+
+def sniff(lines: Sequence[str]) -> int:
+    """Analysis-block lines score 3, metrics-report headers of compile metrics 2."""
+    score = 0
+    for ln in lines:
+        if ln.startswith(_PREFIXES):
+            score += 3
+        elif ln.startswith(_METRIC_HEADS) or "pt-xla-profiler: " in ln:
+            score += 2
+    return score
+
+
+PTXLA = LogFormat(
+    name="ptxla",
+    framework=FRAMEWORK,
+    anchors=ANCHORS,
+    sniff=sniff,
+    decoder=PtxlaDecoder,
+    how_to_log=(
+        "For PyTorch/XLA, log with PT_XLA_DEBUG_LEVEL=2 python train.py > run.log 2>&1 and "
+        "print(torch_xla.debug.metrics.metrics_report()) at the end of the run."
+    ),
+)
