@@ -47,8 +47,7 @@ def _constant_change(ch: ConstantChange, rule: str) -> Change:
         Side(ch.a.name, "module.mlir", f"{ch.a.type_text} dense<{ch.a.text}>", ch.a.line),
         Side(ch.b.name, "module.mlir", f"{ch.b.type_text} dense<{ch.b.text}>", ch.b.line),
         None,
-        f"{ch.changed} of {ch.a.size} elements differ, largest difference "
-        f"{_fmt(ch.max_abs_diff)}",
+        f"{ch.changed} of {ch.a.size} elements differ, largest difference {_fmt(ch.max_abs_diff)}",
         rule,
     )
 

@@ -68,7 +68,9 @@ class _Tokens:
     def take(self) -> tuple[str, str, int]:
         tok = self.peek()
         if tok is None:
-            raise RecompileDoctorError("unexpected end of the text proto", self.path, self.last_line)
+            raise RecompileDoctorError(
+                "unexpected end of the text proto", self.path, self.last_line
+            )
         self.i += 1
         return tok
 
@@ -141,7 +143,9 @@ def _message(toks: _Tokens, close: str | None, open_line: int) -> Message:
         if tok is None:
             if close is None:
                 return msg
-            raise toks.error(f"'{close}' missing for the block opened on line {open_line}", open_line)
+            raise toks.error(
+                f"'{close}' missing for the block opened on line {open_line}", open_line
+            )
         kind, text, line = tok
         if close is not None and text == close:
             toks.take()
