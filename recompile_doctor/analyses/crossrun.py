@@ -122,10 +122,10 @@ def _keys(tl: Timeline) -> dict[int, _Key]:
     for n in tl.notes:
         if n.note not in _KEY_NOTES:
             continue
-        c = owner(n.span, n.key.module if n.key is not None else None)
-        if c is None:
+        comp = owner(n.span, n.key.module if n.key is not None else None)
+        if comp is None:
             continue
-        k = out[c.id]
+        k = out[comp.id]
         if n.note == "cache-key-component":
             k.components.setdefault(str(n.detail.get("component")), n)
         elif n.note == "cache-key-flag":

@@ -149,7 +149,7 @@ class ModuleDiff:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "a": self.a_path,
             "b": self.b_path,
@@ -159,8 +159,10 @@ class ModuleDiff:
             "explanations": [c.to_json() for c in self.explanations],
             "changes": [c.to_json() for c in self.changes],
             "notes": [n.to_json() for n in self.notes],
-            "settings": [c.to_json() for c in self.settings],
         }
+        if self.settings:  # only when the dumps hold the side files and they differ
+            out["settings"] = [c.to_json() for c in self.settings]
+        return out
 
 
 @dataclass(slots=True)
