@@ -213,3 +213,25 @@ def test_diff_of_two_identical_runs_with_side_files_is_equivalent(
     a, _ = dumps("flag_changed")
     code, out, _ = run_cli("diff", a, a, capsys=capsys)
     assert code == 0, out
+
+
+def test_a_changed_jaxlib_version_hash_is_version_changed(tmp_path: Path) -> None:
+    # GIVEN the healthy pair, with run b's jax_lib version hash and cache key edited as a
+    # newer jaxlib would log them (and b missing the cache instead of hitting it)
+    a, b = logs("healthy_pair")
+    text = Path(b).read_text()
+    old_hash = "40d13e87ba3f9c11dbaec3506d8462538adb6fc29bd32279eb4bbef0b66abe95"
+    assert f"hash of serialized jax_lib version: {old_hash}" in text
+    edited = (
+        text.replace(f"serialized jax_lib version: {old_hash}", "serialized jax_lib version: " + "ab" * 32)
+        .replace("Cache hit for key", "Cache miss for key")
+        .replace("Persistent compilation cache hit for", "PERSISTENT COMPILATION CACHE MISS for")
+        .replace("jit_train_step-80750b72", "jit_train_step-00000000")
+    )
+    (tmp_path / "b.log").write_text(edited)
+    report = analyze([a, str(tmp_path / "b.log")])
+    # THEN version-changed, naming the component and both hashes
+    (f,) = [f for f in report.findings if f.severity != "info"]
+    assert f.rule == "version-changed"
+    (ch,) = f.changes
+    assert (ch.what, ch.old, ch.new) == ("jax_lib version (hash)", old_hash, "ab" * 32)
