@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from recompile_doctor.analyses._common import CompileDiff, Options
 from recompile_doctor.analyses.cache import cache_cold, cache_disabled
+from recompile_doctor.analyses.crossrun import crossrun_misses
 from recompile_doctor.analyses.framework import (
     compile_failed,
     graph_breaks,
@@ -31,6 +32,7 @@ Analysis = Callable[[Timeline, Options], list[Finding]]
 ANALYSES: list[Analysis] = [
     cache_disabled,
     cache_cold,
+    crossrun_misses,
     executable_switching,
     slow_load,
     precompile_unsupported,

@@ -14,6 +14,7 @@ import gc
 from pathlib import Path
 
 from recompile_doctor.differ.align import align
+from recompile_doctor.differ.beside import annotate
 from recompile_doctor.differ.causes import explain
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
 from recompile_doctor.differ.result import (
@@ -69,10 +70,12 @@ def diff_modules(
     try:
         fa = fa if fa is not None else compute(a)
         fb = fb if fb is not None else compute(b)
-        return explain(a, b, align(a, b, fa, fb))
+        md = explain(a, b, align(a, b, fa, fb))
     finally:
         if enabled:
             gc.enable()
+    annotate(md, a.path, b.path)
+    return md
 
 
 def module_fingerprint(m: HloModule, fp: Fingerprints | None = None) -> int:

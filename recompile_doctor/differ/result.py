@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from recompile_doctor import rules
 from recompile_doctor.model import DiffEvidence
+
+if TYPE_CHECKING:
+    from recompile_doctor.differ.options import SettingChange
 
 SCHEMA_DIFF = "recompile-doctor/diff/1"
 
@@ -19,6 +22,9 @@ CAUSE_ORDER = (
     "shape-changed",
     "constant-changed",
     "graph-changed",
+    "flags-changed",
+    "compile-options-changed",
+    "version-changed",
     "constants-elided",
 )
 
@@ -103,6 +109,8 @@ class ModuleDiff:
     within: str | None = None
     #: never causes: e.g. ``constants-elided`` (values printed as {...} were not compared)
     notes: list[Note] = field(default_factory=list)
+    #: flags, compile options, topology beside the HLO that differ (and are in the cache key)
+    settings: list[SettingChange] = field(default_factory=list)
 
     @property
     def causes(self) -> list[str]:
@@ -141,7 +149,7 @@ class ModuleDiff:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "a": self.a_path,
             "b": self.b_path,
@@ -152,6 +160,9 @@ class ModuleDiff:
             "changes": [c.to_json() for c in self.changes],
             "notes": [n.to_json() for n in self.notes],
         }
+        if self.settings:  # only when the dumps hold the side files and they differ
+            out["settings"] = [c.to_json() for c in self.settings]
+        return out
 
 
 @dataclass(slots=True)

@@ -220,3 +220,43 @@ def pair_names(
     """Module names in both folders, only in ``a``, only in ``b`` (each sorted)."""
     both = sorted(set(a) & set(b))
     return both, sorted(set(a) - set(b)), sorted(set(b) - set(a))
+
+
+@dataclass(frozen=True, slots=True)
+class SideFiles:
+    """What JAX's XLA dump puts beside one compilation's HLO text (None where absent):
+    ``<prefix>.debug_options`` and, in the folder ``<prefix>/``, ``compile_options.textproto``,
+    ``topology.textproto`` and ``module.mlir``; ``<prefix>`` is ``module_NNNN.<name>``."""
+
+    prefix: str
+    debug_options: Path | None
+    compile_options: Path | None
+    topology: Path | None
+    mlir: Path | None
+
+    @property
+    def any(self) -> bool:
+        return any((self.debug_options, self.compile_options, self.topology, self.mlir))
+
+
+def _present(p: Path) -> Path | None:
+    return p if p.is_file() else None
+
+
+def side_files(hlo_path: str | Path) -> SideFiles:
+    """The files beside the HLO text dump ``hlo_path`` (any stage) of the same compilation."""
+    p = Path(hlo_path)
+    parsed = parse_dump_name(p.name)
+    if parsed is None:
+        prefix = p.name.split(".txt")[0]
+    else:
+        prefix = p.name[: p.name.rindex("." + parsed[2])]
+        prefix = _CL.sub("", prefix)
+    folder = p.parent / prefix
+    return SideFiles(
+        prefix,
+        _present(p.parent / f"{prefix}.debug_options"),
+        _present(folder / "compile_options.textproto"),
+        _present(folder / "topology.textproto"),
+        _present(folder / "module.mlir"),
+    )

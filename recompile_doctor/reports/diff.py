@@ -92,6 +92,9 @@ def render_text(res: DiffResult, color: bool = False) -> str:
             out.append(f"  note{f' ({note.rule})' if note.rule else ''}: {note.message}")
         out.append(f"    a: {m.a_path}")
         out.append(f"    b: {m.b_path}")
+        if m.settings:
+            out.append("  settings beside the HLO (old → new):")
+            out.extend(f"    {c.file:<16}{c.text}" for c in m.settings)
         for cause in m.explanations:
             shown, total = _key_changes(m, cause.rule)
             if not shown:
@@ -122,6 +125,14 @@ def render_markdown(res: DiffResult) -> str:
             out.append(f"  - what to change: {_md(cause.advice)}")
         out += [f"- _note{f' ({n.rule})' if n.rule else ''}_: {_md(n.message)}" for n in m.notes]
         out.append("")
+        if m.settings:
+            out += ["| cause | file | field | old | new |", "|---|---|---|---|---|"]
+            for st in m.settings:
+                out.append(
+                    f"| {st.rule} | {st.file} | `{_md(st.field)}` | {_md(st.old or '(unset)')} "
+                    f"| {_md(st.new or '(unset)')} |"
+                )
+            out.append("")
         rows = [c for cause in m.explanations for c in _key_changes(m, cause.rule)[0]]
         if rows:
             out += ["| cause | change | old | new | detail |", "|---|---|---|---|---|"]
