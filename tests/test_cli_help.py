@@ -50,3 +50,26 @@ def test_schema_rule_enum_is_the_catalogue() -> None:
     schema = json.loads((ROOT / "recompile_doctor/schemas/report.schema.json").read_text())
     enum = schema["properties"]["findings"]["items"]["properties"]["rule"]["enum"]
     assert sorted(enum) == sorted(RULE_IDS)
+
+
+def test_diff_schema_names_only_catalogue_rules() -> None:
+    """GIVEN the diff schema WHEN its rule enums are read THEN every id is in rules.py."""
+    import json
+
+    from recompile_doctor.rules import RULE_IDS
+
+    schema = (ROOT / "recompile_doctor/schemas/diff.schema.json").read_text()
+    found: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "enum" and all(isinstance(x, str) and "-" in x for x in v):
+                    found.update(v)
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(json.loads(schema))
+    assert found and found <= set(RULE_IDS), found - set(RULE_IDS)

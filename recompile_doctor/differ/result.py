@@ -14,19 +14,8 @@ if TYPE_CHECKING:
 SCHEMA_DIFF = "recompile-doctor/diff/1"
 
 #: causes in order of importance (most important first)
-CAUSE_ORDER = (
-    "frozen-weights",
-    "growing-shape",
-    "batch-size-changed",
-    "dtype-changed",
-    "shape-changed",
-    "constant-changed",
-    "graph-changed",
-    "flags-changed",
-    "compile-options-changed",
-    "version-changed",
-    "constants-elided",
-)
+#: causes in order of importance (most important first): the one order of rules.py
+CAUSE_ORDER = rules.CAUSE_ORDER
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +118,7 @@ class ModuleDiff:
             self.explanations.append(cause)
 
     def sort_causes(self) -> None:
-        self.explanations.sort(key=lambda c: CAUSE_ORDER.index(c.rule))
+        self.explanations.sort(key=lambda c: rules.cause_rank(c.rule))
 
     def to_evidence(self) -> tuple[DiffEvidence, ...]:
         return tuple(

@@ -11,8 +11,7 @@ from itertools import pairwise
 
 from recompile_doctor.differ.result import ModuleDiff
 from recompile_doctor.parsers.hlo import HloModule, Instruction
-
-SHAPE_RULES = ("batch-size-changed", "shape-changed")
+from recompile_doctor.rules import SHAPE_RULES
 
 
 def _params(m: HloModule) -> dict[int, Instruction]:
