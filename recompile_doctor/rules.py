@@ -247,6 +247,15 @@ _RULES = (
         "is a different graph.",
         "Make sure each process runs the same graph; avoid Python control flow that changes "
         "the traced program between calls.",
+        {
+            "jax": "Make the traced program the same on every call: no Python control flow on "
+            "values that change, the same pytree structure of arguments.",
+            "ptxla": "Keep the traced graph the same every step: the same shapes (pad or bucket "
+            "them), no Python values or .item() calls that change the graph, and call "
+            "torch_xla.sync() / xm.mark_step() at the same place every step.",
+            "torch": "Keep the traced program the same on every call (no Python control flow "
+            "on changing values), or mark the changing dimension dynamic.",
+        },
     ),
     Rule(
         "recompile-after-warmup",

@@ -12,12 +12,12 @@ from __future__ import annotations
 from recompile_doctor.analyses._common import (
     Options,
     comp_evidence,
-    event_evidence,
     make_finding,
     plural,
     seconds,
 )
-from recompile_doctor.model import Finding
+from recompile_doctor.model import Evidence, Finding
+from recompile_doctor.rules import rule
 from recompile_doctor.timeline import Timeline
 
 
@@ -25,10 +25,9 @@ def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
     """Compilations with cache outcome ``disabled``, or flags that set no cache path."""
     # compilations with unhashable custom ops are precompile-unsupported's, not the cache's
     disabled = [c for c in tl.compilations if c.cache == "disabled" and c.id not in tl.uncacheable]
+    # processes whose compiler flags were logged and turn no executable cache on
     flag_events = [
-        e
-        for e in tl.events
-        if e.kind == "poplar-flags" and "executable_cache_path" not in str(e.detail.get("flags"))
+        p.config_span for p in tl.processes if p.config_span is not None and not p.cache_configured
     ]
     unknown = [c for c in tl.compilations if c.cache == "unknown"]
     if not disabled and not (flag_events and unknown):
@@ -52,7 +51,8 @@ def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
         "'Begin XLA compilation'."
     )
     if flag_events:
-        detail += f" TF_POPLAR_FLAGS is set to '{flag_events[0].detail.get('flags')}', with no --executable_cache_path."
+        flags = next(p.flags for p in tl.processes if p.config_span is flag_events[0])
+        detail += f" The compiler flags are '{flags}', which set no cache path."
     if repeated:
         detail += (
             f" {plural(len(repeated), 'graph')} compiled again by a later process "
@@ -60,7 +60,9 @@ def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
         )
     else:
         detail += " Every later run will compile them again."
-    evidence = [event_evidence(e) for e in flag_events[:1]] + [comp_evidence(c) for c in comps]
+    evidence = [Evidence(s.source, s.line, s.text) for s in flag_events[:1]] + [
+        comp_evidence(c) for c in comps
+    ]
     return [
         make_finding(
             "cache-disabled",
@@ -73,20 +75,33 @@ def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
     ]
 
 
+_STORE_NAMES = {
+    "executable": "the executable cache",
+    "persistent": "the persistent compilation cache",
+    "fx-graph": "the FX-graph cache",
+    "aot-autograd": "the AOT-autograd cache",
+    "xla": "the XLA compilation cache",
+}
+
+
 def cache_cold(tl: Timeline, opts: Options) -> list[Finding]:
-    """Warm-up compilations that missed the executable cache."""
+    """Warm-up compilations that missed a cache of compiled programs."""
     missed = [c for c in tl.compilations if c.cache == "miss" and c.warmup]
     if not missed:
         return []
-    files = {c.cache_file for c in missed}
-    miss_lines = [e for e in tl.events if e.kind == "cache-miss" and e.detail.get("path") in files]
+    ids = {c.id for c in missed}
+    lookups = [lk for lk, cid in tl.lookups if cid in ids and lk.outcome == "miss"]
+    miss_lines = [Evidence(lk.span.source, lk.span.line, lk.span.text) for lk in lookups]
+    stores = sorted({lk.store for lk in lookups}) or ["executable"]
+    where = " and ".join(_STORE_NAMES.get(s, f"the {s} cache") for s in stores)
     hits = sum(1 for c in tl.compilations if c.cache == "hit")
     detail = (
-        f"{plural(len(missed), 'compilation')} missed the executable cache during warm-up "
+        f"{plural(len(missed), 'compilation')} missed {where} during warm-up "
         f"({sum(seconds(c.duration_s) for c in missed):.1f} s compiling)"
         + (f"; {plural(hits, 'executable')} loaded from it." if hits else ".")
-        + " Expected on a first run: the executables are saved for the next one."
+        + " Expected on a first run: the compiled programs are saved for the next one."
     )
+    frameworks = {c.framework for c in missed}
     return [
         make_finding(
             "cache-cold",
@@ -94,6 +109,9 @@ def cache_cold(tl: Timeline, opts: Options) -> list[Finding]:
             modules=(c.module for c in missed),
             count=len(missed),
             wasted=0.0,
-            evidence=[event_evidence(e) for e in miss_lines] or [comp_evidence(c) for c in missed],
+            evidence=miss_lines or [comp_evidence(c) for c in missed],
+            advice=rule("cache-cold").advice_for(
+                frameworks.pop() if len(frameworks) == 1 else None
+            ),
         )
     ]

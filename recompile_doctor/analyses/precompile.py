@@ -8,15 +8,15 @@ cannot be pre-compiled), or pre-compile mode was used without ``--executable_cac
 
 from __future__ import annotations
 
-from recompile_doctor.analyses._common import Options, event_evidence, make_finding
-from recompile_doctor.model import Finding
+from recompile_doctor.analyses._common import Options, make_finding
+from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.timeline import Timeline
 
 
 def precompile_unsupported(tl: Timeline, opts: Options) -> list[Finding]:
     """Unhashable custom ops, or PRE_COMPILE without a cache path."""
-    unhashable = [e for e in tl.events if e.kind == "custom-op-unhashable"]
-    no_path = [e for e in tl.events if e.kind == "precompile-no-cache-path"]
+    unhashable = [n.span for n in tl.notes if n.note == "custom-op-unhashable"]
+    no_path = [n.span for n in tl.notes if n.note == "precompile-no-cache-path"]
     if not unhashable and not no_path:
         return []
     parts = []
@@ -43,6 +43,6 @@ def precompile_unsupported(tl: Timeline, opts: Options) -> list[Finding]:
             modules=(c.module for c in affected[-1:]),
             count=len(unhashable) + len(no_path),
             wasted=0.0,
-            evidence=[event_evidence(e) for e in no_path + unhashable],
+            evidence=[Evidence(e.source, e.line, e.text) for e in no_path + unhashable],
         )
     ]
