@@ -75,8 +75,13 @@ def dump_sequences(folders: Sequence[str]) -> dict[str, DumpSequence]:
     """Per function key: its dumps in order and the diffs of consecutive ones."""
     seqs: dict[str, list[DumpFile]] = {}
     for folder in folders:
+        found: dict[str, list[DumpFile]] = {}
         for name, files in group_by_module(scan_folder(folder)).items():
-            seqs.setdefault(function_key(name), []).extend(files)
+            found.setdefault(function_key(name), []).extend(files)
+        for key, files in found.items():
+            # a retrace renames the module: order the function's dumps by compilation id
+            files.sort(key=lambda f: (f.timestamp or 0, f.module_id))
+            seqs.setdefault(key, []).extend(files)
     out: dict[str, DumpSequence] = {}
     for key, files in seqs.items():
         paths = tuple(str(f.path) for f in files)

@@ -19,10 +19,7 @@ from recompile_doctor.model import Report
 from recompile_doctor.rules import rule as rule_of
 
 #: known gaps, each with what is missing (tracked in the issue notes)
-KNOWN_GAPS = {
-    ("tensorflow/growing_shape", True): "TF dumps of a growing tf.concat pair per retrace but "
-    "the differ's growing-shape sequence check does not yet see the 1-D history grow",
-}
+KNOWN_GAPS: dict[tuple[str, bool], str] = {}
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 FRAMEWORKS = ("jax", "tensorflow", "torch", "ptxla")
