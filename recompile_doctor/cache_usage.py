@@ -15,14 +15,13 @@ Lines of one request for an executable (announce, look-up, save) count as one us
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from recompile_doctor.events import CacheLookup, CompileStarted, ProcessStarted, TypedEvent
+from recompile_doctor.events import CacheLookup
 from recompile_doctor.parsers import parse_log
-
-_CACHE_KINDS = frozenset({"cache-new-entry", "cache-hit", "cache-miss", "precompile-saved"})
+from recompile_doctor.timeline import Timeline, build_timeline
 
 
 @dataclass(slots=True)
@@ -43,15 +42,6 @@ class Usage:
 
 
 @dataclass(slots=True)
-class _Stream:
-    """One process's lines in one log (an MPI rank is a stream of its own)."""
-
-    module: str | None = None  # the module being compiled, from the last Begin line
-    open_hash: str | None = None  # the request under way
-    stage: str = ""  # its last step: announced | hit | miss | saved
-
-
-@dataclass(slots=True)
 class LogUsage:
     """Usage per file hash, and which logs had any executable-cache line at all."""
 
@@ -60,53 +50,48 @@ class LogUsage:
     logs_with_cache_lines: list[str] = field(default_factory=list)
 
 
-def _joins(stream: _Stream, kind: str, h: str) -> bool:
-    """Is this line part of the request already under way (not a new use)?"""
-    if stream.open_hash != h:
-        return False
-    if kind in ("cache-hit", "cache-miss"):
-        return stream.stage == "announced"
-    if kind == "precompile-saved":
-        return stream.stage in ("announced", "miss")
-    return False
+_HASH_RE = re.compile(r"([0-9a-fA-F]{1,16})\.(?:poplar_exec|xla_engine)")
 
 
-def fold_events(events: Iterable[TypedEvent], usage: LogUsage, log: str) -> None:
-    """Fold one log's executable-cache events into ``usage``."""
-    streams: dict[Any, _Stream] = {}
+def _file_hash(lk: CacheLookup) -> str | None:
+    """The cache file's hash: from the entry's file name, or (``Module M has not been
+    compiled yet (Hash: 0x<hex>)``) the hash the line gives."""
+    if lk.entry:
+        m = _HASH_RE.search(lk.entry)
+        if m:
+            return m.group(1).lower()
+    if lk.record is not None:
+        h = lk.record.detail.get("file_hash")
+        return str(h).lower() if h else None
+    return None
+
+
+def fold_timeline(tl: Timeline, usage: LogUsage, log: str) -> None:
+    """Fold one log's executable-cache lookups into ``usage``: the lookups of one
+    compilation request (announce, look-up, save) are one use of their file."""
+    comps = {c.id: c for c in tl.compilations}
+    used: set[tuple[str, int]] = set()
+    announced: set[str] = set()  # files announced ("not compiled yet") before their request
     seen_cache = False
-    for typed in events:
-        key = typed.span.rank
-        st = streams.setdefault(key, _Stream())
-        if isinstance(typed, ProcessStarted):  # a new process starts
-            streams[key] = _Stream()
+    for lk, cid in tl.lookups:
+        if lk.store != "executable" or lk.outcome == "active":
             continue
-        if isinstance(typed, CompileStarted) and typed.key.graph_hash is not None:
-            st.module = typed.key.module  # Begin XLA compilation: M
+        h = _file_hash(lk)
+        if not h:
             continue
-        if isinstance(typed, CompileStarted) and typed.joins_named:
-            name = typed.key.module
-            if name and "..." not in name:
-                st.module = name  # "Compiling module M" (names with "..." are elided)
-            continue
-        ev = typed.record
-        if not isinstance(typed, CacheLookup) or typed.store != "executable" or ev is None:
-            continue
-        if ev.kind in _CACHE_KINDS:
-            h = ev.detail.get("file_hash")
-            if not h:
-                continue
-            seen_cache = True
-            module = ev.module or (st.module if ev.kind != "cache-new-entry" else None)
-            new_use = not _joins(st, ev.kind, h)
-            usage.by_hash.setdefault(h, Usage()).add(module, log, new_use)
-            st.open_hash = h
-            st.stage = {
-                "cache-new-entry": "announced",
-                "cache-hit": "hit",
-                "cache-miss": "miss",
-                "precompile-saved": "saved",
-            }[ev.kind]
+        seen_cache = True
+        c = comps.get(cid) if cid is not None else None
+        module = lk.key.module if lk.key is not None and lk.key.function else None
+        if module is None and c is not None and c.function is not None:
+            module = c.module
+        if cid is None:
+            new_use = True
+            announced.add(h)
+        else:
+            new_use = (h, cid) not in used and h not in announced
+            announced.discard(h)
+            used.add((h, cid))
+        usage.by_hash.setdefault(h, Usage()).add(module, log, new_use)
     usage.logs.append(log)
     if seen_cache:
         usage.logs_with_cache_lines.append(log)
@@ -116,5 +101,5 @@ def read_usage(logs: Iterable[str]) -> LogUsage:
     """Stream each log (any error is the reader's one-line error) and fold its cache lines."""
     usage = LogUsage()
     for log in logs:
-        fold_events(parse_log(log), usage, log)
+        fold_timeline(build_timeline(parse_log(log)), usage, log)
     return usage

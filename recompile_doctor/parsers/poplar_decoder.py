@@ -200,7 +200,10 @@ class PoplarDecoder:
                 _key(f"<executable {fh}>", named=False),
                 d.get("path"),
             )
-        elif k in ("cache-new-entry", "precompile-saved"):
+        elif k == "cache-new-entry":
+            # "Module M has not been compiled yet (Hash: 0x...)": announced before its Begin
+            yield CacheLookup(sp, rec, "executable", "write", _key(msg.module), None)
+        elif k == "precompile-saved":
             yield CacheLookup(sp, rec, "executable", "write", None, d.get("path"))
         elif k in ("cache-lock", "cache-deserialize"):
             yield CacheLookup(sp, rec, "executable", "active", None, d.get("path"))

@@ -294,7 +294,12 @@ class TimelineBuilder:
             c.cache_file = ev.entry
             self._touch(c, ev.span)
         elif ev.outcome == "write":
-            c = next((p for p in proc.open.values() if p.cache_file == ev.entry), proc.current)
+            if ev.entry is not None:
+                c = next((p for p in proc.open.values() if p.cache_file == ev.entry), proc.current)
+            elif ev.key is not None and ev.key.module is not None:
+                c = proc.open.get(ev.key.module)  # announced before its compilation opens
+            else:
+                c = proc.current
             self._touch(c, ev.span)
         self._lookups.append((ev, c.id if c is not None else None))
 
