@@ -36,8 +36,9 @@ def default_jobs() -> int:
 
 
 @contextmanager
-def executor_for(scheduler: str | None, jobs: int | None) -> Iterator[Executor]:
-    """The executor ``fleet scan`` maps runs on; closed (and the client disconnected) after."""
+def executor_for(scheduler: str | None, jobs: int | None) -> Iterator[tuple[Executor, int]]:
+    """The executor ``fleet scan`` maps runs on, and how many workers it has; closed (and
+    the client disconnected) after."""
     if scheduler is not None:
         try:
             from distributed import Client
@@ -46,22 +47,25 @@ def executor_for(scheduler: str | None, jobs: int | None) -> Iterator[Executor]:
                 "--scheduler needs the dask distributed package (pip install 'dask[distributed]')"
             ) from None
         try:
-            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+            client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)  # type: ignore[no-untyped-call]
         except (OSError, TimeoutError, ValueError) as e:
-            raise RecompileDoctorError(f"cannot connect: {' '.join(str(e).split())}", path=scheduler) from None
+            raise RecompileDoctorError(
+                f"cannot connect: {' '.join(str(e).split())}", path=scheduler
+            ) from None
         try:
-            ex = client.get_executor(pure=False)
+            ex = client.get_executor(pure=False)  # type: ignore[no-untyped-call]
+            workers = len(client.scheduler_info().get("workers", {}))
             try:
-                yield ex
+                yield ex, max(1, workers)
             finally:
                 ex.shutdown(wait=True)
         finally:
-            client.close()
+            client.close()  # type: ignore[no-untyped-call]
         return
     n = jobs if jobs is not None else default_jobs()
     if n <= 1:
         with InlineExecutor() as inline:
-            yield inline
+            yield inline, 1
         return
     with ProcessPoolExecutor(max_workers=n) as pool:
-        yield pool
+        yield pool, n

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from recompile_doctor.fleet.discover import RunTask, discover_runs
 from recompile_doctor.fleet.store import Index, write_run
-from recompile_doctor.fleet.task import RunOutput, analyze_run, one_line
 from recompile_doctor.fleet.tables import TABLES
+from recompile_doctor.fleet.task import RunOutput, analyze_run, one_line
 
 #: at most this many runs in flight per worker (bounds the driver's memory)
 IN_FLIGHT_PER_WORKER = 4

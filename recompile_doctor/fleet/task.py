@@ -197,7 +197,9 @@ class _Rows:
             "rule": f.rule,
             "severity": f.severity,
             "title": f.title,
-            "function": ch.function if ch and ch.function else self.function_of.get(module or "", module),
+            "function": ch.function
+            if ch and ch.function
+            else self.function_of.get(module or "", module),
             "module": module,
             "count": f.count,
             "wasted_seconds": f.wasted_seconds,
