@@ -117,7 +117,7 @@ def log_files(paths: Sequence[str], exclude: str | None = None) -> list[str]:
         for m in matches:
             if os.path.isdir(m):
                 found.update(os.path.abspath(f) for f in _walk(m, skip))
-            elif os.path.isfile(m):
+            elif os.path.isfile(m) or os.path.islink(m):
                 found.add(os.path.abspath(m))
             else:
                 raise RecompileDoctorError("no such file or directory", path=m)
@@ -170,9 +170,13 @@ def discover_runs(
     by_run: dict[str, list[FileStat]] = {}
     for f in log_files(paths, exclude):
         run_dir = _run_dir_of(f)
-        st = os.stat(f)
         rel = os.path.relpath(f, run_dir)
-        by_run.setdefault(run_dir, []).append(FileStat(rel, st.st_size, st.st_mtime_ns))
+        try:
+            st = os.stat(f)
+            size, mtime = st.st_size, st.st_mtime_ns
+        except OSError:  # a dangling link: recorded as a failed file by the analysis
+            size, mtime = -1, 0
+        by_run.setdefault(run_dir, []).append(FileStat(rel, size, mtime))
     tasks = []
     for run_dir in sorted(by_run):
         files = tuple(sorted(by_run[run_dir], key=lambda s: s.rel))

@@ -61,7 +61,9 @@ def _sections(data: Rollup) -> list[tuple[str, list[str], list[list[str]]]]:
         for f in data["first_seen"]
     ]
     div = [[d["run_path"], _ranks(d)] for d in data["diverging_ranks"]]
-    failed = [[f["run_path"], f["file"], f["error"] or ""] for f in data["failed_files"]]
+    failed = [
+        [f["run_path"], f["file"], f["status"], f["error"] or ""] for f in data["failed_files"]
+    ]
     return [
         (
             "Runs by wasted time",
@@ -81,7 +83,7 @@ def _sections(data: Rollup) -> list[tuple[str, list[str], list[list[str]]]]:
             first,
         ),
         ("Ranks that diverge", ["run", "compilations per rank"], div),
-        ("Failed files", ["run", "file", "error"], failed),
+        ("Failed or partly read files", ["run", "file", "status", "error"], failed),
     ]
 
 
@@ -89,7 +91,8 @@ def _headline(data: Rollup) -> str:
     t = data["totals"]
     span = f"{t['first_date']} to {t['last_date']}" if t["first_date"] else "no runs"
     return (
-        f"{t['runs']} runs ({t['files']} files, {t['failed_files']} failed), {span}: "
+        f"{t['runs']} runs ({t['files']} files, {t['failed_files']} failed, "
+        f"{t['partial_files']} partly read), {span}: "
         f"{t['compilations']} compilations, {t['recompilations']} after warm-up, "
         f"{_secs(t['wasted_seconds'])} wasted; {t['runs_with_findings']} runs with findings."
     )
@@ -164,7 +167,11 @@ def _cost_plot(data: Rollup) -> str:
         fig.savefig(buf, format="svg", metadata={"Date": None})
         plt.close(fig)
     svg = buf.getvalue()
-    return svg[svg.index("<svg") :]
+    svg = svg[svg.index("<svg") :]
+    start, end = svg.find("<metadata>"), svg.find("</metadata>")
+    if start >= 0 and end > start:  # the RDF block names no one and loads nothing
+        svg = svg[:start] + svg[end + len("</metadata>") :]
+    return svg
 
 
 def render_html(data: Rollup) -> bytes:

@@ -108,6 +108,7 @@ def rollup(out: str, top: int = TOP) -> dict[str, Any]:
         con,
         "SELECT count(DISTINCT run_id) AS runs, count(*) AS files, "
         "count(*) FILTER (WHERE status = 'failed') AS failed_files, "
+        "count(*) FILTER (WHERE status = 'partial') AS partial_files, "
         "CAST(min(date) AS VARCHAR) AS first_date, CAST(max(date) AS VARCHAR) AS last_date "
         "FROM runs",
     )[0]
@@ -158,7 +159,8 @@ FROM fr ORDER BY fr.first_date DESC, fr.rule
     diverging = _diverging_ranks(con, top)
     failed = _rows(
         con,
-        "SELECT run_path, file, error FROM runs WHERE status = 'failed' ORDER BY run_path, file",
+        "SELECT run_path, file, CAST(status AS VARCHAR) AS status, coalesce(error, warning) "
+        "AS error FROM runs WHERE status <> 'ok' ORDER BY run_path, file",
     )
     return {
         "schema": FLEET_SCHEMA_VERSION.replace("/fleet/", "/fleet-report/"),

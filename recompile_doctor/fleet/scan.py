@@ -9,7 +9,7 @@ from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 
 from recompile_doctor.fleet.discover import RunTask, discover_runs
-from recompile_doctor.fleet.store import Index, write_run
+from recompile_doctor.fleet.store import BatchWriter, Index
 from recompile_doctor.fleet.tables import TABLES
 from recompile_doctor.fleet.task import RunOutput, analyze_run, one_line
 
@@ -74,6 +74,7 @@ def scan(
     limit = max(1, workers) * IN_FLIGHT_PER_WORKER
     pending: dict[Future[RunOutput], RunTask] = {}
     queue = list(reversed(todo))
+    writer = BatchWriter(out, index)
     try:
         while queue or pending:
             while queue and len(pending) < limit:
@@ -86,8 +87,7 @@ def scan(
                     res = fut.result()
                 except Exception as e:
                     res = _lost(task, e)
-                write_run(out, task, res.tables, index)
-                index.record(task, res.failed)
+                writer.add(task, res.tables, res.failed)
                 files_read += len(task.files)
                 runs = res.tables["runs"].to_pylist()
                 failed.extend(
@@ -98,6 +98,7 @@ def scan(
                 if on_done is not None:
                     on_done(res)
     finally:
+        writer.close()
         index.save()
     return ScanResult(
         runs=len(tasks),

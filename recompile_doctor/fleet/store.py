@@ -1,36 +1,40 @@
-"""The Parquet folder of a fleet: ``<table>/date=YYYY-MM-DD/<run_id>.parquet`` (zstd) per run
-and table, and ``_index.json``, the incremental index (each run's files with size and mtime).
+"""The Parquet folder of a fleet and its incremental index.
 
-Files are written under a temporary name and renamed, so a reader never sees half a file and
-an interrupted scan leaves the previous state of each run.
+Layout: ``<table>/date=YYYY-MM-DD/part-<batch>.parquet`` (zstd) for each of the four tables,
+where one batch holds the rows of many runs (few, large files: DuckDB reads thousands of
+runs quickly), and ``_index.json``: per run folder, its id, date, the size and mtime of each
+file when scanned, and the batch file that holds its rows.  A run scanned again is written
+to a new batch and its rows are removed from the old one.
+
+Files are written under a temporary name and renamed, so a reader never sees half a file.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.fleet.discover import RunTask
-from recompile_doctor.fleet.tables import FLEET_SCHEMA_VERSION, TABLES
+from recompile_doctor.fleet.tables import FLEET_SCHEMA_VERSION, SCHEMAS, TABLES
 
 INDEX_NAME = "_index.json"
-
-
-def part_path(out: str, table: str, date: str, run_id: str) -> str:
-    return os.path.join(out, table, f"date={date}", f"{run_id}.parquet")
+#: a batch is written once it holds this many rows (all tables) or runs
+BATCH_ROWS = 500_000
+BATCH_RUNS = 2_000
 
 
 @dataclass(slots=True)
 class Index:
-    """Per run folder: its id, date, and the size/mtime of each file when last scanned."""
+    """Per run folder: its id, date, files (size, mtime) and the batch holding its rows."""
 
     path: str
     runs: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -60,13 +64,14 @@ class Index:
             and entry.get("dumps") == list(task.dumps)
         )
 
-    def record(self, task: RunTask, failed: int) -> None:
+    def record(self, task: RunTask, failed: int, part: str) -> None:
         self.runs[task.run_dir] = {
             "run_id": task.run_id,
             "date": task.date,
             "files": task.signature(),
             "dumps": list(task.dumps),
             "failed": failed,
+            "part": part,
         }
 
     def save(self) -> None:
@@ -77,15 +82,68 @@ class Index:
         os.replace(tmp, self.path)
 
 
-def write_run(out: str, task: RunTask, tables: Mapping[str, pa.Table], index: Index) -> None:
-    """Replace the run's Parquet files (all four tables) with ``tables``."""
-    old = index.runs.get(task.run_dir)
-    for name in TABLES:
-        path = part_path(out, name, task.date, task.run_id)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = path + ".tmp"
-        pq.write_table(tables[name], tmp, compression="zstd")
-        os.replace(tmp, path)
-        if old is not None and old.get("date") != task.date:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(part_path(out, name, str(old.get("date")), task.run_id))
+def _write(table: pa.Table, path: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    pq.write_table(table, tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+class BatchWriter:
+    """Collects the tables of analysed runs and writes them in batches, one file per table
+    and date; keeps the index in step and removes the stale rows of runs scanned again."""
+
+    def __init__(self, out: str, index: Index) -> None:
+        self.out = out
+        self.index = index
+        self.stamp = f"{time.time_ns():x}"
+        self.batches = 0
+        self.pending: list[tuple[RunTask, Mapping[str, pa.Table], int]] = []
+        self.rows = 0
+        #: old part (relative) -> run ids whose rows in it are stale
+        self.stale: dict[str, set[str]] = {}
+
+    def add(self, task: RunTask, tables: Mapping[str, pa.Table], failed: int) -> None:
+        self.pending.append((task, tables, failed))
+        self.rows += sum(t.num_rows for t in tables.values())
+        if self.rows >= BATCH_ROWS or len(self.pending) >= BATCH_RUNS:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        name = f"part-{self.stamp}-{self.batches:05d}.parquet"
+        self.batches += 1
+        by_date: dict[str, list[tuple[RunTask, Mapping[str, pa.Table], int]]] = {}
+        for item in self.pending:
+            by_date.setdefault(item[0].date, []).append(item)
+        for date, items in sorted(by_date.items()):
+            part = f"date={date}/{name}"
+            for table in TABLES:
+                merged = pa.concat_tables([t[table] for _, t, _ in items]).unify_dictionaries()
+                _write(merged.combine_chunks(), os.path.join(self.out, table, part))
+            for task, _, failed in items:
+                old = self.index.runs.get(task.run_dir, {}).get("part")
+                if old:
+                    self.stale.setdefault(old, set()).add(task.run_id)
+                self.index.record(task, failed, part)
+        self.pending = []
+        self.rows = 0
+        self.index.save()
+
+    def close(self) -> None:
+        """Write what is left, then drop the stale rows of runs scanned again."""
+        self.flush()
+        live = {str(e.get("part")) for e in self.index.runs.values()}
+        for part, run_ids in sorted(self.stale.items()):
+            for table in TABLES:
+                path = os.path.join(self.out, table, part)
+                if not os.path.exists(path):
+                    continue
+                if part not in live:
+                    os.remove(path)
+                    continue
+                t = pq.read_table(path, schema=SCHEMAS[table])
+                keep = pc.invert(pc.is_in(t["run_id"], pa.array(sorted(run_ids))))
+                _write(t.filter(keep), path)
+        self.stale = {}

@@ -52,23 +52,27 @@ def one_line(e: BaseException) -> str:
     return f"internal error: {type(e).__name__}: {text}"
 
 
-def _analyze_robustly(task: RunTask) -> tuple[Report | None, dict[str, str], list[str], bool]:
-    """The report of the run's readable files; the errors of the others (by absolute path);
-    the read warnings; whether the dumps were used."""
+def _analyze_robustly(
+    task: RunTask,
+) -> tuple[Report | None, dict[str, str], dict[str, str], bool]:
+    """The report of the run's readable files; the errors of the others and the read
+    warnings (a gzip stream that ends early), both by absolute path ("" for the run);
+    whether the dumps were used."""
     remaining = [task.path(f) for f in task.files]
     dumps = list(task.dumps)
     errors: dict[str, str] = {}
-    warnings: list[str] = []
+    warnings: dict[str, str] = {}
     while remaining:
         try:
             with collect_notes() as notes:
                 report = analyze(remaining, dumps=dumps, context=0)
-            warnings.extend(n.message() for n in notes)
+            for n in notes:
+                warnings[n.path] = n.message()
             return report, errors, warnings, bool(dumps)
         except Exception as e:  # one bad file must not stop the run, nor the fleet
             bad = getattr(e, "path", None)
             if isinstance(bad, str) and dumps and any(bad.startswith(d) for d in dumps):
-                warnings.append(f"dumps not used: {one_line(e)}")
+                warnings[""] = f"dumps not used: {one_line(e)}"
                 dumps = []
                 continue
             if isinstance(bad, str) and bad in remaining:
@@ -231,7 +235,6 @@ def analyze_run(task: RunTask) -> RunOutput:
     """Analyse one run (all its files together) and return its four tables."""
     report, errors, warnings, used_dumps = _analyze_robustly(task)
     inputs = {i.path: i for i in report.inputs} if report is not None else {}
-    warning = "; ".join(warnings) or None
     runs: list[Row] = []
     for f in task.files:
         p = task.path(f)
@@ -245,9 +248,9 @@ def analyze_run(task: RunTask) -> RunOutput:
                 "rank": f.rank,
                 "file": f.rel,
                 "format": info.format if info else None,
-                "status": "failed" if err is not None else "ok",
+                "status": "failed" if err is not None else "partial" if p in warnings else "ok",
                 "error": err,
-                "warning": warning if err is None else None,
+                "warning": None if err is not None else warnings.get(p) or warnings.get(""),
                 "size": f.size,
                 "mtime_ns": f.mtime_ns,
                 "lines": info.lines if info else None,
