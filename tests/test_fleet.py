@@ -1,5 +1,9 @@
 """``fleet scan|report|query``: many runs into Parquet, the roll-up and SQL.
 
+The cluster tests (marked ``cluster``) start a real Dask scheduler and two single-threaded
+workers on loopback and check that ``--scheduler`` gives the same tables as the local pool;
+they run in CI and are skipped only where ``distributed`` cannot be imported.
+
 The fleet is made of the real captures in ``fixtures/`` linked into 320 run folders that
 vary host, date and rank; a cause (``dtype-changed``) appears only from 2026-11-10 on.
 """
@@ -10,6 +14,9 @@ import gzip
 import json
 import os
 import shutil
+import subprocess
+import sys
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -145,7 +152,9 @@ def test_every_run_is_written_and_rows_say_where_they_come_from(local_scan: Path
     # THEN every run is in runs, and the per-run tables carry host, date and file
     runs = con.execute("SELECT count(DISTINCT run_id) FROM runs").fetchone()
     assert runs == (N_RUNS + 1,)
-    hosts = {r[0] for r in con.execute("SELECT DISTINCT CAST(host AS VARCHAR) FROM events").fetchall()}
+    hosts = {
+        r[0] for r in con.execute("SELECT DISTINCT CAST(host AS VARCHAR) FROM events").fetchall()
+    }
     assert hosts == {"node0", "node1", "node2", "node3"}
     dates = con.execute("SELECT min(date), max(date) FROM compilations").fetchone()
     assert dates is not None and str(dates[0]) == "2026-11-01" and str(dates[1]) == "2026-11-19"
@@ -208,9 +217,12 @@ def test_rescan_reads_nothing_new_then_only_the_changed_run(
     assert (again.scanned, again.files_read, again.skipped) == (0, 0, N_RUNS + 1)
     # WHEN one log changes (a new mtime)
     victim = fleet_root / "host=node0/date=2026-11-05/broken/empty.log"
-    victim.write_bytes(b"")
-    os.utime(victim, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
-    third = scan([str(fleet_root)], str(out), InlineExecutor())
+    st = victim.stat()
+    os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    try:
+        third = scan([str(fleet_root)], str(out), InlineExecutor())
+    finally:  # the fleet is shared with the other tests
+        os.utime(victim, ns=(st.st_atime_ns, st.st_mtime_ns))
     # THEN only its run is read again and the tables are the same
     assert (third.scanned, third.files_read) == (1, 3)
     assert table_rows(out, "findings") == before
@@ -345,3 +357,142 @@ def test_dictionary_columns_survive_duckdb_views(local_scan: Path) -> None:
         r[0] for r in con.execute("SELECT CAST(kind AS VARCHAR) FROM events").fetchall()
     )
     assert kinds["compile-begin"] > 0
+
+
+# --- on a Dask cluster --------------------------------------------------------------
+
+START_TIMEOUT_S = 60
+STOP_TIMEOUT_S = 15
+
+
+def _dask(*args: str) -> list[str]:
+    script = Path(sys.executable).parent / "dask"
+    return [str(script), *args] if script.exists() else [sys.executable, "-m", "dask", *args]
+
+
+def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(timeout=STOP_TIMEOUT_S)
+
+
+def _need_distributed() -> None:
+    """Only skipped where ``distributed`` cannot be imported (never after ``make setup``);
+    with ``CI`` set, a missing package fails instead."""
+    if os.environ.get("CI"):
+        import distributed  # noqa: F401
+    else:
+        pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Dask scheduler on 127.0.0.1 (a free port) and two workers of one thread each."""
+    _need_distributed()
+    from distributed import Client
+
+    d = tmp_path_factory.mktemp("dask")
+    sched_file = d / "scheduler.json"
+    log = (d / "cluster.log").open("wb")
+    common = ["--no-dashboard"]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        procs.append(
+            subprocess.Popen(
+                _dask(
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--scheduler-file",
+                    str(sched_file),
+                    *common,
+                ),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=d,
+            )
+        )
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not sched_file.exists() or not sched_file.read_text().strip():
+            if time.monotonic() > deadline or procs[0].poll() is not None:
+                pytest.fail("the Dask scheduler did not start: " + (d / "cluster.log").read_text())
+            time.sleep(0.1)
+        address = json.loads(sched_file.read_text())["address"]
+        for _ in range(2):
+            procs.append(
+                subprocess.Popen(
+                    _dask(
+                        "worker",
+                        address,
+                        "--host",
+                        "127.0.0.1",
+                        "--nworkers",
+                        "1",
+                        "--nthreads",
+                        "1",
+                        "--memory-limit",
+                        "0",
+                        *common,
+                    ),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=d,
+                )
+            )
+        with Client(address, timeout=START_TIMEOUT_S) as client:
+            client.wait_for_workers(2, timeout=START_TIMEOUT_S)
+        yield address
+    finally:
+        _stop(procs[::-1])
+        log.close()
+
+
+@pytest.mark.cluster
+def test_cluster_and_local_pool_write_identical_tables(
+    cluster: str, fleet_root: Path, local_scan: Path, tmp_path: Path, capsys: Any
+) -> None:
+    # GIVEN the fleet scanned on the local pool (fixture local_scan)
+    # WHEN the same paths are scanned on the Dask cluster through the CLI
+    out = tmp_path / "cluster"
+    code, _, err = run_cli(
+        "fleet", "scan", str(fleet_root), "--out", str(out), "--scheduler", cluster,
+        capsys=capsys,
+    )  # fmt: skip
+    # THEN the broken file makes the exit code 1, every run was scanned
+    assert code == 1, err
+    assert f"{N_RUNS + 1} runs, {N_RUNS + 1} scanned" in err
+    # AND every table holds the same rows as the local scan
+    for name in TABLES:
+        assert table_rows(out, name) == table_rows(local_scan, name), name
+    # AND a second scan on the cluster reads nothing
+    code, _, err = run_cli(
+        "fleet", "scan", str(fleet_root), "--out", str(out), "--scheduler", cluster,
+        capsys=capsys,
+    )  # fmt: skip
+    assert f"0 scanned, {N_RUNS + 1} unchanged, 0 files read" in err
+
+
+@pytest.mark.cluster
+def test_unreachable_scheduler_is_a_one_line_error(
+    tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _need_distributed()
+    import recompile_doctor.fleet.executors as executors
+
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 2)
+    src = tmp_path / "logs"
+    shutil.copytree(FIXTURES / "jax/healthy", src)
+    code, _, err = run_cli(
+        "fleet", "scan", str(src), "--out", str(tmp_path / "o"),
+        "--scheduler", "tcp://127.0.0.1:9", capsys=capsys,
+    )  # fmt: skip
+    assert code == 2
+    assert err.startswith("recompile-doctor: error: tcp://127.0.0.1:9: cannot connect")
