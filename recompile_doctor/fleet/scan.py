@@ -14,7 +14,7 @@ from recompile_doctor.fleet.tables import TABLES
 from recompile_doctor.fleet.task import RunOutput, analyze_run, one_line
 
 #: at most this many runs in flight per worker (bounds the driver's memory)
-IN_FLIGHT_PER_WORKER = 4
+IN_FLIGHT_PER_WORKER = 16
 
 
 @dataclass(frozen=True, slots=True)
