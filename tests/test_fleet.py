@@ -228,6 +228,24 @@ def test_rescan_reads_nothing_new_then_only_the_changed_run(
     assert table_rows(out, "findings") == before
 
 
+def test_runs_behind_fsspec_urls_are_copied_to_the_worker(tmp_path: Path) -> None:
+    pytest.importorskip("fsspec")
+    # GIVEN a run given as a file:// URL (any fsspec protocol takes the same path)
+    root = tmp_path / "logs"
+    _link_case("torch/ranks", root / "host=h1" / "run", 0)
+    local = tmp_path / "local"
+    remote = tmp_path / "remote"
+    # WHEN it is scanned by URL and by path
+    scan([str(root)], str(local), InlineExecutor())
+    res = scan(["file://" + str(root)], str(remote), InlineExecutor())
+    # THEN the URL run is found with its traces and gives the same findings
+    assert (res.runs, res.files_read, res.failed_files) == (1, 3, 0)
+    paths = query(str(remote), "SELECT DISTINCT run_path FROM runs")[1]
+    assert paths == [("file://" + str(root / "host=h1" / "run"),)]
+    sql = "SELECT CAST(rule AS VARCHAR), file, line FROM findings ORDER BY 1"
+    assert query(str(remote), sql)[1] == query(str(local), sql)[1]
+
+
 # --- the roll-up -------------------------------------------------------------------------
 
 

@@ -22,8 +22,14 @@ from recompile_doctor.errors import RecompileDoctorError
 
 
 @click.group("fleet")
-def command() -> None:
-    """Many runs at once: scan logs into Parquet, roll them up, query them with SQL."""
+@common_options
+def command(no_color: bool) -> None:
+    """Many runs at once: scan logs into Parquet, roll them up, query them with SQL.
+
+    fleet scan PATH_OR_GLOB... --out DIR analyses every run (on a local process pool, or a
+    Dask cluster with --scheduler); fleet report DIR is the roll-up; fleet query DIR "SQL"
+    runs DuckDB SQL over the tables runs, events, compilations and findings.
+    """
 
 
 @contextmanager

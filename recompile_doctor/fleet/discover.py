@@ -21,11 +21,13 @@ import datetime as dt
 import glob
 import hashlib
 import os
+import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.fleet.remote import is_url, list_log_files
 
 #: file name endings (before an optional ``.gz``) that are read as logs
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err")
@@ -65,6 +67,8 @@ class RunTask:
     dumps: tuple[str, ...] = ()
 
     def path(self, f: FileStat) -> str:
+        if is_url(self.run_dir):
+            return posixpath.join(self.run_dir, f.rel)
         return os.path.join(self.run_dir, f.rel)
 
     def signature(self) -> dict[str, list[int]]:
@@ -73,7 +77,8 @@ class RunTask:
 
 
 def run_id_for(run_dir: str) -> str:
-    return hashlib.sha256(os.path.abspath(run_dir).encode("utf-8")).hexdigest()[:16]
+    key = run_dir if is_url(run_dir) else os.path.abspath(run_dir)
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
 
 
 def is_log_file(name: str) -> bool:
@@ -82,6 +87,9 @@ def is_log_file(name: str) -> bool:
 
 
 def _run_dir_of(path: str) -> str:
+    if is_url(path):
+        parent = posixpath.dirname(path)
+        return posixpath.dirname(parent) if posixpath.basename(parent) in TRACE_DIRS else parent
     parent = os.path.dirname(os.path.abspath(path))
     if os.path.basename(parent) in TRACE_DIRS:
         return os.path.dirname(parent)
@@ -130,7 +138,7 @@ def _host(run_dir: str, host_from: re.Pattern[str] | None) -> str | None:
         if m is not None and m.groupdict().get("host"):
             return m.group("host")
         return None
-    for seg in run_dir.split(os.sep):
+    for seg in re.split(r"[/\\]", run_dir):
         hm = _HOST_SEGMENT.match(seg)
         if hm:
             return hm.group("host")
@@ -138,7 +146,7 @@ def _host(run_dir: str, host_from: re.Pattern[str] | None) -> str | None:
 
 
 def _date(run_dir: str, files: Sequence[FileStat]) -> str:
-    for seg in reversed(run_dir.split(os.sep)):
+    for seg in reversed(re.split(r"[/\\]", run_dir)):
         m = _DATE_SEGMENT.match(seg)
         if m:
             try:
@@ -168,7 +176,12 @@ def discover_runs(
     (the output folder)."""
     rx = compile_host_from(host_from)
     by_run: dict[str, list[FileStat]] = {}
-    for f in log_files(paths, exclude):
+    for url in (p for p in paths if is_url(p)):
+        for f, size, mtime in list_log_files(url, is_log_file, SKIP_DIRS):
+            run_dir = _run_dir_of(f)
+            rel = posixpath.relpath(f.split("://", 1)[1], run_dir.split("://", 1)[1])
+            by_run.setdefault(run_dir, []).append(FileStat(rel, size, mtime))
+    for f in log_files([p for p in paths if not is_url(p)], exclude):
         run_dir = _run_dir_of(f)
         rel = os.path.relpath(f, run_dir)
         try:
@@ -181,6 +194,7 @@ def discover_runs(
     for run_dir in sorted(by_run):
         files = tuple(sorted(by_run[run_dir], key=lambda s: s.rel))
         dumps = os.path.join(run_dir, "dumps")
+        has_dumps = not is_url(run_dir) and os.path.isdir(dumps)
         tasks.append(
             RunTask(
                 run_dir=run_dir,
@@ -188,7 +202,7 @@ def discover_runs(
                 host=_host(run_dir, rx),
                 date=_date(run_dir, files),
                 files=files,
-                dumps=(dumps,) if os.path.isdir(dumps) else (),
+                dumps=(dumps,) if has_dumps else (),
             )
         )
     return tasks

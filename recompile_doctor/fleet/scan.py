@@ -8,10 +8,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from dataclasses import dataclass
 
-from recompile_doctor.fleet.discover import RunTask, discover_runs
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.fleet.discover import FileStat, RunTask, discover_runs
+from recompile_doctor.fleet.remote import is_url
 from recompile_doctor.fleet.store import BatchWriter, Index
-from recompile_doctor.fleet.tables import TABLES
-from recompile_doctor.fleet.task import RunOutput, analyze_run, one_line
+from recompile_doctor.fleet.task import RunOutput, analyze_run, lost_run
 
 #: at most this many runs in flight per worker (bounds the driver's memory)
 IN_FLIGHT_PER_WORKER = 16
@@ -29,29 +30,6 @@ class ScanResult:
     failed: tuple[tuple[str, str], ...]  # (path, one-line error)
 
 
-def _lost(task: RunTask, e: BaseException) -> RunOutput:
-    """A run whose task itself died (a worker lost, a pickling error): every file failed."""
-    from recompile_doctor.fleet.task import _table
-
-    msg = one_line(e)
-    rows = [
-        {
-            "run_id": task.run_id,
-            "run_path": task.run_dir,
-            "host": task.host,
-            "rank": f.rank,
-            "file": f.rel,
-            "status": "failed",
-            "error": msg,
-            "size": f.size,
-            "mtime_ns": f.mtime_ns,
-        }
-        for f in task.files
-    ]
-    tables = {name: _table(name, rows if name == "runs" else []) for name in TABLES}
-    return RunOutput(task, tables, len(task.files))
-
-
 def scan(
     paths: Sequence[str],
     out: str,
@@ -63,6 +41,8 @@ def scan(
     on_done: Callable[[RunOutput], None] | None = None,
 ) -> ScanResult:
     """Scan the runs under ``paths`` into the Parquet folder ``out``."""
+    if is_url(out):
+        raise RecompileDoctorError("--out must be a local folder", path=out)
     os.makedirs(out, exist_ok=True)
     index = Index.load(out)
     tasks = discover_runs(paths, host_from=host_from, exclude=out)
@@ -86,12 +66,12 @@ def scan(
                 try:
                     res = fut.result()
                 except Exception as e:
-                    res = _lost(task, e)
+                    res = lost_run(task, e)
                 writer.add(task, res.tables, res.failed)
                 files_read += len(task.files)
                 runs = res.tables["runs"].to_pylist()
                 failed.extend(
-                    (os.path.join(task.run_dir, r["file"]), r["error"])
+                    (task.path(FileStat(r["file"], 0, 0)), r["error"])
                     for r in runs
                     if r["status"] == "failed"
                 )

@@ -10,6 +10,7 @@ the rest of the run analysed again.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -23,6 +24,7 @@ from recompile_doctor._version import __version__
 from recompile_doctor.api import analyze
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.fleet.discover import FileStat, RunTask
+from recompile_doctor.fleet.remote import is_url, local_copy
 from recompile_doctor.fleet.tables import SCHEMAS
 from recompile_doctor.model import Compilation, Event, Finding, Report
 from recompile_doctor.parsers import LOG_FORMATS
@@ -232,7 +234,53 @@ def _table(name: str, rows: Sequence[Row]) -> pa.Table:
 
 
 def analyze_run(task: RunTask) -> RunOutput:
-    """Analyse one run (all its files together) and return its four tables."""
+    """Analyse one run (all its files together) and return its four tables.  A run behind a
+    URL is first copied to a temporary local folder on this worker."""
+    if is_url(task.run_dir):
+        return _analyze_remote(task)
+    return _analyze_local(task)
+
+
+def _analyze_remote(task: RunTask) -> RunOutput:
+    try:
+        with local_copy(task.run_dir, [f.rel for f in task.files], task.dumps) as d:
+            local = dataclasses.replace(task, run_dir=d, dumps=())
+            res = _analyze_local(local)
+    except Exception as e:  # the copy failed: every file of the run did
+        return lost_run(task, e)
+    runs = res.tables["runs"].to_pylist()
+    for r in runs:
+        r["run_path"] = task.run_dir
+        for key in ("error", "warning"):
+            if r[key]:
+                r[key] = r[key].replace(d + os.sep, task.run_dir.rstrip("/") + "/")
+    return RunOutput(task, {**res.tables, "runs": _table("runs", runs)}, res.failed)
+
+
+def lost_run(task: RunTask, e: BaseException) -> RunOutput:
+    """A run whose task itself failed (a copy, a lost worker): every file failed with the
+    same one-line error."""
+    msg = one_line(e)
+    rows = [
+        {
+            "run_id": task.run_id,
+            "run_path": task.run_dir,
+            "host": task.host,
+            "rank": f.rank,
+            "file": f.rel,
+            "status": "failed",
+            "error": msg,
+            "size": f.size,
+            "mtime_ns": f.mtime_ns,
+            "parser_version": PARSER_VERSION,
+        }
+        for f in task.files
+    ]
+    tables = {name: _table(name, rows if name == "runs" else []) for name in SCHEMAS}
+    return RunOutput(task, tables, len(task.files))
+
+
+def _analyze_local(task: RunTask) -> RunOutput:
     report, errors, warnings, used_dumps = _analyze_robustly(task)
     inputs = {i.path: i for i in report.inputs} if report is not None else {}
     runs: list[Row] = []
