@@ -112,6 +112,8 @@ def scan_command(
             on_start=on_start,
             on_done=on_done,
         )
+    if result.runs == 0:
+        warn("no log file (*.log, *.txt, *.out, *.err, plain or .gz) under the paths given")
     for path, error in result.failed:
         warn(f"{path}: failed: {error}" if not error.startswith(path) else f"failed: {error}")
     click.echo(

@@ -111,6 +111,19 @@ def _ids(compile_id: str | None) -> tuple[int | None, int | None, int | None]:
     return int(m.group(1)), int(m.group(2)), int(m.group(3)) if m.group(3) else None
 
 
+def _store_of(kind: str, framework: str | None) -> str | None:
+    """The cache store an event is about, from its kind (the parsers name it there)."""
+    if kind.startswith("persistent-cache"):
+        return "persistent"
+    if kind.startswith("tracing-cache"):
+        return "tracing"
+    if "cache" in kind and framework == "poplar":
+        return "executable"
+    if kind.startswith("cache-") and framework == "jax":
+        return "persistent"
+    return None
+
+
 def _str(v: Any) -> str | None:
     return None if v is None else str(v)
 
@@ -155,7 +168,7 @@ class _Rows:
             "t_s": e.t,
             "framework": self.framework.get(e.source),
             "kind": e.kind,
-            "store": _str(d.get("store")),
+            "store": _str(d.get("store")) or _store_of(e.kind, self.framework.get(e.source)),
             "function": _str(d.get("function")),
             "module": e.module,
             "compile_id": cid,
