@@ -30,9 +30,9 @@ def cli() -> None:
 
 def _register() -> None:
     # One module per subcommand; each exposes ``command``.
-    from recompile_doctor.cli import analyze, cache, demo, diff, report, scenarios, simulate
+    from recompile_doctor.cli import analyze, cache, demo, diff, fleet, report, scenarios, simulate
 
-    for mod in (analyze, report, diff, simulate, scenarios, demo, cache):
+    for mod in (analyze, report, diff, simulate, scenarios, demo, cache, fleet):
         cli.add_command(mod.command)
 
 
