@@ -16,6 +16,7 @@ compilation before it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -179,12 +180,21 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
         d = opts.joined.by_compilation.get(c.id)
         reasons = reasons_of[k]
         log_rules = _ordered(r.rule for r in reasons if r.rule)
+        if len(log_rules) > 1 and "retracing" in log_rules:
+            # a generic retracing warning beside a specific reason adds nothing
+            log_rules = tuple(x for x in log_rules if x != "retracing")
         if k in growing and log_rules and log_rules[0] in SHAPE_RULES:
             log_rules = _ordered(("growing-shape", *log_rules[1:]))
         dump_rules = _dump_rules(d)
         if k in growing and dump_rules and dump_rules[0] in SHAPE_RULES:
             dump_rules = _ordered(("growing-shape", *dump_rules[1:]))
-        said = "; ".join(_reason_line(r) for r in reasons)
+        said = "; ".join(
+            _reason_line(r) for r in reasons if r.rule != "retracing" or not dump_rules
+        )
+        if log_rules == ("retracing",) and dump_rules:
+            # the framework only says that it retraced; the dumps say what changed
+            log_rules = ()
+            said = "; ".join(_reason_line(r) for r in reasons)
         if log_rules and dump_rules:
             if set(log_rules) & set(dump_rules):
                 rules = _ordered([x for x in log_rules if x in dump_rules] + list(dump_rules))
@@ -210,8 +220,26 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
             elif opts.dumps_given:
                 note += "; no dump of this compilation was found in --dumps"
             out.append(Verdict(prev, c, ("recompile-after-warmup",), note, d, reasons))
+    out = [_without_consequences(v) for v in out]
     opts.memo[memo_key] = out
     return out
+
+
+#: causes whose change of shape also changes constants derived from it (a mean's 1/n)
+_SHAPE_CAUSES = frozenset({*SHAPE_RULES, "growing-shape"})
+
+
+def _without_consequences(v: Verdict) -> Verdict:
+    """A shape change also changes the constants computed from it (``1/32`` -> ``1/8`` of a
+    mean): those are its consequence, not a second cause."""
+    if v.rules and v.rules[0] in _SHAPE_CAUSES and "constant-changed" in v.rules[1:]:
+        rules = tuple(r for r in v.rules if r != "constant-changed")
+        return dataclasses.replace(
+            v,
+            rules=rules,
+            note=v.note + " (constants computed from the shape changed with it)",
+        )
+    return v
 
 
 def _reason_line(r: RecompileReason) -> str:
@@ -242,7 +270,11 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
             if v.diff is not None:
                 diff_ev[cause].extend(v.diff.evidence)
             for r in v.reasons:
-                if r.rule == cause or (cause == "growing-shape" and r.rule in SHAPE_RULES):
+                if (
+                    r.rule == cause
+                    or (cause == "growing-shape" and r.rule in SHAPE_RULES)
+                    or (r.rule == "retracing" and cause == v.rules[0])
+                ):
                     reason_ev[cause].append(Evidence(r.span.source, r.span.line, r.span.text))
                     changes[cause].extend(r.changes)
     findings = []
