@@ -89,6 +89,6 @@ def test_html_matches_golden(name: str) -> None:
 def test_mask_keeps_the_text_drawn_in_the_plots() -> None:
     report: Report = demo_report()
     masked = mask_svg(render(report))
-    assert "<svg timeline-title: Timeline of compilations per module>" in masked
+    assert "<svg timeline-title: Timeline of compilations per function>" in masked
     assert "  cluster_7" in masked
     assert "<path" not in masked
