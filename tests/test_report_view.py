@@ -251,3 +251,44 @@ def test_diff_page_shows_notes_within_and_advice_and_no_timeline_glossary() -> N
     assert "Extra compilation in B" in page
     assert "What to change" in page
     assert "Executable cache" not in page and "Warm-up" not in page
+
+
+def test_six_alike_evidence_lines_show_the_first_then_five_more_like_it() -> None:
+    # GIVEN a finding with six log lines that differ only in their numbers
+    evs = tuple(
+        Evidence(
+            "run.log",
+            10 * k,
+            f"Ending phase: Loading executable (duration {500 + k} ms)",
+            before=("ctx",),
+            after=("ctx",),
+        )
+        for k in range(1, 7)
+    )
+    r = _report(_finding("executable-switching", evidence=evs))
+    # WHEN rendered
+    page, out = html.render(r), text.render(r, width=100)
+    # THEN the HTML shows one context block, then "5 more like it"
+    assert page.count('<figure class="excerpt">') == 1
+    assert "5 more like it:" in page
+    # AND the text lists the first line and the others by number
+    assert "… 5 more like it (lines 20, 30, 40, 50, 60)" in out
+
+
+def test_a_finding_lists_its_first_instruction_changes_and_counts_the_rest() -> None:
+    from dataclasses import replace
+
+    from recompile_doctor.model import DiffEvidence
+
+    # GIVEN a batch-size finding behind which 21 instructions changed
+    diffs = tuple(
+        DiffEvidence(
+            "shape", "jit_f", f"%p.{k}", f"%p.{k} = f32[32,{k}]", f"%p.{k}", f"%p.{k} = f32[8,{k}]"
+        )
+        for k in range(21)
+    )
+    f = replace(_finding("batch-size-changed"), diff=diffs)
+    page = html.render(_report(f))
+    # THEN the page shows 5 of them and says how many more there are
+    assert page.count('<tr class="meta">') == 5
+    assert "16 more changes" in page
