@@ -292,3 +292,13 @@ def test_a_finding_lists_its_first_instruction_changes_and_counts_the_rest() -> 
     # THEN the page shows 5 of them and says how many more there are
     assert page.count('<tr class="meta">') == 5
     assert "16 more changes" in page
+
+
+def test_cache_stores_are_said_in_text_markdown_and_html() -> None:
+    from dataclasses import replace
+
+    r = _report()
+    r = replace(r, summary=replace(r.summary, cache_by_store={"persistent": {"hit": 2, "miss": 0}}))
+    for out in (text.render(r, width=100), markdown.render(r)):
+        assert "caches: persistent 2 hits" in out and "0 misses" not in out
+    assert "Caches: persistent 2 hits." in html.render(r)

@@ -27,6 +27,8 @@ def _code_cell(text: str) -> str:
 def render(report: Report) -> str:
     v = report_view(report)
     out = ["# recompile-doctor report", "", f"**{v.headline.line}**", "", v.parse_health]
+    if v.cache_line:
+        out += ["", v.cache_line]
     if v.hint:
         out += ["", f"> {v.hint}"]
     if v.findings:

@@ -52,6 +52,8 @@ def render(
         return click.style(text, **kw) if color else text  # type: ignore[arg-type]
 
     out: list[str] = [st("recompile-doctor: " + v.headline.line, bold=True), v.parse_health]
+    if v.cache_line:
+        out.append(clip(v.cache_line, w))
     if v.hint:
         out += wrap("hint: " + v.hint, w, "      ", max_lines=12)
     for f in v.findings:

@@ -49,6 +49,7 @@ CACHE_WORDS = {
     "disabled": ("no cache", "no cache"),
     "hit": ("hit", "hits"),
     "unknown": ("unknown", "unknown"),
+    "write": ("write", "writes"),
 }
 
 
@@ -370,6 +371,19 @@ class ReportView:
             f"{names}: {total_lines:,} lines, {p.recognized:,} recognized, "
             f"{p.unrecognized:,} unrecognized, {p.malformed:,} malformed"
         )
+
+    @property
+    def cache_line(self) -> str | None:
+        """``caches: executable 2 misses; persistent 1 hit, 1 miss`` (None without stores)."""
+        if not self.cache_stores:
+            return None
+        parts = []
+        for store, outcomes in self.cache_stores:
+            said = ", ".join(
+                f"{n:,} {CACHE_WORDS.get(k, (k, k))[0 if n == 1 else 1]}" for k, n in outcomes if n
+            )
+            parts.append(f"{store} {said or 'unused'}")
+        return "caches: " + "; ".join(parts)
 
     def row_name(self, row: FunctionRow) -> str:
         """The function's name, with its rank when the run has several."""
