@@ -125,3 +125,16 @@ def test_every_bar_and_load_marker_has_a_tooltip_with_its_log_line() -> None:
     c = next(c for c in r.compilations if not c.warmup)
     assert any(f"({c.source}:{c.line})" in t and "after warm-up" in t for t in tips)
     assert any(t.startswith(("loaded ", "executable loaded")) for t in tips)
+
+
+def test_a_bar_whose_log_line_is_on_the_page_links_to_it() -> None:
+    from recompile_doctor.reports.html import render
+
+    # GIVEN the demo page, whose findings show the compile lines as evidence
+    page = render(demo_report())
+    svg = page[page.index('id="timeline-plot"') :]
+    svg = svg[: svg.index("</svg>")]
+    # THEN each such bar links to the evidence line's anchor, in the same page
+    targets = regex.findall(r'<a xlink:href="#([^"]+)">', svg)
+    assert targets and all(f'id="{t}"' in page for t in targets)
+    assert 'target="_blank"' not in svg

@@ -45,7 +45,14 @@ __all__ = ["render", "render_diff"]
 def render(report: Report) -> str:
     """The HTML report of ``report`` (same report, same text)."""
     pg = page(report)
-    timeline = plots.timeline_svg(report.compilations, report.events)
+    links = {
+        (x.source, row.number): row.id
+        for f in pg.findings
+        for x in (*f.full, *f.short)
+        for row in x.rows
+        if row.id
+    }
+    timeline = plots.timeline_svg(report.compilations, report.events, links=links)
     cost = plots.cost_svg(report.findings, report.compilations)
     html = (
         _env()

@@ -14,7 +14,7 @@ import contextlib
 import io
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -163,9 +163,13 @@ def timeline_svg(
     *,
     max_lanes: int = MAX_LANES,
     fig_id: str = "timeline",
+    links: Mapping[tuple[str, int], str] | None = None,
 ) -> TimelinePlot | None:
     """A lane per module, a bar per compilation (colour = cache outcome, hatched = after
-    warm-up), markers for executable loads and device attach.  None without compilations."""
+    warm-up), markers for executable loads and device attach.  None without compilations.
+
+    ``links`` maps a (source, line) to the id of the element showing that log line on the
+    page: a bar whose line is there links to it."""
     if not compilations:
         return None
     lanes = choose_lanes(compilations, max_lanes)
@@ -223,6 +227,9 @@ def timeline_svg(
                 )
                 gid = f"bar-{k}"
                 bar.set_gid(gid)
+                target = (links or {}).get((c.source, c.line))
+                if target is not None:
+                    bar.set_urls([_LINK + target])
                 dur = f", {_secs(c.duration_s)}" if c.duration_s is not None else ""
                 warm = ", after warm-up" if late else ""
                 tips.append(
@@ -436,6 +443,12 @@ _SIZE = regex.compile(r'(<svg\b[^>]*?)\s+width="[^"]*"\s+height="[^"]*"')
 _IDS = regex.compile(r'(\bid="|url\(#|href="#)([^")]+)')
 
 
+#: marks a link to an element of the page (kept apart from the SVG's own ids, which are
+#: renamed per figure)
+_LINK = "rd-page-link:"
+_PAGE_LINK = regex.compile(r'(\bxlink:)href="rd-page-link:([^"]*)"(?: target="_blank")?')
+
+
 def _xml_text(text: str) -> str:
     return drawable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -450,6 +463,7 @@ def _to_svg(fig: Figure, fig_id: str, title: str, tips: Sequence[tuple[str, str]
     for gid, tip in tips:  # a <title> (tooltip) as the first child of each element's group
         svg = svg.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{_xml_text(tip)}</title>', 1)
     svg = _IDS.sub(lambda m: f"{m.group(1)}{fig_id}-{m.group(2)}", svg)
+    svg = _PAGE_LINK.sub(r'\1href="#\2"', svg)
     head_end = svg.index(">")
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;")
     svg = (
