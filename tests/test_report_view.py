@@ -302,3 +302,12 @@ def test_cache_stores_are_said_in_text_markdown_and_html() -> None:
     for out in (text.render(r, width=100), markdown.render(r)):
         assert "caches: persistent 2 hits" in out and "0 misses" not in out
     assert "Caches: persistent 2 hits." in html.render(r)
+
+
+def test_a_jax_page_explains_no_poplar_term_and_a_poplar_page_does() -> None:
+    jax_page = html.render(_report())
+    glossary = jax_page[jax_page.index('id="glossary"') :]
+    assert "Executable load / switching" not in glossary
+    assert "TF_POPLAR_FLAGS" not in glossary and "poplar_exec" not in glossary
+    poplar = rd.analyze([str(KITCHEN)])
+    assert "Executable load / switching" in html.render(poplar)

@@ -1,40 +1,38 @@
-"""The words the HTML pages explain, in the order a reader meets them."""
+"""The words the HTML pages explain, in the order a reader meets them, for every framework."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 GLOSSARY: tuple[tuple[str, str], ...] = (
     (
         "Compilation",
-        "Turning a graph (an XLA module, identified by its HLO hash) into an executable for "
-        "the device. On the IPU this can take minutes; the log shows it as "
-        "'Begin XLA compilation: <module> (Hash: 0x…)'.",
+        "Turning a traced function (an XLA module or a torch.compile graph) into an "
+        "executable for the device. It takes from milliseconds on a CPU to minutes on an IPU.",
     ),
     (
         "Recompilation",
-        "Compiling a module again. After warm-up every recompilation is time lost, and the "
-        "report names its cause.",
+        "Compiling a function again, because its graph, an argument's shape or type, or a "
+        "value it depends on changed. After warm-up every recompilation is time lost, and "
+        "the report names its cause.",
     ),
     (
         "Warm-up",
-        "The first compilations of each module (and everything before the first executed "
+        "The first compilations of each function (and everything before the first executed "
         "step). They are expected; hatched bars in the timeline are after warm-up.",
     ),
     (
-        "Executable cache",
-        "A directory (TF_POPLAR_FLAGS=--executable_cache_path=…) holding compiled executables "
-        "as <hash>.poplar_exec files, so a later process can load instead of compiling.",
-    ),
-    (
         "Cache hit / miss",
-        "A hit loads the executable from the cache ('Loaded <module> from …'); a miss compiles "
-        "it and saves it ('Couldn't find … in executable cache'). With no cache configured, "
-        "every compilation is 'no cache'.",
+        "A compilation cache (the persistent compilation cache of JAX, the FX-graph cache of "
+        "torch.compile, the executable cache of Poplar) lets a later process load an "
+        "executable instead of compiling it: a hit loads it, a miss compiles and saves it. "
+        "With no cache configured every compilation is 'no cache'.",
     ),
     (
         "Executable load / switching",
-        "Loading an executable onto the device ('Ending phase: Loading executable (duration "
-        "… ms)'). When several graphs take turns on one device, each turn loads again: "
-        "executable switching.",
+        "Loading an executable onto the device (Poplar: 'Ending phase: Loading executable'). "
+        "When several graphs take turns on one device, each turn loads again: executable "
+        "switching.",
     ),
     (
         "HLO",
@@ -53,8 +51,16 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
     ),
 )
 
-
 #: the terms the diff page uses (it has no timeline and no cache)
 DIFF_GLOSSARY: tuple[tuple[str, str], ...] = tuple(
     (term, words) for term, words in GLOSSARY if term in ("Recompilation", "HLO", "Hash")
 )
+
+
+def glossary_for(frameworks: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """The report page's terms: executable loads only where a framework loads executables
+    explicitly (Poplar)."""
+    fws = set(frameworks)
+    if "poplar" in fws or not fws:
+        return GLOSSARY
+    return tuple(t for t in GLOSSARY if t[0] != "Executable load / switching")

@@ -14,7 +14,7 @@ from recompile_doctor.model import Report
 from recompile_doctor.reports.anchors import Anchors, slug
 from recompile_doctor.reports.durations import fmt_seconds
 from recompile_doctor.reports.excerpts import Excerpt, excerpt, merge_excerpts
-from recompile_doctor.reports.glossary import GLOSSARY
+from recompile_doctor.reports.glossary import GLOSSARY, glossary_for
 from recompile_doctor.reports.hlo_changes import ChangeGroup, change_groups
 from recompile_doctor.reports.view import (
     ChangeLine,
@@ -167,5 +167,6 @@ def page(report: Report) -> Page:
         headline=headline(v, findings),
         findings=findings,
         functions=v.functions,
+        glossary=glossary_for(c.framework for c in report.compilations),
         rules={k: r.title for k, r in sorted(RULES.items())},
     )
