@@ -247,3 +247,31 @@ def test_healthy_run_reads_as_healthy(browser: Any, tmp_path: Path) -> None:
         v.screenshot("healthy")
     finally:
         v.close()
+
+
+def test_timeline_text_stays_readable_at_800_px_and_bars_link_to_log_lines(
+    browser: Any, tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "demo.html", demo_report())
+    context = browser.new_context(viewport={"width": 800, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        # GIVEN an 800 px window THEN the lane labels are drawn at 9.5 px or more
+        size = page.evaluate(
+            """() => {
+                 const svg = document.querySelector('#timeline-plot svg');
+                 const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+                 return Math.min(...Array.from(svg.querySelectorAll('text'))
+                   .map(t => parseFloat(getComputedStyle(t).fontSize) * scale));
+               }"""
+        )
+        assert size >= 9.5
+        # AND clicking a bar of a compile line shown as evidence goes to that line
+        link = page.locator("#timeline-plot svg a").first
+        target = link.get_attribute("xlink:href") or link.get_attribute("href")
+        assert target and target.startswith("#ev-")
+        link.locator("path").first.click(force=True)
+        assert page.evaluate("location.hash") == target
+    finally:
+        context.close()
