@@ -5,7 +5,7 @@ from __future__ import annotations
 from recompile_doctor.model import Report
 from recompile_doctor.reports.durations import fmt_seconds
 from recompile_doctor.reports.messages import clip
-from recompile_doctor.reports.view import report_view
+from recompile_doctor.reports.view import evidence_groups, report_view
 
 MAX_FUNCTION_ROWS = 50
 
@@ -49,8 +49,13 @@ def render(report: Report) -> str:
         if f.changes:
             out.append("- **Changed:** " + "; ".join(_code(c.text()) for c in f.changes[:10]))
         out += [f"- **Fix:** {f.advice}", "", "Evidence:", ""]
-        for e in f.evidence:
+        for e, alike in evidence_groups(f.evidence):
             out.append(f"- `{e.location}` {_code(e.message)}")
+            if alike:
+                lines = ", ".join(str(o.line) for o in alike[:8]) + (
+                    ", …" if len(alike) > 8 else ""
+                )
+                out.append(f"  - … {len(alike)} more like it (lines {lines})")
         diff = f.finding.diff
         if diff:
             out += ["", "| change | instruction | old → new | op_name |", "|---|---|---|---|"]

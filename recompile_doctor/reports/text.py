@@ -17,10 +17,9 @@ from recompile_doctor.model import Report
 from recompile_doctor.reports.durations import fmt_seconds
 from recompile_doctor.reports.messages import clip, log_message, printable, wrap
 from recompile_doctor.reports.view import (
-    EvidenceLine,
     FindingView,
     ReportView,
-    alike_groups,
+    evidence_groups,
     report_view,
 )
 
@@ -131,13 +130,7 @@ def _finding(f: FindingView, st: Style, w: int) -> list[str]:
     lines += _field("fix", f.advice, w)
     if f.evidence:
         lines.append("  evidence:")
-    # lines alike up to their numbers are listed once with a count, from three on (two lines
-    # are often the before and after of the change: both are shown)
-    collapsed = {id(first): others for first, others in alike_groups(f.evidence) if len(others) > 1}
-    hidden = {id(o) for others in collapsed.values() for o in others}
-    groups: list[tuple[EvidenceLine, list[EvidenceLine]]] = [
-        (e, collapsed.get(id(e), [])) for e in f.evidence if id(e) not in hidden
-    ]
+    groups = evidence_groups(f.evidence)
     for first, others in groups[:MAX_EVIDENCE]:
         e = first
         loc = f"{e.location}: "

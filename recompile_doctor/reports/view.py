@@ -153,6 +153,17 @@ def alike_groups(
     return list(groups.values())
 
 
+def evidence_groups(
+    evidence: Sequence[EvidenceLine],
+) -> list[tuple[EvidenceLine, list[EvidenceLine]]]:
+    """The evidence in log order, lines alike up to their numbers listed once with the
+    others like them, from three on (two lines are often the before and after of the
+    change: both are shown)."""
+    collapsed = {id(first): others for first, others in alike_groups(evidence) if len(others) > 1}
+    hidden = {id(o) for others in collapsed.values() for o in others}
+    return [(e, collapsed.get(id(e), [])) for e in evidence if id(e) not in hidden]
+
+
 @dataclass(frozen=True, slots=True)
 class FindingView:
     finding: Finding
