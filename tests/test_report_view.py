@@ -311,3 +311,21 @@ def test_a_jax_page_explains_no_poplar_term_and_a_poplar_page_does() -> None:
     assert "TF_POPLAR_FLAGS" not in glossary and "poplar_exec" not in glossary
     poplar = rd.analyze([str(KITCHEN)])
     assert "Executable load / switching" in html.render(poplar)
+
+
+def test_analyze_v_details_info_findings(capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    logger = logging.getLogger("recompile_doctor")
+    level = logger.level
+    try:
+        # GIVEN a run with a cache-cold info finding WHEN analyzed without and with -v
+        assert main(["analyze", str(KITCHEN)]) == 0
+        plain = capsys.readouterr().out
+        assert main(["analyze", str(KITCHEN), "-v"]) == 0
+        verbose = capsys.readouterr().out
+    finally:
+        logger.setLevel(level)
+    # THEN only -v shows why the cache was cold
+    assert "missed the executable cache" not in plain
+    assert "missed the executable cache" in verbose
