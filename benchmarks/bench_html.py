@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     report = synthetic_run(args.compilations, args.modules)
     json_bytes = len(report.dumps().encode("utf-8"))
     t0 = time.perf_counter()
-    page = render(report)
+    page = render(report).encode("utf-8")
     render_s = time.perf_counter() - t0
     out = args.out or Path(tempfile.mkdtemp(prefix="rd-bench-")) / "report.html"
     out.write_bytes(page)

@@ -7,7 +7,8 @@ The public API::
     for f in report.findings:
         print(f.rule, f.title, f.evidence[0].line)
     rd.compilations_frame(report)      # pandas DataFrame, one row per compilation
-    rd.render(report, "html")          # text, json, markdown or html
+    rd.render(report, "html")          # text, json, markdown or html (a str)
+    rd.render(rd.diff(a, b), "text")   # a diff renders too
     rd.load_report("report.json")      # a saved JSON report
     rd.diff("dumpA/", "dumpB/")        # what changed between two HLO dumps, and why
     rd.simulate("partial-batch", out)  # a simulated Poplar run: run.log, dumps, cache

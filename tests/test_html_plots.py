@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import regex
 from _html_reports import demo_report, healthy_report, many_modules_report
 
 from recompile_doctor.model import Compilation, Event
@@ -87,7 +88,53 @@ def test_no_cost_chart_when_nothing_was_wasted() -> None:
     assert plots.timeline_svg((), ()) is None
 
 
-def test_long_module_names_are_cut_in_the_middle() -> None:
+def test_lanes_are_named_by_function_and_a_long_name_keeps_its_start() -> None:
+    # GIVEN a TensorFlow module name WHEN labelled THEN the label is the function's name
     name = "a_inference_train_step_412__XlaMustCompile_true_config_proto_123_.1357"
-    short = plots.short_label(name, 30)
-    assert len(short) == 30 and short.startswith("a_inference_tr") and short.endswith(".1357")
+    assert plots.short_label(name, 30) == "train_step"
+    # AND a name still too long is cut at its end, not in the middle
+    long = "my_very_long_function_name_that_goes_on_and_on"
+    short = plots.short_label(long, 20)
+    assert short == long[:19] + "…"
+
+
+def test_cjk_and_control_characters_in_names_give_well_formed_svg_and_no_warning() -> None:
+    import warnings
+    import xml.dom.minidom
+
+    # GIVEN modules named with CJK and control characters
+    comps = [
+        Compilation(i, name, None, "run.log", i + 1, float(i), 1.0, "miss", i < 2)
+        for i, name in enumerate(["训练步骤", "bad\x07name\x1b[31m", "训练步骤"])
+    ]
+    # WHEN the timeline is drawn, warnings being errors
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot = plots.timeline_svg(comps, [])
+    # THEN the SVG parses as XML and keeps the CJK name as text
+    assert plot is not None
+    xml.dom.minidom.parseString(plot.svg)
+    assert "训练步骤" in plot.svg
+
+
+def test_every_bar_and_load_marker_has_a_tooltip_with_its_log_line() -> None:
+    r = demo_report()
+    plot = plots.timeline_svg(r.compilations, r.events)
+    assert plot is not None
+    tips = regex.findall(r"<title>([^<]*)</title>", plot.svg)
+    c = next(c for c in r.compilations if not c.warmup)
+    assert any(f"({c.source}:{c.line})" in t and "after warm-up" in t for t in tips)
+    assert any(t.startswith(("loaded ", "executable loaded")) for t in tips)
+
+
+def test_a_bar_whose_log_line_is_on_the_page_links_to_it() -> None:
+    from recompile_doctor.reports.html import render
+
+    # GIVEN the demo page, whose findings show the compile lines as evidence
+    page = render(demo_report())
+    svg = page[page.index('id="timeline-plot"') :]
+    svg = svg[: svg.index("</svg>")]
+    # THEN each such bar links to the evidence line's anchor, in the same page
+    targets = regex.findall(r'<a xlink:href="#([^"]+)">', svg)
+    assert targets and all(f'id="{t}"' in page for t in targets)
+    assert 'target="_blank"' not in svg

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence
-from recompile_doctor.reports import _html_view as view
+from recompile_doctor.reports import anchors, durations, excerpts, highlight, hlo_changes
+from recompile_doctor.reports import view as report_view
 
 
-def _marked(spans: tuple[view.Span, ...]) -> list[str]:
+def _marked(spans: tuple[highlight.Span, ...]) -> list[str]:
     return [s.text for s in spans if s.mark]
 
 
@@ -17,7 +18,7 @@ def test_evidence_line_marks_the_message_module_and_hash() -> None:
         "poplar_compiler.cc:1487] Begin XLA compilation: cluster_7  (Hash: 0x9a3c) for ordinal  0"
     )
     # WHEN it is highlighted for a finding about cluster_7
-    spans = view.highlight(line, ["cluster_7"])
+    spans = highlight.highlight(line, ["cluster_7"])
     # THEN the message, the module and the hash are marked, the prefix is not
     marked = _marked(spans)
     assert "Begin XLA compilation" in marked
@@ -32,7 +33,7 @@ def test_load_line_marks_phase_and_duration() -> None:
     # GIVEN the tech note's executable-load line
     line = "Ending phase: Loading executable (duration 607 ms; diff RSS: 0.586426 MB)"
     # WHEN highlighted
-    marked = _marked(view.highlight(line))
+    marked = _marked(highlight.highlight(line))
     # THEN the phase and its duration are the matched parts
     assert "Ending phase: Loading executable" in marked
     assert "duration 607 ms" in marked
@@ -40,11 +41,11 @@ def test_load_line_marks_phase_and_duration() -> None:
 
 def test_anchor_ids_are_unique_and_follow_the_ev_source_line_pattern() -> None:
     # GIVEN two sources with the same base name and a line cited twice
-    anchors = view.Anchors(["a/run.log", "b/run.log"])
+    ids = anchors.Anchors(["a/run.log", "b/run.log"])
     # WHEN ids are taken
-    first = anchors.evidence("a/run.log", 10)
-    again = anchors.evidence("a/run.log", 10)
-    other = anchors.evidence("b/run.log", 10)
+    first = ids.evidence("a/run.log", 10)
+    again = ids.evidence("a/run.log", 10)
+    other = ids.evidence("b/run.log", 10)
     # THEN they are ev-<source-slug>-<line>, never repeated
     assert first == "ev-run-log-10"
     assert again == "ev-run-log-10-2"
@@ -52,15 +53,15 @@ def test_anchor_ids_are_unique_and_follow_the_ev_source_line_pattern() -> None:
 
 
 def test_slug_of_hostile_text_is_letters_digits_and_dashes() -> None:
-    assert view.slug('</script><b>"x"</b>.log') == "script-b-x-b-log"
-    assert view.slug("") == "x"
+    assert anchors.slug('</script><b>"x"</b>.log') == "script-b-x-b-log"
+    assert anchors.slug("") == "x"
 
 
 def test_excerpt_numbers_context_lines_around_the_evidence_line() -> None:
     # GIVEN evidence at line 22 with two lines before and one after
     ev = Evidence("run.log", 22, "the line", before=("l20", "l21"), after=("l23",))
     # WHEN made into an excerpt
-    x = view.excerpt(ev, "ev-run-log-22", (), context=True)
+    x = excerpts.excerpt(ev, "ev-run-log-22", (), context=True)
     # THEN rows are numbered 20..23 and only line 22 is the match
     assert [r.number for r in x.rows] == [20, 21, 22, 23]
     assert [r.match for r in x.rows] == [False, False, True, False]
@@ -77,7 +78,7 @@ def test_constant_change_marks_only_the_changed_value() -> None:
         '%constant.12 = f32[] constant(0.0005), metadata={op_name="SGD/lr"}',
     )
     # WHEN shown as a change
-    c = view.change(d)
+    c = hlo_changes.change(d)
     # THEN the old and new values are the only marked tokens
     assert c.a is not None and c.b is not None
     assert _marked(c.a) == ["0.001"]
@@ -92,7 +93,7 @@ def test_long_constant_list_is_abbreviated_and_says_a_hidden_value_changed() -> 
     a = "%c = f32[300]{0} constant({" + ", ".join(vals_a) + "})"
     b = "%c = f32[300]{0} constant({" + ", ".join(vals_b) + "})"
     # WHEN shown as a change
-    c = view.change(DiffEvidence("constant", "m", "%c", a, "%c", b))
+    c = hlo_changes.change(DiffEvidence("constant", "m", "%c", a, "%c", b))
     assert c.a is not None and c.b is not None
     text_b = "".join(s.text for s in c.b)
     # THEN only a few values are shown, with the number left out
@@ -107,17 +108,17 @@ def test_long_constant_list_is_abbreviated_and_says_a_hidden_value_changed() -> 
 
 
 def test_added_instruction_has_no_old_side() -> None:
-    c = view.change(DiffEvidence("added", "m", None, None, "%add.3", "%add.3 = f32[] add(%a, %b)"))
+    c = hlo_changes.change(DiffEvidence("added", "m", None, None, "%add.3", "%add.3 = f32[] add(%a, %b)"))
     assert c.a is None
     assert c.b is not None and "".join(s.text for s in c.b).startswith("%add.3")
 
 
-def test_module_rows_put_modules_recompiled_after_warmup_first() -> None:
+def test_function_rows_put_functions_recompiled_after_warmup_first() -> None:
     # GIVEN module "quiet" compiled once and "busy" compiled three times
     def comp(i: int, mod: str, h: str, cache: str, warm: bool) -> Compilation:
         return Compilation(i, mod, h, "run.log", i + 1, float(i), 2.0, cache, warm)  # type: ignore[arg-type]
 
-    rows = view.module_rows(
+    rows = report_view.function_rows(
         [
             comp(0, "quiet", "0x1", "miss", True),
             comp(1, "busy", "0x2", "miss", True),
@@ -125,20 +126,21 @@ def test_module_rows_put_modules_recompiled_after_warmup_first() -> None:
             comp(3, "busy", "0x3", "hit", False),
         ]
     )
-    # THEN busy comes first with its counts, distinct hashes and cache outcomes
-    assert [r.module for r in rows] == ["busy", "quiet"]
+    # THEN busy comes first with its counts, distinct graphs and cache outcomes
+    assert [r.function for r in rows] == ["busy", "quiet"]
     busy = rows[0]
-    assert (busy.compilations, busy.after_warmup, busy.hashes) == (3, 2, 2)
+    assert (busy.compilations, busy.after_warmup, busy.graphs) == (3, 2, 2)
     assert busy.cache == (("miss", 2), ("hit", 1))
-    assert busy.seconds == 6.0
+    # AND compile time counts the compilations only; the cache hit's time is loading
+    assert (busy.compile_seconds, busy.load_seconds) == (4.0, 2.0)
 
 
 def test_seconds_are_written_for_people() -> None:
-    assert view.fmt_seconds(0.607) == "607 ms"
-    assert view.fmt_seconds(41.04) == "41.0 s"
-    assert view.fmt_seconds(83.2) == "1 min 23 s"
-    assert view.fmt_seconds(3725) == "1 h 02 min"
-    assert view.fmt_seconds(None) == "–"
+    assert durations.fmt_seconds(0.607) == "607 ms"
+    assert durations.fmt_seconds(41.04) == "41.0 s"
+    assert durations.fmt_seconds(83.2) == "1 min 23 s"
+    assert durations.fmt_seconds(3725) == "1 h 02 min"
+    assert durations.fmt_seconds(None) == "–"
 
 
 def test_overlapping_excerpts_are_shown_once_with_every_evidence_line_anchored() -> None:
@@ -148,9 +150,9 @@ def test_overlapping_excerpts_are_shown_once_with_every_evidence_line_anchored()
             "run.log", n, f"load {n}", (f"c{n - 2}", f"c{n - 1}"), (f"c{n + 1}", f"c{n + 2}")
         )
 
-    xs = [view.excerpt(ev(n), f"ev-run-log-{n}", (), True) for n in (37, 39, 80)]
+    xs = [excerpts.excerpt(ev(n), f"ev-run-log-{n}", (), True) for n in (37, 39, 80)]
     # WHEN merged
-    merged = view.merge_excerpts(xs)
+    merged = excerpts.merge_excerpts(xs)
     # THEN 37 and 39 share one block of lines 35..41, 80 stays apart
     assert [[r.number for r in x.rows] for x in merged] == [
         list(range(35, 42)),

@@ -32,6 +32,14 @@ def fails(report: Report, fail_on: str | None) -> bool:
     return worst is not None and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]
 
 
+def _verbose() -> bool:
+    """True when ``-v`` was given (the text report then details info findings too)."""
+    import logging
+
+    level = logging.getLogger("recompile_doctor").level
+    return level != logging.NOTSET and level <= logging.INFO
+
+
 @click.command("analyze")
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @click.option(
@@ -107,7 +115,7 @@ def command(
         )
     if html is not None:
         write_output(
-            render(report, "html"),
+            render(report, "html").encode("utf-8"),
             html,
             force=force,
             inputs=(*logs, *dumps),
@@ -120,7 +128,9 @@ def command(
 
             to_tty = output is None or output == "-"
             text: str | bytes = render_text(
-                report, color=to_tty and use_color(no_color, sys.stdout)
+                report,
+                color=to_tty and use_color(no_color, sys.stdout),
+                verbose=_verbose(),
             )
         else:
             text = render(report, out_fmt)

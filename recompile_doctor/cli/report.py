@@ -56,8 +56,14 @@ def command(
         check_output_path(output, force, (*inputs, *dumps))
     report = load(inputs, dumps, warmup)
     write_output(
-        render(report), output, force=force, inputs=(*inputs, *dumps), binary_ok_on_tty=False
+        render(report).encode("utf-8"),
+        output,
+        force=force,
+        inputs=(*inputs, *dumps),
+        binary_ok_on_tty=False,
     )
+    if output != "-":
+        click.echo(f"recompile-doctor: wrote {output}", err=True)
     return 0
 
 

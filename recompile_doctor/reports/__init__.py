@@ -1,15 +1,20 @@
-"""Renderers: each turns a :class:`~recompile_doctor.model.Report` into text or bytes.
+"""Renderers: each turns a :class:`~recompile_doctor.model.Report` (or a diff result) into text.
 
 Registered by name with the file suffixes that select them, so ``-o report.html`` picks HTML.
-Every renderer has the same signature: ``render(report) -> str | bytes``.
+Every report renderer has the same signature, ``render(report) -> str``; :func:`render`
+dispatches a :class:`~recompile_doctor.differ.result.DiffResult` to the diff renderers.
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from recompile_doctor.model import Report
+
+if TYPE_CHECKING:
+    from recompile_doctor.differ.result import DiffResult
 
 #: format name -> module under recompile_doctor.reports exposing ``render(report)``
 RENDERERS: dict[str, str] = {
@@ -20,13 +25,29 @@ RENDERERS: dict[str, str] = {
 }
 
 
-def renderer(fmt: str) -> Callable[[Report], str | bytes]:
-    """The ``render`` function of format ``fmt`` (KeyError for an unknown format)."""
+def _check(fmt: str) -> None:
+    if fmt not in RENDERERS:
+        raise ValueError(f"unknown format {fmt!r}: choose one of {', '.join(RENDERERS)}")
+
+
+def renderer(fmt: str) -> Callable[[Report], str]:
+    """The ``render`` function of format ``fmt`` (ValueError for an unknown format)."""
+    _check(fmt)
     mod = importlib.import_module(RENDERERS[fmt])
-    fn: Callable[[Report], str | bytes] = mod.render
+    fn: Callable[[Report], str] = mod.render
     return fn
 
 
-def render(report: Report, fmt: str) -> str | bytes:
-    """Render ``report`` as ``fmt`` (text, json, markdown or html)."""
-    return renderer(fmt)(report)
+def render(result: Report | DiffResult, fmt: str) -> str:
+    """``result`` (a report, or the result of :func:`recompile_doctor.diff`) as ``fmt``: text,
+    json, markdown or html.  Always a string; write it as UTF-8."""
+    _check(fmt)
+    if isinstance(result, Report):
+        return renderer(fmt)(result)
+    from recompile_doctor.differ.result import DiffResult
+    from recompile_doctor.reports import diff
+
+    if not isinstance(result, DiffResult):
+        raise TypeError(f"cannot render a {type(result).__name__}: give a Report or a diff")
+    out = diff.render(result, fmt)
+    return out.decode("utf-8") if isinstance(out, bytes) else out

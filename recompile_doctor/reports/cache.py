@@ -9,7 +9,7 @@ import click
 
 from recompile_doctor.cache import CacheEntry, CacheIndex
 from recompile_doctor.cache_prune import PrunePlan, Selected
-from recompile_doctor.reports._summary import clip
+from recompile_doctor.reports.messages import clip
 
 Style = Callable[..., str]
 

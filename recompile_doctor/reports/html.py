@@ -1,8 +1,8 @@
 """The HTML report: one self-contained page that shows the whole story of a run.
 
-``render(report)`` gives the page as UTF-8 bytes: a headline, a timeline and a cost chart
+``render(report)`` gives the page as a string (the CLI writes it as UTF-8): a headline, a timeline and a cost chart
 (matplotlib, inlined as SVG), the findings worst first with their log lines in context and
-their instruction-level HLO changes side by side, a sortable per-module table, inputs and
+their instruction-level HLO changes side by side, a sortable per-function table, inputs and
 parse health, and a glossary.  ``render_diff(result)`` gives the page of ``diff --html``.
 
 Rules the page keeps:
@@ -27,8 +27,13 @@ import jinja2
 from markupsafe import Markup
 
 from recompile_doctor.model import DiffEvidence, Report
-from recompile_doctor.reports import _html_view as view
 from recompile_doctor.reports import plots
+from recompile_doctor.reports.anchors import Anchors, basename, slug
+from recompile_doctor.reports.durations import fmt_bytes, fmt_seconds
+from recompile_doctor.reports.glossary import DIFF_GLOSSARY
+from recompile_doctor.reports.hlo_changes import ChangeGroup, change_groups
+from recompile_doctor.reports.html_page import FULL_EXCERPTS, page
+from recompile_doctor.reports.view import CACHE_WORDS
 from recompile_doctor.rules import RULES
 
 if TYPE_CHECKING:
@@ -36,19 +41,18 @@ if TYPE_CHECKING:
 
 __all__ = ["render", "render_diff"]
 
-#: cache outcome -> (one, many) as the module table says it
-CACHE_WORDS = {
-    "miss": ("miss", "misses"),
-    "disabled": ("no cache", "no cache"),
-    "hit": ("hit", "hits"),
-    "unknown": ("unknown", "unknown"),
-}
 
-
-def render(report: Report) -> bytes:
-    """The HTML report of ``report`` as UTF-8 bytes (same report, same bytes)."""
-    pg = view.page(report)
-    timeline = plots.timeline_svg(report.compilations, report.events)
+def render(report: Report) -> str:
+    """The HTML report of ``report`` (same report, same text)."""
+    pg = page(report)
+    links = {
+        (x.source, row.number): row.id
+        for f in pg.findings
+        for x in (*f.full, *f.short)
+        for row in x.rows
+        if row.id
+    }
+    timeline = plots.timeline_svg(report.compilations, report.events, links=links)
     cost = plots.cost_svg(report.findings, report.compilations)
     html = (
         _env()
@@ -57,14 +61,14 @@ def render(report: Report) -> bytes:
             page=pg,
             timeline=timeline,
             cost_svg=cost,
-            full_excerpts=view.FULL_EXCERPTS,
+            full_excerpts=FULL_EXCERPTS,
             cache_words=CACHE_WORDS,
             pct=_pct,
             **_assets(),
             tool_version=report.tool_version,
         )
     )
-    return html.encode("utf-8")
+    return html
 
 
 # --------------------------------------------------------------------------- diff page
@@ -76,9 +80,14 @@ class _DiffModule:
     name: str
     equivalent: bool
     causes: tuple[str, ...]
-    explanations: tuple[tuple[str, str], ...]
+    #: (rule id, what changed, what to change)
+    explanations: tuple[tuple[str, str, str], ...]
+    #: (info rule id or None, message): what the HLO text cannot show
+    notes: tuple[tuple[str | None, str], ...]
+    #: why one folder is on both sides ("extra compilation in B ..."), or empty
+    within: str
     count: int
-    groups: tuple[view.ChangeGroup, ...]
+    groups: tuple[ChangeGroup, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +130,7 @@ def render_diff(
         b = b if b is not None else diff_result.b
     else:
         items = diff_result
-    anchors = view.Anchors(())
+    anchors = Anchors(())
     modules: list[_DiffModule] = []
     loose: dict[str, list[DiffEvidence]] = {}
     for it in items:
@@ -129,13 +138,15 @@ def render_diff(
             evs = it.to_evidence()
             modules.append(
                 _DiffModule(
-                    id=anchors.take(f"module-{view.slug(it.name)}"),
+                    id=anchors.take(f"module-{slug(it.name)}"),
                     name=it.name,
                     equivalent=it.equivalent,
                     causes=tuple(it.causes),
-                    explanations=tuple((c.rule, c.message) for c in it.explanations),
+                    explanations=tuple((c.rule, c.message, c.advice) for c in it.explanations),
+                    notes=tuple((n.rule, n.message) for n in it.notes),
+                    within=_within(it.within),
                     count=len(evs),
-                    groups=view.change_groups(evs),
+                    groups=change_groups(evs),
                 )
             )
         else:
@@ -143,13 +154,15 @@ def render_diff(
     for name, group in loose.items():
         modules.append(
             _DiffModule(
-                id=anchors.take(f"module-{view.slug(name)}"),
+                id=anchors.take(f"module-{slug(name)}"),
                 name=name,
                 equivalent=not group,
                 causes=(),
                 explanations=(),
+                notes=(),
+                within="",
                 count=len(group),
-                groups=view.change_groups(group),
+                groups=change_groups(group),
             )
         )
     differ = [m for m in modules if not m.equivalent]
@@ -182,12 +195,24 @@ def render_diff(
         .render(
             d=page,
             rules={k: r.title for k, r in sorted(RULES.items())},
-            glossary=view.GLOSSARY,
+            glossary=DIFF_GLOSSARY,
             **_assets(),
             tool_version=tool_version or __version__,
         )
     )
     return html.encode("utf-8")
+
+
+def _within(side: str | None) -> str:
+    """Why one folder is on both sides of a comparison (empty for a comparison across)."""
+    if side is None:
+        return ""
+    s = side.upper()
+    other = "B" if s == "A" else "A"
+    return (
+        f"Extra compilation in {s}: {s} compiled this module more often than {other}; "
+        f"compared with its previous compilation in {s}."
+    )
 
 
 # --------------------------------------------------------------------------- environment
@@ -211,10 +236,10 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters["secs"] = view.fmt_seconds
-    env.filters["size"] = view.fmt_bytes
+    env.filters["secs"] = fmt_seconds
+    env.filters["size"] = fmt_bytes
     env.filters["num"] = _num
-    env.filters["basename"] = view.basename
+    env.filters["basename"] = basename
     return env
 
 

@@ -1,15 +1,13 @@
-"""Markdown rendering, for pull-request comments and issues."""
+"""Markdown rendering, for pull-request comments and issues (drawn from the report view)."""
 
 from __future__ import annotations
 
 from recompile_doctor.model import Report
-from recompile_doctor.reports._summary import (
-    clip,
-    headline,
-    module_rows,
-    parse_health,
-    verbosity_hint,
-)
+from recompile_doctor.reports.durations import fmt_seconds
+from recompile_doctor.reports.messages import clip
+from recompile_doctor.reports.view import evidence_groups, report_view
+
+MAX_FUNCTION_ROWS = 50
 
 
 def _cell(text: str) -> str:
@@ -18,8 +16,7 @@ def _cell(text: str) -> str:
 
 def _code(text: str) -> str:
     t = clip(text, 240)
-    fence = "``" if "`" in t else "`"
-    return f"{fence} {t} {fence}" if fence == "``" else f"`{t}`"
+    return f"`` {t} ``" if "`" in t else f"`{t}`"
 
 
 def _code_cell(text: str) -> str:
@@ -28,48 +25,62 @@ def _code_cell(text: str) -> str:
 
 
 def render(report: Report) -> str:
-    out = ["# recompile-doctor report", "", f"**{headline(report)}**", "", parse_health(report)]
-    hint = verbosity_hint(report)
-    if hint:
-        out += ["", f"> {hint}"]
-    if report.findings:
+    v = report_view(report)
+    out = ["# recompile-doctor report", "", f"**{v.headline.line}**", "", v.parse_health]
+    if v.cache_line:
+        out += ["", v.cache_line]
+    if v.hint:
+        out += ["", f"> {v.hint}"]
+    if v.findings:
         out += ["", "## Findings"]
-    for f in report.findings:
+    for f in v.findings:
         cons = f" (Consideration {f.consideration})" if f.consideration is not None else ""
+        cost = f"; **wasted:** {fmt_seconds(f.wasted_seconds)}" if f.wasted_seconds else ""
         out += [
             "",
             f"### {f.severity.upper()} `{f.rule}`: {f.title}{cons}",
             "",
-            f"- **Count:** {f.count}; **wasted:** {f.wasted_seconds:.1f} s",
+            f"- **Count:** {f.count}{cost}",
         ]
-        if f.modules:
-            out.append("- **Modules:** " + ", ".join(_code(m) for m in f.modules[:10]))
-        out += [f"- **Why:** {f.detail}", f"- **Fix:** {f.advice}", "", "Evidence:", ""]
-        for e in f.evidence:
-            out.append(f"- `{e.source}:{e.line}` {_code(e.text.strip())}")
-        if f.diff:
+        if f.functions:
+            label = "Functions" if len(f.functions) > 1 else "Function"
+            out.append(f"- **{label}:** " + ", ".join(_code(m) for m in f.functions[:10]))
+        out.append(f"- **Why:** {f.why}")
+        if f.changes:
+            out.append("- **Changed:** " + "; ".join(_code(c.text()) for c in f.changes[:10]))
+        out += [f"- **Fix:** {f.advice}", "", "Evidence:", ""]
+        for e, alike in evidence_groups(f.evidence):
+            out.append(f"- `{e.location}` {_code(e.message)}")
+            if alike:
+                lines = ", ".join(str(o.line) for o in alike[:8]) + (
+                    ", …" if len(alike) > 8 else ""
+                )
+                out.append(f"  - … {len(alike)} more like it (lines {lines})")
+        diff = f.finding.diff
+        if diff:
             out += ["", "| change | instruction | old → new | op_name |", "|---|---|---|---|"]
-            for d in f.diff[:10]:
+            for d in diff[:10]:
                 name = d.a_instruction or d.b_instruction or "?"
                 change = d.detail or f"{d.a_text or '-'} → {d.b_text or '-'}"
                 out.append(
                     f"| {_cell(d.kind)} | {_code_cell(name)} | {_code_cell(change)} | "
                     f"{_code_cell(d.op_name) if d.op_name else ''} |"
                 )
-    rows = module_rows(report)
+    rows = v.functions
     if rows:
         out += [
             "",
-            "## Modules",
+            "## Functions",
             "",
-            "| module | compilations | hashes | after warm-up | compile s | cache |",
-            "|---|---:|---:|---:|---:|---|",
+            "| function | framework | compilations | graphs | after warm-up | compiling | cache |",
+            "|---|---|---:|---:|---:|---:|---|",
         ]
-        for r in rows[:50]:
+        for r in rows[:MAX_FUNCTION_ROWS]:
+            secs = fmt_seconds(r.compile_seconds) if r.has_durations else "–"
             out.append(
-                f"| {_code_cell(r.module)} | {r.compilations} | {r.hashes} | {r.after_warmup} | "
-                f"{r.compile_s:.1f} | {r.cache} |"
+                f"| {_code_cell(v.row_name(r))} | {r.framework} | {r.compilations} | {r.graphs} "
+                f"| {r.after_warmup} | {secs} | {r.cache_text} |"
             )
-        if len(rows) > 50:
-            out.append(f"\n… and {len(rows) - 50} more modules.")
+        if len(rows) > MAX_FUNCTION_ROWS:
+            out.append(f"\n… and {len(rows) - MAX_FUNCTION_ROWS} more functions.")
     return "\n".join(out) + "\n"

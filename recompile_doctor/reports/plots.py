@@ -10,9 +10,11 @@ scaled; element ids get a per-figure prefix so several figures can share one pag
 
 from __future__ import annotations
 
+import contextlib
 import io
+import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,6 +26,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from recompile_doctor.model import Compilation, Event, Finding
+from recompile_doctor.timeline.names import function_key
 
 #: colour per cache outcome (Okabe-Ito palette: readable for colour-blind people)
 CACHE_COLOURS: dict[str, str] = {
@@ -81,13 +84,32 @@ def event_role(event: Event) -> Literal["load", "attach", None]:
     return None
 
 
+def drawable(text: str) -> str:
+    """``text`` safe to draw and to put in SVG: control characters (not allowed in XML)
+    shown as ``·``."""
+    return "".join(ch if ch.isprintable() else "·" for ch in text)
+
+
 def short_label(name: str, limit: int = LABEL_CHARS) -> str:
-    """``name`` cut in the middle to ``limit`` characters, keeping both ends readable."""
-    if len(name) <= limit:
-        return name
-    keep = limit - 1
-    head = (keep + 1) // 2
-    return name[:head] + "…" + name[len(name) - (keep - head) :]
+    """The function ``name`` compiles (``a_inference_train_step_412__…`` -> ``train_step``),
+    drawable, and cut at its end to ``limit`` characters when still too long."""
+    label = drawable(function_key(name) or name)
+    if len(label) <= limit:
+        return label
+    return label[: limit - 1] + "…"
+
+
+@contextlib.contextmanager
+def _quiet_glyphs() -> Iterator[None]:
+    """Matplotlib warns once per missing glyph (CJK in a name) while measuring text; the SVG
+    keeps the text as text (``svg.fonttype='none'``) and the browser draws it, so the
+    warning says nothing useful."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .*missing from", category=UserWarning)
+        warnings.filterwarnings(
+            "ignore", message=r"Matplotlib currently does not support", category=UserWarning
+        )
+        yield
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +163,13 @@ def timeline_svg(
     *,
     max_lanes: int = MAX_LANES,
     fig_id: str = "timeline",
+    links: Mapping[tuple[str, int], str] | None = None,
 ) -> TimelinePlot | None:
     """A lane per module, a bar per compilation (colour = cache outcome, hatched = after
-    warm-up), markers for executable loads and device attach.  None without compilations."""
+    warm-up), markers for executable loads and device attach.  None without compilations.
+
+    ``links`` maps a (source, line) to the id of the element showing that log line on the
+    page: a bar whose line is there links to it."""
     if not compilations:
         return None
     lanes = choose_lanes(compilations, max_lanes)
@@ -160,18 +186,23 @@ def timeline_svg(
     xs = [x_of(c.t, c.line) for c in compilations]
     ends = [x + _extent(c, axis) for x, c in zip(xs, compilations, strict=True)]
     marks: list[tuple[str, float, int | None]] = []
+    load_tips: dict[float, str] = {}
     for e in events:
         role = event_role(e)
         if role is None or (axis == "time" and e.t is None):
             continue
         marks.append((role, x_of(e.t, e.line), lanes.lane_of(e.module)))
+        if role == "load":
+            what = f"loaded {short_label(e.module, 80)}" if e.module else "executable loaded"
+            load_tips.setdefault(x_of(e.t, e.line), f"{what} ({e.source}:{e.line})")
     lo = min([*xs, *(m[1] for m in marks)])
     hi = max([*ends, *(m[1] for m in marks)])
     span = max(hi - lo, 1e-9)
     min_w = span / 600.0
 
     height = 1.25 + 0.27 * n_lanes
-    with matplotlib.rc_context(_RC):
+    tips: list[tuple[str, str]] = []  # (gid, tooltip) of the bars and markers drawn alone
+    with matplotlib.rc_context(_RC), _quiet_glyphs():
         fig = Figure(figsize=(11.0, height))
         FigureCanvasSVG(fig)
         ax = fig.add_axes((0.30, 0.55 / height, 0.68, 1 - 1.05 / height))
@@ -180,6 +211,35 @@ def timeline_svg(
             lane = lanes.lane_of(c.module)
             assert lane is not None
             groups[(lane, c.cache, not c.warmup)].append((x, max(_extent(c, axis), min_w)))
+        if len(compilations) <= MERGE_ABOVE:
+            # one element per bar, with a tooltip: the function, the outcome, the time, the line
+            for k, (c, x) in enumerate(zip(compilations, xs, strict=True)):
+                lane = lanes.lane_of(c.module)
+                assert lane is not None
+                late = not c.warmup
+                bar = ax.broken_barh(
+                    [(x, max(_extent(c, axis), min_w))],
+                    (lane - 0.36, 0.72),
+                    facecolors=CACHE_COLOURS.get(c.cache, CACHE_COLOURS["unknown"]),
+                    edgecolors="#1b1b1b" if late else "none",
+                    linewidth=0.4,
+                    hatch=AFTER_WARMUP_HATCH if late else None,
+                )
+                gid = f"bar-{k}"
+                bar.set_gid(gid)
+                target = (links or {}).get((c.source, c.line))
+                if target is not None:
+                    bar.set_urls([_LINK + target])
+                dur = f", {_secs(c.duration_s)}" if c.duration_s is not None else ""
+                warm = ", after warm-up" if late else ""
+                tips.append(
+                    (
+                        gid,
+                        f"{short_label(c.function or c.module, 80)}: "
+                        f"{CACHE_LABELS.get(c.cache, c.cache)}{dur}{warm} ({c.source}:{c.line})",
+                    )
+                )
+            groups.clear()
         for (lane, cache, late), bars in sorted(groups.items()):
             ax.broken_barh(
                 _merge(bars, span / 2000.0) if len(bars) > MERGE_ABOVE else bars,
@@ -190,19 +250,38 @@ def timeline_svg(
                 hatch=AFTER_WARMUP_HATCH if late else None,
             )
         step = span / 1500.0  # markers closer than this overlap on screen: draw one
-        loads = sorted(
-            {
-                (round(x / step) * step, -0.62 if lane is None else lane - 0.5)
-                for role, x, lane in marks
-                if role == "load"
-            }
-        )
-        if loads:
+        # one marker per switch: a load seen with and without its module is one load
+        by_x: dict[float, tuple[float, float]] = {}
+        for kind, x, lane in marks:
+            if kind != "load":
+                continue
+            key = round(x / step) * step
+            y = -0.62 if lane is None else lane - 0.5
+            if key not in by_x or (by_x[key][1] == -0.62 and y != -0.62):
+                by_x[key] = (x, y)
+        loads = sorted((k, y) for k, (_x, y) in by_x.items())
+        if len(loads) <= MERGE_ABOVE:
+            for k, (key, y) in enumerate(loads):
+                x0 = by_x[key][0]
+                (m,) = ax.plot(
+                    [key],
+                    [y],
+                    marker="v",
+                    markersize=7,
+                    color="#222222",
+                    linestyle="none",
+                    zorder=3,
+                    clip_on=False,
+                )
+                gid = f"load-{k}"
+                m.set_gid(gid)
+                tips.append((gid, load_tips.get(x0, "executable loaded")))
+        elif loads:
             ax.scatter(
                 [x for x, _ in loads],
                 [y for _, y in loads],
                 marker="v",
-                s=16,
+                s=30,
                 color="#222222",
                 linewidths=0,
                 zorder=3,
@@ -253,7 +332,7 @@ def timeline_svg(
             handlelength=1.6,
             columnspacing=1.2,
         )
-        svg = _to_svg(fig, fig_id, "Timeline of compilations per module")
+        svg = _to_svg(fig, fig_id, "Timeline of compilations per function", tips)
     return TimelinePlot(svg, axis, lanes)
 
 
@@ -280,7 +359,7 @@ def cost_svg(
     mods = _top(per_module, top)
     rows = max(len(rules), len(mods), 1)
     height = 0.9 + 0.26 * rows
-    with matplotlib.rc_context(_RC):
+    with matplotlib.rc_context(_RC), _quiet_glyphs():
         fig = Figure(figsize=(11.0, height))
         FigureCanvasSVG(fig)
         bottom = 0.45 / height
@@ -364,14 +443,27 @@ _SIZE = regex.compile(r'(<svg\b[^>]*?)\s+width="[^"]*"\s+height="[^"]*"')
 _IDS = regex.compile(r'(\bid="|url\(#|href="#)([^")]+)')
 
 
-def _to_svg(fig: Figure, fig_id: str, title: str) -> str:
+#: marks a link to an element of the page (kept apart from the SVG's own ids, which are
+#: renamed per figure)
+_LINK = "rd-page-link:"
+_PAGE_LINK = regex.compile(r'(\bxlink:)href="rd-page-link:([^"]*)"(?: target="_blank")?')
+
+
+def _xml_text(text: str) -> str:
+    return drawable(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _to_svg(fig: Figure, fig_id: str, title: str, tips: Sequence[tuple[str, str]] = ()) -> str:
     buf = io.StringIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     svg = buf.getvalue()
     svg = _PROLOG.sub("", svg, count=1)
     svg = _METADATA.sub("", svg, count=1)
     svg = _SIZE.sub(r"\1", svg, count=1)
+    for gid, tip in tips:  # a <title> (tooltip) as the first child of each element's group
+        svg = svg.replace(f'<g id="{gid}">', f'<g id="{gid}"><title>{_xml_text(tip)}</title>', 1)
     svg = _IDS.sub(lambda m: f"{m.group(1)}{fig_id}-{m.group(2)}", svg)
+    svg = _PAGE_LINK.sub(r'\1href="#\2"', svg)
     head_end = svg.index(">")
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;")
     svg = (

@@ -70,7 +70,7 @@ def _demo_page(tmp: Path) -> Path:
 
 
 def _write(path: Path, report: Report) -> Path:
-    path.write_bytes(render(report))
+    path.write_text(render(report), encoding="utf-8")
     return path
 
 
@@ -187,14 +187,14 @@ def test_module_table_sorts_with_js_and_is_whole_without(browser: Any, tmp_path:
     # GIVEN JS on: clicking "Module" sorts the 300 rows by name
     v = Visit(browser, path)
     try:
-        table = v.page.locator("#modules-table")
-        th = table.locator("th", has_text="Module")
+        table = v.page.locator("#functions-table")
+        th = table.locator("th", has_text="Function")
         th.locator("button").click()
         assert th.get_attribute("aria-sort") == "ascending"
         names = table.locator("tbody tr td.mod").all_inner_texts()
         assert names[:3] == ["cluster_0", "cluster_1", "cluster_2"]  # natural order
-        # AND clicking "Time spent" puts the most expensive module first
-        th_time = table.locator("th", has_text="Time spent")
+        # AND clicking "Compile time" puts the most expensive function first
+        th_time = table.locator("th", has_text="Compile time")
         th_time.locator("button").click()
         assert th_time.get_attribute("aria-sort") == "descending"
         vals = [
@@ -215,8 +215,8 @@ def test_module_table_sorts_with_js_and_is_whole_without(browser: Any, tmp_path:
     # AND with JS off the table is complete, in its server-side order
     v = Visit(browser, path, js=False)
     try:
-        assert v.page.locator("#modules-table tbody tr").count() == 300
-        assert v.page.locator("#modules-table th button").count() == 0
+        assert v.page.locator("#functions-table tbody tr").count() == 300
+        assert v.page.locator("#functions-table th button").count() == 0
         assert v.page.locator("#timeline-plot svg").is_visible()
     finally:
         v.close()
@@ -247,3 +247,31 @@ def test_healthy_run_reads_as_healthy(browser: Any, tmp_path: Path) -> None:
         v.screenshot("healthy")
     finally:
         v.close()
+
+
+def test_timeline_text_stays_readable_at_800_px_and_bars_link_to_log_lines(
+    browser: Any, tmp_path: Path
+) -> None:
+    path = _write(tmp_path / "demo.html", demo_report())
+    context = browser.new_context(viewport={"width": 800, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(path.resolve().as_uri(), wait_until="load")
+        # GIVEN an 800 px window THEN the lane labels are drawn at 9.5 px or more
+        size = page.evaluate(
+            """() => {
+                 const svg = document.querySelector('#timeline-plot svg');
+                 const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+                 return Math.min(...Array.from(svg.querySelectorAll('text'))
+                   .map(t => parseFloat(getComputedStyle(t).fontSize) * scale));
+               }"""
+        )
+        assert size >= 9.5
+        # AND clicking a bar of a compile line shown as evidence goes to that line
+        link = page.locator("#timeline-plot svg a").first
+        target = link.get_attribute("xlink:href") or link.get_attribute("href")
+        assert target and target.startswith("#ev-")
+        link.locator("path").first.click(force=True)
+        assert page.evaluate("location.hash") == target
+    finally:
+        context.close()

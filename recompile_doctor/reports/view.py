@@ -1,0 +1,436 @@
+"""The one view of a :class:`Report` that every renderer draws from.
+
+:func:`report_view` computes, once, what a reader sees whatever the output: the headline
+(counts, after warm-up, causes, time wasted, the costliest cause), one row per user function
+(name, framework, rank, compilations, distinct graphs, cache outcome, compile time, after
+warm-up), the findings (title, why, old -> new changes, what to change, evidence), the
+"how to log" hint and the cache stores.  Text, Markdown and HTML only lay it out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import regex
+
+from recompile_doctor.model import (
+    SEVERITY_RANK,
+    Compilation,
+    Evidence,
+    Finding,
+    Report,
+    ValueChange,
+    sort_findings,
+)
+from recompile_doctor.reports.durations import fmt_seconds, fmt_wasted
+from recompile_doctor.reports.messages import log_message
+from recompile_doctor.timeline.names import function_key
+
+__all__ = [
+    "CACHE_ORDER",
+    "ChangeLine",
+    "EvidenceLine",
+    "FindingView",
+    "FunctionRow",
+    "Headline",
+    "ReportView",
+    "fmt_seconds",
+    "fmt_wasted",
+    "report_view",
+]
+
+#: cache outcomes in the order tables list them
+CACHE_ORDER = ("miss", "disabled", "hit", "unknown")
+#: cache outcome -> (one, many) as tables say it
+CACHE_WORDS = {
+    "miss": ("miss", "misses"),
+    "disabled": ("no cache", "no cache"),
+    "hit": ("hit", "hits"),
+    "unknown": ("unknown", "unknown"),
+    "write": ("write", "writes"),
+}
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+# --------------------------------------------------------------------------- findings
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeLine:
+    """One old -> new value behind a finding: ``x: f32[32,16] → f32[8,16] at capture.py:144``
+    (``count`` identical changes collapsed into one line)."""
+
+    function: str
+    what: str
+    old: str | None
+    new: str | None
+    call_site: str | None
+    count: int = 1
+
+    def text(self, width: int | None = None) -> str:
+        """The change as one line; with ``width``, long values are cut around the part that
+        changed, never before it."""
+        old = self.old if self.old is not None else "–"
+        new = self.new if self.new is not None else "–"
+        where = f" at {self.call_site}" if self.call_site else ""
+        times = f" (×{self.count})" if self.count > 1 else ""
+        head = f"{self.what}: " if self.what else ""
+        if width is not None:
+            room = width - len(head) - len(where) - len(times) - 3
+            old, new = clip_pair(old, new, max(room // 2, 16))
+        return f"{head}{old} → {new}{where}{times}"
+
+
+def clip_pair(old: str, new: str, width: int) -> tuple[str, str]:
+    """``old`` and ``new`` cut to about ``width`` characters each, keeping the first place
+    where they differ in view (a long tuple shape that changed at its end stays readable)."""
+    if len(old) <= width and len(new) <= width:
+        return old, new
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    lead = max(start - width // 3, 0)
+
+    def cut(s: str) -> str:
+        piece = s[lead : lead + width]
+        return ("…" if lead else "") + piece + ("…" if lead + width < len(s) else "")
+
+    return cut(old), cut(new)
+
+
+def change_lines(changes: Sequence[ValueChange]) -> tuple[ChangeLine, ...]:
+    """The finding's changes, identical ones collapsed with a count, in first-seen order."""
+    counts: Counter[tuple[str, str, str | None, str | None, str | None]] = Counter()
+    order: list[tuple[str, str, str | None, str | None, str | None]] = []
+    for c in changes:
+        key = (c.function, c.what, c.old, c.new, c.call_site)
+        if key not in counts:
+            order.append(key)
+        counts[key] += 1
+    return tuple(ChangeLine(*k, count=counts[k]) for k in order)
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceLine:
+    """One log line behind a finding: where it is, and its message without the logger's
+    prefix (time, level, source file)."""
+
+    source: str
+    line: int
+    message: str
+    evidence: Evidence
+
+    @property
+    def location(self) -> str:
+        return f"{self.source}:{self.line}"
+
+
+_VARIABLE = regex.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def likeness(text: str) -> str:
+    """``text`` with its numbers and hashes blanked: lines alike up to them are alike."""
+    return _VARIABLE.sub("#", text)
+
+
+def alike_groups(
+    evidence: Sequence[EvidenceLine],
+) -> list[tuple[EvidenceLine, list[EvidenceLine]]]:
+    """Evidence lines grouped by likeness (same message up to numbers and hashes): the first
+    of each group, and the others like it, in first-seen order."""
+    groups: dict[tuple[str, str], tuple[EvidenceLine, list[EvidenceLine]]] = {}
+    for e in evidence:
+        key = (e.source, likeness(e.message))
+        if key in groups:
+            groups[key][1].append(e)
+        else:
+            groups[key] = (e, [])
+    return list(groups.values())
+
+
+def evidence_groups(
+    evidence: Sequence[EvidenceLine],
+) -> list[tuple[EvidenceLine, list[EvidenceLine]]]:
+    """The evidence in log order, lines alike up to their numbers listed once with the
+    others like them, from three on (two lines are often the before and after of the
+    change: both are shown)."""
+    collapsed = {id(first): others for first, others in alike_groups(evidence) if len(others) > 1}
+    hidden = {id(o) for others in collapsed.values() for o in others}
+    return [(e, collapsed.get(id(e), [])) for e in evidence if id(e) not in hidden]
+
+
+@dataclass(frozen=True, slots=True)
+class FindingView:
+    finding: Finding
+    rule: str
+    severity: str
+    consideration: int | None
+    title: str
+    why: str
+    advice: str
+    #: the functions concerned, by the names a user knows (TF trace ids dropped)
+    functions: tuple[str, ...]
+    count: int
+    wasted_seconds: float
+    changes: tuple[ChangeLine, ...]
+    evidence: tuple[EvidenceLine, ...]
+
+    @property
+    def cost(self) -> str:
+        """``12 min 5 s wasted``, or empty when the finding measured no time."""
+        return f"{fmt_seconds(self.wasted_seconds)} wasted" if self.wasted_seconds else ""
+
+
+def display_names(modules: Sequence[str]) -> tuple[str, ...]:
+    """The user's function names of ``modules``, each once, in order."""
+    return tuple(dict.fromkeys(function_key(m) for m in modules))
+
+
+def finding_view(f: Finding) -> FindingView:
+    return FindingView(
+        finding=f,
+        rule=f.rule,
+        severity=f.severity,
+        consideration=f.consideration,
+        title=f.title,
+        why=f.detail,
+        advice=f.advice,
+        functions=display_names(f.modules),
+        count=f.count,
+        wasted_seconds=f.wasted_seconds,
+        changes=change_lines(f.changes),
+        evidence=tuple(EvidenceLine(e.source, e.line, log_message(e.text), e) for e in f.evidence),
+    )
+
+
+# --------------------------------------------------------------------------- functions
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionRow:
+    """The compilations of one user function (on one rank)."""
+
+    function: str
+    framework: str
+    rank: int | None
+    modules: tuple[str, ...]
+    compilations: int
+    graphs: int
+    cache: tuple[tuple[str, int], ...]
+    #: time spent compiling (cache hits excluded: that time is loading)
+    compile_seconds: float
+    load_seconds: float
+    has_durations: bool
+    after_warmup: int
+    first_source: str
+    first_line: int
+
+    @property
+    def compiled(self) -> int:
+        return sum(n for k, n in self.cache if k != "hit")
+
+    @property
+    def cache_text(self) -> str:
+        """``2 misses, 1 hit``."""
+        return ", ".join(f"{n} {CACHE_WORDS[k][0 if n == 1 else 1]}" for k, n in self.cache)
+
+
+def function_name(c: Compilation) -> str:
+    return c.function or function_key(c.module)
+
+
+def function_rows(compilations: Sequence[Compilation]) -> tuple[FunctionRow, ...]:
+    """Per function (and rank): the functions that recompile most after warm-up first."""
+    by: dict[tuple[str, str, int | None], list[Compilation]] = defaultdict(list)
+    for c in compilations:
+        by[(function_name(c), c.framework, c.rank)].append(c)
+    rows = []
+    for (fn, fw, rank), cs in by.items():
+        counts: Counter[str] = Counter(c.cache for c in cs)
+        rows.append(
+            FunctionRow(
+                function=fn,
+                framework=fw,
+                rank=rank,
+                modules=tuple(dict.fromkeys(c.module for c in cs)),
+                compilations=len(cs),
+                graphs=len({c.hash for c in cs if c.hash is not None}),
+                cache=tuple((k, counts[k]) for k in CACHE_ORDER if counts[k]),
+                compile_seconds=sum(c.duration_s or 0.0 for c in cs if c.compiled),
+                load_seconds=sum(c.duration_s or 0.0 for c in cs if not c.compiled),
+                has_durations=any(c.duration_s is not None for c in cs),
+                after_warmup=sum(not c.warmup for c in cs),
+                first_source=cs[0].source,
+                first_line=cs[0].line,
+            )
+        )
+    rows.sort(
+        key=lambda r: (
+            -r.after_warmup,
+            -r.compile_seconds,
+            -r.compilations,
+            r.function,
+            r.rank if r.rank is not None else -1,
+        )
+    )
+    return tuple(rows)
+
+
+# --------------------------------------------------------------------------- headline
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    compilations: int
+    cache_hits: int
+    functions: int
+    after_warmup: int
+    causes: int
+    wasted_seconds: float
+    #: the costliest problem (most time wasted, then the worst severity); None when healthy
+    top: FindingView | None
+    problems: int
+
+    @property
+    def wasted(self) -> str:
+        """``81 h 46 min wasted``, or ``no time measured`` when nothing was measured."""
+        return fmt_wasted(self.wasted_seconds)
+
+    @property
+    def line(self) -> str:
+        """One line: how many compilations, how many after warm-up, causes, time wasted,
+        top cause."""
+        hits = f" ({self.cache_hits:,} loaded from cache)" if self.cache_hits else ""
+        out = f"{plural(self.compilations, 'compilation')}{hits}, "
+        out += f"{self.after_warmup:,} after warm-up"
+        if self.top is None:
+            if self.compilations == 0:
+                return out + "; no compilation activity recognized"
+            return out + "; no recompilation problems found"
+        out += f", {plural(self.causes, 'cause')}; {self.wasted}; top cause: {self.top.rule}"
+        return out
+
+
+def costliest(problems: Sequence[FindingView]) -> FindingView | None:
+    """The problem that cost the most time (ties: the worst severity, then report order)."""
+    if not problems:
+        return None
+    return min(
+        enumerate(problems),
+        key=lambda kv: (-kv[1].wasted_seconds, -SEVERITY_RANK[kv[1].severity], kv[0]),
+    )[1]
+
+
+def headline(report: Report, findings: Sequence[FindingView]) -> Headline:
+    s = report.summary
+    problems = [v for v in findings if v.severity != "info"]
+    return Headline(
+        compilations=s.compilations,
+        cache_hits=s.cache_hits,
+        functions=len({function_name(c) for c in report.compilations}),
+        after_warmup=s.recompilations_after_warmup,
+        causes=len({v.rule for v in problems}),
+        wasted_seconds=s.wasted_seconds,
+        top=costliest(problems),
+        problems=len(problems),
+    )
+
+
+# --------------------------------------------------------------------------- the view
+
+
+@dataclass(frozen=True, slots=True)
+class ReportView:
+    report: Report
+    headline: Headline
+    functions: tuple[FunctionRow, ...]
+    #: every finding, worst first
+    findings: tuple[FindingView, ...]
+    #: what to set so the frameworks log their compilations, when no compilation was found
+    hint: str | None
+    #: per cache store, outcome -> count
+    cache_stores: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+
+    @property
+    def problems(self) -> tuple[FindingView, ...]:
+        return tuple(f for f in self.findings if f.severity != "info")
+
+    @property
+    def infos(self) -> tuple[FindingView, ...]:
+        return tuple(f for f in self.findings if f.severity == "info")
+
+    @property
+    def several_ranks(self) -> bool:
+        """True when the run has compilations of more than one rank (show the rank then)."""
+        return len({c.rank for c in self.report.compilations}) > 1
+
+    @property
+    def several_frameworks(self) -> bool:
+        return len({c.framework for c in self.report.compilations}) > 1
+
+    @property
+    def parse_health(self) -> str:
+        p = self.report.parse
+        total_lines = sum(i.lines for i in self.report.inputs)
+        names = ", ".join(i.path for i in self.report.inputs)
+        return (
+            f"{names}: {total_lines:,} lines, {p.recognized:,} recognized, "
+            f"{p.unrecognized:,} unrecognized, {p.malformed:,} malformed"
+        )
+
+    @property
+    def cache_line(self) -> str | None:
+        """``caches: executable 2 misses; persistent 1 hit, 1 miss`` (None without stores)."""
+        if not self.cache_stores:
+            return None
+        parts = []
+        for store, outcomes in self.cache_stores:
+            said = ", ".join(
+                f"{n:,} {CACHE_WORDS.get(k, (k, k))[0 if n == 1 else 1]}" for k, n in outcomes if n
+            )
+            parts.append(f"{store} {said or 'unused'}")
+        return "caches: " + "; ".join(parts)
+
+    def row_name(self, row: FunctionRow) -> str:
+        """The function's name, with its rank when the run has several."""
+        if self.several_ranks and row.rank is not None:
+            return f"{row.function} (rank {row.rank})"
+        return row.function
+
+
+def how_to_log_hint(report: Report) -> str | None:
+    """What to do when the inputs show no compilation at all, in the words of the frameworks
+    the inputs were detected as (every known framework when none was)."""
+    from recompile_doctor.parsers import how_to_log
+
+    if report.summary.compilations or not report.inputs:
+        return None
+    advice = how_to_log(i.format for i in report.inputs)
+    if report.parse.recognized == 0:
+        return (
+            "No line of these inputs is a compile message of a framework recompile-doctor "
+            f"reads. {advice}"
+        )
+    return f"No compilation was found. {advice}"
+
+
+def report_view(report: Report) -> ReportView:
+    """The view of ``report`` (computed once; every renderer reads it)."""
+    findings = tuple(finding_view(f) for f in sort_findings(report.findings))
+    stores = tuple(
+        (store, tuple((k, int(n)) for k, n in sorted(outcomes.items())))
+        for store, outcomes in sorted(report.summary.cache_by_store.items())
+    )
+    return ReportView(
+        report=report,
+        headline=headline(report, findings),
+        functions=function_rows(report.compilations),
+        findings=findings,
+        hint=how_to_log_hint(report),
+        cache_stores=stores,
+    )
