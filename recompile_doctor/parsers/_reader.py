@@ -278,12 +278,15 @@ def _physical_lines(
         try:
             raw = reader.readline(MAX_LINE_BYTES)
             if raw and len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                # skip the rest of an over-long line
+                # skip the rest of an over-long line (a line the stream breaks in is lost,
+                # its bytes not counted)
+                extra = 0
                 while True:
                     rest = reader.readline(MAX_LINE_BYTES)
-                    st.bytes += len(rest)
+                    extra += len(rest)
                     if not rest or rest.endswith(b"\n"):
                         break
+                st.bytes += extra
         except BROKEN_STREAM as e:
             record_truncation(path, st, lineno, e, strict, note)
             return

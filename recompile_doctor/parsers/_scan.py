@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO, Literal, Protocol
+from typing import BinaryIO, Protocol
 
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers._format import Decoder
+from recompile_doctor.parsers._format import Decoder, SkipMode
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     MAX_LINE_BYTES,
-    ReadStats,
-    record_truncation,
 )
 
 #: the reused read buffer (whole lines are moved to its front between reads)
@@ -84,7 +82,8 @@ class HyperscanMatcher:
         def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
             append(to - 1)  # the last byte of the match: inside its line
 
-        self._db.scan(memoryview(data)[:end], match_event_handler=on_match)
+        view = memoryview(data)[:end]
+        self._db.scan(view, match_event_handler=on_match)  # type: ignore[type-var, unused-ignore]
         return out
 
 
@@ -223,15 +222,14 @@ class Blocks:
         return True
 
 
-#: what a decoder wants of the lines the driver does not decode: every one, in order
-#: ("all"); walking back from each decoded line, until ``skipped`` returns True ("last");
-#: none ("none")
-SkipMode = Literal["all", "last", "none"]
-
-
 def skip_mode(decoder: Decoder) -> SkipMode:
-    mode = getattr(decoder, "wants_skipped", "all")
-    return mode if mode in ("last", "none") else "all"  # type: ignore[no-any-return]
+    """``decoder.wants_skipped`` ("all" for a decoder without it)."""
+    mode: object = getattr(decoder, "wants_skipped", "all")
+    if mode == "last":
+        return "last"
+    if mode == "none":
+        return "none"
+    return "all"
 
 
 class _Counts(Protocol):

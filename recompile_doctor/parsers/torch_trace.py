@@ -27,7 +27,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event
-from recompile_doctor.parsers._format import Decoded, LogFormat
+from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._torch_guards import GuardFailure, explain, split_entry, user_frame
 
 FRAMEWORK = "torch"
@@ -75,6 +75,8 @@ class TorchTraceDecoder:
         self._names: dict[tuple[str | None, str], str] = {}  # (rank, compile id) -> co_name
         self._started: set[tuple[str | None, str]] = set()
         self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
+
+    wants_skipped: SkipMode = "none"
 
     def skipped(self, lineno: int, raw: str) -> None:
         return None
