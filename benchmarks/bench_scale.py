@@ -99,30 +99,73 @@ def key_strings(fmt: str) -> list[str]:
     return _scan_literals(get_format(fmt)) or []
 
 
-def run_analyze(path: Path, plain: bool = False) -> tuple[float, float, int]:
-    """Seconds, peak RSS (MB) and exit code of ``analyze --format json`` in a fresh process."""
+def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds (user + system), peak RSS (MB), exit code of ``cmd``
+    (its output to a pipe that is drained)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE)
+    assert p.stdout is not None
+    while p.stdout.read(1 << 16):
+        pass
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, p.returncode
+
+
+def run_analyze(path: Path, plain: bool = False) -> tuple[float, float, float, int]:
+    """``analyze --format json -o /dev/null`` in a fresh process: see :func:`_timed`."""
     env = dict(os.environ)
     if plain:
         env["RECOMPILE_DOCTOR_PLAIN"] = "1"
     cmd = [sys.executable, "-m", "recompile_doctor", "analyze", str(path), "--format", "json"]
-    t = time.perf_counter()
-    p = subprocess.Popen([*cmd, "-o", os.devnull], env=env, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
-    secs = time.perf_counter() - t
-    p.returncode = os.waitstatus_to_exitcode(status)
-    return secs, usage.ru_maxrss / 1024, p.returncode
+    return _timed([*cmd, "-o", os.devnull], env)
 
 
-def run_grep(path: Path, keys: list[str], gz: bool = False) -> float:
+SCAN_ONLY = """
+import sys, time
+from recompile_doctor.parsers import ParseCounter, _scan_literals, get_format
+from recompile_doctor.parsers._reader import ReadStats, open_input, skip_bom
+from recompile_doctor.parsers._scan import Blocks, FastLines, make_matcher
+
+class Idle:  # a decoder that wants nothing: the reader and matcher alone
+    continuing = False
+    wants_skipped = "none"
+
+fmt = get_format(sys.argv[2])
+t = time.perf_counter()
+st = ReadStats()
+with open_input(sys.argv[1], st) as f:
+    skip_bom(f, st)
+    fl = FastLines(Blocks(f, sys.argv[1]), make_matcher(_scan_literals(fmt) or []), Idle(),
+                   fmt and (lambda s: True), ParseCounter(sys.argv[1]))
+    n = sum(1 for _ in fl.lines())
+print(time.perf_counter() - t, n, fl.lineno)
+"""
+
+
+def run_scan(path: Path, fmt: str) -> float:
+    """Seconds of the fast path's reading and matching alone (candidate lines decoded to
+    text and numbered, nothing parsed)."""
+    out = subprocess.run(
+        [sys.executable, "-c", SCAN_ONLY, str(path), fmt],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return float(out[0])
+
+
+def run_grep(path: Path, keys: list[str], gz: bool = False) -> tuple[float, float]:
+    """Wall and CPU seconds of ``grep -c -F -e KEY ...`` (``zgrep`` for gzip)."""
     grep = shutil.which("zgrep" if gz else "grep")
     if grep is None:
-        return float("nan")
+        return float("nan"), float("nan")
     args = [grep, "-c", "-F"]
     for k in keys:
         args += ["-e", k]
-    t = time.perf_counter()
-    subprocess.run([*args, str(path)], stdout=subprocess.PIPE, check=False)
-    return time.perf_counter() - t
+    wall, cpu, _, _ = _timed([*args, str(path)])
+    return wall, cpu
 
 
 def _engine() -> str:
@@ -157,7 +200,8 @@ def main() -> None:
     )
     print(
         f"{'log':>14} {'MB':>7} {'relevant':>9} {'ours s':>7} {'MB/s':>6} {'grep s':>7} "
-        f"{'x grep':>6} {'peak RSS':>9}" + (f" {'plain s':>8} {'plain RSS':>9}" if args.plain else "")
+        f"{'x grep':>6} {'ours cpu':>8} {'grep cpu':>8} {'x grep':>6} {'peak RSS':>9} "
+        f"{'scan s':>6}" + (f" {'plain s':>8} {'plain RSS':>9}" if args.plain else "")
     )
     for name, fname, lines, size, fmt in cases:
         path = where / fname
@@ -173,7 +217,7 @@ def main() -> None:
         keys = key_strings(fmt)
         for label, p, is_gz in targets:
             mb = path.stat().st_size / 1e6  # uncompressed size, for MB/s of log text
-            g = run_grep(p, keys, is_gz)
+            g, gcpu = run_grep(p, keys, is_gz)
             hits = subprocess.run(
                 ["grep", "-c", "-F", *[a for k in keys for a in ("-e", k)], str(path)],
                 stdout=subprocess.PIPE,
@@ -182,20 +226,23 @@ def main() -> None:
             ).stdout.strip()
             total = sum(1 for _ in path.open("rb")) if not is_gz else 0
             rel = f"{int(hits) / total:8.1%}" if total else f"{'':>8}"
-            secs, rss, rc = run_analyze(p)
+            secs, cpu, rss, rc = run_analyze(p)
             row = (
                 f"{label:>14} {mb:>7.0f} {rel:>9} {secs:>7.2f} {mb / secs:>6.0f} {g:>7.2f} "
-                f"{secs / g:>6.2f} {rss:>7.0f}MB"
+                f"{secs / g:>6.2f} {cpu:>8.2f} {gcpu:>8.2f} {cpu / gcpu:>6.2f} {rss:>7.0f}MB "
+                f"{run_scan(p, fmt):>6.2f}"
             )
             if args.plain:
-                psecs, prss, _ = run_analyze(p, plain=True)
+                psecs, _, prss, _ = run_analyze(p, plain=True)
                 row += f" {psecs:>8.2f} {prss:>7.0f}MB"
             if rc not in (0, 1):
                 row += f"  (exit {rc})"
             print(row, flush=True)
     print(
         "ours: recompile-doctor analyze --format json -o /dev/null; grep: grep -c -F with the "
-        "format's key strings (zgrep for gzip); MB/s of uncompressed log text"
+        "format's key strings (zgrep for gzip); MB/s of uncompressed log text; scan: the "
+        "fast path's reading and matching alone (candidate lines found, numbered, decoded); "
+        "cpu: user + system seconds (steadier than wall time on a busy machine)"
     )
     if tmp is not None:
         tmp.cleanup()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +142,7 @@ def logs(draw: st.DrawFn) -> bytes:
     return body
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("FASTPATH_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=logs(),
     chunk=st.integers(64, 2048),
@@ -177,3 +178,29 @@ def test_fast_path_matches_plain_path_on_generated_logs(
         plain = _run(path, fast=False, fmt=fmt)
         for engine in ENGINES:
             assert _run(path, fast=True, engine=engine, fmt=fmt) == plain
+
+
+# -- start-up -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["analyze", str(FIXTURES / "poplar" / "real" / "B_technote_lines.log")]]
+)
+def test_help_and_analyze_do_not_import_the_heavy_libraries(args: list[str]) -> None:
+    # GIVEN the CLI run in a fresh interpreter, WHEN it shows help or analyzes a small log,
+    # THEN pandas, matplotlib and jinja2 (the frames and the HTML report) stay unimported
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from recompile_doctor.cli.main import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in ('pandas', 'matplotlib', 'jinja2') if m in sys.modules)\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "HEAVY []" in out.stderr, out.stderr[-2000:]
