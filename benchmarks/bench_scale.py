@@ -210,7 +210,7 @@ def main() -> None:
         targets = [(name, path, False)]
         if name == "poplar-20%":
             gz = path.with_suffix(".log.gz")
-            if not gz.exists():
+            if not gz.exists() or gz.stat().st_mtime < path.stat().st_mtime:
                 with path.open("rb") as src, gzip.open(gz, "wb", compresslevel=6) as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
             targets.append((name + " gz", gz, True))
