@@ -45,18 +45,17 @@ class Decoder(Protocol):
         """A line that contains an anchor (or any line while ``continuing``)."""
         ...
 
-    #: which lines without an anchor :meth:`skipped` needs now: "all" of them, in order;
-    #: "last": only the last one before each decoded line that tells it something (the
-    #: driver walks back from the decoded line, calling ``skipped`` until it returns True,
-    #: never past a line it was already given); "none".  The driver reads it again after
-    #: each call.  (A decoder without it gets "all".)
-    @property
-    def wants_skipped(self) -> SkipMode: ...
-
     def skipped(self, lineno: int, raw: str) -> bool | None:
         """A line without an anchor that the driver did not decode (a decoder may take its
         time stamp); cheap.  True when the line told the decoder something (a time
-        stamp) that a later line of the same kind would replace."""
+        stamp) that a later line of the same kind would replace.
+
+        Which of these lines the driver passes is up to an optional attribute
+        ``wants_skipped`` (a :data:`SkipMode`, read again after each call): "all" of them,
+        in order (the default, for a decoder without the attribute); "last": only the last
+        one before each decoded line that tells the decoder something (the driver walks back
+        from the decoded line, calling ``skipped`` until it returns True, never past a line
+        it already passed); "none"."""
         ...
 
     def finish(self) -> Iterator[TypedEvent]:
