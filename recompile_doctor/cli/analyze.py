@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from recompile_doctor.api import analyze as run_analysis
 from recompile_doctor.cli._common import (
     analysis_options,
     check_dump_dirs,
@@ -19,13 +19,16 @@ from recompile_doctor.cli._common import (
 )
 from recompile_doctor.cli._progress import progress_for
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.model import SEVERITY_RANK, Report
 from recompile_doctor.parsers import format_names
-from recompile_doctor.reports import render
+
+if TYPE_CHECKING:
+    from recompile_doctor.model import Report
 
 
 def fails(report: Report, fail_on: str | None) -> bool:
     """True when a finding at or above ``fail_on`` exists."""
+    from recompile_doctor.model import SEVERITY_RANK
+
     if fail_on is None:
         return False
     worst = report.worst_severity()
@@ -94,6 +97,9 @@ def command(
     came after warm-up, how much time they cost, and findings with the exact log lines behind
     them and the change to make.
     """
+    from recompile_doctor.api import analyze as run_analysis
+    from recompile_doctor.reports import render
+
     out_fmt = format_for(fmt, output)
     if out_fmt == "html":
         raise RecompileDoctorError("use --html FILE (or the report command) for HTML", path=output)

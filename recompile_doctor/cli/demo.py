@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from recompile_doctor.cli._common import common_options, write_output
-from recompile_doctor.simulate import run_scenario
 
 DEMO_SCENARIO = "kitchen-sink"
 
@@ -32,6 +31,7 @@ def _fresh_folder(base: Path) -> Path:
 def command(out: Path | None, seed: int, no_color: bool) -> None:
     """Simulate a problematic IPU training run and diagnose it, offline, in a few seconds."""
     from recompile_doctor import api, reports
+    from recompile_doctor.simulate import run_scenario
 
     folder = out if out is not None else _fresh_folder(Path("rd-demo"))
     result = run_scenario(DEMO_SCENARIO, folder, seed=seed, env={})

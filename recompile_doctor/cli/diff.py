@@ -6,23 +6,29 @@ Exit code as diff(1): 0 no difference that can cause a recompile, 1 differences,
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from recompile_doctor.cli._common import common_options, format_for, use_color, write_output
-from recompile_doctor.differ import DiffResult, diff_modules, diff_paths
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers.hlo import HloModule, parse_hlo, parse_hlo_file
-from recompile_doctor.reports.diff import render
+
+if TYPE_CHECKING:
+    from recompile_doctor.differ import DiffResult
+    from recompile_doctor.parsers.hlo import HloModule
 
 
 def _read(path: str) -> HloModule:
+    from recompile_doctor.parsers.hlo import parse_hlo, parse_hlo_file
+
     if path == "-":
         return parse_hlo(sys.stdin.read(), "-")
     return parse_hlo_file(path)
 
 
 def run_diff(a: str, b: str, module: str | None, stage: str | None) -> DiffResult:
+    from recompile_doctor.differ import DiffResult, diff_modules, diff_paths
+
     if a == "-" and b == "-":
         raise RecompileDoctorError("only one of A and B can be '-' (stdin)", path="-")
     if "-" in (a, b):
@@ -75,6 +81,8 @@ def command(
     Folders are paired by module name, never by the module_NNNN counter. Exit code: 0 when
     nothing that can cause a recompile differs, 1 when something does, 2 on errors.
     """
+    from recompile_doctor.reports.diff import render
+
     res = run_diff(a, b, module, stage)
     fmt = format_for(fmt, output)
     if fmt == "html":  # -o page.html: the HTML page, never on a terminal

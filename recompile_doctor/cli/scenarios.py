@@ -7,7 +7,6 @@ import json
 import click
 
 from recompile_doctor.cli._common import common_options
-from recompile_doctor.simulate import scenarios
 
 
 @click.command("scenarios")
@@ -16,6 +15,8 @@ from recompile_doctor.simulate import scenarios
 @common_options
 def command(fmt: str, no_color: bool) -> None:
     """List the built-in scenarios of `simulate`, with the findings each must produce."""
+    from recompile_doctor.simulate import scenarios
+
     infos = scenarios()
     if fmt == "json":
         click.echo(json.dumps([i.to_json() for i in infos], indent=2))

@@ -16,9 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deepdiff import DeepDiff
-from deepdiff.helper import NotPresent
-
 from recompile_doctor.parsers.dumps import SideFiles
 from recompile_doctor.parsers.textproto import read_textproto
 
@@ -82,7 +79,7 @@ class SettingChange:
 
 
 def _text(v: Any) -> str | None:
-    if isinstance(v, NotPresent):
+    if type(v).__name__ == "NotPresent":  # deepdiff's marker of a field set on one side only
         return None
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -111,6 +108,9 @@ def compare_settings(
     a: dict[str, Any], b: dict[str, Any], file: str, a_path: str = "", b_path: str = ""
 ) -> list[SettingChange]:
     """The fields of one side file that differ and are part of the cache key."""
+    # imported here: deepdiff imports pandas, which `analyze` of a plain log must not pay for
+    from deepdiff import DeepDiff
+
     tree = DeepDiff(a, b, view="tree", verbose_level=2)
     out: list[SettingChange] = []
     for levels in tree.values():

@@ -9,6 +9,7 @@ without ever holding the whole log in memory.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -17,7 +18,23 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
 from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat, anchor_sniffer
-from recompile_doctor.parsers._reader import ReadStats, iter_lines
+from recompile_doctor.parsers._reader import (
+    BROKEN_STREAM,
+    ReadStats,
+    bom_encoding,
+    iter_lines,
+    open_input,
+    reader_lines,
+    record_truncation,
+    skip_bom,
+)
+from recompile_doctor.parsers._scan import (
+    Blocks,
+    FastLines,
+    make_matcher,
+    read_head,
+    regex_literals,
+)
 from recompile_doctor.parsers.jax import JAX
 from recompile_doctor.parsers.poplar import ANCHOR_RE
 from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
@@ -125,6 +142,17 @@ def _anchor_test(fmt: LogFormat) -> Callable[[str], bool]:
     return lambda line: any(a in line for a in anchors)
 
 
+def _scan_literals(fmt: LogFormat) -> list[str] | None:
+    """Literals such that a line passing the format's anchor test contains one of them."""
+    if fmt is POPLAR:
+        return regex_literals(ANCHOR_RE)
+    return list(fmt.anchors)
+
+
+#: set (to anything but "0" or "") to read every line the plain way
+PLAIN_ENV = "RECOMPILE_DOCTOR_PLAIN"
+
+
 def parse_log(
     path: str,
     counter: ParseCounter | None = None,
@@ -132,15 +160,110 @@ def parse_log(
     strict: bool = False,
     log_format: str | None = None,
     on_progress: Callable[[int], None] | None = None,
+    fast: bool | None = None,
+    engine: str | None = None,
 ) -> Iterator[TypedEvent]:
     """Stream the typed events of one log.
 
     The format is ``log_format`` when given, else detected from the first lines.
     ``strict``: raise on the first line that names a known message but does not fit it.
+    ``fast`` (default: unless ``$RECOMPILE_DOCTOR_PLAIN`` is set) reads in big chunks and
+    decodes only the lines holding an anchor (:mod:`recompile_doctor.parsers._scan`);
+    the events and counts are those of the plain line-by-line path.  ``engine``: the
+    fast path's matcher ("hyperscan" or "find"; default: the fastest installed).
     """
     forced = get_format(log_format) if log_format is not None else None
     c = counter if counter is not None else ParseCounter(path)
-    lines = iter_lines(path, c.read, on_progress)
+    if fast is None:
+        fast = os.environ.get(PLAIN_ENV, "") in ("", "0")
+    if not fast:
+        lines = iter_lines(path, c.read, on_progress)
+        yield from _drive(path, c, forced, lines, None, strict)
+        return
+    st = c.read
+    with open_input(path, st) as f:
+        try:
+            enc = bom_encoding(f)
+        except BROKEN_STREAM:
+            enc = "utf-8"
+        if enc != "utf-8":  # UTF-16: the plain way
+            src = reader_lines(f, path, st, on_progress, strict)
+            yield from _drive(path, c, forced, src, None, strict)
+            return
+        skip_bom(f, st)
+        fastpart = _FastPart(path, Blocks(f, path), st, engine, on_progress, strict)
+        yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict)
+
+
+class _FastPart:
+    """The fast path's share of :func:`_drive`: the head lines for detection, then the
+    decoded lines of the rest, then the checks at the end of the input."""
+
+    def __init__(
+        self,
+        path: str,
+        blocks: Blocks,
+        st: ReadStats,
+        engine: str | None,
+        on_progress: Callable[[int], None] | None,
+        strict: bool,
+    ) -> None:
+        self.path = path
+        self.blocks = blocks
+        self.st = st
+        self.bom = st.bytes
+        self.engine = engine
+        self.on_progress = on_progress
+        self.strict = strict
+        self._head = 0
+        self._pos = 0
+        self._loaded = False
+
+    def head(self, forced: LogFormat | None) -> Iterator[tuple[int, str]]:
+        if forced is not None:
+            return iter(())
+        head, self._pos, self._loaded = read_head(self.blocks, SNIFF_LINES)
+        self._head = len(head)
+        return iter(head)
+
+    def rest(
+        self, fmt: LogFormat, decoder: Decoder, is_anchor: Callable[[str], bool], c: ParseCounter
+    ) -> Iterator[tuple[int, str]]:
+        literals = _scan_literals(fmt)
+        if literals is None:  # not a literal alternation: every line is a candidate
+            literals = ["\n"]
+        blocks, st = self.blocks, self.st
+        fl = FastLines(
+            blocks,
+            make_matcher(literals, self.engine),
+            decoder,
+            is_anchor,
+            c,
+            self.on_progress,
+            start=self._pos,
+            loaded=self._loaded,
+            lineno=self._head,
+        )
+        yield from fl.lines()
+        st.lines = fl.lineno
+        st.bytes = self.bom + blocks.consumed - blocks.lost
+        if blocks.broken is not None:
+            record_truncation(self.path, st, st.lines, blocks.broken, self.strict)
+        if st.lines == 0 and st.truncated is None:
+            raise RecompileDoctorError("empty input", path=self.path)
+        if self.on_progress is not None:
+            self.on_progress(st.bytes)
+
+
+def _drive(
+    path: str,
+    c: ParseCounter,
+    forced: LogFormat | None,
+    lines: Iterator[tuple[int, str]],
+    fastpart: _FastPart | None,
+    strict: bool,
+) -> Iterator[TypedEvent]:
+    """Detect the format from the first lines (unless ``forced``) and decode."""
     head: list[tuple[int, str]] = []
     fmt = forced
     if fmt is None:
@@ -155,11 +278,10 @@ def parse_log(
         fmt = POPLAR
     decoder: Decoder = fmt.decoder(path)
     is_anchor = _anchor_test(fmt)
-    for lineno, raw in chain(head, lines):
-        if not decoder.continuing and not is_anchor(raw):
-            c.unrecognized += 1
-            decoder.skipped(lineno, raw)
-            continue
+    todo = _plain_lines(chain(head, lines), decoder, is_anchor, c)
+    if fastpart is not None:
+        todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
+    for lineno, raw in todo:
         res: Decoded = decoder.decode(lineno, raw)
         if res.status == "recognized":
             c.recognized += 1
@@ -173,6 +295,21 @@ def parse_log(
             c.unrecognized += 1
         yield from res.events
     yield from decoder.finish()
+
+
+def _plain_lines(
+    lines: Iterator[tuple[int, str]],
+    decoder: Decoder,
+    is_anchor: Callable[[str], bool],
+    c: ParseCounter,
+) -> Iterator[tuple[int, str]]:
+    """The lines to decode; the others go to ``decoder.skipped``, counted unrecognized."""
+    for lineno, raw in lines:
+        if not decoder.continuing and not is_anchor(raw):
+            c.unrecognized += 1
+            decoder.skipped(lineno, raw)
+            continue
+        yield lineno, raw
 
 
 def records(events: Iterable[TypedEvent]) -> Iterator[Event]:

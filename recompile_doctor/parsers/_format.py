@@ -18,6 +18,9 @@ from recompile_doctor.events import TypedEvent
 #: what became of a line handed to a decoder
 LineStatus = Literal["recognized", "unrecognized", "malformed"]
 
+#: which of the lines it does not decode a decoder needs to see (``Decoder.wants_skipped``)
+SkipMode = Literal["all", "last", "none"]
+
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
@@ -42,9 +45,17 @@ class Decoder(Protocol):
         """A line that contains an anchor (or any line while ``continuing``)."""
         ...
 
-    def skipped(self, lineno: int, raw: str) -> None:
+    def skipped(self, lineno: int, raw: str) -> bool | None:
         """A line without an anchor that the driver did not decode (a decoder may take its
-        time stamp); cheap."""
+        time stamp); cheap.  True when the line told the decoder something (a time
+        stamp) that a later line of the same kind would replace.
+
+        Which of these lines the driver passes is up to an optional attribute
+        ``wants_skipped`` (a :data:`SkipMode`, read again after each call): "all" of them,
+        in order (the default, for a decoder without the attribute); "last": only the last
+        one before each decoded line that tells the decoder something (the driver walks back
+        from the decoded line, calling ``skipped`` until it returns True, never past a line
+        it already passed); "none"."""
         ...
 
     def finish(self) -> Iterator[TypedEvent]:

@@ -232,19 +232,45 @@ class _Utf16Lines:
         return self._text.readline(limit // 2).encode("utf-8", errors="replace")
 
 
+#: what a broken compressed stream raises while it is read
+BROKEN_STREAM: tuple[type[BaseException], ...] = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def skip_bom(f: BinaryIO, st: ReadStats) -> str:
+    """Read past a byte-order mark at the start of ``f``; the encoding it selects."""
+    try:
+        enc, skip = _bom(f)
+    except BROKEN_STREAM:
+        enc, skip = "utf-8", 0  # broken at once: the first read says so
+    st.encoding = enc
+    if skip:
+        f.read(skip)
+        st.bytes += skip
+    return enc
+
+
+def record_truncation(
+    path: str, st: ReadStats, lines: int, e: BaseException, strict: bool, note: bool = True
+) -> None:
+    """A stream that broke after ``lines`` lines: raise (``strict``) or record it in ``st``
+    (and, with ``note``, in the current :func:`collect_notes` block)."""
+    if strict:
+        raise RecompileDoctorError(
+            f"gzip stream ends early after line {lines} ({e})", path=path
+        ) from None
+    t = Truncation(path, lines, "gzip stream ends early", str(e))
+    st.truncated = t
+    sink = _NOTES.get()
+    if note and sink is not None:
+        sink.append(t)
+
+
 def _physical_lines(
     f: BinaryIO, path: str, st: ReadStats, strict: bool, note: bool
 ) -> Iterator[bytes]:
     """The lines of ``f`` as bytes, line end included; records a broken stream in ``st``."""
-    try:
-        enc, skip = _bom(f)
-    except (EOFError, gzip.BadGzipFile, zlib.error):
-        enc, skip = "utf-8", 0  # broken at once: the first read below says so
-    st.encoding = enc
+    enc = skip_bom(f, st)
     reader: BinaryIO | _Utf16Lines = f
-    if skip:
-        f.read(skip)
-        st.bytes += skip
     if enc != "utf-8":
         reader = _Utf16Lines(f, enc)
     lineno = 0
@@ -252,22 +278,17 @@ def _physical_lines(
         try:
             raw = reader.readline(MAX_LINE_BYTES)
             if raw and len(raw) >= MAX_LINE_BYTES and not raw.endswith(b"\n"):
-                # skip the rest of an over-long line
+                # skip the rest of an over-long line (a line the stream breaks in is lost,
+                # its bytes not counted)
+                extra = 0
                 while True:
                     rest = reader.readline(MAX_LINE_BYTES)
-                    st.bytes += len(rest)
+                    extra += len(rest)
                     if not rest or rest.endswith(b"\n"):
                         break
-        except (EOFError, gzip.BadGzipFile, zlib.error) as e:
-            if strict:
-                raise RecompileDoctorError(
-                    f"gzip stream ends early after line {lineno} ({e})", path=path
-                ) from None
-            t = Truncation(path, lineno, "gzip stream ends early", str(e))
-            st.truncated = t
-            sink = _NOTES.get()
-            if note and sink is not None:
-                sink.append(t)
+                st.bytes += extra
+        except BROKEN_STREAM as e:
+            record_truncation(path, st, lineno, e, strict, note)
             return
         except OSError as e:
             raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
@@ -275,6 +296,26 @@ def _physical_lines(
             return
         lineno += 1
         yield raw
+
+
+def bom_encoding(f: BinaryIO) -> str:
+    """The encoding a byte-order mark at the start of ``f`` selects (peeked, not read)."""
+    return _bom(f)[0]
+
+
+def reader_lines(
+    f: BinaryIO,
+    path: str,
+    st: ReadStats,
+    on_progress: Callable[[int], None] | None,
+    strict: bool,
+) -> Iterator[tuple[int, str]]:
+    """The lines of an opened input the plain way, then the checks at its end."""
+    yield from _lines(f, path, st, on_progress, strict, note=True)
+    if st.lines == 0 and st.truncated is None:
+        raise RecompileDoctorError("empty input", path=path)
+    if on_progress is not None:
+        on_progress(st.bytes)
 
 
 def _lines(
@@ -314,20 +355,27 @@ def iter_lines(
     private spool while it is read, for :func:`read_lines_around`.
     """
     st = stats if stats is not None else ReadStats()
+    with open_input(path, st) as f:
+        yield from _lines(f, path, st, on_progress, strict, note=True)
+    if st.lines == 0 and st.truncated is None and not allow_empty:
+        raise RecompileDoctorError("empty input", path=path)
+    if on_progress is not None:
+        on_progress(st.bytes)
+
+
+@contextlib.contextmanager
+def open_input(path: str, st: ReadStats) -> Iterator[BinaryIO]:
+    """The decompressed binary stream of ``path`` for the first pass (an input that is not
+    a regular file is spooled for a second one); closed on exit, stdin excepted."""
     raw, size, spooled = _open_binary(path, spool=True)
     st.size = size
     st.spooled = spooled
     buffered = _buffered(raw)
     try:
-        f = _decompressed(buffered, path, st)
-        yield from _lines(f, path, st, on_progress, strict, note=True)
+        yield _decompressed(buffered, path, st)
     finally:
         if buffered is not sys.stdin.buffer:  # never close stdin (a tee over it is fine)
             buffered.close()
-    if st.lines == 0 and st.truncated is None and not allow_empty:
-        raise RecompileDoctorError("empty input", path=path)
-    if on_progress is not None:
-        on_progress(st.bytes)
 
 
 def _reread(path: str) -> tuple[BinaryIO, bool]:

@@ -47,7 +47,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import Clock
 from recompile_doctor.parsers._pylog import PyLog, split_pylog
@@ -403,6 +403,10 @@ class JaxDecoder:
         self._lru: tuple[CacheLookup, str] | None = None  # pending lookup, its entry
 
     # -- the driver's interface ----------------------------------------------------------
+    @property
+    def wants_skipped(self) -> SkipMode:
+        return "none" if self._stamped else "all"
+
     def skipped(self, lineno: int, raw: str) -> None:
         if not self._stamped and raw[:1].isalnum():
             pl = split_pylog(raw)

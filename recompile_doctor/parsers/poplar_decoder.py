@@ -27,7 +27,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import NO_PREFIX, Clock, split_prefix, strip_ansi
 from recompile_doctor.parsers.poplar import Malformed, Message, match_message
@@ -105,7 +105,11 @@ class PoplarDecoder:
         self._load_start: dict[str | None, float | None] = {}  # per rank
 
     # -- the driver's interface ----------------------------------------------------------
-    def skipped(self, lineno: int, raw: str) -> None:
+    @property
+    def wants_skipped(self) -> SkipMode:
+        return "last" if self._first_seen else "all"
+
+    def skipped(self, lineno: int, raw: str) -> bool:
         # The clock sees the time of the last stamped line before each decoded line (lines
         # without a stamp inherit it), and the first stamped line of the log (t = 0).
         if _STAMP_START.match(raw) is not None:
@@ -113,8 +117,10 @@ class PoplarDecoder:
                 self._first_seen = (
                     self._clock.absolute(split_prefix(strip_ansi(raw))[0]) is not None
                 )
-            else:
-                self._last_stamped = raw
+                return False
+            self._last_stamped = raw
+            return True
+        return False
 
     def finish(self) -> Iterator[TypedEvent]:
         return iter(())

@@ -46,7 +46,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._names import function_name
 
 FRAMEWORK = "tensorflow"
@@ -321,9 +321,16 @@ class TensorFlowDecoder:
         return round(self._last - self._first, 6)
 
     # -- the driver's interface -----------------------------------------------------------
-    def skipped(self, lineno: int, raw: str) -> None:
+    @property
+    def wants_skipped(self) -> SkipMode:
+        return "all" if self._first is None else "last"
+
+    def skipped(self, lineno: int, raw: str) -> bool:
         if _STAMP_START.match(raw) is not None:
-            self._clock(_split(raw)[0])
+            prefix = _split(raw)[0]
+            self._clock(prefix)
+            return prefix.seconds is not None
+        return False
 
     def finish(self) -> Iterator[TypedEvent]:
         out: list[TypedEvent] = []

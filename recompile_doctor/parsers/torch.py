@@ -24,7 +24,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LogFormat
+from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
     comment_frame,
@@ -114,6 +114,10 @@ class TorchLogDecoder:
         self._guessed: dict[tuple[str | None, str], tuple[str, bool]] = {}
 
     # -- the driver's interface ----------------------------------------------------------
+    @property
+    def wants_skipped(self) -> SkipMode:
+        return "all" if self._t0 is None else "none"
+
     def skipped(self, lineno: int, raw: str) -> None:
         if self._t0 is None and raw[:1] in "VIWEFC[":
             m = LINE_RE.match(raw.rstrip("\r\n"))

@@ -27,7 +27,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LogFormat
+from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
     explain,
@@ -88,6 +88,8 @@ class TorchTraceDecoder:
         # the recompile reason of a compilation under way, completed by its dynamo_start
         # (call site) and its guards (new values), emitted when the compilation ends
         self._held: dict[tuple[str | None, str], RecompileReason] = {}
+
+    wants_skipped: SkipMode = "none"
 
     def skipped(self, lineno: int, raw: str) -> None:
         return None

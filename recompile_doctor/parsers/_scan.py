@@ -1,0 +1,371 @@
+"""The fast path of the log driver: big binary chunks, a multi-literal matcher, and Python work
+only for the lines that may hold a message.
+
+A log of a gigabyte is mostly lines no decoder wants.  Instead of decoding every line, the
+reader fills a reused buffer with whole lines, a matcher finds where the format's literal
+anchors occur (hyperscan when its wheel is installed, ``bytes.find`` otherwise -- the same
+candidates either way), newlines are counted only between candidates for line numbers, and
+only candidate lines are decoded to text and checked with the driver's exact anchor test.
+The lines around them are handed to the decoder's ``skipped`` as its ``wants_skipped``
+asks (see :class:`~recompile_doctor.parsers._format.Decoder`), and every line while the
+decoder is ``continuing``.  The events, statuses and line numbers are those of the plain
+line-by-line path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import BinaryIO, Protocol
+
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers._format import Decoder, SkipMode
+from recompile_doctor.parsers._reader import (
+    BROKEN_STREAM,
+    MAX_LINE_BYTES,
+)
+
+#: the reused read buffer (whole lines are moved to its front between reads)
+CHUNK_BYTES = 4 << 20
+NL = b"\n"
+
+
+class Matcher(Protocol):
+    """Finds where any of a set of literals occurs."""
+
+    def positions(self, data: bytearray, end: int) -> list[int]:
+        """Offsets (ascending) inside the lines containing a literal, in ``data[:end]``: at
+        least one inside every such line."""
+        ...
+
+
+class FindMatcher:
+    """``bytes.find`` per literal, one hit per line and literal."""
+
+    def __init__(self, literals: Sequence[bytes]) -> None:
+        self._literals = _minimal(literals)
+
+    def positions(self, data: bytearray, end: int) -> list[int]:
+        out: list[int] = []
+        find = data.find
+        for lit in self._literals:
+            p = find(lit, 0, end)
+            while p >= 0:
+                out.append(p)
+                nl = find(NL, p, end)
+                if nl < 0:
+                    break
+                p = find(lit, nl + 1, end)
+        out.sort()
+        return out
+
+
+class HyperscanMatcher:
+    """Hyperscan's block mode over the whole chunk; one Python call per match."""
+
+    def __init__(self, literals: Sequence[bytes]) -> None:
+        import hyperscan  # type: ignore[import-not-found, unused-ignore]
+
+        lits = _minimal(literals)
+        self._db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        self._db.compile(
+            expressions=[re.escape(lit) for lit in lits],
+            ids=list(range(len(lits))),
+            elements=len(lits),
+            flags=[0] * len(lits),
+        )
+
+    def positions(self, data: bytearray, end: int) -> list[int]:
+        out: list[int] = []
+        append = out.append
+
+        def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: object) -> None:
+            append(to - 1)  # the last byte of the match: inside its line
+
+        view = memoryview(data)[:end]
+        self._db.scan(view, match_event_handler=on_match)  # type: ignore[type-var, unused-ignore]
+        return out
+
+
+def _minimal(literals: Sequence[bytes]) -> list[bytes]:
+    """The literals without those containing another (a line holding the longer one holds
+    the shorter one too), without duplicates."""
+    uniq = sorted({lit for lit in literals if lit}, key=len)
+    out: list[bytes] = []
+    for lit in uniq:
+        if not any(o in lit for o in out):
+            out.append(lit)
+    return out
+
+
+def has_hyperscan() -> bool:
+    try:
+        import hyperscan  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_matcher(literals: Sequence[str], engine: str | None = None) -> Matcher:
+    """The fastest matcher available (``engine``: "hyperscan" or "find" to choose)."""
+    lits = [s.encode("utf-8") for s in literals]
+    if engine == "find" or (engine is None and not has_hyperscan()):
+        return FindMatcher(lits)
+    return HyperscanMatcher(lits)
+
+
+def line_text(data: bytes | bytearray, a: int, b: int) -> str:
+    """The text of the physical line ``data[a:b]`` (newline excluded) as the plain reader
+    gives it: cut at :data:`MAX_LINE_BYTES`, one trailing CR removed, bad bytes replaced."""
+    if b - a > MAX_LINE_BYTES:
+        b = a + MAX_LINE_BYTES
+    if b > a and data[b - 1] == 13:
+        b -= 1
+    return data[a:b].decode("utf-8", errors="replace")
+
+
+class Blocks:
+    """The input as a series of buffers of whole lines.
+
+    After each successful :meth:`next`, ``data[:end]`` holds whole lines only (each ending
+    in a newline, except the very last line of the input).  A line longer than the buffer
+    is replaced by its first :data:`MAX_LINE_BYTES` bytes and a newline (all the plain
+    reader keeps of it).  ``consumed - lost`` is the number of bytes the lines hold.
+    """
+
+    def __init__(self, f: BinaryIO, path: str) -> None:
+        self._f = f
+        self._path = path
+        self._buf = bytearray(CHUNK_BYTES)
+        self._fill = 0  # bytes in the buffer
+        self._eof = False
+        self._read1: Callable[[int], bytes] | None = None
+        if type(f).__name__ == "GzipFile" or not hasattr(f, "readinto"):
+            # one decompressor step per read, so that a broken stream loses only the line
+            # it breaks in (as the plain reader does)
+            self._read1 = getattr(f, "read1", f.read)
+        self.broken: BaseException | None = None
+        self.data: bytearray = self._buf
+        self.end = 0
+        self.consumed = 0
+        self.lost = 0
+
+    def _read(self, at: int) -> int:
+        if self._eof:
+            return 0
+        try:
+            if self._read1 is not None:
+                chunk = self._read1(len(self._buf) - at)
+                n = len(chunk)
+                self._buf[at : at + n] = chunk
+            else:
+                n = self._f.readinto(memoryview(self._buf)[at:])  # type: ignore[attr-defined]
+        except BROKEN_STREAM as e:
+            self.broken = e
+            n = 0
+        except OSError as e:
+            raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=self._path) from None
+        if not n:
+            self._eof = True
+        self.consumed += n
+        return int(n)
+
+    def next(self, keep: int) -> bool:
+        """Drop ``data[:keep]`` (lines done with), read more; False at the end."""
+        buf = self._buf
+        if self.data is not buf:  # after an over-long line
+            keep = 0
+        keep = min(keep, self._fill)
+        if keep:
+            buf[: self._fill - keep] = buf[keep : self._fill]
+            self._fill -= keep
+        self.data = buf
+        while self._fill < len(buf):
+            n = self._read(self._fill)
+            if not n:
+                break
+            self._fill += n
+        nl = buf.rfind(NL, 0, self._fill)
+        if nl >= 0:
+            self.end = nl + 1
+            return True
+        if self._fill == len(buf):
+            return self._long_line()
+        if self.broken is not None or self._fill == 0:
+            self.lost += self._fill  # the partial line before a break is lost
+            self._fill = self.end = 0
+            return False
+        self.end = self._fill
+        return True
+
+    def _long_line(self) -> bool:
+        """A line longer than the buffer: keep its head, read past its end."""
+        head = bytes(self._buf[:MAX_LINE_BYTES])
+        length = self._fill
+        self._fill = 0
+        while True:
+            n = self._read(0)
+            if not n:
+                if self.broken is not None:  # the line never ended: lost
+                    self.lost += length
+                    self.end = 0
+                    return False
+                break
+            nl = self._buf.find(NL, 0, n)
+            if nl >= 0:
+                self._buf[: n - nl - 1] = self._buf[nl + 1 : n]
+                self._fill = n - nl - 1
+                break
+            length += n
+        self.data = bytearray(head + NL)
+        self.end = len(self.data)
+        return True
+
+
+def skip_mode(decoder: Decoder) -> SkipMode:
+    """``decoder.wants_skipped`` ("all" for a decoder without it)."""
+    mode: object = getattr(decoder, "wants_skipped", "all")
+    if mode == "last":
+        return "last"
+    if mode == "none":
+        return "none"
+    return "all"
+
+
+class _Counts(Protocol):
+    unrecognized: int
+
+
+class FastLines:
+    """The lines of a block-read input that one decoder must decode; see the module doc.
+    ``lineno`` counts the lines gone by; the lines not decoded are added to
+    ``counter.unrecognized``.  ``start``: where in the loaded block (``loaded``) to begin."""
+
+    def __init__(
+        self,
+        blocks: Blocks,
+        matcher: Matcher,
+        decoder: Decoder,
+        is_anchor: Callable[[str], bool],
+        counter: _Counts,
+        on_progress: Callable[[int], None] | None = None,
+        *,
+        start: int = 0,
+        loaded: bool = False,
+        lineno: int = 0,
+    ) -> None:
+        self.on_progress = on_progress
+        self.counter = counter
+        self._start = start if loaded else -1
+        self.blocks = blocks
+        self.matcher = matcher
+        self.decoder = decoder
+        self.is_anchor = is_anchor
+        self.lineno = lineno  # lines done
+
+    def _gap(self, data: bytearray, a: int, b: int) -> None:
+        """The lines of ``data[a:b]`` (whole lines), none of them decoded."""
+        n = data.count(NL, a, b)
+        if b > a and data[b - 1] != 10:
+            n += 1  # the last line of the input, without a newline
+        if not n:
+            return
+        first = self.lineno + 1
+        self.lineno += n
+        self.counter.unrecognized += n
+        dec = self.decoder
+        mode = skip_mode(dec)
+        if mode == "none":
+            return
+        pos = a
+        k = first
+        while mode == "all" and pos < b:
+            nl = data.find(NL, pos, b)
+            e = b if nl < 0 else nl
+            dec.skipped(k, line_text(data, pos, e))
+            pos, k = e + 1, k + 1
+            mode = skip_mode(dec)
+        if mode != "last" or pos >= b:
+            return
+        # walk back from the end of the gap to the first line that tells the decoder something
+        e = b - 1 if data[b - 1] == 10 else b
+        k = self.lineno
+        while e >= pos:
+            nl = data.rfind(NL, pos, e)
+            s = pos if nl < 0 else nl + 1
+            if dec.skipped(k, line_text(data, s, e)):
+                return
+            e, k = s - 1, k - 1
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """``(lineno, text)`` of every line to decode: those holding an anchor, and every
+        line while the decoder is ``continuing``; the others go to :meth:`_gap`."""
+        blocks = self.blocks
+        dec = self.decoder
+        is_anchor = self.is_anchor
+        pos = self._start
+        while pos >= 0 or blocks.next(blocks.end):
+            pos = max(pos, 0)
+            data, end = blocks.data, blocks.end
+            cands = self.matcher.positions(data, end)
+            ncand = len(cands)
+            i = 0
+            while pos < end:
+                if dec.continuing:
+                    nl = data.find(NL, pos, end)
+                    e = end if nl < 0 else nl
+                    self.lineno += 1
+                    yield self.lineno, line_text(data, pos, e)
+                    pos = e + 1
+                    continue
+                while i < ncand and cands[i] < pos:
+                    i += 1
+                if i == ncand:
+                    self._gap(data, pos, end)
+                    pos = end
+                    break
+                p = cands[i]
+                nl = data.rfind(NL, pos, p)
+                s = pos if nl < 0 else nl + 1
+                self._gap(data, pos, s)
+                nl = data.find(NL, p, end)
+                e = end if nl < 0 else nl
+                text = line_text(data, s, e)
+                if is_anchor(text):
+                    self.lineno += 1
+                    yield self.lineno, text
+                else:
+                    self._gap(data, s, min(e + 1, end))
+                pos = e + 1
+            pos = -1
+            if self.on_progress is not None:
+                self.on_progress(blocks.consumed)
+
+
+def read_head(blocks: Blocks, n: int) -> tuple[list[tuple[int, str]], int, bool]:
+    """The first ``n`` lines (fewer at the end of the input), the offset in the current
+    block where the rest begins, and whether a block is loaded."""
+    head: list[tuple[int, str]] = []
+    while blocks.next(blocks.end if head else 0):
+        data, end = blocks.data, blocks.end
+        pos = 0
+        while pos < end:
+            nl = data.find(NL, pos, end)
+            e = end if nl < 0 else nl
+            head.append((len(head) + 1, line_text(data, pos, e)))
+            pos = e + 1
+            if len(head) >= n:
+                return head, pos, True
+    return head, 0, False
+
+
+_LITERAL = re.compile(r"(?:\\.|[^\\.^$*+?{}\[\]()|])*", re.DOTALL)
+
+
+def regex_literals(rx: re.Pattern[str]) -> list[str] | None:
+    """The literals of a regex that is an alternation of escaped literals (None if it is
+    anything else)."""
+    parts = re.split(r"(?<!\\)\|", rx.pattern)
+    if not all(_LITERAL.fullmatch(p) for p in parts):
+        return None
+    return [re.sub(r"\\(.)", r"\1", p, flags=re.DOTALL) for p in parts]

@@ -1,0 +1,205 @@
+"""The fast path of the log driver gives the plain path's events, statuses and line numbers.
+
+GIVEN a log (every fixture log, and generated logs with anchors across chunk boundaries,
+CRLF, invalid UTF-8, very long lines, gzip, broken gzip), WHEN it is parsed line by line and
+by the chunked fast path (with hyperscan when installed and with the ``bytes.find``
+matcher), THEN both give the same events and the same counters.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _reader, _scan, parse_log
+from recompile_doctor.parsers._scan import FindMatcher, has_hyperscan, regex_literals
+from recompile_doctor.parsers.poplar import ANCHOR_RE
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def _fixture_logs() -> list[Path]:
+    found = set(FIXTURES.glob("**/run.log")) | set(FIXTURES.glob("torch/*/trace/*"))
+    found |= {p for p in FIXTURES.glob("poplar/**/*") if p.suffix in (".log", ".gz", ".txt")}
+    return sorted(p for p in found if p.is_file())
+
+
+ENGINES = ["find"] + (["hyperscan"] if has_hyperscan() else [])
+
+
+def _run(path: Path, fast: bool, engine: str | None = None, fmt: str | None = None) -> Any:
+    c = ParseCounter(str(path))
+    try:
+        events = list(parse_log(str(path), c, fast=fast, engine=engine, log_format=fmt))
+    except RecompileDoctorError as e:
+        return ("error", str(e), c.read.lines)
+    r = c.read
+    return (
+        [repr(e) for e in events],
+        (c.format, c.recognized, c.unrecognized, c.malformed),
+        (r.lines, r.bytes, r.compressed, r.encoding, r.truncated),
+    )
+
+
+def test_there_are_fixture_logs_to_compare() -> None:
+    logs = _fixture_logs()
+    assert len(logs) > 50
+    assert any(p.suffix == ".gz" for p in logs)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("path", _fixture_logs(), ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_fast_path_matches_plain_path_on_fixture(path: Path, engine: str) -> None:
+    plain = _run(path, fast=False)
+    assert _run(path, fast=True, engine=engine) == plain
+
+
+@pytest.mark.parametrize("fmt", [f.name for f in LOG_FORMATS])
+def test_fast_path_matches_plain_path_with_each_forced_format(fmt: str) -> None:
+    # every decoder meets every kind of log: its own skip mode on foreign lines
+    for path in _fixture_logs():
+        assert _run(path, True, "find", fmt) == _run(path, False, None, fmt), path
+
+
+def test_fixture_comparison_sees_events() -> None:
+    # the comparison is not vacuous: fixture logs give events and skipped lines
+    runs = [_run(p, fast=True, engine="find") for p in _fixture_logs()[:20]]
+    assert sum(len(r[0]) for r in runs if r[0] != "error") > 20
+    assert sum(r[1][2] for r in runs if r[0] != "error") > 100
+
+
+def test_poplar_anchor_regex_is_a_literal_alternation() -> None:
+    lits = regex_literals(ANCHOR_RE)
+    assert lits is not None and len(lits) > 5
+    assert all(ANCHOR_RE.search(lit) for lit in lits)
+
+
+def test_find_matcher_reports_every_line_holding_a_literal() -> None:
+    data = bytearray(b"a foo\nbar\nxx baz foo\nnone\nfoo")
+    m = FindMatcher([b"foo", b"baz"])
+    lines = {data.count(b"\n", 0, p) for p in m.positions(data, len(data))}
+    assert lines == {0, 2, 4}
+
+
+# -- generated logs ---------------------------------------------------------------------
+
+
+def _fixture_lines() -> list[bytes]:
+    out: list[bytes] = []
+    for p in _fixture_logs():
+        if p.suffix == ".gz":
+            continue
+        lines = p.read_bytes().splitlines()
+        out.extend(lines[:: max(1, len(lines) // 15)])
+    return out
+
+
+FIXTURE_LINES = _fixture_lines()
+PIECES = [
+    b"\xff\xfe",
+    b"\xe2\x82",
+    b"\r",
+    b"\t",
+    b"  ",
+    b"I1122 10:00:01.000000 12 x.cc:1] ",
+    b"2024-01-01 10:00:00.123: ",
+    b"W1122 10:00:02.500000 12 y.cc:2] ",
+    b"Compiling module ",
+    b"Begin XLA compilation",
+    b"Poplar ",
+    b"Finished tracing + transforming ",
+    b"Compiling ",
+    b"Recompiling",
+    b"] {",
+]
+
+line_st = st.one_of(
+    st.sampled_from(FIXTURE_LINES),
+    st.lists(st.sampled_from(PIECES + FIXTURE_LINES[:40]), max_size=6).map(b"".join),
+    st.binary(max_size=30),
+    st.integers(60, 400).map(lambda n: b"x" * n + b"Compiling module jit_f " + b"y" * n),
+)
+
+
+@st.composite
+def logs(draw: st.DrawFn) -> bytes:
+    lines = draw(st.lists(line_st, min_size=1, max_size=120))
+    crlf = draw(st.booleans())
+    end = b"\r\n" if crlf else b"\n"
+    body = end.join(line.replace(b"\n", b"") for line in lines)
+    if draw(st.booleans()):
+        body += end
+    return body
+
+
+@settings(max_examples=int(os.environ.get("FASTPATH_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=logs(),
+    chunk=st.integers(64, 2048),
+    fmt=st.sampled_from([None] + [f.name for f in LOG_FORMATS]),
+    packing=st.sampled_from(["plain", "gzip", "broken-gzip"]),
+    cut=st.floats(0.1, 0.95),
+)
+def test_fast_path_matches_plain_path_on_generated_logs(
+    tmp_path_factory: pytest.TempPathFactory,
+    data: bytes,
+    chunk: int,
+    fmt: str | None,
+    packing: str,
+    cut: float,
+) -> None:
+    path = tmp_path_factory.mktemp("log") / "run.log"
+    if packing != "plain":
+        buf = io.BytesIO()
+        with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as z:
+            z.write(data)
+        packed = buf.getvalue()
+        if packing == "broken-gzip":
+            packed = packed[: max(12, int(len(packed) * cut))]
+        path.write_bytes(packed)
+    else:
+        path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as mp:
+        # small buffers and a small line limit: anchors and lines cross chunk boundaries,
+        # long lines take both the in-buffer cut and the over-long-line path
+        mp.setattr(_scan, "CHUNK_BYTES", chunk)
+        mp.setattr(_scan, "MAX_LINE_BYTES", 50)
+        mp.setattr(_reader, "MAX_LINE_BYTES", 50)
+        plain = _run(path, fast=False, fmt=fmt)
+        for engine in ENGINES:
+            assert _run(path, fast=True, engine=engine, fmt=fmt) == plain
+
+
+# -- start-up -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["analyze", str(FIXTURES / "poplar" / "real" / "B_technote_lines.log")]]
+)
+def test_help_and_analyze_do_not_import_the_heavy_libraries(args: list[str]) -> None:
+    # GIVEN the CLI run in a fresh interpreter, WHEN it shows help or analyzes a small log,
+    # THEN pandas, matplotlib and jinja2 (the frames and the HTML report) stay unimported
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from recompile_doctor.cli.main import main\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = sorted(m for m in ('pandas', 'matplotlib', 'jinja2') if m in sys.modules)\n"
+        "print('HEAVY', heavy, file=sys.stderr)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert "HEAVY []" in out.stderr, out.stderr[-2000:]
