@@ -69,7 +69,7 @@ def _finding(
 
 
 def _summary(comps: tuple[Compilation, ...], events: tuple[Event, ...], wasted: float) -> Summary:
-    loads = [e for e in events if e.kind == "executable_load"]
+    loads = [e for e in events if e.kind == "load"]
     return Summary(
         compilations=len(comps),
         cache_hits=sum(c.cache == "hit" for c in comps),
@@ -105,7 +105,7 @@ def demo_report(source: str = "run.log") -> Report:
             f"{_ts(0.4)}: I {TF}/poplar_executor.cc:1619] TensorFlow device /device:IPU:0 attached to 1 IPU with Poplar device ID: 0",
         )
     )
-    events.append(Event("device_attach", source, n, 0.4, lines[-1][1], detail={"ordinal": 0}))
+    events.append(Event("attach", source, n, 0.4, lines[-1][1], detail={"ordinal": 0}))
     for i, (t, mod, h, dur, cache, warm, cause) in enumerate(plan):
         n += 3
         text = _begin(t, mod, h)
@@ -132,7 +132,7 @@ def demo_report(source: str = "run.log") -> Report:
         lines.append((n, ltext))
         events.append(
             Event(
-                "executable_load",
+                "load",
                 source,
                 n,
                 lt,
@@ -148,7 +148,7 @@ def demo_report(source: str = "run.log") -> Report:
         ltext = _load(t, 607)
         lines.append((n, ltext))
         events.append(
-            Event("executable_load", source, n, t, ltext, module=mod, detail={"duration_s": 0.607})
+            Event("load", source, n, t, ltext, module=mod, detail={"duration_s": 0.607})
         )
     by_line = dict(lines)
 
@@ -270,9 +270,9 @@ def healthy_report(source: str = "healthy.log") -> Report:
         Compilation(1, EVAL, "0x1a2b3c4d5e6f7081", source, 9, 2.5, 0.6, "hit", True, None, 11),
     )
     events = (
-        Event("device_attach", source, 1, 0.3, "attached", detail={}),
+        Event("attach", source, 1, 0.3, "attached", detail={}),
         Event(
-            "executable_load",
+            "load",
             source,
             7,
             2.1,
@@ -382,7 +382,7 @@ def hostile_report() -> Report:
         (ev,),
         (d,),
     )
-    events = (Event("executable_load", source, 5, None, HOSTILE, module=mod, detail={}),)
+    events = (Event("load", source, 5, None, HOSTILE, module=mod, detail={}),)
     return Report(
         inputs=(InputInfo(source, f"poplar{HOSTILE}", 10, 100),),
         parse=ParseStats(4, 5, 1),

@@ -69,19 +69,18 @@ _RC: dict[Any, Any] = {
 }
 
 
+#: report event kinds -> the timeline marker they get (the timeline names them; nothing is
+#: guessed from parts of a kind)
+EVENT_ROLES: dict[str, Literal["load", "attach"]] = {
+    "load": "load",  # an executable loaded onto the device (one per load)
+    "loads": "load",  # the loads a long run aggregates into one event
+    "attach": "attach",  # a device attached
+}
+
+
 def event_role(event: Event) -> Literal["load", "attach", None]:
-    """The timeline marker an event gets: an executable load onto the device (the end of the
-    Poplar phase "Loading executable", or an event kind naming a load), a device attach, or
-    none."""
-    k = event.kind.lower()
-    if "attach" in k:
-        return "attach"
-    if k == "phase-end":
-        name = str(event.detail.get("name", "")).strip().lower()
-        return "load" if name.startswith("loading executable") else None
-    if "load" in k and "cache" not in k and "start" not in k:
-        return "load"
-    return None
+    """The timeline marker an event gets: an executable load, a device attach, or none."""
+    return EVENT_ROLES.get(event.kind)
 
 
 def drawable(text: str) -> str:

@@ -433,7 +433,7 @@ class TimelineBuilder:
         )
         comps = self._finish_compilations()
         loads = tuple(self._loads)
-        load_events = tuple(_load_event(ld) for ld in loads)
+        load_events = _load_events(loads)
         events = tuple(sorted(self._events + list(load_events), key=_event_order(self._procs)))
         return Timeline(
             compilations=tuple(c for c, _ in comps),
@@ -521,6 +521,44 @@ def _rank(tag: str | None) -> int | None:
         return None
     head = tag.split(",")[0].strip()
     return int(head) if head.isdigit() and len(head) < 7 else None
+
+
+#: a report keeps this many executable loads one by one (the first and last halves); the
+#: loads between are one aggregate event, so memory does not grow with a log's length
+MAX_LOAD_EVENTS = 2000
+
+
+def _load_events(loads: tuple[Load, ...]) -> tuple[Event, ...]:
+    if len(loads) <= MAX_LOAD_EVENTS:
+        return tuple(_load_event(ld) for ld in loads)
+    half = MAX_LOAD_EVENTS // 2
+    middle = loads[half:-half]
+    per_module: dict[str, int] = {}
+    for ld in middle:
+        per_module[ld.module or "?"] = per_module.get(ld.module or "?", 0) + 1
+    first = middle[0]
+    aggregate = Event(
+        kind="loads",
+        source=first.source,
+        line=first.line,
+        t=first.t,
+        text=first.text,
+        module=None,
+        detail={
+            "count": len(middle),
+            "duration_s": round(sum(ld.duration_s or 0.0 for ld in middle), 6),
+            "first_line": first.line,
+            "last_line": middle[-1].line,
+            "after_warmup": sum(1 for ld in middle if not ld.warmup),
+            "reloads": sum(1 for ld in middle if ld.reload),
+            "modules": dict(sorted(per_module.items())),
+        },
+    )
+    return (
+        *(_load_event(ld) for ld in loads[:half]),
+        aggregate,
+        *(_load_event(ld) for ld in loads[-half:]),
+    )
 
 
 def _load_event(ld: Load) -> Event:

@@ -1,0 +1,35 @@
+"""Memory does not grow with the number of executable loads: past MAX_LOAD_EVENTS the
+report keeps the first and last loads one by one and aggregates the rest, exactly counted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from recompile_doctor import analyze
+from recompile_doctor.timeline import builder
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+
+def test_many_loads_are_aggregated_not_lost(monkeypatch: object) -> None:
+    import pytest
+
+    mp = pytest.MonkeyPatch()
+    try:
+        # GIVEN a switching run whose loads exceed a (small) cap
+        log = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+        full = analyze([str(log)])
+        loads = [e for e in full.events if e.kind == "load"]
+        assert len(loads) >= 6
+        mp.setattr(builder, "MAX_LOAD_EVENTS", 4)
+        r = analyze([str(log)])
+    finally:
+        mp.undo()
+    # THEN two loads from each end stay, one aggregate holds the rest, and counts are exact
+    kept = [e for e in r.events if e.kind == "load"]
+    (agg,) = [e for e in r.events if e.kind == "loads"]
+    assert len(kept) == 4
+    assert agg.detail["count"] == len(loads) - 4
+    assert agg.detail["first_line"] == loads[2].line and agg.detail["last_line"] == loads[-3].line
+    assert r.summary.loads == full.summary.loads == len(loads)
+    assert [f.rule for f in r.findings] == [f.rule for f in full.findings]
