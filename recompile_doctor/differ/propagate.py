@@ -6,7 +6,12 @@ reverse.  Operands are resolved to indices once per computation (-1: not defined
 
 from __future__ import annotations
 
+from heapq import heapify, heappop, heappush
+from itertools import compress
+
 from recompile_doctor.parsers.hlo import Computation, Instruction
+
+_UNMATCHED = (0).__gt__  # x2y[i] < 0
 
 _COMPATIBLE = {("parameter", "constant"), ("constant", "parameter")}
 
@@ -19,8 +24,15 @@ def same_kind(a: Instruction, b: Instruction) -> bool:
 
 def _operand_indices(instrs: list[Instruction]) -> list[tuple[int, ...]]:
     index = {ins.name: k for k, ins in enumerate(instrs)}
-    get = index.get
-    return [tuple([get(n, -1) for n in ins.operands]) for ins in instrs]
+    get, find = index.get, index.__getitem__
+    out: list[tuple[int, ...]] = []
+    append = out.append
+    for ins in instrs:
+        try:  # every operand defined (the parser checks it): one C map per instruction
+            append(tuple(map(find, ins.operands)))
+        except KeyError:
+            append(tuple([get(n, -1) for n in ins.operands]))
+    return out
 
 
 class Propagation:
@@ -49,28 +61,48 @@ class Propagation:
     def propagate(self) -> None:
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
         ops_a, ops_b = _operand_indices(ia), _operand_indices(ib)
-        users_b: dict[int, list[tuple[int, int]]] = {}
-        for j, ops in enumerate(ops_b):
-            for k, o in enumerate(ops):
+        users_a: dict[int, list[int]] = {}
+        for i, ops in enumerate(ops_a):
+            for o in ops:
                 if o >= 0:
-                    users_b.setdefault(o, []).append((k, j))
+                    users_a.setdefault(o, []).append(i)
         match, kind = self.match, same_kind
         changed = True
         rounds = 0
         while changed and rounds < 50:
             changed = False
             rounds += 1
-            # top-down: operands of matched pairs, by position
-            for i in range(len(ia) - 1, -1, -1):
+            # top-down: operands of matched pairs, by position, in descending order of A's
+            # index.  Only a pair with an unmatched operand can match anything, so only those
+            # are visited (the users of A's unmatched instructions, and the operands matched
+            # during this pass that come later in the order): the same matches in the same
+            # order as visiting every pair, in time proportional to what is unmatched.
+            todo = {u for o in _unmatched(a2b) for u in users_a.get(o, ()) if a2b[u] >= 0}
+            heap = [-i for i in todo]
+            heapify(heap)
+            while heap:
+                i = -heappop(heap)
                 j = a2b[i]
                 if j < 0 or len(ops_a[i]) != len(ops_b[j]):
                     continue
                 for oa, ob in zip(ops_a[i], ops_b[j], strict=True):
                     if oa < 0 or ob < 0 or not kind(ia[oa], ib[ob]):
                         continue
-                    changed |= match(oa, ob)
-            # bottom-up: an unmatched instruction whose operand is matched
-            for i, a in enumerate(ia):
+                    if match(oa, ob):
+                        changed = True
+                        if oa < i and oa not in todo:
+                            todo.add(oa)
+                            heappush(heap, -oa)
+            # bottom-up: an unmatched instruction whose operand is matched (only A's
+            # instruction ``i`` and B's ``best`` get matched here: the candidates are B's
+            # unmatched users, known upfront, in ascending order as before)
+            users_b: dict[int, list[tuple[int, int]]] = {}
+            for j in _unmatched(b2a):
+                for k, o in enumerate(ops_b[j]):
+                    if o >= 0:
+                        users_b.setdefault(o, []).append((k, j))
+            for i in _unmatched(a2b):
+                a = ia[i]
                 if a2b[i] >= 0:
                     continue
                 best = -1
@@ -87,3 +119,8 @@ class Propagation:
                         break
                 if best >= 0:
                     changed |= match(i, best)
+
+
+def _unmatched(x2y: list[int]) -> list[int]:
+    """Indices of the unmatched (-1) entries, ascending."""
+    return list(compress(range(len(x2y)), map(_UNMATCHED, x2y)))

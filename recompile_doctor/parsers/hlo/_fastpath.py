@@ -17,6 +17,7 @@ parsed here, only its offset is kept (see :attr:`Instruction.metadata`).
 from __future__ import annotations
 
 import re
+import sys
 
 from recompile_doctor.parsers.hlo._instruction import LITERAL_WORDS
 from recompile_doctor.parsers.hlo._intern import (
@@ -103,6 +104,7 @@ def fast_run(
     name.  See :attr:`Computation.signature`: it chains each instruction's key and operand
     indices; None once an operand is not defined yet or an instruction calls a computation."""
     match = _LINE.match
+    intern = sys.intern
     shapes = shape_cache()
     attr_cache = _ATTR_CACHE
     keys = KEYS
@@ -118,6 +120,9 @@ def fast_run(
         is_root, sigil, name, shape_tok, opcode, ops, attrs1, md, attrs2 = m.groups()
         if name in defined:
             break
+        # one string object per distinct name and opcode: an operand (and the same name in
+        # the other module of a diff) shares its definition's string, a fifth of the memory
+        name, opcode = intern(name), intern(opcode)
         shape = shapes.get(shape_tok)
         if shape is None:
             try:
@@ -144,7 +149,7 @@ def fast_run(
             if "/" in ops or "\t" in ops:
                 ops = _INDEX.sub("", ops).replace("\t", "")
             if ops:
-                operands = tuple(ops.split(","))
+                operands = tuple(map(intern, ops.split(",")))
         attrs: tuple[tuple[str, str], ...] = ()
         calls: tuple[str, ...] = ()
         plain = attrs

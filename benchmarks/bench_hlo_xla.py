@@ -1,0 +1,265 @@
+"""``diff A B`` end to end against XLA's own HLO parser, on a real ~40,000-instruction pair.
+
+With ``--jax-python PY`` (a python with jax), the pair is captured from JAX: the
+``before_optimizations`` dump of one training step (value and gradient) of a deep
+transformer-ish stack (dense, gelu, residual, layer norm; ``--layers`` of them, unrolled) at
+batch 32 and at batch 16, each captured in its own process from a neutral temporary working
+directory.  The capture stops the process once the dump is written (the CPU backend's own
+compilation of 40,000 instructions would take minutes and is not needed).  Without it, a
+synthetic pair of the same size and shape (``bench_hlo.generate``) is used.
+
+Prints, in one run: our ``diff A B --format json`` end to end (in-process and as a
+subprocess), our parse alone, XLA's parser (jaxlib ``hlo_module_from_text``, timed inside the
+jax python) on both files, ``diff -u``, the ratios, MB/s and peak memory.  Figures are printed,
+never asserted.  Target: diff end to end <= XLA's parse of A and B; memory <= 5x the inputs.
+
+    python benchmarks/bench_hlo_xla.py [--jax-python /opt/rd-venvs/jax/bin/python] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from recompile_doctor.differ import diff_paths
+from recompile_doctor.parsers.hlo import parse_hlo_file
+from recompile_doctor.reports.diff import render
+
+T = TypeVar("T")
+
+#: run in the jax python, in a fresh temporary folder: ``capture.py LAYERS BATCH``
+CAPTURE = '''
+import sys
+import numpy as np
+import jax, jax.numpy as jnp
+
+layers, batch, d = int(sys.argv[1]), int(sys.argv[2]), 64
+
+
+def layer(x, p):
+    w1, b1, w2, g = p
+    h = jax.nn.gelu(x @ w1 + b1)
+    y = x + h @ w2
+    m = jnp.mean(y, axis=-1, keepdims=True)
+    v = jnp.mean((y - m) ** 2, axis=-1, keepdims=True)
+    return (y - m) * jax.lax.rsqrt(v + 1e-5) * g
+
+
+def loss(params, x):
+    for p in params:
+        x = layer(x, p)
+    return jnp.mean(x ** 2)
+
+
+rng = np.random.default_rng(0)
+params = [
+    (
+        rng.standard_normal((d, 2 * d)).astype(np.float32) * 0.1,
+        np.zeros(2 * d, np.float32),
+        rng.standard_normal((2 * d, d)).astype(np.float32) * 0.1,
+        np.ones(d, np.float32),
+    )
+    for _ in range(layers)
+]
+step = jax.jit(jax.value_and_grad(loss))
+step.lower(params, np.ones((batch, d), np.float32)).compile()
+'''
+
+#: run in the jax python: XLA's parser on each file, timed inside (file read excluded)
+XLA_PARSE = """
+import json, sys, time
+try:
+    from jaxlib import _hlo
+    parse = _hlo.hlo_module_from_text
+except ImportError:
+    from jax._src.lib import xla_client
+    parse = xla_client._xla.hlo_module_from_text
+texts = [open(p).read() for p in sys.argv[2:]]
+best = []
+for t in texts:
+    b = float("inf")
+    for _ in range(int(sys.argv[1])):
+        s = time.perf_counter()
+        m = parse(t)
+        b = min(b, time.perf_counter() - s)
+        del m
+    best.append(b)
+print(json.dumps(best))
+"""
+
+
+def _capture_one(py: str, layers: int, batch: int, dest: Path) -> None:
+    """The before_optimizations dump of one compilation, captured in a neutral folder."""
+    with tempfile.TemporaryDirectory(prefix="rd-capture-") as tmp:
+        work = Path(tmp)
+        (work / "capture.py").write_text(CAPTURE)
+        dump = work / "dump"
+        env = dict(os.environ, JAX_PLATFORMS="cpu")
+        env["XLA_FLAGS"] = f"--xla_dump_to={dump} --xla_dump_hlo_as_text"
+        proc = subprocess.Popen(
+            [py, "capture.py", str(layers), str(batch)],
+            cwd=work,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        found: Path | None = None
+        last = -1
+        try:
+            while True:
+                hits = sorted(dump.glob("*.jit_loss.before_optimizations.txt"))
+                if hits:
+                    size = hits[0].stat().st_size
+                    if size == last and size > 0:  # written and closed: XLA moved on
+                        found = hits[0]
+                        break
+                    last = size
+                if proc.poll() is not None:
+                    hits = sorted(dump.glob("*.jit_loss.before_optimizations.txt"))
+                    found = hits[0] if hits else None
+                    break
+                time.sleep(0.5)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            _, err = proc.communicate()
+        if found is None:
+            raise SystemExit(f"capture failed:\n{err.decode(errors='replace')[-2000:]}")
+        shutil.copyfile(found, dest)
+
+
+def make_pair(tmp: Path, jax_python: str | None, layers: int) -> tuple[Path, Path, str]:
+    fa, fb = tmp / "a.hlo", tmp / "b.hlo"
+    if jax_python:
+        _capture_one(jax_python, layers, 32, fa)
+        _capture_one(jax_python, layers, 16, fb)
+        return fa, fb, f"JAX value_and_grad, {layers} layers, batch 32 vs 16"
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_hlo import generate  # the synthetic JAX-like step of bench_hlo.py
+
+    n = max(1, layers * 140 // 11)  # about 11 instructions per synthetic layer
+    fa.write_text(generate(n, 32, 0))
+    fb.write_text(generate(n, 16, 1))
+    return fa, fb, f"synthetic (bench_hlo.generate, {n} layers), batch 32 vs 16"
+
+
+def _best(n: int, fn: Callable[[], T]) -> tuple[float, T]:
+    best = float("inf")
+    result: T | None = None
+    for _ in range(n):
+        gc.collect()
+        t = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - t)
+    assert result is not None
+    return best, result
+
+
+def diff_json(a: Path, b: Path) -> str:
+    """What ``recompile-doctor diff A B --format json`` computes and prints."""
+    return str(render(diff_paths(a, b), "json"))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--jax-python", metavar="PY", help="a python with jax: capture a real pair")
+    ap.add_argument("--layers", type=int, default=290, help="~140 instructions each")
+    ap.add_argument("--repeat", type=int, default=3, help="best of N runs")
+    ap.add_argument("--keep", metavar="DIR", help="keep (and reuse) the pair in DIR")
+    ap.add_argument("--profile", metavar="FILE", help="write a cProfile of one in-process diff")
+    args = ap.parse_args()
+    tmp = Path(args.keep or tempfile.mkdtemp(prefix="rd-bench-xla-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    fa, fb = tmp / "a.hlo", tmp / "b.hlo"
+    if args.keep and fa.exists() and fb.exists():
+        what = f"reused from {tmp}"
+    else:
+        fa, fb, what = make_pair(tmp, args.jax_python, args.layers)
+    size = (fa.stat().st_size + fb.stat().st_size) / 1e6
+
+    t_parse_a, ma = _best(args.repeat, lambda: parse_hlo_file(fa))
+    t_parse_b, mb = _best(args.repeat, lambda: parse_hlo_file(fb))
+    n_a, n_b = ma.instruction_count(), mb.instruction_count()
+    del ma, mb
+    print(f"pair:    {what}")
+    print(f"         A {n_a:,} instructions, B {n_b:,}; {size:.1f} MB together")
+    t_parse = t_parse_a + t_parse_b
+    print(f"parse:   ours, A + B       {t_parse:.3f} s -> {size / t_parse:.1f} MB/s")
+
+    t_in, out = _best(args.repeat, lambda: diff_json(fa, fb))
+    causes = [c for m in json.loads(out)["modules"] for c in m["causes"]]
+    print(f"diff:    in-process        {t_in:.3f} s (parse both, align, causes, JSON) -> {causes}")
+    cmd = [sys.executable, "-m", "recompile_doctor", "diff", str(fa), str(fb), "--format", "json"]
+    t_sub, _ = _best(args.repeat, lambda: subprocess.run(cmd, capture_output=True, check=False))
+    print(f"diff:    subprocess        {t_sub:.3f} s (with interpreter start-up and imports)")
+    t_u, _ = _best(
+        args.repeat, lambda: subprocess.run(["diff", "-u", str(fa), str(fb)], capture_output=True)
+    )
+    print(f"diff -u:                   {t_u:.3f} s")
+
+    t_xla: float | None = None
+    xla_py = args.jax_python
+    if xla_py is None:
+        try:
+            import jaxlib  # type: ignore[import-not-found]  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            xla_py = sys.executable
+    if xla_py:
+        r = subprocess.run(
+            [xla_py, "-c", XLA_PARSE, str(args.repeat), str(fa), str(fb)],
+            capture_output=True,
+            text=True,
+            env=dict(os.environ, JAX_PLATFORMS="cpu"),
+        )
+        if r.returncode == 0:
+            t_xla = sum(json.loads(r.stdout.strip().splitlines()[-1]))
+            print(f"xla:     hlo_module_from_text, A + B {t_xla:.3f} s -> {size / t_xla:.1f} MB/s")
+        else:
+            print(f"xla:     failed: {r.stderr.strip().splitlines()[-1:]}")
+    else:
+        print("xla:     no jax python (--jax-python PY), skipped")
+
+    print(
+        f"ratio:   diff end to end (in-process) = {t_in / t_u:.1f}x diff -u"
+        + (f" = {t_in / t_xla:.2f}x XLA's parse of A + B (target <= 1)" if t_xla else "")
+    )
+    print(
+        f"         subprocess = {t_sub / t_u:.1f}x diff -u"
+        + (f" = {t_sub / t_xla:.2f}x XLA's parse" if t_xla else "")
+    )
+
+    gc.collect()
+    tracemalloc.start()
+    diff_json(fa, fb)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3  # KiB on Linux
+    print(
+        f"memory:  diff peak (tracemalloc) {peak / 1e6:.0f} MB = {peak / 1e6 / size:.1f}x "
+        f"the inputs (target <= 5x); process peak RSS {rss:.0f} MB"
+    )
+    if args.profile:
+        import cProfile
+
+        cProfile.runctx("diff_json(fa, fb)", globals(), {"fa": fa, "fb": fb}, args.profile)
+        print(f"profile: {args.profile}")
+    if not args.keep:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The aligner's fast propagation matches exactly what the plain fixpoint matches.
+
+The plain algorithm (kept here as the reference) visits every matched pair top-down and every
+instruction bottom-up in each round; the product visits only pairs with an unmatched operand
+and B's unmatched users.  Both must give the same ``a2b`` on real dumps and on generated
+modules where a batch size, a constant or an opcode changed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recompile_doctor.differ.align import _Matcher
+from recompile_doctor.differ.fingerprint import Fingerprints, compute
+from recompile_doctor.differ.propagate import _operand_indices, same_kind
+from recompile_doctor.parsers.hlo import HloModule, parse_hlo, parse_hlo_file
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hlo"
+
+
+class _Reference(_Matcher):
+    """The matcher with the plain propagation: every pair, every round."""
+
+    def propagate(self) -> None:
+        ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
+        ops_a, ops_b = _operand_indices(ia), _operand_indices(ib)
+        users_b: dict[int, list[tuple[int, int]]] = {}
+        for j, ops in enumerate(ops_b):
+            for k, o in enumerate(ops):
+                if o >= 0:
+                    users_b.setdefault(o, []).append((k, j))
+        changed, rounds = True, 0
+        while changed and rounds < 50:
+            changed = False
+            rounds += 1
+            for i in range(len(ia) - 1, -1, -1):
+                j = a2b[i]
+                if j < 0 or len(ops_a[i]) != len(ops_b[j]):
+                    continue
+                for oa, ob in zip(ops_a[i], ops_b[j], strict=True):
+                    if oa >= 0 and ob >= 0 and same_kind(ia[oa], ib[ob]):
+                        changed |= self.match(oa, ob)
+            for i, a in enumerate(ia):
+                if a2b[i] >= 0:
+                    continue
+                best = -1
+                for k, oa in enumerate(ops_a[i]):
+                    ob = a2b[oa] if oa >= 0 else -1
+                    if ob < 0:
+                        continue
+                    for kb, u in users_b.get(ob, ()):
+                        if kb != k or b2a[u] >= 0 or not same_kind(a, ib[u]):
+                            continue
+                        if best < 0 or (ib[u].op_name == a.op_name != ib[best].op_name):
+                            best = u
+                    if best >= 0:
+                        break
+                if best >= 0:
+                    changed |= self.match(i, best)
+
+
+def _alignments(a: HloModule, b: HloModule) -> list[tuple[list[int], list[int], list[int]]]:
+    """(product a2b, reference a2b, product b2a) for every pair of same-named computations
+    and the two entries, with propagation forced to run."""
+    fa, fb = compute(a), compute(b)
+    pairs = [(a.entry, b.entry)] + [(n, n) for n in a.computations if n in b.computations]
+    out = []
+    for na, nb in pairs:
+        res = []
+        for cls in (_Matcher, _Reference):
+            m = cls(a.computations[na], b.computations[nb])
+            m.run(fa.computations[na], fb.computations[nb], _skeletons(fa, fb, na, nb))
+            m.propagate()  # also when steps 1-2 matched everything: nothing may change
+            res.append((list(m.a2b), list(m.b2a)))
+        out.append((res[0][0], res[1][0], res[0][1]))
+        assert res[0][1] == res[1][1]
+    return out
+
+
+def _skeletons(fa: Fingerprints, fb: Fingerprints, na: str, nb: str):  # type: ignore[no-untyped-def]
+    return lambda: (fa.skeleton(na), fb.skeleton(nb))
+
+
+def test_real_dumps_align_the_same_with_fast_and_plain_propagation() -> None:
+    # GIVEN every pair of dumps of one stage of one captured JAX scenario
+    folders = sorted({p.parent for p in (FIXTURES / "jax").rglob("*.txt")})
+    checked = 0
+    for folder in folders:
+        for stage in ("before_optimizations", "cpu_after_optimizations"):
+            files = sorted(folder.glob(f"*.{stage}.txt"))
+            for fa, fb in itertools.permutations(files, 2):
+                # WHEN both propagations align them
+                for fast, plain, _ in _alignments(parse_hlo_file(fa), parse_hlo_file(fb)):
+                    # THEN they match the same instructions
+                    assert fast == plain, (fa.name, fb.name)
+                    checked += 1
+    assert checked > 20
+
+
+_OPS = ["add", "multiply", "subtract", "maximum"]
+
+
+@st.composite
+def _programs(draw: st.DrawFn) -> tuple[str, str]:
+    """Two versions of one chain of binary ops over parameters and constants: B has another
+    batch size, some constants changed and some opcodes changed, and is printed renumbered."""
+    n = draw(st.integers(2, 25))
+    ops = draw(st.lists(st.sampled_from(_OPS), min_size=n, max_size=n))
+    consts = draw(st.lists(st.integers(0, 3), min_size=n, max_size=n))
+    picks = draw(st.lists(st.integers(0, 10**6), min_size=2 * n, max_size=2 * n))
+    changed_c = draw(st.sets(st.integers(0, n - 1)))
+    changed_op = draw(st.sets(st.integers(0, n - 1), max_size=2))
+    batch_b = draw(st.sampled_from([8, 16]))
+
+    def text(batch: int, shift: int, side_b: bool) -> str:
+        s = f"f32[{batch},4]{{1,0}}"
+        lines = [f"HloModule m, entry_computation_layout={{({s})->{s}}}", "", "ENTRY %main {"]
+        names = [f"p.{shift}"]
+        lines.append(f"  %p.{shift} = {s} parameter(0)")
+        for k in range(n):
+            c = consts[k] + (10 if side_b and k in changed_c else 0)
+            op = _OPS[(_OPS.index(ops[k]) + 1) % 4] if side_b and k in changed_op else ops[k]
+            lines.append(f"  %c.{k + shift} = f32[] constant({c})")
+            lines.append(f"  %b.{k + shift} = {s} broadcast(%c.{k + shift}), dimensions={{}}")
+            x = names[picks[2 * k] % len(names)]
+            y = names[picks[2 * k + 1] % len(names)]
+            lines.append(f"  %o.{k + shift} = {s} {op}(%{x}, %{y})")
+            lines.append(f"  %u.{k + shift} = {s} {ops[k]}(%o.{k + shift}, %b.{k + shift})")
+            names += [f"o.{k + shift}", f"u.{k + shift}"]
+        lines.append(f"  ROOT %r.{shift} = {s} copy(%{names[-1]})")
+        lines.append("}")
+        return "\n".join(lines) + "\n"
+
+    return text(32, 0, False), text(batch_b, 7, True)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_programs())
+def test_generated_changes_align_the_same_with_fast_and_plain_propagation(
+    pair: tuple[str, str],
+) -> None:
+    # GIVEN two versions of a program (batch size, constants and opcodes changed)
+    a, b = parse_hlo(pair[0], "a.hlo"), parse_hlo(pair[1], "b.hlo")
+    # WHEN both propagations align them, THEN they match the same instructions
+    for fast, plain, b2a in _alignments(a, b):
+        assert fast == plain
+        # and the matching is one-to-one
+        assert all(b2a[j] == i for i, j in enumerate(fast) if j >= 0)
