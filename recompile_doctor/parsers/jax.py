@@ -380,6 +380,10 @@ def _is_continuation(raw: str) -> bool:
     return raw[:1] in (" ", "\t") and bool(raw.strip())
 
 
+#: lines without a time stamp after which a log of bare JAX messages is taken to have none
+_LOOK_FOR_STAMPS = 1000
+
+
 class JaxDecoder:
     """Decoder of one JAX log (see the module's docstring for what its lines mean)."""
 
@@ -401,14 +405,25 @@ class JaxDecoder:
         self._cache_off_here = False
         self._flags_here: set[tuple[str, bool]] = set()
         self._lru: tuple[CacheLookup, str] | None = None  # pending lookup, its entry
+        self._bare = False  # the JAX lines carry no logging prefix
+        self._unstamped = 0  # lines looked at without finding a time stamp
+        self._gave_up = False  # bare JAX lines and no stamp in many lines: stop looking
 
     # -- the driver's interface ----------------------------------------------------------
     @property
     def wants_skipped(self) -> SkipMode:
-        return "none" if self._stamped else "all"
+        return "none" if self._stamped or self._gave_up else "all"
 
     def skipped(self, lineno: int, raw: str) -> None:
-        if not self._stamped and raw[:1].isalnum():
+        # the first time stamp of the log is t = 0; a log whose JAX lines carry no stamp
+        # (bare messages) has no times to give, so its other lines are not looked at
+        if self._stamped or self._gave_up:
+            return
+        self._unstamped += 1
+        if self._bare and self._unstamped > _LOOK_FOR_STAMPS:
+            self._gave_up = True
+            return
+        if raw[:1].isalnum():
             pl = split_pylog(raw)
             if pl.seconds is not None:
                 self._clock.absolute(pl.prefix())
@@ -432,6 +447,8 @@ class JaxDecoder:
         pl = split_pylog(raw)
         if pl.seconds is not None:
             self._stamped = True
+        elif not self._stamped and pl.level is None:
+            self._bare = True  # JAX's own lines are bare: no clock to take from other lines
         t = self._clock.relative(self._clock.absolute(pl.prefix()))
         sp = Span(self.path, lineno, raw, t)
         status, events, problem = self._message(pl, sp)
