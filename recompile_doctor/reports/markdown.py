@@ -66,6 +66,22 @@ def render(report: Report) -> str:
                     f"| {_cell(d.kind)} | {_code_cell(name)} | {_code_cell(change)} | "
                     f"{_code_cell(d.op_name) if d.op_name else ''} |"
                 )
+    for x in v.crossruns:
+        out += [
+            "",
+            "## Across runs",
+            "",
+            f"Run B ({_code(x.run_b or '?')}) did not reuse what run A ({_code(x.run_a or '?')}) "
+            "compiled; the part of the cache key that differs:",
+            "",
+            "| component | run A | run B | rule |",
+            "|---|---|---|---|",
+        ]
+        for cr in x.rows:
+            out.append(
+                f"| {_code_cell(cr.component)} | {_code_cell(cr.a or '(unset)')} | "
+                f"**{_code_cell(cr.b or '(unset)')}** | `{cr.rule}` |"
+            )
     rows = v.functions
     if rows:
         out += [

@@ -19,6 +19,7 @@ from recompile_doctor.reports.messages import clip, log_message, printable, wrap
 from recompile_doctor.reports.view import (
     FindingView,
     ReportView,
+    clip_pair,
     evidence_groups,
     report_view,
 )
@@ -68,8 +69,25 @@ def render(
                 clip(f"{st('INFO', fg='cyan', bold=True)}    {f.rule}: {f.title}{names}", w + 20)
             )
         out.append("  (-v shows the details of info findings)")
+    out.extend(_crossruns(v, st, w))
     out.extend(_functions(v, st, w))
     return "\n".join(out) + "\n"
+
+
+def _crossruns(v: ReportView, st: Style, w: int) -> list[str]:
+    """Across runs: the two runs and the part of the cache key that differs, side by side."""
+    out: list[str] = []
+    for x in v.crossruns:
+        out += ["", st("Across runs", bold=True)]
+        out.append(clip(f"  run A: {x.run_a or '?'}", w))
+        out.append(clip(f"  run B: {x.run_b or '?'} (did not reuse what run A compiled)", w))
+        cw = min(max((len(r.component) for r in x.rows), default=9), 40)
+        vw = max((w - cw - 10) // 2, 12)
+        out.append(f"  {'component':<{cw}}  {'run A':<{vw}}  run B")
+        for r in x.rows:
+            a, b = clip_pair(r.a or "(unset)", r.b or "(unset)", vw)
+            out.append(f"  {clip(r.component, cw):<{cw}}  {a:<{vw}}  {st(b, fg='yellow')}")
+    return out
 
 
 def _field(label: str, text: str, w: int, max_lines: int = 8) -> list[str]:

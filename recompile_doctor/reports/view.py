@@ -344,6 +344,47 @@ def headline(report: Report, findings: Sequence[FindingView]) -> Headline:
 # --------------------------------------------------------------------------- the view
 
 
+#: the rules that compare two runs' cache keys
+CROSSRUN_RULES = frozenset({"flags-changed", "compile-options-changed", "version-changed"})
+
+
+@dataclass(frozen=True, slots=True)
+class CrossRunRow:
+    """One part of the cache key that differs between two runs."""
+
+    component: str
+    a: str | None
+    b: str | None
+    rule: str
+    function: str
+
+
+@dataclass(frozen=True, slots=True)
+class CrossRun:
+    """Why run B did not reuse what run A compiled: the two runs, the key parts side by side."""
+
+    run_a: str
+    run_b: str
+    rows: tuple[CrossRunRow, ...]
+
+
+def crossrun_views(findings: Sequence[FindingView]) -> tuple[CrossRun, ...]:
+    """The cross-run comparisons among ``findings``: per pair of runs, what differs."""
+    pairs: dict[tuple[str, str], list[CrossRunRow]] = {}
+    for fv in findings:
+        f = fv.finding
+        if f.rule not in CROSSRUN_RULES:
+            continue
+        for ch in f.changes:
+            b = ch.source or ""
+            a = next((e.source for e in f.evidence if e.source != b), "")
+            row = CrossRunRow(ch.what, ch.old, ch.new, f.rule, ch.function)
+            rows = pairs.setdefault((a, b), [])
+            if row not in rows:
+                rows.append(row)
+    return tuple(CrossRun(a, b, tuple(rows)) for (a, b), rows in pairs.items())
+
+
 @dataclass(frozen=True, slots=True)
 class ReportView:
     report: Report
@@ -355,6 +396,8 @@ class ReportView:
     hint: str | None
     #: per cache store, outcome -> count
     cache_stores: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+    #: runs that did not reuse what an earlier run compiled, and why
+    crossruns: tuple[CrossRun, ...] = ()
 
     @property
     def problems(self) -> tuple[FindingView, ...]:
@@ -433,4 +476,5 @@ def report_view(report: Report) -> ReportView:
         findings=findings,
         hint=how_to_log_hint(report),
         cache_stores=stores,
+        crossruns=crossrun_views(findings),
     )
