@@ -15,7 +15,7 @@ from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses.recompile import recompilation_causes
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES
-from recompile_doctor.join import join_dumps
+from recompile_doctor.join import Joined, join_dumps
 from recompile_doctor.model import (
     Compilation,
     Evidence,
@@ -76,7 +76,7 @@ def analyze(
     return Report(
         inputs=tuple(c.input_info() for c in counters),
         parse=sum((c.stats() for c in counters), ParseStats()),
-        summary=summarize(tl, findings),
+        summary=summarize(tl, findings, opts.joined),
         compilations=_with_causes(tl.compilations, recompilation_causes(tl, opts)),
         events=tl.events,
         findings=findings,
@@ -94,13 +94,26 @@ def cache_by_store(tl: Timeline) -> dict[str, dict[str, int]]:
     return out
 
 
-def summarize(tl: Timeline, findings: Sequence[Finding]) -> Summary:
+def _dump_only_compilations(tl: Timeline, joined: Joined | None) -> int:
+    """Compilations only the dumps show: a function's dumps beyond the compilations the log
+    has of it (TensorFlow logs only the first)."""
+    if joined is None or any(c.function is None for c in tl.compilations):
+        return 0  # unnamed compilations (a Poplar progress bar) cannot be matched to dumps
+    by_fn = tl.by_function()
+    extra = 0
+    for key, seq in joined.sequences.items():
+        logged = sum(1 for c in by_fn.get(key, []) if c.compiled)
+        extra += max(0, seq.count - logged) if logged <= 1 else 0
+    return extra
+
+
+def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None = None) -> Summary:
     comps = tl.compilations
     stores = cache_by_store(tl)
     exec_hits = sum(d["hits"] for k, d in stores.items() if k in EXECUTABLE_STORES)
     exec_misses = sum(d["misses"] for k, d in stores.items() if k in EXECUTABLE_STORES)
     return Summary(
-        compilations=len(comps),
+        compilations=len(comps) + _dump_only_compilations(tl, joined),
         cache_hits=exec_hits,
         cache_misses=exec_misses,
         loads=len(tl.loads),

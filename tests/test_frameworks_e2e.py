@@ -111,3 +111,35 @@ def test_old_values_are_named(case: Path, reports: dict[tuple[str, bool], Report
             # "grad_mode=True": the log names what changed; its value only the script knows
             olds.add(str(old).split("=")[0])
         assert any(o in t for o in olds for t in texts), (cause["rule"], old, texts[:3])
+
+
+@pytest.mark.parametrize("with_dumps", [False, True], ids=["log", "log+dumps"])
+@pytest.mark.parametrize(
+    "case",
+    [c for c in _cases() if c.parent.name in ("jax", "tensorflow")],
+    ids=lambda p: f"{p.parent.name}/{p.name}",
+)
+def test_compilations_and_persistent_cache_are_counted(
+    case: Path, with_dumps: bool, reports: dict[tuple[str, bool], Report]
+) -> None:
+    """The summary counts the XLA compilations (the dumps' when the log is silent about
+    them, as TensorFlow is at default verbosity) and the persistent cache's hits, misses and
+    writes exactly as the capture made them."""
+    exp = _expected(case)
+    if with_dumps and not (case / "dumps").is_dir():
+        pytest.skip("no dumps in this capture")
+    r = _analyse(case, with_dumps, reports)
+    compiled = [c for c in r.compilations if c.cache != "hit"]
+    logged_only = len(compiled)
+    if with_dumps:
+        assert r.summary.compilations - (len(r.compilations) - logged_only) == exp[
+            "xla_compilations"
+        ]
+    elif logged_only:
+        assert logged_only == exp["xla_compilations"]
+    pc = exp.get("persistent_cache")
+    got = dict(r.summary.cache_by_store.get("persistent", {}))
+    if pc is None:
+        assert got == {} or got.get("hits", 0) == got.get("writes", 0) == 0
+    else:
+        assert got == {"hits": pc["hits"], "misses": pc["misses"], "writes": pc["writes"]}
