@@ -31,6 +31,7 @@ def _fresh_folder(base: Path) -> Path:
 def command(out: Path | None, seed: int, no_color: bool) -> None:
     """Simulate a problematic IPU training run and diagnose it, offline, in a few seconds."""
     from recompile_doctor import api, reports
+    from recompile_doctor.reports.durations import fmt_seconds
     from recompile_doctor.simulate import run_scenario
 
     folder = out if out is not None else _fresh_folder(Path("rd-demo"))
@@ -45,6 +46,6 @@ def command(out: Path | None, seed: int, no_color: bool) -> None:
         f"{s.recompilations_after_warmup} after warm-up, {s.loads} executable loads."
     )
     for f in [f for f in report.findings if f.severity != "info"][:5]:
-        cost = f", {f.wasted_seconds:.1f} s wasted" if f.wasted_seconds else ""
+        cost = f", {fmt_seconds(f.wasted_seconds)} wasted" if f.wasted_seconds else ""
         click.echo(f"  [{f.severity}] {f.rule}: {f.title} ({f.count}x{cost})")
     click.echo(f"Report: {target}")
