@@ -29,7 +29,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, BinaryIO
+from typing import IO, Any, BinaryIO
 
 from recompile_doctor.errors import RecompileDoctorError
 
@@ -198,8 +198,51 @@ def _decompressed(buffered: io.BufferedReader, path: str, stats: ReadStats) -> B
         raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
     if head == GZIP_MAGIC:
         stats.compressed = True
-        return gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[return-value]
-    return buffered
+        return _lines_ended(gzip.GzipFile(fileobj=buffered, mode="rb"))  # type: ignore[arg-type]
+    return _lines_ended(buffered)
+
+
+#: how much of an input decides whether its lines end with a lone CR (old Mac style)
+_CR_SNIFF = 1 << 16
+
+
+class _CrAsLf(io.RawIOBase):
+    """A stream whose lines end with a lone CR, read as if they ended with LF (same bytes,
+    same offsets, so line numbers agree between the passes)."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self._inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self._inner.read(len(b))
+        n = len(data)
+        b[:n] = data.replace(b"\r", b"\n")
+        return n
+
+    def close(self) -> None:
+        try:
+            self._inner.close()
+        finally:
+            super().close()
+
+
+def _lines_ended(stream: BinaryIO) -> BinaryIO:
+    """``stream``, or a view of it with LF for CR when its lines end with a lone CR (no LF in
+    its first 64 KiB, several CRs): otherwise one whole log would be a single line whose
+    CRs look like progress-bar redraws."""
+    peek = getattr(stream, "peek", None)
+    if peek is None:
+        return stream
+    try:
+        head = bytes(peek(_CR_SNIFF)[:_CR_SNIFF])
+    except (OSError, EOFError, zlib.error):
+        return stream  # a broken stream is reported where it is read
+    if b"\n" in head or head.count(b"\r") < 2:
+        return stream
+    return io.BufferedReader(_CrAsLf(stream), buffer_size=1 << 20)
 
 
 def open_source(path: str, stats: ReadStats | None = None) -> BinaryIO:
