@@ -265,6 +265,12 @@ _RULES = (
         "A module was compiled again after warm-up, and the log alone cannot tell why.",
         "Re-run with XLA_FLAGS=--xla_dump_to=DIR and pass --dumps DIR: the HLO of the "
         "compilations will be compared and the change named.",
+        {
+            "torch": "Re-run with TORCH_LOGS=recompiles_verbose (every failed guard of every "
+            "cache entry) and TORCH_TRACE=DIR, and pass the trace files too.",
+            "jax": "Re-run with JAX_EXPLAIN_CACHE_MISSES=1 (what changed in the arguments) and "
+            "XLA_FLAGS=--xla_dump_to=DIR, and pass --dumps DIR.",
+        },
     ),
     Rule(
         "constants-elided",

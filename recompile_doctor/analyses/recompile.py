@@ -57,7 +57,12 @@ def _log_reason(prev: Compilation, c: Compilation) -> str:
             f"same HLO hash {c.hash} compiled again (line {prev.line} → line {c.line}): "
             f"the graph did not change; {outcome}"
         )
-    if c.module.startswith("<"):
+    if c.framework != "poplar":
+        return (
+            f"compiled again (line {prev.line} → line {c.line}); the log does not say what "
+            "changed. " + _how_to_log(c.framework)
+        )
+    if c.function is None:
         return (
             f"a graph was constructed after warm-up (line {c.line}); the log does not name "
             "the module or its hash (set TF_POPLAR_VLOG_LEVEL=1 to print 'Begin XLA "
@@ -67,6 +72,14 @@ def _log_reason(prev: Compilation, c: Compilation) -> str:
         f"compiled again (line {prev.line} → line {c.line}); the log has no HLO hash "
         "(set TF_POPLAR_VLOG_LEVEL=1 to print 'Begin XLA compilation ... (Hash: 0x...)')"
     )
+
+
+def _how_to_log(framework: str) -> str:
+    """What makes ``framework`` say why it compiles (its log format's ``how_to_log``)."""
+    from recompile_doctor.parsers import LOG_FORMATS
+
+    said = [f.how_to_log for f in LOG_FORMATS if f.framework == framework]
+    return said[0] if said else ""
 
 
 def recompilations(
