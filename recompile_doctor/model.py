@@ -9,7 +9,7 @@ a report can be re-rendered without the logs.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -449,8 +449,44 @@ class Report:
         }
 
     def dumps(self) -> str:
-        """The saved form: deterministic, indented JSON."""
-        return json.dumps(self.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+        """The saved form: deterministic, indented JSON (exactly ``json.dumps(to_json(),
+        indent=2)``), built one list item at a time so that a report of many events never
+        holds all their dictionaries at once."""
+        return "".join(self.iter_json()) + "\n"
+
+    def iter_json(self) -> Iterator[str]:
+        """:meth:`dumps` in pieces, for writing a big report without building it whole."""
+        lists: dict[str, Sequence[InputInfo | Compilation | Event | Finding]] = {
+            "inputs": self.inputs,
+            "compilations": self.compilations,
+            "events": self.events,
+            "findings": self.findings,
+        }
+        head: JsonDict = {
+            "schema": SCHEMA_REPORT,
+            "tool_version": self.tool_version,
+            "inputs": None,
+            "parse": self.parse.to_json(),
+            "summary": self.summary.to_json(),
+            "compilations": None,
+            "events": None,
+            "findings": None,
+        }
+        yield "{"
+        for k, (key, value) in enumerate(head.items()):
+            yield ("\n  " if k == 0 else ",\n  ") + json.dumps(key) + ": "
+            items = lists.get(key)
+            if items is None:
+                yield _indent(json.dumps(value, indent=2, ensure_ascii=False), 2)
+            elif not items:
+                yield "[]"
+            else:
+                yield "["
+                for n, item in enumerate(items):
+                    text = json.dumps(item.to_json(), indent=2, ensure_ascii=False)
+                    yield ("\n    " if n == 0 else ",\n    ") + _indent(text, 4)
+                yield "\n  ]"
+        yield "\n}"
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Report:
@@ -465,6 +501,11 @@ class Report:
             findings=tuple(Finding.from_json(f) for f in d.get("findings", ())),
             tool_version=str(d.get("tool_version", "")),
         )
+
+
+def _indent(text: str, n: int) -> str:
+    """``text`` (indented JSON) with every line after the first moved right by ``n``."""
+    return text.replace("\n", "\n" + " " * n)
 
 
 def _opt_float(v: Any) -> float | None:

@@ -61,3 +61,19 @@ def test_hostile_strings_do_not_break_markdown(tmp_path: Path) -> None:
     )
     md = render(analyze([str(log)]), "markdown")
     assert isinstance(md, str) and "\\|" in md  # table cells escape the pipe
+
+
+def test_saved_json_is_built_piecewise_but_equals_one_dump() -> None:
+    """GIVEN real reports WHEN saved THEN the piecewise writer gives exactly json.dumps of the
+    whole document (so memory need not hold every event's dictionary at once)."""
+    import json
+    from pathlib import Path
+
+    from recompile_doctor import analyze
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    for log in ("simulated/kitchen-sink/run.log", "jax/batch_size/run.log", "torch/ranks/run.log"):
+        r = analyze(str(root / log))
+        whole = json.dumps(r.to_json(), indent=2, ensure_ascii=False) + "\n"
+        assert r.dumps() == whole
+        assert "".join(r.iter_json()) + "\n" == whole

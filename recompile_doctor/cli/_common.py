@@ -10,7 +10,7 @@ import logging
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
@@ -190,7 +190,7 @@ def _input_clash(output: str, inputs: Sequence[str]) -> str | None:
 
 
 def write_output(
-    data: str | bytes,
+    data: str | bytes | Iterable[str],
     output: str | None,
     *,
     force: bool = False,
@@ -206,15 +206,22 @@ def write_output(
                 )
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
-        else:
+        elif isinstance(data, str):
             click.echo(data, nl=False)
+        else:
+            for piece in data:
+                click.echo(piece, nl=False)
         return
     p = check_output_path(output, force, inputs)
     try:
         if isinstance(data, bytes):
             p.write_bytes(data)
-        else:
+        elif isinstance(data, str):
             p.write_text(data, encoding="utf-8")
+        else:
+            with p.open("w", encoding="utf-8") as f:
+                for piece in data:
+                    f.write(piece)
     except OSError as e:
         raise RecompileDoctorError(f"cannot write: {e.strerror or e}", path=output) from e
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import click
@@ -133,11 +135,14 @@ def command(
             from recompile_doctor.reports.text import render as render_text
 
             to_tty = output is None or output == "-"
-            text: str | bytes = render_text(
+            text: str | bytes | Iterable[str] = render_text(
                 report,
                 color=to_tty and use_color(no_color, sys.stdout),
                 verbose=_verbose(),
             )
+        elif out_fmt == "json":
+            # piece by piece: a big report is never held whole as one string
+            text = chain(report.iter_json(), ("\n",))
         else:
             text = render(report, out_fmt)
         write_output(text, output, force=force, inputs=(*logs, *dumps))
