@@ -9,7 +9,8 @@ is a type error, and :func:`rule` raises on an id it does not know.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
@@ -467,3 +468,41 @@ def markdown_table() -> str:
         c = "—" if r.consideration is None else str(r.consideration)
         lines.append(f"| `{r.id}` | {r.severity} | {c} | {r.title} |")
     return "\n".join(lines) + "\n"
+
+
+_TYPE_RE = re.compile(r"^(?P<dt>[a-z][a-z0-9_]*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
+
+
+def type_change_rule(old: str, new: str) -> RuleId:
+    """The cause of one argument's type change, in HLO notation (``f32[32,16]`` ->
+    ``f32[8,16]``: ``batch-size-changed``; ``f32[4]`` -> ``bf16[4]``: ``dtype-changed``;
+    ``f32[]{weak_type=True}`` -> ``f32[]``: ``weak-type-changed``; other dimensions:
+    ``shape-changed``; anything unreadable: ``retracing``).  Every framework's parser maps
+    argument changes through this one function."""
+    mo, mn = _TYPE_RE.match(old.strip()), _TYPE_RE.match(new.strip())
+    if mo is None or mn is None:
+        return "retracing"
+    found: list[RuleId] = []
+    if mo["dt"] != mn["dt"]:
+        found.append("dtype-changed")
+    if mo["dims"] != mn["dims"]:
+        do = [d.strip() for d in mo["dims"].split(",")] if mo["dims"].strip() else []
+        dn = [d.strip() for d in mn["dims"].split(",")] if mn["dims"].strip() else []
+        leading = len(do) == len(dn) and len(do) > 0 and do[1:] == dn[1:]
+        found.append("batch-size-changed" if leading else "shape-changed")
+    if not found and ("weak_type=True" in mo["rest"]) != ("weak_type=True" in mn["rest"]):
+        found.append("weak-type-changed")
+    if not found:
+        return "retracing"  # a sharding or layout change
+    return min(found, key=cause_rank)
+
+
+def types_change_rule(changes: Sequence[tuple[str, str]]) -> RuleId:
+    """The cause of several arguments' type changes at once: the batch size only when every
+    changed argument changed only its leading dimension, else the most important cause."""
+    rules = [type_change_rule(o, n) for o, n in changes]
+    if not rules:
+        return "retracing"
+    if "shape-changed" in rules and "batch-size-changed" in rules:
+        rules = [r for r in rules if r != "batch-size-changed"]
+    return min(rules, key=cause_rank)

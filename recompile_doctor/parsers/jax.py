@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from recompile_doctor import rules
 from recompile_doctor.events import (
     CacheLookup,
     CacheOutcomeKind,
@@ -105,7 +106,6 @@ _PRIMITIVE_NAMES = (
 _PRIMITIVES = frozenset(_PRIMITIVE_NAMES.split())
 
 _WEAK_HINT_RE = re.compile(r"https?://\S*$")
-_SHAPE_RE = re.compile(r"^(?P<dt>[a-z][a-z0-9_]*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
 _WRAPPED_RE = re.compile(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
 _MODULE_CHARS_RE = re.compile(r"[^\w.\-]")
 
@@ -219,25 +219,8 @@ def strip_weak_hint(value: str) -> str:
 
 
 def type_change_rule(old: str, new: str) -> str:
-    """The rule of one argument's type change (``f32[32,16]`` -> ``f32[8,16]``)."""
-    mo, mn = _SHAPE_RE.match(old), _SHAPE_RE.match(new)
-    if mo is None or mn is None:
-        return "retracing"
-    rules = []
-    if mo["dt"] != mn["dt"]:
-        rules.append("dtype-changed")
-    if mo["dims"] != mn["dims"]:
-        do, dn = mo["dims"].split(","), mn["dims"].split(",")
-        if len(do) == len(dn) and do[1:] == dn[1:]:
-            rules.append("batch-size-changed")
-        else:
-            rules.append("shape-changed")
-    weak_o, weak_n = "weak_type=True" in mo["rest"], "weak_type=True" in mn["rest"]
-    if weak_o != weak_n and not rules:
-        rules.append("weak-type-changed")
-    if not rules:
-        return "retracing"  # a sharding or layout change
-    return min(rules, key=cause_rank)
+    """The rule of one argument's type change: :func:`recompile_doctor.rules.type_change_rule`."""
+    return rules.type_change_rule(old, new)
 
 
 def _argument(path: str) -> str:

@@ -48,6 +48,7 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._names import function_name
+from recompile_doctor.rules import types_change_rule
 
 FRAMEWORK = "tensorflow"
 
@@ -238,24 +239,10 @@ def _signature_args(args: str) -> list[str]:
     return [hlo_type(m.group("type"), m.group("shape")) for m in _SIG_ARG_RE.finditer(args)]
 
 
-def _dims(hlo: str) -> tuple[str, list[str]]:
-    t, _, rest = hlo.partition("[")
-    inner = rest.rstrip("]")
-    return t, inner.split(",") if inner else []
-
-
 def classify(changes: Sequence[tuple[str, str]]) -> str:
-    """The rule of a set of argument changes (old, new in HLO notation)."""
-    if not changes:
-        return "retracing"
-    if any(_dims(o)[0] != _dims(n)[0] for o, n in changes):
-        return "dtype-changed"
-    leading_only = True
-    for o, n in changes:
-        od, nd = _dims(o)[1], _dims(n)[1]
-        if len(od) != len(nd) or not od or od[1:] != nd[1:]:
-            leading_only = False
-    return "batch-size-changed" if leading_only else "shape-changed"
+    """The rule of a set of argument changes (old, new in HLO notation):
+    :func:`recompile_doctor.rules.types_change_rule`."""
+    return types_change_rule(changes)
 
 
 def _us(text: str) -> float | None:
