@@ -45,6 +45,8 @@ from recompile_doctor.parsers.torch_trace import TORCH_TRACE
 
 #: lines of an input that detection looks at
 SNIFF_LINES = 400
+#: lines detection reads at most when the first SNIFF_LINES show no known format
+SNIFF_MAX_LINES = 20_000
 UNKNOWN_FORMAT = "unknown"
 
 _POPLAR_ANCHORS = (
@@ -222,7 +224,7 @@ class _FastPart:
     def head(self, forced: LogFormat | None) -> Iterator[tuple[int, str]]:
         if forced is not None:
             return iter(())
-        head, self._pos, self._loaded = read_head(self.blocks, SNIFF_LINES)
+        head, self._pos, self._loaded = read_head(self.blocks, SNIFF_MAX_LINES)
         self._head = len(head)
         return iter(head)
 
@@ -267,11 +269,16 @@ def _drive(
     head: list[tuple[int, str]] = []
     fmt = forced
     if fmt is None:
-        for item in lines:
-            head.append(item)
-            if len(head) >= SNIFF_LINES:
+        # the first lines usually tell; a log with a long preamble (installation output, a
+        # config dump) gets up to SNIFF_MAX_LINES before it is taken as of no known format
+        for limit in (SNIFF_LINES, SNIFF_MAX_LINES):
+            for item in lines:
+                head.append(item)
+                if len(head) >= limit:
+                    break
+            fmt = detect_format([raw for _, raw in head])
+            if fmt is not None or len(head) < limit:
                 break
-        fmt = detect_format([raw for _, raw in head])
     c.format = fmt.name if fmt is not None else UNKNOWN_FORMAT
     if fmt is None:
         # nothing in the first lines: count the rest, but a later compile line still counts
