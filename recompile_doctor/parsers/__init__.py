@@ -33,6 +33,7 @@ from recompile_doctor.parsers._scan import (
     FastLines,
     make_matcher,
     read_head,
+    read_more,
     regex_literals,
 )
 from recompile_doctor.parsers.jax import JAX
@@ -220,13 +221,30 @@ class _FastPart:
         self._head = 0
         self._pos = 0
         self._loaded = False
+        self._detected = False
 
     def head(self, forced: LogFormat | None) -> Iterator[tuple[int, str]]:
         if forced is not None:
             return iter(())
-        head, self._pos, self._loaded = read_head(self.blocks, SNIFF_MAX_LINES)
+        return self._head_lines()
+
+    def _head_lines(self) -> Iterator[tuple[int, str]]:
+        """The first SNIFF_LINES lines; up to SNIFF_MAX_LINES only while detection asks
+        for more (:meth:`detected` ends the head)."""
+        head, self._pos, self._loaded = read_head(self.blocks, SNIFF_LINES)
         self._head = len(head)
-        return iter(head)
+        yield from head
+        if self._detected or len(head) < SNIFF_LINES:
+            return
+        more, self._pos, self._loaded = read_more(
+            self.blocks, self._pos, self._loaded, len(head) + 1, SNIFF_MAX_LINES - len(head)
+        )
+        self._head += len(more)
+        yield from more
+
+    def detected(self) -> None:
+        """Detection is done: the head ends with the lines read so far."""
+        self._detected = True
 
     def rest(
         self, fmt: LogFormat, decoder: Decoder, is_anchor: Callable[[str], bool], c: ParseCounter
@@ -279,6 +297,8 @@ def _drive(
             fmt = detect_format([raw for _, raw in head])
             if fmt is not None or len(head) < limit:
                 break
+        if fastpart is not None:
+            fastpart.detected()
     c.format = fmt.name if fmt is not None else UNKNOWN_FORMAT
     if fmt is None:
         # nothing in the first lines: count the rest, but a later compile line still counts

@@ -359,6 +359,28 @@ def read_head(blocks: Blocks, n: int) -> tuple[list[tuple[int, str]], int, bool]
     return head, 0, False
 
 
+def read_more(
+    blocks: Blocks, pos: int, loaded: bool, first: int, n: int
+) -> tuple[list[tuple[int, str]], int, bool]:
+    """Like :func:`read_head`, continuing at ``pos`` of the loaded block: up to ``n`` more
+    lines, numbered from ``first``."""
+    more: list[tuple[int, str]] = []
+    if not loaded:
+        return more, 0, False
+    while True:
+        data, end = blocks.data, blocks.end
+        while pos < end:
+            nl = data.find(NL, pos, end)
+            e = end if nl < 0 else nl
+            more.append((first + len(more), line_text(data, pos, e)))
+            pos = e + 1
+            if len(more) >= n:
+                return more, pos, True
+        if not blocks.next(blocks.end):
+            return more, 0, False
+        pos = 0
+
+
 _LITERAL = re.compile(r"(?:\\.|[^\\.^$*+?{}\[\]()|])*", re.DOTALL)
 
 
