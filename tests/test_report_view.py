@@ -329,3 +329,17 @@ def test_analyze_v_details_info_findings(capsys: pytest.CaptureFixture[str]) -> 
     # THEN only -v shows why the cache was cold
     assert "missed the executable cache" not in plain
     assert "missed the executable cache" in verbose
+
+
+def test_graphcore_considerations_only_label_poplar_runs() -> None:
+    """GIVEN a JAX run and a Poplar run WHEN rendered THEN only the Poplar run's findings name
+    the Graphcore note's Considerations."""
+    from pathlib import Path
+
+    from recompile_doctor import analyze, render
+
+    root = Path(__file__).resolve().parent.parent / "fixtures"
+    jax = render(analyze(str(root / "jax" / "batch_size" / "run.log")), "text")
+    poplar = render(analyze(str(root / "simulated" / "partial-batch" / "run.log")), "text")
+    assert "Consideration" not in jax
+    assert "Consideration" in poplar

@@ -191,12 +191,13 @@ def display_names(modules: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(function_key(m) for m in modules))
 
 
-def finding_view(f: Finding) -> FindingView:
+def finding_view(f: Finding, graphcore: bool = True) -> FindingView:
     return FindingView(
         finding=f,
         rule=f.rule,
         severity=f.severity,
-        consideration=f.consideration,
+        # the Considerations are those of Graphcore's note: shown for Poplar inputs only
+        consideration=f.consideration if graphcore else None,
         title=f.title,
         why=f.detail,
         advice=f.advice,
@@ -464,7 +465,11 @@ def how_to_log_hint(report: Report) -> str | None:
 
 def report_view(report: Report) -> ReportView:
     """The view of ``report`` (computed once; every renderer reads it)."""
-    findings = tuple(finding_view(f) for f in sort_findings(report.findings))
+    from recompile_doctor.parsers import LOG_FORMATS
+
+    others = {f.name for f in LOG_FORMATS if f.framework != "poplar"}
+    graphcore = not report.inputs or any(i.format not in others for i in report.inputs)
+    findings = tuple(finding_view(f, graphcore) for f in sort_findings(report.findings))
     stores = tuple(
         (store, tuple((k, int(n)) for k, n in sorted(outcomes.items())))
         for store, outcomes in sorted(report.summary.cache_by_store.items())
