@@ -106,6 +106,15 @@ def _epoch(ts: str) -> float | None:
     return midnight + _time_of_day(ts[11:])
 
 
+def glog_stamp(month_day: str, time: str) -> float | None:
+    """Seconds of a glog stamp (``1122`` + ``19:11:45.043000``), on a fixed year (glog prints
+    none): differences between stamps of one log are right; None for an impossible date."""
+    try:
+        return datetime.strptime(f"2000{month_day} {time}", "%Y%m%d %H:%M:%S.%f").timestamp()
+    except ValueError:
+        return None
+
+
 def split_pylog(line: str) -> PyLog:
     """The prefix of ``line`` (Python logging, JAX's handler, absl/glog, TF C++) and the
     message after it; a line without a known prefix is all message."""

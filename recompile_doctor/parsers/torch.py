@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 
 from recompile_doctor.events import (
     CompileKey,
@@ -25,6 +24,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
     comment_frame,
@@ -61,13 +61,6 @@ _BREAK_REASON_RE = re.compile(r"^Graph Break Reason: (?P<reason>.*)$")
 
 def _basename(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1]
-
-
-def _stamp(md: str, ts: str) -> float | None:
-    try:
-        return datetime.strptime(f"2000{md} {ts}", "%Y%m%d %H:%M:%S.%f").timestamp()
-    except ValueError:
-        return None
 
 
 @dataclass(slots=True)
@@ -122,7 +115,7 @@ class TorchLogDecoder:
         if self._t0 is None and raw[:1] in "VIWEFC[":
             m = LINE_RE.match(raw.rstrip("\r\n"))
             if m is not None:
-                self._t0 = _stamp(m["md"], m["ts"])
+                self._t0 = glog_stamp(m["md"], m["ts"])
 
     def finish(self) -> Iterator[TypedEvent]:
         out: list[TypedEvent] = []
@@ -145,7 +138,7 @@ class TorchLogDecoder:
             if any(a in text for a in ANCHORS) and ' {"' not in text:
                 return Decoded("malformed", tuple(events), "torch log line without a glog prefix")
             return Decoded("unrecognized", tuple(events))
-        ts = _stamp(m["md"], m["ts"])
+        ts = glog_stamp(m["md"], m["ts"])
         if ts is not None and self._t0 is None:
             self._t0 = ts
         t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None

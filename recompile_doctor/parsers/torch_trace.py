@@ -13,7 +13,6 @@ import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
 from typing import Any
 
 from recompile_doctor.events import (
@@ -28,6 +27,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
     explain,
@@ -54,13 +54,6 @@ _CACHE_ARTIFACTS = {
     "aotautograd_cache_miss": ("aot-autograd", "miss"),
     "aotautograd_cache_bypass": ("aot-autograd", "disabled"),
 }
-
-
-def _stamp(md: str, ts: str) -> float | None:
-    try:
-        return datetime.strptime(f"2000{md} {ts}", "%Y%m%d %H:%M:%S.%f").timestamp()
-    except ValueError:
-        return None
 
 
 @dataclass(slots=True)
@@ -123,7 +116,7 @@ class TorchTraceDecoder:
             return Decoded("malformed", tuple(out), "trace envelope is not valid JSON")
         if not isinstance(obj, dict):
             return Decoded("malformed", tuple(out), "trace envelope is not a JSON object")
-        ts = _stamp(m["md"], m["ts"])
+        ts = glog_stamp(m["md"], m["ts"])
         if ts is not None and self._t0 is None:
             self._t0 = ts
         t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None

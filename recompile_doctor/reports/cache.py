@@ -9,20 +9,12 @@ import click
 
 from recompile_doctor.cache import CacheEntry, CacheIndex
 from recompile_doctor.cache_prune import PrunePlan, Selected
+from recompile_doctor.reports.durations import fmt_bytes
 from recompile_doctor.reports.messages import clip
 
 Style = Callable[..., str]
 
 VLOG_HINT = "run with TF_CPP_VMODULE=poplar_compiler=1 to log cache loads and misses"
-
-
-def fmt_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if size < 1024 or unit == "TiB":
-            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    raise AssertionError("unreachable")
 
 
 def fmt_age(seconds: float) -> str:

@@ -26,8 +26,10 @@ def fmt_wasted(v: float) -> str:
 
 
 def fmt_bytes(n: int) -> str:
-    if n < 1024:
-        return f"{n} B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f} KiB"
-    return f"{n / 1024 / 1024:.1f} MiB"
+    """``512 B``, ``1.5 KiB``, ``2.0 GiB``: the one byte-size format of every report."""
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024:
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TiB"
