@@ -15,7 +15,6 @@ Lines of one request for an executable (announce, look-up, save) count as one us
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -50,20 +49,11 @@ class LogUsage:
     logs_with_cache_lines: list[str] = field(default_factory=list)
 
 
-_HASH_RE = re.compile(r"([0-9a-fA-F]{1,16})\.(?:poplar_exec|xla_engine)")
-
-
 def _file_hash(lk: CacheLookup) -> str | None:
-    """The cache file's hash: from the entry's file name, or (``Module M has not been
-    compiled yet (Hash: 0x<hex>)``) the hash the line gives."""
-    if lk.entry:
-        m = _HASH_RE.search(lk.entry)
-        if m:
-            return m.group(1).lower()
-    if lk.record is not None:
-        h = lk.record.detail.get("file_hash")
-        return str(h).lower() if h else None
-    return None
+    """The cache file's hash, as the Poplar parser read it from the line (the file name
+    ``<hex>.poplar_exec``, or the hash of ``Module M has not been compiled yet``)."""
+    h = lk.record.detail.get("file_hash") if lk.record is not None else None
+    return str(h).lower() if h else None
 
 
 def fold_timeline(tl: Timeline, usage: LogUsage, log: str) -> None:

@@ -321,7 +321,7 @@ def _describe(items: list[tuple[Compilation, Compilation, str]]) -> str:
     """Per function: the note of its recompilation, or the first and last of several."""
     by_fn: dict[str, list[tuple[Compilation, str]]] = defaultdict(list)
     for _, c, note in items:
-        fn = c.function_name if c.function else function_key(c.module)
+        fn = c.function or function_key(c.module)
         if not by_fn[fn] or by_fn[fn][-1][0] is not c:
             by_fn[fn].append((c, note))
     parts = []

@@ -50,7 +50,6 @@ class _Pending:
     cache_visible: bool = False  # the log would show a cache lookup for this compilation
     key: CompileKey | None = None
     rank: str | None = None
-    arguments: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,7 +240,6 @@ class TimelineBuilder:
                 return
         c = self._open_compilation(ev, ev.key, synthetic=ev.synthetic, proc=proc)
         c.cache_visible = ev.cache_visible
-        c.arguments = ev.arguments
         if ev.duration_s is not None:
             c.elapsed = ev.duration_s
             if ev.span.t is not None:
@@ -445,7 +443,6 @@ class TimelineBuilder:
             lookups=tuple(self._lookups),
             notes=tuple(self._notes),
             reasons=tuple(self._reasons),
-            arguments={p.id: p.arguments for p in self._pending if p.arguments is not None},
             switches=tuple(self._switches),
         )
 

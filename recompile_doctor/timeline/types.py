@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
@@ -59,8 +58,6 @@ class Timeline:
     notes: tuple[FrameworkNote, ...] = ()
     #: every reason a framework gave, with the id of the compilation it explains
     reasons: tuple[tuple[RecompileReason, int | None], ...] = ()
-    #: compilation id -> its argument shapes and types, as the log prints them
-    arguments: Mapping[int, str] = field(default_factory=dict)
     #: every change of the executing module on a device (from the ``Execute`` lines)
     switches: tuple[Switch, ...] = ()
 
