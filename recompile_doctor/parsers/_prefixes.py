@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -52,9 +52,11 @@ _LEVELS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Prefix:
-    """What a prefix says: when (seconds), which clock, which logger, which level."""
+class Prefix(NamedTuple):
+    """What a prefix says: when (seconds), which clock, which logger, which level.
+
+    (A named tuple rather than a dataclass: one is built per decoded line, and a tuple is
+    built several times faster.)"""
 
     seconds: float | None  # seconds since the epoch (absolute) or since midnight (time-only)
     clock: str  # "local" (TF), "utc" (Poplar new / PopART), "time-only", or "none"
@@ -104,25 +106,42 @@ def safe_float(text: str | None, limit: float = MAX_FIELD_NUMBER) -> float | Non
     return x if math.isfinite(x) and abs(x) <= limit else None
 
 
-_MIDNIGHTS: dict[str, float] = {}
+#: ``YYYY-MM-DD?HH:MM`` -> (epoch seconds of that midnight, seconds of the minute into the
+#: day), or None for a date or time that does not exist
+_MINUTES: dict[str, tuple[float, int] | None] = {}
 
 
 def _epoch(ts: str) -> float | None:
     """``YYYY-MM-DD?HH:MM:SS.ffffff`` -> seconds since the epoch (the stamp read as UTC), or
     ``None`` for a date or time that does not exist (``2023-13-26``, ``04-31``, ``25:00``)."""
-    date = ts[:10]
-    midnight = _MIDNIGHTS.get(date)
-    if midnight is None:
-        try:
-            day = datetime(int(date[:4]), int(date[5:7]), int(date[8:10]), tzinfo=UTC)
-        except ValueError:
-            return None
-        midnight = day.timestamp()
-        if len(_MIDNIGHTS) > 4096:
-            _MIDNIGHTS.clear()
-        _MIDNIGHTS[date] = midnight
-    tod = _time_of_day(ts[11:])
-    return None if tod is None else midnight + tod
+    # the date and the minute are read once per minute of the log; the sum is formed as
+    # ``midnight + (minute + seconds)``, as a full reading forms it
+    key = ts[:16]
+    try:
+        base = _MINUTES[key]
+    except KeyError:
+        base = _minute(key)
+        if len(_MINUTES) > 4096:
+            _MINUTES.clear()
+        _MINUTES[key] = base
+    if base is None:
+        return None
+    s = float(ts[17:])
+    if s >= 61.0:
+        return None
+    return base[0] + (base[1] + s)
+
+
+def _minute(key: str) -> tuple[float, int] | None:
+    date = key[:10]
+    try:
+        day = datetime(int(date[:4]), int(date[5:7]), int(date[8:10]), tzinfo=UTC)
+    except ValueError:
+        return None
+    h, m = int(key[11:13]), int(key[14:16])
+    if h > 23 or m > 59:
+        return None
+    return day.timestamp(), h * 3600 + m * 60
 
 
 def _time_of_day(ts: str) -> float | None:
@@ -148,6 +167,24 @@ def strip_ansi(text: str) -> str:
     return ANSI_RE.sub("", text) if "\x1b" in text else text
 
 
+def clock_of(segment: str) -> str | None:
+    """The clock of the prefix at the start of ``segment`` ("local", "utc", "time-only"), or
+    None when it has none there (it may still have one further on)."""
+    m = _PREFIX_RE.match(segment)
+    if m is None:
+        return None
+    return _BRANCH_CLOCKS[m.lastgroup or ""]
+
+
+_BRANCH_CLOCKS = {
+    "tf_file": "local",
+    "iso_lvl": "utc",
+    "old_lvl": "time-only",
+    "pt_lvl": "time-only",
+    "glog_file": "time-only",
+}
+
+
 def split_prefix(segment: str) -> tuple[Prefix, str, str]:
     """Find a logger prefix in ``segment``; return it, the message after it, and the text
     glued in front of it (a progress bar, say).  Without a prefix, the whole segment is the
@@ -157,24 +194,34 @@ def split_prefix(segment: str) -> tuple[Prefix, str, str]:
         m = _PREFIX_RE.search(segment)
     if m is None:
         return NO_PREFIX, segment, ""
-    g = m.groupdict()
     msg = segment[m.end() :]
-    if g["tf_ts"]:
-        ts = g["tf_ts"]
-        p = _stamped(_epoch(ts), ts, "local", "tensorflow", _LEVELS[g["tf_lvl"]], g["tf_file"])
-    elif g["iso_ts"]:
-        ts = g["iso_ts"]
-        p = _stamped(_epoch(ts), ts, "utc", g["iso_logger"], _LEVELS[g["iso_lvl"]])
-    elif g["old_ts"]:
-        ts = g["old_ts"]
-        p = _stamped(_time_of_day(ts), ts, "time-only", g["old_logger"], _LEVELS[g["old_lvl"]])
-    elif g["pt_ts"]:
-        ts = g["pt_ts"]
-        p = _stamped(_time_of_day(ts), ts, "time-only", g["pt_logger"], g["pt_lvl"])
-    else:
-        ts = g["glog_ts"]
+    branch = m.lastgroup  # the last group of the branch that matched
+    group = m.group
+    if branch == "tf_file":
+        ts = group("tf_ts")
         p = _stamped(
-            _time_of_day(ts), ts, "time-only", "glog", _LEVELS[g["glog_lvl"]], g["glog_file"]
+            _epoch(ts), ts, "local", "tensorflow", _LEVELS[group("tf_lvl")], group("tf_file")
+        )
+    elif branch == "iso_lvl":
+        ts = group("iso_ts")
+        p = _stamped(_epoch(ts), ts, "utc", group("iso_logger"), _LEVELS[group("iso_lvl")])
+    elif branch == "old_lvl":
+        ts = group("old_ts")
+        p = _stamped(
+            _time_of_day(ts), ts, "time-only", group("old_logger"), _LEVELS[group("old_lvl")]
+        )
+    elif branch == "pt_lvl":
+        ts = group("pt_ts")
+        p = _stamped(_time_of_day(ts), ts, "time-only", group("pt_logger"), group("pt_lvl"))
+    else:
+        ts = group("glog_ts")
+        p = _stamped(
+            _time_of_day(ts),
+            ts,
+            "time-only",
+            "glog",
+            _LEVELS[group("glog_lvl")],
+            group("glog_file"),
         )
     return p, msg, segment[: m.start()]
 
@@ -242,6 +289,21 @@ class Clock:
             self._first = s
         self._last = s
         return s
+
+    def overrides(self, cur: Prefix, before: str | None) -> bool:
+        """Whether reading a stamp of clock ``before`` (None: of any clock, or none) just
+        before the absolute stamp ``cur`` leaves this clock exactly as reading ``cur`` alone
+        does: then that earlier stamp need not be read at all."""
+        if cur.seconds is None or cur.clock == "time-only" or self._base is None:
+            return False
+        if self._floating:
+            return False
+        if self._offset is not None:
+            return True
+        # the offset between the two absolute clocks is not known yet: a stamp of the other
+        # clock would set it (from the time before it), and ``cur`` on the other clock would
+        # set it from the time of the earlier stamp
+        return cur.clock == self._base and before in (self._base, "time-only")
 
     def relative(self, absolute: float | None) -> float | None:
         """Seconds since the first stamp of the source (``None`` before any stamp)."""

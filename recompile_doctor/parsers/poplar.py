@@ -399,8 +399,30 @@ def _claims(spec: _Spec, msg: str) -> bool:
     return True
 
 
+#: messages repeat (the same ``Execute`` or phase line thousands of times, only the time
+#: stamp differs): the match of each short message is remembered.  A Message is shared by
+#: every line that says the same; nothing may change its ``detail``.
+_MEMO: dict[str, Message | Malformed | None] = {}
+_MEMO_ENTRIES = 8192
+_MEMO_CHARS = 400
+
+
 def match_message(msg: str) -> Message | Malformed | None:
     """The :class:`Message` in ``msg``, a :class:`Malformed`, or ``None`` when not known."""
+    if len(msg) > _MEMO_CHARS:
+        return _match(msg)
+    try:
+        return _MEMO[msg]
+    except KeyError:
+        pass
+    res = _match(msg)
+    if len(_MEMO) >= _MEMO_ENTRIES:
+        _MEMO.clear()
+    _MEMO[msg] = res
+    return res
+
+
+def _match(msg: str) -> Message | Malformed | None:
     malformed: Malformed | None = None
     for spec in _SPECS:
         if spec.key in msg:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 
 from recompile_doctor.events import (
@@ -29,7 +28,14 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._names import function_name
-from recompile_doctor.parsers._prefixes import NO_PREFIX, Clock, split_prefix, strip_ansi
+from recompile_doctor.parsers._prefixes import (
+    NO_PREFIX,
+    Clock,
+    Prefix,
+    clock_of,
+    split_prefix,
+    strip_ansi,
+)
 from recompile_doctor.parsers.poplar import Malformed, Message, match_message
 
 FRAMEWORK = "poplar"
@@ -126,38 +132,55 @@ class PoplarDecoder:
         return iter(())
 
     def decode(self, lineno: int, raw: str) -> Decoded:
-        if self._last_stamped is not None:
-            self._clock.absolute(split_prefix(mpi_rank(strip_ansi(self._last_stamped))[0])[0])
-            self._last_stamped = None
+        clock = self._clock
         self._first_seen = True
         segments = raw.split("\r") if "\r" in raw else (raw,)
+        first: tuple[str, str | None, Prefix, str, str] | None = None
+        before = self._last_stamped
+        if before is not None:
+            self._last_stamped = None
+            # the clock sees the last stamped line before this one, unless this line's own
+            # stamp makes that reading make no difference (the common case, and a costly read)
+            if len(segments) == 1:
+                seg, tag = mpi_rank(strip_ansi(raw))
+                prefix, msg, head = split_prefix(seg)
+                first = (seg, tag, prefix, msg, head)
+                plain = "\x1b" not in before and not before.startswith("[")
+                if head or not clock.overrides(prefix, clock_of(before) if plain else None):
+                    clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
+            else:
+                clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
         out: list[TypedEvent] = []
         found = False
         bad: Malformed | None = None
         for seg in segments:
-            seg, tag = mpi_rank(strip_ansi(seg))
+            if first is not None:
+                seg, tag, prefix, msg, head = first
+                first = None
+            else:
+                seg, tag = mpi_rank(strip_ansi(seg))
+                prefix, msg, head = split_prefix(seg)
             # a line without an MPI tag belongs to the rank of the tagged line before it
             rank = self._last_rank = tag if tag is not None else self._last_rank
             if not seg:
                 continue
-            prefix, msg, head = split_prefix(seg)
-            if head.strip():
+            if head and not head.isspace():
                 # text glued in front of the prefix (a progress bar) is a message of its own,
                 # at the time of the line before
                 res = match_message(head)
                 if isinstance(res, Message):
                     found = True
-                    t = self._clock.relative(self._clock.absolute(NO_PREFIX))
-                    out.extend(self._events(res, Span(self.path, lineno, raw, t, rank)))
-            absolute = self._clock.absolute(prefix)
+                    t = clock.relative(clock.absolute(NO_PREFIX))
+                    out.extend(self._typed(res, Span(self.path, lineno, raw, t, rank)))
+            absolute = clock.absolute(prefix)
             if prefix.problem is not None:
                 bad = Malformed("prefix", prefix.problem)
             res = match_message(msg)
             if isinstance(res, Message):
                 found = True
-                t = self._clock.relative(absolute)
-                out.extend(self._events(res, Span(self.path, lineno, raw, t, rank)))
-            elif isinstance(res, Malformed):
+                t = clock.relative(absolute)
+                out.extend(self._typed(res, Span(self.path, lineno, raw, t, rank)))
+            elif res is not None:
                 bad = res
         if bad is not None and (not found or bad.kind == "prefix"):
             problem = (
@@ -176,14 +199,12 @@ class PoplarDecoder:
         detail: dict[str, Any] = msg.detail if sp.rank is None else {**msg.detail, "rank": sp.rank}
         return Event(msg.kind, sp.source, sp.line, sp.t, sp.text, msg.module, msg.hash, detail)
 
-    def _events(self, msg: Message, sp: Span) -> Iterator[TypedEvent]:
-        for ev in self._typed(msg, sp):
-            yield ev if msg.kind in KEEP_KINDS else replace(ev, keep=False)
-
     def _typed(self, msg: Message, sp: Span) -> Iterator[TypedEvent]:
+        """The events of one message; per-step kinds are not kept in the report's events."""
         rec = self._record(msg, sp)
         k = msg.kind
         d = msg.detail
+        keep = k in KEEP_KINDS
         if k == "compile-begin":
             yield CompileStarted(
                 sp,
@@ -191,11 +212,14 @@ class PoplarDecoder:
                 _key(msg.module or "?", msg.hash),
                 ordinal=d.get("ordinal"),
                 cache_visible=True,
+                keep=keep,
             )
         elif k == "compile-end":
-            yield CompileFinished(sp, rec, _key(msg.module or ""))
+            yield CompileFinished(sp, rec, _key(msg.module or ""), keep=keep)
         elif k == "cache-hit":
-            yield CacheLookup(sp, rec, "executable", "hit", _key(msg.module or "?"), d.get("path"))
+            yield CacheLookup(
+                sp, rec, "executable", "hit", _key(msg.module or "?"), d.get("path"), keep=keep
+            )
         elif k == "cache-miss":
             fh = d.get("file_hash") or "?"
             yield CacheLookup(
@@ -205,18 +229,21 @@ class PoplarDecoder:
                 "miss",
                 _key(f"<executable {fh}>", named=False),
                 d.get("path"),
+                keep=keep,
             )
         elif k == "cache-new-entry":
             # "Module M has not been compiled yet (Hash: 0x...)": announced before its Begin
-            yield CacheLookup(sp, rec, "executable", "write", _key(msg.module), None)
+            yield CacheLookup(sp, rec, "executable", "write", _key(msg.module), None, keep=keep)
         elif k == "precompile-saved":
-            yield CacheLookup(sp, rec, "executable", "write", None, d.get("path"))
+            yield CacheLookup(sp, rec, "executable", "write", None, d.get("path"), keep=keep)
         elif k in ("cache-lock", "cache-deserialize"):
-            yield CacheLookup(sp, rec, "executable", "active", None, d.get("path"))
+            yield CacheLookup(sp, rec, "executable", "active", None, d.get("path"), keep=keep)
         elif k == "progress-start":
-            yield CompileStarted(sp, rec, _key(msg.module or "?"), synthetic=True, joins_named=True)
+            yield CompileStarted(
+                sp, rec, _key(msg.module or "?"), synthetic=True, joins_named=True, keep=keep
+            )
         elif k == "progress-end":
-            yield CompileFinished(sp, rec, None, d.get("elapsed_s"))
+            yield CompileFinished(sp, rec, None, d.get("elapsed_s"), keep=keep)
         elif k == "graph-compiled":
             # PopTorch's "Graph compilation: 100%|...| [06:26<00:00]": one whole compilation
             yield CompileStarted(
@@ -225,18 +252,24 @@ class PoplarDecoder:
                 _key("<poptorch graph>", named=False),
                 synthetic=True,
                 duration_s=d.get("elapsed_s"),
+                keep=keep,
             )
         elif k == "phase-start":
             name = d.get("name")
             if name == LOAD_PHASE:
                 self._load_start[sp.rank] = sp.t
-                yield FrameworkNote(sp, rec, "load-start")
+                yield FrameworkNote(sp, rec, "load-start", keep=keep)
             elif name == GRAPH_PHASE:
                 yield CompileStarted(
-                    sp, rec, _key("<poplar graph>", named=False), synthetic=True, phase="graph"
+                    sp,
+                    rec,
+                    _key("<poplar graph>", named=False),
+                    synthetic=True,
+                    phase="graph",
+                    keep=keep,
                 )
             else:
-                yield CompileActivity(sp, rec)
+                yield CompileActivity(sp, rec, keep=keep)
         elif k == "phase-end":
             if d.get("name") == LOAD_PHASE:
                 ms = d.get("duration_ms")
@@ -244,20 +277,20 @@ class PoplarDecoder:
                 dur = ms / 1000.0 if ms is not None else None
                 if dur is None and start is not None and sp.t is not None:
                     dur = sp.t - start
-                yield ExecutableLoaded(sp, rec, dur)
+                yield ExecutableLoaded(sp, rec, dur, keep=keep)
             else:
-                yield CompileActivity(sp, rec)
+                yield CompileActivity(sp, rec, keep=keep)
         elif k == "compile-step":
-            yield CompileActivity(sp, rec)
+            yield CompileActivity(sp, rec, keep=keep)
         elif k == "custom-op-unhashable":
-            yield CompileActivity(sp, rec, uncacheable=True)
+            yield CompileActivity(sp, rec, uncacheable=True, keep=keep)
             yield FrameworkNote(sp, None, k, keep=False)
         elif k == "execute":
-            yield Executed(sp, rec, msg.module or "?")
+            yield Executed(sp, rec, msg.module or "?", keep=keep)
         elif k == "poplar-version":
-            yield ProcessStarted(sp, rec, FRAMEWORK, d.get("version"))
+            yield ProcessStarted(sp, rec, FRAMEWORK, d.get("version"), keep=keep)
         elif k == "poplar-flags":
             flags = str(d.get("flags") or "")
-            yield ProcessConfig(sp, rec, flags, "executable_cache_path" in flags)
+            yield ProcessConfig(sp, rec, flags, "executable_cache_path" in flags, keep=keep)
         else:
-            yield FrameworkNote(sp, rec, k, None, dict(d))
+            yield FrameworkNote(sp, rec, k, None, dict(d), keep=keep)

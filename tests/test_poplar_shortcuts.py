@@ -1,0 +1,126 @@
+"""The Poplar decoder's shortcuts give the events of a full reading.
+
+Two shortcuts keep the decoder cheap on big logs: the time stamp of the last skipped line is
+not read when the decoded line's own stamp makes it irrelevant (``Clock.overrides``), and
+the match of a message is remembered (``poplar.match_message``).
+
+GIVEN logs that mix every prefix the Poplar stack writes (TensorFlow local time, Poplar UTC,
+time-only Poplar/poprun/PopTorch/glog stamps, invalid stamps, ANSI colours, MPI rank tags,
+progress bars glued in front, CR-separated segments, lines without a stamp) in any order,
+WHEN they are decoded with the shortcuts and with every shortcut off,
+THEN the events (times included) and the counters are the same.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recompile_doctor.parsers import ParseCounter, parse_log, poplar
+from recompile_doctor.parsers._prefixes import Clock
+
+MESSAGES = (
+    "Execute a_inference_train_step_806__XlaMustCompile_true",
+    "Starting phase: Loading executable",
+    "Ending phase: Loading executable (duration 560 ms; diff RSS: 0.586426 MB)",
+    "[CACHE] Begin XLA compilation: cluster_1 (Hash: 0x1F2E3D4C5B6A7988)",
+    "stream copy of 4096 bytes",  # no anchor: a skipped line
+    "Execute a_inference_test_step_37__XlaMustCompile_true",
+)
+
+
+def _prefix(kind: int, sec: int) -> str:
+    h, m, s = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
+    day = 26 + sec // 86400
+    if kind == 0:
+        return f"2023-04-{day:02d} {h:02d}:{m:02d}:{s:02d}.517107: I tensorflow/x.cc:1109] "
+    if kind == 1:
+        return f"2023-04-{day:02d}T{h:02d}:{m:02d}:{s:02d}.103248Z PO:ENGINE   3556.3556 I: "
+    if kind == 2:
+        return f"{h:02d}:{m:02d}:{s:02d}.878 15288 PO:ENGINE   [I] "
+    if kind == 3:
+        return f"[{h:02d}:{m:02d}:{s:02d}.611] [poptorch:cpp] [info] "
+    if kind == 4:
+        return f"I0426 {h:02d}:{m:02d}:{s:02d}.535000 3904 x.py:4760] "
+    if kind == 5:
+        return "2023-13-26T25:00:00.000000Z PO:ENGINE   3556.3556 I: "  # invalid stamp
+    return ""  # no stamp: inherits the time before
+
+
+line = st.tuples(
+    st.integers(0, 6),  # prefix kind
+    st.integers(0, 2 * 86400),  # seconds (may cross midnight)
+    st.integers(0, len(MESSAGES) - 1),
+    st.sampled_from(["", "\x1b[32m", "[1,0]<stdout>:", "Progress 3/9 ", "x\r"]),
+)
+
+
+def _decode(path: Path, shortcuts: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    with monkeypatch.context() as mp:
+        if not shortcuts:
+            mp.setattr(Clock, "overrides", lambda self, cur, before: False)
+            mp.setattr(poplar, "_MEMO_CHARS", -1)
+        poplar._MEMO.clear()
+        c = ParseCounter(str(path))
+        events = [repr(e) for e in parse_log(str(path), c, log_format="poplar")]
+    return events, (c.recognized, c.unrecognized, c.malformed)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(line, min_size=1, max_size=40))
+def test_shortcuts_give_the_full_reading(
+    lines: list[tuple[int, int, int, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "".join(
+        f"{glue}{_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines
+    )
+    path = tmp_path / "run.log"
+    path.write_text(text, encoding="utf-8")
+    assert _decode(path, True, monkeypatch) == _decode(path, False, monkeypatch)
+
+
+def test_the_comparison_is_not_vacuous(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a mixed-clock log whose clock offset is estimated from a skipped line
+    path = tmp_path / "run.log"
+    path.write_text(
+        _prefix(0, 100) + MESSAGES[0] + "\n"
+        + _prefix(1, 3700) + MESSAGES[4] + "\n"
+        + _prefix(1, 3705) + MESSAGES[1] + "\n"
+        + _prefix(1, 3706) + MESSAGES[4] + "\n"
+        + _prefix(0, 107) + MESSAGES[0] + "\n",
+        encoding="utf-8",
+    )  # fmt: skip
+    events = list(parse_log(str(path), log_format="poplar"))
+    # THEN the UTC line is placed by the offset estimated from the local line before it
+    # (an hour apart: the offset is -3600 s) and the last line by its own local stamp
+    assert [(e.span.line, e.span.t) for e in events] == [(1, 0.0), (3, 4.586141), (5, 7.0)]
+
+
+def test_the_shortcut_is_taken_on_a_steady_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a log where every decoded line has its own stamp on a known clock, with skipped
+    # stamped lines between them
+    path = tmp_path / "run.log"
+    path.write_text(
+        "".join(f"{_prefix(1, 60 + i)}{MESSAGES[i % len(MESSAGES)]}\n" for i in range(60)),
+        encoding="utf-8",
+    )
+    read = []
+    real = Clock.absolute
+
+    def counting(self: Clock, prefix: Any) -> Any:
+        read.append(prefix)
+        return real(self, prefix)
+
+    monkeypatch.setattr(Clock, "absolute", counting)
+    # WHEN it is decoded with the shortcuts, THEN fewer stamps are read than without them
+    _decode(path, True, monkeypatch)
+    with_shortcut = len(read)
+    read.clear()
+    _decode(path, False, monkeypatch)
+    assert with_shortcut < len(read)
