@@ -250,6 +250,7 @@ class _FastPart:
         self, fmt: LogFormat, decoder: Decoder, is_anchor: Callable[[str], bool], c: ParseCounter
     ) -> Iterator[tuple[int, str]]:
         literals = _scan_literals(fmt)
+        exact = literals is not None
         if literals is None:  # not a literal alternation: every line is a candidate
             literals = ["\n"]
         blocks, st = self.blocks, self.st
@@ -263,6 +264,7 @@ class _FastPart:
             start=self._pos,
             loaded=self._loaded,
             lineno=self._head,
+            literal_anchors=exact,
         )
         yield from fl.lines()
         st.lines = fl.lineno

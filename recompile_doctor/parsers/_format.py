@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from recompile_doctor.events import TypedEvent
 
@@ -22,10 +22,9 @@ LineStatus = Literal["recognized", "unrecognized", "malformed"]
 SkipMode = Literal["all", "last", "none"]
 
 
-@dataclass(frozen=True, slots=True)
-class Decoded:
+class Decoded(NamedTuple):
     """A decoder's answer for one line: its events and status; ``problem`` says what is
-    wrong with a malformed line."""
+    wrong with a malformed line.  (A named tuple: one is built per decoded line.)"""
 
     status: LineStatus
     events: tuple[TypedEvent, ...] = ()

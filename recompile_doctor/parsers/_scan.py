@@ -239,7 +239,10 @@ class _Counts(Protocol):
 class FastLines:
     """The lines of a block-read input that one decoder must decode; see the module doc.
     ``lineno`` counts the lines gone by; the lines not decoded are added to
-    ``counter.unrecognized``.  ``start``: where in the loaded block (``loaded``) to begin."""
+    ``counter.unrecognized``.  ``start``: where in the loaded block (``loaded``) to begin.
+    ``literal_anchors``: every line holding one of the matcher's literals passes
+    ``is_anchor`` (the literals are the anchors), so a candidate line is checked only when
+    it is cut at :data:`MAX_LINE_BYTES` (the cut may have lost its literal)."""
 
     def __init__(
         self,
@@ -253,7 +256,9 @@ class FastLines:
         start: int = 0,
         loaded: bool = False,
         lineno: int = 0,
+        literal_anchors: bool = False,
     ) -> None:
+        self.literal_anchors = literal_anchors
         self.on_progress = on_progress
         self.counter = counter
         self._start = start if loaded else -1
@@ -303,6 +308,7 @@ class FastLines:
         blocks = self.blocks
         dec = self.decoder
         is_anchor = self.is_anchor
+        uncut = MAX_LINE_BYTES if self.literal_anchors else -1
         pos = self._start
         while pos >= 0 or blocks.next(blocks.end):
             pos = max(pos, 0)
@@ -331,7 +337,7 @@ class FastLines:
                 nl = data.find(NL, p, end)
                 e = end if nl < 0 else nl
                 text = line_text(data, s, e)
-                if is_anchor(text):
+                if e - s <= uncut or is_anchor(text):
                     self.lineno += 1
                     yield self.lineno, text
                 else:

@@ -98,6 +98,10 @@ def _key(module: str | None, graph_hash: str | None = None, named: bool = True) 
     )
 
 
+def _message_problem(bad: Malformed) -> str:
+    return f"malformed {bad.kind} line (expected the format of '{bad.expected.strip()}' messages)"
+
+
 class PoplarDecoder:
     """Decoder of one Poplar / TF-on-IPU log."""
 
@@ -132,6 +136,47 @@ class PoplarDecoder:
         return iter(())
 
     def decode(self, lineno: int, raw: str) -> Decoded:
+        if "\r" in raw or "\x1b" in raw or raw[:1] == "[":
+            return self._decode_segments(lineno, raw)
+        # the common line: one segment, no colours, no MPI tag
+        prefix, msg, head = split_prefix(raw)
+        if head:
+            return self._decode_segments(lineno, raw)
+        clock = self._clock
+        self._first_seen = True
+        before = self._last_stamped
+        if before is not None:
+            self._last_stamped = None
+            if not self._overridden(prefix, before):
+                clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
+        absolute = clock.absolute(prefix)
+        res = match_message(msg)
+        problem = prefix.problem
+        if isinstance(res, Message):
+            sp = Span(self.path, lineno, raw, clock.relative(absolute), self._last_rank)
+            events = self._typed(res, sp)
+            if problem is not None:
+                return Decoded("malformed", events, problem)
+            return Decoded("recognized", events)
+        if res is not None:
+            return Decoded("malformed", (), _message_problem(res))
+        if problem is not None:
+            return Decoded("malformed", (), problem)
+        return UNRECOGNIZED
+
+    def _overridden(self, prefix: Prefix, before: str) -> bool:
+        """Whether the stamp of ``before`` (the last stamped line skipped) makes no
+        difference once ``prefix`` is read (:meth:`Clock.overrides`)."""
+        clock = self._clock
+        if clock.overrides(prefix, None):
+            return True
+        if "\x1b" in before or before[:1] == "[":
+            return False
+        return clock.overrides(prefix, clock_of(before))
+
+    def _decode_segments(self, lineno: int, raw: str) -> Decoded:
+        """Any line: CR-separated segments (a progress bar redrawn), colours, MPI tags,
+        text glued in front of the prefix."""
         clock = self._clock
         self._first_seen = True
         segments = raw.split("\r") if "\r" in raw else (raw,)
@@ -145,8 +190,7 @@ class PoplarDecoder:
                 seg, tag = mpi_rank(strip_ansi(raw))
                 prefix, msg, head = split_prefix(seg)
                 first = (seg, tag, prefix, msg, head)
-                plain = "\x1b" not in before and not before.startswith("[")
-                if head or not clock.overrides(prefix, clock_of(before) if plain else None):
+                if head or not self._overridden(prefix, before):
                     clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
             else:
                 clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
@@ -183,12 +227,7 @@ class PoplarDecoder:
             elif res is not None:
                 bad = res
         if bad is not None and (not found or bad.kind == "prefix"):
-            problem = (
-                bad.expected
-                if bad.kind == "prefix"
-                else f"malformed {bad.kind} line (expected the format of "
-                f"'{bad.expected.strip()}' messages)"
-            )
+            problem = bad.expected if bad.kind == "prefix" else _message_problem(bad)
             return Decoded("malformed", tuple(out), problem)
         if found:
             return Decoded("recognized", tuple(out))
@@ -199,77 +238,91 @@ class PoplarDecoder:
         detail: dict[str, Any] = msg.detail if sp.rank is None else {**msg.detail, "rank": sp.rank}
         return Event(msg.kind, sp.source, sp.line, sp.t, sp.text, msg.module, msg.hash, detail)
 
-    def _typed(self, msg: Message, sp: Span) -> Iterator[TypedEvent]:
+    def _typed(self, msg: Message, sp: Span) -> tuple[TypedEvent, ...]:
         """The events of one message; per-step kinds are not kept in the report's events."""
         rec = self._record(msg, sp)
         k = msg.kind
         d = msg.detail
         keep = k in KEEP_KINDS
+        if k == "execute":  # the commonest first
+            return (Executed(sp, rec, msg.module or "?", keep=keep),)
         if k == "compile-begin":
-            yield CompileStarted(
-                sp,
-                rec,
-                _key(msg.module or "?", msg.hash),
-                ordinal=d.get("ordinal"),
-                cache_visible=True,
-                keep=keep,
+            return (
+                CompileStarted(
+                    sp,
+                    rec,
+                    _key(msg.module or "?", msg.hash),
+                    ordinal=d.get("ordinal"),
+                    cache_visible=True,
+                    keep=keep,
+                ),
             )
         elif k == "compile-end":
-            yield CompileFinished(sp, rec, _key(msg.module or ""), keep=keep)
+            return (CompileFinished(sp, rec, _key(msg.module or ""), keep=keep),)
         elif k == "cache-hit":
-            yield CacheLookup(
-                sp, rec, "executable", "hit", _key(msg.module or "?"), d.get("path"), keep=keep
+            return (
+                CacheLookup(
+                    sp, rec, "executable", "hit", _key(msg.module or "?"), d.get("path"), keep=keep
+                ),
             )
         elif k == "cache-miss":
             fh = d.get("file_hash") or "?"
-            yield CacheLookup(
-                sp,
-                rec,
-                "executable",
-                "miss",
-                _key(f"<executable {fh}>", named=False),
-                d.get("path"),
-                keep=keep,
+            return (
+                CacheLookup(
+                    sp,
+                    rec,
+                    "executable",
+                    "miss",
+                    _key(f"<executable {fh}>", named=False),
+                    d.get("path"),
+                    keep=keep,
+                ),
             )
         elif k == "cache-new-entry":
             # "Module M has not been compiled yet (Hash: 0x...)": announced before its Begin
-            yield CacheLookup(sp, rec, "executable", "write", _key(msg.module), None, keep=keep)
+            return (CacheLookup(sp, rec, "executable", "write", _key(msg.module), None, keep=keep),)
         elif k == "precompile-saved":
-            yield CacheLookup(sp, rec, "executable", "write", None, d.get("path"), keep=keep)
+            return (CacheLookup(sp, rec, "executable", "write", None, d.get("path"), keep=keep),)
         elif k in ("cache-lock", "cache-deserialize"):
-            yield CacheLookup(sp, rec, "executable", "active", None, d.get("path"), keep=keep)
+            return (CacheLookup(sp, rec, "executable", "active", None, d.get("path"), keep=keep),)
         elif k == "progress-start":
-            yield CompileStarted(
-                sp, rec, _key(msg.module or "?"), synthetic=True, joins_named=True, keep=keep
+            return (
+                CompileStarted(
+                    sp, rec, _key(msg.module or "?"), synthetic=True, joins_named=True, keep=keep
+                ),
             )
         elif k == "progress-end":
-            yield CompileFinished(sp, rec, None, d.get("elapsed_s"), keep=keep)
+            return (CompileFinished(sp, rec, None, d.get("elapsed_s"), keep=keep),)
         elif k == "graph-compiled":
             # PopTorch's "Graph compilation: 100%|...| [06:26<00:00]": one whole compilation
-            yield CompileStarted(
-                sp,
-                rec,
-                _key("<poptorch graph>", named=False),
-                synthetic=True,
-                duration_s=d.get("elapsed_s"),
-                keep=keep,
+            return (
+                CompileStarted(
+                    sp,
+                    rec,
+                    _key("<poptorch graph>", named=False),
+                    synthetic=True,
+                    duration_s=d.get("elapsed_s"),
+                    keep=keep,
+                ),
             )
         elif k == "phase-start":
             name = d.get("name")
             if name == LOAD_PHASE:
                 self._load_start[sp.rank] = sp.t
-                yield FrameworkNote(sp, rec, "load-start", keep=keep)
+                return (FrameworkNote(sp, rec, "load-start", keep=keep),)
             elif name == GRAPH_PHASE:
-                yield CompileStarted(
-                    sp,
-                    rec,
-                    _key("<poplar graph>", named=False),
-                    synthetic=True,
-                    phase="graph",
-                    keep=keep,
+                return (
+                    CompileStarted(
+                        sp,
+                        rec,
+                        _key("<poplar graph>", named=False),
+                        synthetic=True,
+                        phase="graph",
+                        keep=keep,
+                    ),
                 )
             else:
-                yield CompileActivity(sp, rec, keep=keep)
+                return (CompileActivity(sp, rec, keep=keep),)
         elif k == "phase-end":
             if d.get("name") == LOAD_PHASE:
                 ms = d.get("duration_ms")
@@ -277,20 +330,20 @@ class PoplarDecoder:
                 dur = ms / 1000.0 if ms is not None else None
                 if dur is None and start is not None and sp.t is not None:
                     dur = sp.t - start
-                yield ExecutableLoaded(sp, rec, dur, keep=keep)
+                return (ExecutableLoaded(sp, rec, dur, keep=keep),)
             else:
-                yield CompileActivity(sp, rec, keep=keep)
+                return (CompileActivity(sp, rec, keep=keep),)
         elif k == "compile-step":
-            yield CompileActivity(sp, rec, keep=keep)
+            return (CompileActivity(sp, rec, keep=keep),)
         elif k == "custom-op-unhashable":
-            yield CompileActivity(sp, rec, uncacheable=True, keep=keep)
-            yield FrameworkNote(sp, None, k, keep=False)
-        elif k == "execute":
-            yield Executed(sp, rec, msg.module or "?", keep=keep)
+            return (
+                CompileActivity(sp, rec, uncacheable=True, keep=keep),
+                FrameworkNote(sp, None, k, keep=False),
+            )
         elif k == "poplar-version":
-            yield ProcessStarted(sp, rec, FRAMEWORK, d.get("version"), keep=keep)
+            return (ProcessStarted(sp, rec, FRAMEWORK, d.get("version"), keep=keep),)
         elif k == "poplar-flags":
             flags = str(d.get("flags") or "")
-            yield ProcessConfig(sp, rec, flags, "executable_cache_path" in flags, keep=keep)
+            return (ProcessConfig(sp, rec, flags, "executable_cache_path" in flags, keep=keep),)
         else:
-            yield FrameworkNote(sp, rec, k, None, dict(d), keep=keep)
+            return (FrameworkNote(sp, rec, k, None, dict(d), keep=keep),)
