@@ -259,6 +259,7 @@ class FastLines:
         literal_anchors: bool = False,
     ) -> None:
         self.literal_anchors = literal_anchors
+        self._modal = hasattr(decoder, "wants_skipped")  # else: every line ("all")
         self.on_progress = on_progress
         self.counter = counter
         self._start = start if loaded else -1
@@ -279,19 +280,21 @@ class FastLines:
         self.lineno += n
         self.counter.unrecognized += n
         dec = self.decoder
-        mode = skip_mode(dec)
+        mode: SkipMode = skip_mode(dec) if self._modal else "all"
         if mode == "none":
             return
         pos = a
-        k = first
-        while mode == "all" and pos < b:
-            nl = data.find(NL, pos, b)
-            e = b if nl < 0 else nl
-            dec.skipped(k, line_text(data, pos, e))
-            pos, k = e + 1, k + 1
-            mode = skip_mode(dec)
-        if mode != "last" or pos >= b:
-            return
+        if mode == "all":
+            k = first
+            while pos < b:
+                nl = data.find(NL, pos, b)
+                e = b if nl < 0 else nl
+                dec.skipped(k, line_text(data, pos, e))
+                pos, k = e + 1, k + 1
+                if self._modal and skip_mode(dec) != "all":
+                    break
+            if pos >= b or skip_mode(dec) != "last":
+                return
         # walk back from the end of the gap to the first line that tells the decoder something
         e = b - 1 if data[b - 1] == 10 else b
         k = self.lineno
