@@ -1,13 +1,15 @@
 """The Poplar decoder's shortcuts give the events of a full reading.
 
-Two shortcuts keep the decoder cheap on big logs: the time stamp of the last skipped line is
-not read when the decoded line's own stamp makes it irrelevant (``Clock.overrides``), and
-the match of a message is remembered (``poplar.match_message``).
+Shortcuts keep the decoder cheap on big logs: the time stamp of the last skipped line is
+not read when the decoded line's own stamp makes it irrelevant (``Clock.overrides``), the
+fast path puts off finding that line until the decoder asks (``pending_last``), and the
+match of a message is remembered (``poplar.match_message``).
 
 GIVEN logs that mix every prefix the Poplar stack writes (TensorFlow local time, Poplar UTC,
 time-only Poplar/poprun/PopTorch/glog stamps, invalid stamps, ANSI colours, MPI rank tags,
 progress bars glued in front, CR-separated segments, lines without a stamp) in any order,
-WHEN they are decoded with the shortcuts and with every shortcut off,
+WHEN they are decoded with the shortcuts (line by line, and by the fast path in small
+blocks) and line by line with every shortcut off,
 THEN the events (times included) and the counters are the same.
 """
 
@@ -20,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from recompile_doctor.parsers import ParseCounter, parse_log, poplar
+from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar
 from recompile_doctor.parsers._prefixes import Clock
 
 MESSAGES = (
@@ -59,28 +61,39 @@ line = st.tuples(
 )
 
 
-def _decode(path: Path, shortcuts: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+def _decode(
+    path: Path, shortcuts: bool, monkeypatch: pytest.MonkeyPatch, chunk: int | None = None
+) -> Any:
+    """Events and counters; ``chunk``: the fast path with blocks of that many bytes (the
+    put-off walk back for the last stamped line then meets block ends); else line by line."""
     with monkeypatch.context() as mp:
         if not shortcuts:
             mp.setattr(Clock, "overrides", lambda self, cur, before: False)
             mp.setattr(poplar, "_MEMO_CHARS", -1)
+        if chunk is not None:
+            mp.setattr(_scan, "CHUNK_BYTES", chunk)
         poplar._MEMO.clear()
         c = ParseCounter(str(path))
-        events = [repr(e) for e in parse_log(str(path), c, log_format="poplar")]
+        events = [
+            repr(e) for e in parse_log(str(path), c, log_format="poplar", fast=chunk is not None)
+        ]
     return events, (c.recognized, c.unrecognized, c.malformed)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=st.lists(line, min_size=1, max_size=40))
+@given(lines=st.lists(line, min_size=1, max_size=40), chunk=st.sampled_from([None, 150, 400]))
 def test_shortcuts_give_the_full_reading(
-    lines: list[tuple[int, int, int, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    lines: list[tuple[int, int, int, str]],
+    chunk: int | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     text = "".join(
         f"{glue}{_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines
     )
     path = tmp_path / "run.log"
     path.write_text(text, encoding="utf-8")
-    assert _decode(path, True, monkeypatch) == _decode(path, False, monkeypatch)
+    assert _decode(path, True, monkeypatch, chunk) == _decode(path, False, monkeypatch)
 
 
 def test_the_comparison_is_not_vacuous(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,3 +137,28 @@ def test_the_shortcut_is_taken_on_a_steady_log(
     read.clear()
     _decode(path, False, monkeypatch)
     assert with_shortcut < len(read)
+
+
+def test_a_skipped_stamp_the_decoder_did_not_need_is_not_read_at_a_block_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a log on two clocks (their offset known after the third line), a stamped skipped
+    # line, a decoded line whose own stamp makes it irrelevant, the end of a block, then a
+    # decoded line without a stamp (it takes the time of the line before it)
+    lines = [
+        _prefix(0, 100) + MESSAGES[0],  # local time
+        _prefix(1, 3700) + MESSAGES[4],  # UTC, skipped: sets the offset (-3600 s)
+        _prefix(1, 3705) + MESSAGES[5],
+        _prefix(1, 3750) + MESSAGES[4],  # skipped, stamped
+        _prefix(1, 3800) + MESSAGES[5],  # decoded: the skipped stamp does not matter
+        MESSAGES[0],  # decoded, no stamp
+    ]
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    block = sum(len(x) + 1 for x in lines[:5]) + 5  # the block ends after the fifth line
+    # WHEN it is read by the fast path in such blocks
+    with monkeypatch.context() as mp:
+        mp.setattr(_scan, "CHUNK_BYTES", block)
+        events = list(parse_log(str(path), log_format="poplar", fast=True))
+    # THEN the last line has the time of the line before it, not of the skipped one
+    assert [(e.span.line, e.span.t) for e in events][-2:] == [(5, 99.586141), (6, 99.586141)]

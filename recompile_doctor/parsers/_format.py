@@ -54,7 +54,13 @@ class Decoder(Protocol):
         in order (the default, for a decoder without the attribute); "last": only the last
         one before each decoded line that tells the decoder something (the driver walks back
         from the decoded line, calling ``skipped`` until it returns True, never past a line
-        it already passed); "none"."""
+        it already passed); "none".
+
+        In "last" mode a decoder with an attribute ``pending_last`` (initially None) lets
+        the fast path put off that walk back: the driver then sets ``pending_last`` to a
+        function that does it (calling ``skipped`` as above), and the decoder calls it at
+        the start of its next ``decode`` when it needs the line, or sets ``pending_last`` to
+        None when it does not.  The function stays valid until that ``decode`` returns."""
         ...
 
     def finish(self) -> Iterator[TypedEvent]:

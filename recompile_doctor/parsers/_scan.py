@@ -260,6 +260,9 @@ class FastLines:
     ) -> None:
         self.literal_anchors = literal_anchors
         self._modal = hasattr(decoder, "wants_skipped")  # else: every line ("all")
+        self._defer = hasattr(decoder, "pending_last")
+        #: a gap whose walk back is put off: (start, end, number of its last line)
+        self._pending: tuple[int, int, int] | None = None
         self.on_progress = on_progress
         self.counter = counter
         self._start = start if loaded else -1
@@ -295,9 +298,37 @@ class FastLines:
                     break
             if pos >= b or skip_mode(dec) != "last":
                 return
-        # walk back from the end of the gap to the first line that tells the decoder something
+        if self._defer:
+            # the walk back is put off until the decoder asks (often it need not be done)
+            self._settle()
+            self._pending = (pos, b, self.lineno)
+            dec.pending_last = self._walk_back  # type: ignore[attr-defined]
+            return
+        self._pending = (pos, b, self.lineno)
+        self._walk_back()
+
+    def _settle(self) -> None:
+        """The put-off walk back, now: unless the decoder has dropped it (or done it)."""
+        if self._pending is None:
+            return
+        if getattr(self.decoder, "pending_last", None) is None:
+            self._pending = None
+            return
+        self._walk_back()
+
+    def _walk_back(self) -> None:
+        """Hand the decoder the gap's last lines, from its end back to the first line that
+        tells the decoder something (``wants_skipped`` "last")."""
+        gap = self._pending
+        if gap is None:
+            return
+        self._pending = None
+        dec = self.decoder
+        if self._defer:
+            dec.pending_last = None  # type: ignore[attr-defined]
+        pos, b, k = gap
+        data = self.blocks.data
         e = b - 1 if data[b - 1] == 10 else b
-        k = self.lineno
         while e >= pos:
             nl = data.rfind(NL, pos, e)
             s = pos if nl < 0 else nl + 1
@@ -347,6 +378,7 @@ class FastLines:
                     self._gap(data, s, min(e + 1, end))
                 pos = e + 1
             pos = -1
+            self._settle()  # before the block is replaced
             if self.on_progress is not None:
                 self.on_progress(blocks.consumed)
 

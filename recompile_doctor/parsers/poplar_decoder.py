@@ -8,7 +8,7 @@ that ``--executable_cache_path`` turns the cache on, that MPI ranks tag their li
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from recompile_doctor.events import (
@@ -113,6 +113,8 @@ class PoplarDecoder:
         self._first_seen = False
         self._last_rank: str | None = None
         self._load_start: dict[str | None, float | None] = {}  # per rank
+        #: the fast path's put-off search for the last stamped line skipped (see Decoder)
+        self.pending_last: Callable[[], None] | None = None
 
     # -- the driver's interface ----------------------------------------------------------
     @property
@@ -144,6 +146,13 @@ class PoplarDecoder:
             return self._decode_segments(lineno, raw)
         clock = self._clock
         self._first_seen = True
+        walk_back = self.pending_last
+        if walk_back is not None:
+            if clock.overrides(prefix, None):
+                self.pending_last = None  # no earlier stamp can matter: no need to find it
+                self._last_stamped = None
+            else:
+                walk_back()
         before = self._last_stamped
         if before is not None:
             self._last_stamped = None
@@ -179,6 +188,8 @@ class PoplarDecoder:
         text glued in front of the prefix."""
         clock = self._clock
         self._first_seen = True
+        if self.pending_last is not None:
+            self.pending_last()
         segments = raw.split("\r") if "\r" in raw else (raw,)
         first: tuple[str, str | None, Prefix, str, str] | None = None
         before = self._last_stamped
