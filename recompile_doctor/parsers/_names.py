@@ -7,13 +7,13 @@ XLA modules carry the framework's decoration: TensorFlow's ``a_inference_<fn>_<n
 
 from __future__ import annotations
 
-import re
+from recompile_doctor.parsers._lazy_re import lazy_re
 
-_INFERENCE_RE = re.compile(r"^a_inference_(.+?)_\d+__")
-_INFERENCE_SHORT_RE = re.compile(r"^a_inference_(.+?)_\d+$")
-_JIT_CALL_RE = re.compile(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
-_JIT_MODULE_RE = re.compile(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
-_UNIQUE_SUFFIX_RE = re.compile(r"\.\d+$")
+_INFERENCE_RE = lazy_re(r"^a_inference_(.+?)_\d+__")
+_INFERENCE_SHORT_RE = lazy_re(r"^a_inference_(.+?)_\d+$")
+_JIT_CALL_RE = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
+_JIT_MODULE_RE = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
+_UNIQUE_SUFFIX_RE = lazy_re(r"\.\d+$")
 
 
 def function_name(module: str) -> str:

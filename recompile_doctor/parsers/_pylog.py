@@ -23,26 +23,26 @@ glog stamps carry no year; they are times of day (``clock="time-only"``) that
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._prefixes import Prefix
 
 _LEVEL_NAMES = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?"
 _LOGGER = r"[A-Za-z_][\w.\-]*"
 
-_ASCTIME_RE = re.compile(
+_ASCTIME_RE = lazy_re(
     rf"(?P<ts>{_ASCTIME})"
     rf"(?: (?P<lvl>{_LEVEL_NAMES}) (?P<name>{_LOGGER}): "
     rf"| - (?P<name2>{_LOGGER}) - (?P<lvl2>{_LEVEL_NAMES}) - "
     rf"|: (?P<tflvl>[IWEF]) (?P<tffile>[^\s:\]]+):\d+\] ?)"
 )
-_LEVEL_FIRST_RE = re.compile(
+_LEVEL_FIRST_RE = lazy_re(
     rf"(?P<lvl>{_LEVEL_NAMES}):(?:(?P<ts>{_ASCTIME}):)?(?P<name>{_LOGGER}):(?:\d+: ?)?"
 )
-_GLOG_RE = re.compile(
+_GLOG_RE = lazy_re(
     r"(?P<lvl>[IWEFDV])(?P<md>\d{4}) (?P<tod>\d\d:\d\d:\d\d\.\d{1,9})(?: +\d+)? "
     r"(?P<file>[^\s:\]]+):\d+\] ?"
 )

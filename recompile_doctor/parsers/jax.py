@@ -49,6 +49,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import Clock
 from recompile_doctor.parsers._pylog import PyLog, split_pylog
@@ -105,42 +106,42 @@ _PRIMITIVE_NAMES = (
 )
 _PRIMITIVES = frozenset(_PRIMITIVE_NAMES.split())
 
-_WEAK_HINT_RE = re.compile(r"https?://\S*$")
-_WRAPPED_RE = re.compile(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
-_MODULE_CHARS_RE = re.compile(r"[^\w.\-]")
+_WEAK_HINT_RE = lazy_re(r"https?://\S*$")
+_WRAPPED_RE = lazy_re(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
+_MODULE_CHARS_RE = lazy_re(r"[^\w.\-]")
 
 # -- messages --------------------------------------------------------------------------------
-_TRACING_MISS_RE = re.compile(
+_TRACING_MISS_RE = lazy_re(
     r"TRACING CACHE MISS at (?P<site>.*?)(?: costing (?P<ms>\S+) ms)?(?: because)?:\s*$"
 )
-_TRACED_RE = re.compile(
+_TRACED_RE = lazy_re(
     r"Finished tracing(?: \+ transforming)? (?P<fn>.+?)(?: for (?P<w>\w+))? in (?P<s>\S+) sec\s*$"
 )
-_COMPILING_RE = re.compile(
+_COMPILING_RE = lazy_re(
     r"Compiling (?P<name>\S+)(?: \(\d+\))?(?: for)? with global shapes and types "
     r"(?P<args>.*?)(?:\. Argument mapping: .*)?\s*$"
 )
-_COMPILING_OLD_RE = re.compile(
+_COMPILING_OLD_RE = lazy_re(
     r"Compiling (?P<name>\S+) \(\d+\)? for (?:\d+ args|args (?P<args>.*?))\.?\s*$"
 )
-_LOWERED_RE = re.compile(
+_LOWERED_RE = lazy_re(
     r"Finished jaxpr to MLIR module conversion (?P<name>\S+) in (?P<s>\S+) sec\s*$"
 )
-_COMPILED_RE = re.compile(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
-_COMPILED_NAME_RE = re.compile(r"Finished XLA compilation of (?P<name>\S+)")
-_P_MISS_RE = re.compile(
+_COMPILED_RE = lazy_re(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
+_COMPILED_NAME_RE = lazy_re(r"Finished XLA compilation of (?P<name>\S+)")
+_P_MISS_RE = lazy_re(
     r"PERSISTENT COMPILATION CACHE MISS for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
 )
-_P_HIT_RE = re.compile(
+_P_HIT_RE = lazy_re(
     r"Persistent compilation cache hit for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
 )
-_P_WRITE_RE = re.compile(
+_P_WRITE_RE = lazy_re(
     r"Writing (?P<mod>\S+) to persistent compilation cache with key '(?P<key>[^']*)'"
 )
-_P_INIT_RE = re.compile(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
-_LRU_RE = re.compile(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
+_P_INIT_RE = lazy_re(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
+_LRU_RE = lazy_re(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
 _P_OFF = "get_executable_and_time: cache is disabled"
-_NOT_WRITTEN_RE = re.compile(
+_NOT_WRITTEN_RE = lazy_re(
     r"Not writing persistent cache entry"
     r"(?: for '(?P<mod>[^']*)' because it took < (?P<min>\S+) seconds to compile "
     r"\((?P<took>[^)s]*)s\)"
@@ -148,33 +149,33 @@ _NOT_WRITTEN_RE = re.compile(
     r"threshold \((?P<thr>-?\d+) bytes\)"
     r"| since (?P<why>.+?))\s*$"
 )
-_TOOK_RE = re.compile(
+_TOOK_RE = lazy_re(
     r"'(?P<mod>[^']*)' took at least (?P<min>\S+) seconds to compile \((?P<took>[^)s]*)s\)"
 )
-_COMPONENT_RE = re.compile(
+_COMPONENT_RE = lazy_re(
     r"get_cache_key hash (?P<kind>of serialized|after serializing) (?P<c>.+?): "
     r"(?P<h>[0-9a-fA-F]+)\s*$"
 )
-_FLAG_RE = re.compile(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
-_OPTIONS_RE = re.compile(
+_FLAG_RE = lazy_re(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
+_OPTIONS_RE = lazy_re(
     r"get_compile_options: num_replicas=(?P<r>\d+) num_partitions=(?P<p>\d+) "
     r"device_assignment=(?P<da>.*?)\s*$"
 )
 
 # -- explanation blocks ----------------------------------------------------------------------
-_NEVER_SEEN_NAME_RE = re.compile(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
-_FOR_RE = re.compile(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
-_TYPE_DIFF_RE = re.compile(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
-_TREE_DIFF_RE = re.compile(
+_NEVER_SEEN_NAME_RE = lazy_re(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
+_FOR_RE = lazy_re(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
+_TYPE_DIFF_RE = lazy_re(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
+_TREE_DIFF_RE = lazy_re(
     r"^\* at (?:input path )?(?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+?), "
     r"so (?P<why>.+)$"
 )
-_CTX_DIFF_RE = re.compile(r"^\* (?P<what>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
-_CTX_OLD_RE = re.compile(r"^\[(?P<i>\d+)\]: now (?P<new>.+?) and before (?P<old>.+?)(?:, and)?$")
-_NOW_BEFORE_RE = re.compile(r"^now (?P<new>.+?) and before (?P<old>.+)$")
-_STATIC_RE = re.compile(r"Static\(val=(?P<v>.*)\)\s*$")
-_PATH_KWARG_RE = re.compile(r"^(?:\[1\]|kwargs)\['(?P<k>[^']+)'\](?P<rest>.*)$")
-_PATH_ARG_RE = re.compile(r"^(?:\[0\]|args)\[(?P<i>\d+)\](?P<rest>.*)$")
+_CTX_DIFF_RE = lazy_re(r"^\* (?P<what>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
+_CTX_OLD_RE = lazy_re(r"^\[(?P<i>\d+)\]: now (?P<new>.+?) and before (?P<old>.+?)(?:, and)?$")
+_NOW_BEFORE_RE = lazy_re(r"^now (?P<new>.+?) and before (?P<old>.+)$")
+_STATIC_RE = lazy_re(r"Static\(val=(?P<v>.*)\)\s*$")
+_PATH_KWARG_RE = lazy_re(r"^(?:\[1\]|kwargs)\['(?P<k>[^']+)'\](?P<rest>.*)$")
+_PATH_ARG_RE = lazy_re(r"^(?:\[0\]|args)\[(?P<i>\d+)\](?P<rest>.*)$")
 
 #: longest explanation block kept (a runaway indented stream is cut here)
 MAX_BLOCK_LINES = 2000

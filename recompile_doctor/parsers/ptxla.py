@@ -25,7 +25,6 @@ line is free text (it differs between releases), so it is kept verbatim.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -42,6 +41,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat
+from recompile_doctor.parsers._lazy_re import lazy_re
 
 FRAMEWORK = "ptxla"
 _COMPILE = "Compilation Analysis: "
@@ -55,13 +55,13 @@ ANCHORS = (
     "Counter: ",
     "pt-xla-profiler: ",
 )
-_HASH_RE = re.compile(r"^Graph Hash: (?P<hash>\S+)$")
-_COUNT_RE = re.compile(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
-_NAME_RE = re.compile(r"^Graph Name: (?P<name>.*)$")
-_FRAME_RE = re.compile(r"^(?P<fn>\S+) \((?P<file>.+):(?P<line>\d+)\)$")
-_HEADER_RE = re.compile(r"^(?P<kind>Metric|Counter): (?P<name>\S+)\s*$")
-_METRIC_LINE_RE = re.compile(r"^  (?P<field>\w+): (?P<value>.*)$")
-_PROFILER_RE = re.compile(
+_HASH_RE = lazy_re(r"^Graph Hash: (?P<hash>\S+)$")
+_COUNT_RE = lazy_re(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
+_NAME_RE = lazy_re(r"^Graph Name: (?P<name>.*)$")
+_FRAME_RE = lazy_re(r"^(?P<fn>\S+) \((?P<file>.+):(?P<line>\d+)\)$")
+_HEADER_RE = lazy_re(r"^(?P<kind>Metric|Counter): (?P<name>\S+)\s*$")
+_METRIC_LINE_RE = lazy_re(r"^  (?P<field>\w+): (?P<value>.*)$")
+_PROFILER_RE = lazy_re(
     r"pt-xla-profiler: (?P<metric>\w+) too frequent: (?P<n>\d+) counts during (?P<steps>\d+) steps"
 )
 #: metrics-report headers that only PyTorch/XLA's compile metrics print
