@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from recompile_doctor import rules
@@ -50,6 +50,7 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import Clock
 from recompile_doctor.parsers._pylog import PyLog, split_pylog
@@ -192,14 +193,35 @@ def _seconds(text: str | None) -> float | None:
     return v if math.isfinite(v) and v >= 0 else None
 
 
-def module_of(name: str) -> tuple[str, str]:
-    """``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
-    module name (JAX replaces characters other than ``[\\w.-]`` by ``_``)."""
+def _module_of(name: str) -> tuple[str, str]:
     m = _WRAPPED_RE.match(name)
     if m is None:
         return function_name(name), name
     fn = m["fn"]
     return fn, _MODULE_CHARS_RE.sub("_", f"{m['w']}_{fn}")
+
+
+#: ``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
+#: module name (JAX replaces characters other than ``[\\w.-]`` by ``_``)
+module_of = memo(_module_of)
+
+
+def _compile_key(k: tuple[str | None, str | None, str | None, bool]) -> CompileKey:
+    return CompileKey(FRAMEWORK, k[0], module=k[1], cache_key=k[2], eager=k[3])
+
+
+#: (function, module, cache key, eager) -> its key (a frozen value, shared)
+compile_key = memo(_compile_key)
+
+
+def _compiling_fields(msg: str) -> tuple[str, str | None] | None:
+    m = _COMPILING_RE.search(msg) or _COMPILING_OLD_RE.search(msg)
+    return None if m is None else (m["name"], m["args"])
+
+
+#: a ``Compiling ...`` message -> (name, argument text), None when it is not of that form
+#: (the same message recurs whenever a signature is compiled again)
+compiling_fields = memo(_compiling_fields)
 
 
 def call_site(site: str) -> str | None:
@@ -281,6 +303,9 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
     def add(rule: str, lineno: int, what: str, old: str | None, new: str | None) -> None:
         changes.append((rule, ValueChange(fn or "?", what, old, new, site, source, lineno)))
 
+    def named(c: ValueChange, fn: str) -> ValueChange:
+        return ValueChange(fn, c.what, c.old, c.new, c.call_site, c.source, c.line)
+
     for lineno, raw in lines[1:]:
         s = raw.strip()
         if expect_name:
@@ -339,7 +364,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
                 what = "static kwargs" if section == "static-kwargs" else "static args"
                 add("constant-changed", lineno, what, nb["old"], nb["new"])
     if fn is not None:
-        changes = [(r, replace(c, function=fn)) for r, c in changes]
+        changes = [(r, named(c, fn)) for r, c in changes]
     rule: str | None
     if recreated:
         rule = "object-recreated"
@@ -360,6 +385,9 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
     )
 
 
+_RECOGNIZED = Decoded("recognized")
+
+
 def _is_continuation(raw: str) -> bool:
     return raw[:1] in (" ", "\t") and bool(raw.strip())
 
@@ -375,6 +403,7 @@ class JaxDecoder:
         self.path = path
         self.continuing = False
         self._clock = Clock()
+        self._t: float | None = None  # the clock's time of the last stamped line
         self._stamped = False
         self._started = False
         self._block: list[tuple[int, str]] = []
@@ -410,7 +439,7 @@ class JaxDecoder:
         if raw[:1].isalnum():
             pl = split_pylog(raw)
             if pl.seconds is not None:
-                self._clock.absolute(pl.prefix())
+                self._tick(pl)
                 self._stamped = True
 
     def finish(self) -> Iterator[TypedEvent]:
@@ -426,14 +455,14 @@ class JaxDecoder:
         if self.continuing:
             if _is_continuation(raw) and len(self._block) < MAX_BLOCK_LINES:
                 self._block.append((lineno, raw))
-                return Decoded("recognized")
+                return _RECOGNIZED
             out.extend(self._close_block())
         pl = split_pylog(raw)
         if pl.seconds is not None:
             self._stamped = True
         elif not self._stamped and pl.level is None:
             self._bare = True  # JAX's own lines are bare: no clock to take from other lines
-        t = self._clock.relative(self._clock.absolute(pl.prefix()))
+        t = self._t if pl.seconds is None else self._tick(pl)
         sp = Span(self.path, lineno, raw, t)
         status, events, problem = self._message(pl, sp)
         if status == "recognized" and not self._started:
@@ -447,6 +476,13 @@ class JaxDecoder:
         return Decoded("unrecognized", tuple(out)) if out else UNRECOGNIZED
 
     # -- helpers -------------------------------------------------------------------------
+    def _tick(self, pl: PyLog) -> float | None:
+        """The time of a stamped line; a line without a stamp has the time of the last one
+        (``self._t``, what the clock would say)."""
+        clock = self._clock
+        self._t = clock.relative(clock.absolute(pl.prefix()))
+        return self._t
+
     def _record(
         self,
         kind: str,
@@ -457,12 +493,14 @@ class JaxDecoder:
     ) -> Event:
         return Event(kind, sp.source, sp.line, sp.t, sp.text, module, hash_, detail)
 
-    def _key(self, fn: str | None, module: str | None, **kw: Any) -> CompileKey:
-        return CompileKey(FRAMEWORK, fn, module=module, **kw)
+    def _key(
+        self, fn: str | None, module: str | None, cache_key: str | None = None, eager: bool = False
+    ) -> CompileKey:
+        return compile_key((fn, module, cache_key, eager))
 
     def _key_of_module(self, module: str, cache_key: str | None = None) -> CompileKey:
         fn = self._function_of.get(module) or function_name(module)
-        return self._key(fn, module, cache_key=cache_key, eager=module in self._eager_modules)
+        return compile_key((fn, module, cache_key, module in self._eager_modules))
 
     def _is_eager(self, fn: str) -> bool:
         if fn in self._user_functions:
@@ -610,7 +648,7 @@ class JaxDecoder:
 
     def _on_compiling(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
         out = self._flush_lru()
-        m = _COMPILING_RE.search(pl.message) or _COMPILING_OLD_RE.search(pl.message)
+        m = compiling_fields(pl.message)
         if m is None:
             return (
                 "malformed",
@@ -618,7 +656,8 @@ class JaxDecoder:
                 "malformed 'Compiling' line (expected "
                 "'Compiling jit(<function>) with global shapes and types (...)')",
             )
-        fn, module = module_of(m["name"])
+        name, args = m
+        fn, module = module_of(name)
         eager = self._is_eager(fn)
         key = self._key(fn, module, eager=eager)
         self._function_of[module] = fn
@@ -629,7 +668,6 @@ class JaxDecoder:
         self._current = key
         self._cache_off_here = False
         self._flags_here = set()
-        args = m["args"]
         rec = self._record(
             "compile-begin", sp, module, None, function=fn, arguments=args, eager=eager
         )
