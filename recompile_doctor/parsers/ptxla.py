@@ -40,7 +40,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat
+from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 
 FRAMEWORK = "ptxla"
@@ -150,6 +150,9 @@ class PtxlaDecoder:
         self._metric_name: str | None = None
 
     # -- the driver's interface ----------------------------------------------------------
+    #: the lines without a key string tell this decoder nothing (no clock): never passed
+    wants_skipped: SkipMode = "none"
+
     def skipped(self, lineno: int, raw: str) -> None:
         return None
 

@@ -31,7 +31,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -114,22 +114,25 @@ _PY_RE = lazy_re(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:")
 _STAMP_START = lazy_re(r"[IWEFV]\d{4} |\d{4}-\d\d-\d\d ")
 
 
-@dataclass(frozen=True, slots=True)
-class _Prefix:
+class _Prefix(NamedTuple):
     seconds: float | None
     source_file: str | None
 
 
+_NO_PREFIX = _Prefix(None, None)
+
+
 def _split(line: str) -> tuple[_Prefix, str]:
     """The line's prefix (time, source file) and its message."""
-    m = _ABSL_RE.match(line)
+    c = line[:1]
+    m = _ABSL_RE.match(line) if c in "IWEFV" else None
     if m is not None:
         try:
             s = int(m.group(3)) * 3600 + int(m.group(4)) * 60 + float(m.group(5))
         except ValueError:
             s = math.nan
         return _Prefix(s if math.isfinite(s) else None, m.group(6)), line[m.end() :]
-    m = _TF_OLD_RE.match(line)
+    m = _TF_OLD_RE.match(line) if c.isdigit() else None
     if m is not None:
         try:
             day = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=UTC)
@@ -140,8 +143,8 @@ def _split(line: str) -> tuple[_Prefix, str]:
         return _Prefix(s, m.group(8)), line[m.end() :]
     m = _PY_RE.match(line)
     if m is not None:
-        return _Prefix(None, None), line[m.end() :]
-    return _Prefix(None, None), line
+        return _NO_PREFIX, line[m.end() :]
+    return _NO_PREFIX, line
 
 
 # -- messages -----------------------------------------------------------------------------
