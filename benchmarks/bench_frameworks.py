@@ -118,7 +118,7 @@ def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
         for i, line in enumerate(body):
             # each repetition prints other durations and times (a real log never repeats a
             # "... in 0.0123 sec" line), so per-message memos get no unfair hits
-            yield _VARY_RE.sub(lambda m: m[1] + f"{(rep + i) % 1000:03d}", line)
+            yield _VARY_RE.sub(rf"\g<1>{(rep + i) % 1000:03d}", line)
             for _ in range(extra.get(i, 0)):
                 n += 1
                 assert make is not None
