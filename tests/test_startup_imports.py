@@ -76,7 +76,7 @@ def test_help_lists_what_the_commands_themselves_would() -> None:
     from the imported commands."""
     from recompile_doctor.cli.main import cli
 
-    lazy = cli.get_help(click.Context(cli, info_name="recompile-doctor"))
+    lazy = cli.get_help(click.Context(cli, info_name="recompile-doctor", **cli.context_settings))
     eager = click.Group(
         "recompile-doctor",
         commands=[cli.commands[n] for n in cli.commands],
@@ -84,7 +84,9 @@ def test_help_lists_what_the_commands_themselves_would() -> None:
         help=cli.help,
         context_settings=cli.context_settings,
     )
-    real = eager.get_help(click.Context(eager, info_name="recompile-doctor"))
+    real = eager.get_help(
+        click.Context(eager, info_name="recompile-doctor", **eager.context_settings)
+    )
     assert lazy == real
     assert "analyze" in lazy and "simulate" in lazy
 
