@@ -129,8 +129,9 @@ def _glog_second(stamp: str) -> float | None:
 #: many lines share a second: its seconds are read once
 _glog_second_memo = memo(_glog_second)
 
-#: what ``%Y%m%d %H:%M:%S.%f`` reads of a glog stamp (two digits each, 1-6 decimals)
-_GLOG_STAMP_RE = lazy_re(r"\d\d\d\d \d\d:\d\d:\d\d\.\d{1,6}")
+#: a glog stamp as ``%Y%m%d %H:%M:%S.%f`` reads it (ASCII digits: two each, 1-6 decimals);
+#: anything else goes to ``strptime`` itself
+_GLOG_STAMP_RE = lazy_re(r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,6}")
 
 
 def glog_stamp(month_day: str, time: str) -> float | None:
