@@ -246,6 +246,14 @@ def type_change_rule(old: str, new: str) -> str:
     return rules.type_change_rule(old, new)
 
 
+#: (old type, new type) -> the rule of that change (a run changes the same types again)
+def _type_rule_of(k: tuple[str, str]) -> str:
+    return rules.type_change_rule(k[0], k[1])
+
+
+_type_rule = memo(_type_rule_of)
+
+
 def _argument(path: str) -> str:
     """An input path (``[1]['lr']``, ``[0][2]``, ``kwargs['lr']``) as an argument name."""
     m = _PATH_KWARG_RE.match(path)
@@ -322,7 +330,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
         if s.startswith("but seen another function defined on the same line"):
             recreated = True
             continue
-        fm = _FOR_RE.match(s)
+        fm = _FOR_RE.match(s) if s.startswith("for ") else None
         if fm is not None and fn is None:
             fn = fm["fn"]
             continue
@@ -347,7 +355,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
                 add("retracing", lineno, what, tm["old"], tm["new"])
         elif section == "types" and (ym := _TYPE_DIFF_RE.match(s)) is not None:
             old, new = strip_weak_hint(ym["old"]), strip_weak_hint(ym["new"])
-            add(type_change_rule(old, new), lineno, ym["what"], old, new)
+            add(_type_rule((old, new)), lineno, ym["what"], old, new)
         elif section == "context" and (cm := _CTX_DIFF_RE.match(s)) is not None:
             add("global-state-changed", lineno, cm["what"], cm["old"], cm["new"])
         elif section == "context" and (om := _CTX_OLD_RE.match(s)) is not None:
