@@ -176,7 +176,11 @@ class PtxlaDecoder:
             self._metric_name = None
             if _HEADER_RE.match(text) is None:
                 out.extend(self._flush_metrics())
-        prefix = next((p for p in _PREFIXES if text.startswith(p)), None)
+        prefix = (
+            next((p for p in _PREFIXES if text.startswith(p)), None)
+            if text.startswith(_PREFIXES)
+            else None
+        )
         blk = self._block
         if blk is not None and prefix != blk.prefix:
             out.extend(self._close(blk))
