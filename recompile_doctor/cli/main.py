@@ -7,16 +7,118 @@ traceback instead.
 
 from __future__ import annotations
 
+import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 
 import click
 
 from recompile_doctor._version import __version__
 from recompile_doctor.errors import RecompileDoctorError
 
+#: subcommand -> (its module, which exposes ``command``; the first paragraph of its help).
+#: A module is imported only when its command runs (or asks for its own help), so that
+#: ``--version`` and ``--help`` import none of them; ``tests/test_startup_imports.py``
+#: checks this table against the commands.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "analyze": (
+        "recompile_doctor.cli.analyze",
+        "Analyze LOG(s) of a Graphcore TensorFlow-on-IPU run (plain or gzip, - for stdin).",
+    ),
+    "report": (
+        "recompile_doctor.cli.report",
+        "Write the HTML report of LOG(s): headline, timeline, cost, findings with their log\n"
+        "lines and HLO changes, modules, parse health.",
+    ),
+    "diff": (
+        "recompile_doctor.cli.diff",
+        "Compare two HLO text files or two XLA dump folders (--xla_dump_to) and name the cause\n"
+        "of the recompilation: batch size, shape, dtype, constant, frozen weights, graph change.",
+    ),
+    "simulate": (
+        "recompile_doctor.cli.simulate",
+        "Simulate SCENARIO (a built-in name, see `scenarios`, or a .py scenario file).",
+    ),
+    "scenarios": (
+        "recompile_doctor.cli.scenarios",
+        "List the built-in scenarios of `simulate`, with the findings each must produce.",
+    ),
+    "demo": (
+        "recompile_doctor.cli.demo",
+        "Simulate a problematic IPU training run and diagnose it, offline, in a few seconds.",
+    ),
+    "cache": (
+        "recompile_doctor.cli.cache",
+        "Inspect and prune a Poplar executable cache (--executable_cache_path).",
+    ),
+    "fleet": (
+        "recompile_doctor.cli.fleet",
+        "Many runs at once: scan logs into Parquet, roll them up, query them with SQL.",
+    ),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class _LazyCommands(MutableMapping[str, click.Command]):
+    """The group's commands: every name of :data:`COMMANDS`, each imported on first use."""
+
+    def __init__(self) -> None:
+        self._loaded: dict[str, click.Command] = {}
+
+    def __getitem__(self, name: str) -> click.Command:
+        cmd = self._loaded.get(name)
+        if cmd is None:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            cmd = importlib.import_module(COMMANDS[name][0]).command
+            self._loaded[name] = cmd
+        return cmd
+
+    def loaded(self) -> dict[str, click.Command]:
+        """The commands imported so far."""
+        return self._loaded
+
+    def __setitem__(self, name: str, cmd: click.Command) -> None:
+        self._loaded[name] = cmd
+
+    def __delitem__(self, name: str) -> None:
+        del self._loaded[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*COMMANDS, *self._loaded]))
+
+    def __len__(self) -> int:
+        return len(set(COMMANDS) | set(self._loaded))
+
+
+_COMMANDS = _LazyCommands()
+
+
+class _LazyGroup(click.Group):
+    """A group whose ``--help`` lists the commands from :data:`COMMANDS` without importing
+    them (the same rows click would write from the commands themselves)."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = [(n, self._short_help(n, limit)) for n in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _short_help(self, name: str, limit: int) -> str:
+        known = COMMANDS.get(name)
+        if known is None or name in _COMMANDS.loaded():
+            return self.commands[name].get_short_help_str(limit)
+        # a stand-in with the same help shortens it as the command itself would
+        return click.Command(name, help=known[1]).get_short_help_str(limit)
+
+
+@click.group(
+    cls=_LazyGroup,
+    commands=_COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.version_option(__version__, prog_name="recompile-doctor")
 @click.option("--debug", is_flag=True, expose_value=False, help="Show a traceback on errors.")
 def cli() -> None:
@@ -26,17 +128,6 @@ def cli() -> None:
     compilations, cache hits and executable loads, and names the cause of each recompilation
     with the exact log lines or HLO instructions behind it.
     """
-
-
-def _register() -> None:
-    # One module per subcommand; each exposes ``command``.
-    from recompile_doctor.cli import analyze, cache, demo, diff, fleet, report, scenarios, simulate
-
-    for mod in (analyze, report, diff, simulate, scenarios, demo, cache, fleet):
-        cli.add_command(mod.command)
-
-
-_register()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,16 +7,17 @@ XLA modules carry the framework's decoration: TensorFlow's ``a_inference_<fn>_<n
 
 from __future__ import annotations
 
-import re
+from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import memo
 
-_INFERENCE_RE = re.compile(r"^a_inference_(.+?)_\d+__")
-_INFERENCE_SHORT_RE = re.compile(r"^a_inference_(.+?)_\d+$")
-_JIT_CALL_RE = re.compile(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
-_JIT_MODULE_RE = re.compile(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
-_UNIQUE_SUFFIX_RE = re.compile(r"\.\d+$")
+_INFERENCE_RE = lazy_re(r"^a_inference_(.+?)_\d+__")
+_INFERENCE_SHORT_RE = lazy_re(r"^a_inference_(.+?)_\d+$")
+_JIT_CALL_RE = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
+_JIT_MODULE_RE = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
+_UNIQUE_SUFFIX_RE = lazy_re(r"\.\d+$")
 
 
-def function_name(module: str) -> str:
+def _function_name(module: str) -> str:
     """The function a module compiles, without the decoration its framework adds.
 
     ``a_inference_train_function_806__XlaMustCompile_true_...__.626`` and
@@ -34,3 +35,7 @@ def function_name(module: str) -> str:
     if m:
         return m.group(1)
     return base
+
+
+#: :func:`_function_name`, memoized (a log names the same modules over and over)
+function_name = memo(_function_name)

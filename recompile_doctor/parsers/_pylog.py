@@ -23,26 +23,27 @@ glog stamps carry no year; they are times of day (``clock="time-only"``) that
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._prefixes import Prefix
 
 _LEVEL_NAMES = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?"
 _LOGGER = r"[A-Za-z_][\w.\-]*"
 
-_ASCTIME_RE = re.compile(
+_ASCTIME_RE = lazy_re(
     rf"(?P<ts>{_ASCTIME})"
     rf"(?: (?P<lvl>{_LEVEL_NAMES}) (?P<name>{_LOGGER}): "
     rf"| - (?P<name2>{_LOGGER}) - (?P<lvl2>{_LEVEL_NAMES}) - "
     rf"|: (?P<tflvl>[IWEF]) (?P<tffile>[^\s:\]]+):\d+\] ?)"
 )
-_LEVEL_FIRST_RE = re.compile(
+_LEVEL_FIRST_RE = lazy_re(
     rf"(?P<lvl>{_LEVEL_NAMES}):(?:(?P<ts>{_ASCTIME}):)?(?P<name>{_LOGGER}):(?:\d+: ?)?"
 )
-_GLOG_RE = re.compile(
+_GLOG_RE = lazy_re(
     r"(?P<lvl>[IWEFDV])(?P<md>\d{4}) (?P<tod>\d\d:\d\d:\d\d\.\d{1,9})(?: +\d+)? "
     r"(?P<file>[^\s:\]]+):\d+\] ?"
 )
@@ -62,6 +63,9 @@ _LEVELS = {
     "D": "debug",
     "V": "debug",
 }
+
+#: what a line read by _LEVEL_FIRST_RE starts with
+_LEVEL_FIRST_STARTS = tuple(f"{name}:" for name in _LEVEL_NAMES.split("|"))
 
 _MIDNIGHTS: dict[str, float] = {}
 
@@ -106,9 +110,48 @@ def _epoch(ts: str) -> float | None:
     return midnight + _time_of_day(ts[11:])
 
 
+def _glog_second(stamp: str) -> float | None:
+    """``MMDD HH:MM:SS`` -> seconds of that whole second in the year 2000 (None when no
+    such time)."""
+    try:
+        return datetime(
+            2000,
+            int(stamp[0:2]),
+            int(stamp[2:4]),
+            int(stamp[5:7]),
+            int(stamp[8:10]),
+            int(stamp[11:13]),
+        ).timestamp()
+    except ValueError:
+        return None
+
+
+#: many lines share a second: its seconds are read once
+_glog_second_memo = memo(_glog_second)
+
+#: a glog stamp as ``%Y%m%d %H:%M:%S.%f`` reads it (ASCII digits: two each, 1-6 decimals);
+#: anything else goes to ``strptime`` itself
+_GLOG_STAMP_RE = lazy_re(r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,6}")
+
+
 def glog_stamp(month_day: str, time: str) -> float | None:
     """Seconds of a glog stamp (``1122`` + ``19:11:45.043000``), on a fixed year (glog prints
-    none): differences between stamps of one log are right; None for an impossible date."""
+    none): differences between stamps of one log are right; None for an impossible date.
+
+    The same value as ``datetime.strptime(f"2000{month_day} {time}", "%Y%m%d
+    %H:%M:%S.%f").timestamp()`` (local time, as a naive datetime's ``timestamp``), without
+    ``strptime``: the whole second is memoized and the microseconds added as ``timestamp``
+    adds them."""
+    stamp = f"{month_day} {time}"
+    if _GLOG_STAMP_RE.fullmatch(stamp) is None:
+        return _glog_stamp_slow(month_day, time)
+    whole = _glog_second_memo(stamp[:13])
+    if whole is None:
+        return None
+    return whole + int(stamp[14:].ljust(6, "0")) / 1e6
+
+
+def _glog_stamp_slow(month_day: str, time: str) -> float | None:
     try:
         return datetime.strptime(f"2000{month_day} {time}", "%Y%m%d %H:%M:%S.%f").timestamp()
     except ValueError:
@@ -128,7 +171,7 @@ def split_pylog(line: str) -> PyLog:
             lvl = m["lvl"] or m["lvl2"]
             name = m["name"] or m["name2"]
             return PyLog(secs, "local", _LEVELS[lvl], name, line[m.end() :])
-    elif c in "DIWECF":
+    elif c in "DIWECF" and line.startswith(_LEVEL_FIRST_STARTS):
         m = _LEVEL_FIRST_RE.match(line)
         if m is not None:
             ts = m["ts"]
@@ -140,7 +183,7 @@ def split_pylog(line: str) -> PyLog:
                 m["name"],
                 line[m.end() :],
             )
-    if c in "IWEFDV":
+    if c in "IWEFDV" and line[1:5].isdigit():
         m = _GLOG_RE.match(line)
         if m is not None:
             return PyLog(

@@ -12,21 +12,22 @@ import re
 from dataclasses import dataclass, replace
 
 from recompile_doctor.model import ValueChange
+from recompile_doctor.parsers._lazy_re import lazy_re
 
-_ENTRY_RE = re.compile(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
-_SIZE_RE = re.compile(
+_ENTRY_RE = lazy_re(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
+_SIZE_RE = lazy_re(
     r"tensor '(?P<name>[^']*)' (?P<kind>size|stride) mismatch at index (?P<i>\d+)\. "
     r"expected (?P<old>\S+), actual (?P<new>\S+)"
 )
-_DTYPE_RE = re.compile(
+_DTYPE_RE = lazy_re(
     r"tensor '(?P<name>[^']*)' dtype mismatch\. expected (?P<old>\w+), actual (?P<new>\w+)"
 )
-_RANK_RE = re.compile(
+_RANK_RE = lazy_re(
     r"tensor '(?P<name>[^']*)' rank mismatch\. expected (?P<old>\d+), actual (?P<new>\d+)"
 )
-_VALUE_RE = re.compile(r"^(?P<what>[^=!<>#]+?) == (?P<old>[^#]+?)\s*(?:#.*)?$")
-_GLOBAL_RE = re.compile(r"GLOBAL_STATE changed: (?P<what>.*)$|___check_global_state\(\)")
-_USER_FRAME_RE = re.compile(
+_VALUE_RE = lazy_re(r"^(?P<what>[^=!<>#]+?) == (?P<old>[^#]+?)\s*(?:#.*)?$")
+_GLOBAL_RE = lazy_re(r"GLOBAL_STATE changed: (?P<what>.*)$|___check_global_state\(\)")
+_USER_FRAME_RE = lazy_re(
     r"# (?:\S+/)?(?P<file>[^/\s]+):(?P<line>\d+) in (?P<fn>\w+)\s*(?:\(HINT: [^)]*\)\s*)?$"
 )
 
@@ -168,9 +169,9 @@ def explain(
     return rule, tuple(changes), chosen[0]
 
 
-_TREE_GUARD_RE = re.compile(r"^[\s|]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
-_LOCAL_RE = re.compile(r"\b[LG]\['(?P<name>[^'\]]+)'\]")
-_ID_GUARD_RE = re.compile(r"___check_(?P<kind>type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)")
+_TREE_GUARD_RE = lazy_re(r"^[\s|]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
+_LOCAL_RE = lazy_re(r"\b[LG]\['(?P<name>[^'\]]+)'\]")
+_ID_GUARD_RE = lazy_re(r"___check_(?P<kind>type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)")
 
 
 def source_name(expr: str) -> str:
@@ -238,7 +239,7 @@ def failure_values(failures: list[GuardFailure], entry: str) -> dict[str, str]:
     return out
 
 
-_COMMENT_FRAME_RE = re.compile(r"# (?P<file>\S+\.py):(?P<line>\d+) in (?P<fn>[\w<>]+)")
+_COMMENT_FRAME_RE = lazy_re(r"# (?P<file>\S+\.py):(?P<line>\d+) in (?P<fn>[\w<>]+)")
 #: leading folders of torch's own files in a guard's (left-truncated) source comment
 _TORCH_DIRS = (
     "nn/",

@@ -13,17 +13,17 @@ and within one folder the same name with different ids is a sequence of compilat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers import _names
+from recompile_doctor.parsers._lazy_re import lazy_re
 
 DEFAULT_STAGE = "before_optimizations"
 
-_FILE = re.compile(r"^(?:(?P<ts>\d{6,})\.)?module_(?P<id>\d{4,})(?:\.(?P<rest>.+))?\.txt(?:\.gz)?$")
-_STAGE = re.compile(
+_FILE = lazy_re(r"^(?:(?P<ts>\d{6,})\.)?module_(?P<id>\d{4,})(?:\.(?P<rest>.+))?\.txt(?:\.gz)?$")
+_STAGE = lazy_re(
     r"(?:^|\.)(?P<stage>"
     r"(?:(?:sm_[\d.]+|[a-z][a-z0-9]*)_gpu_|cpu_)?after_optimizations"
     r"(?:_(?:before|after)_buffer_assignment)?"
@@ -31,10 +31,10 @@ _STAGE = re.compile(
     r"|\d{4}\.[\w-]+\.after_[\w-]+\.before_[\w-]+"
     r")$"
 )
-_CL = re.compile(r"\.cl_\d+$")
+_CL = lazy_re(r"\.cl_\d+$")
 _IGNORED_TAILS = ("-buffer-assignment", "-memory-usage-report", "-live-range", "-values")
-_INFERENCE = re.compile(r"^(a_inference_.+?)_\d+__")
-_UNIQUE_SUFFIX = re.compile(r"\.\d+$")
+_INFERENCE = lazy_re(r"^(a_inference_.+?)_\d+__")
+_UNIQUE_SUFFIX = lazy_re(r"\.\d+$")
 #: what frameworks put before the user's function name in a module name
 _FUNCTION_PREFIXES = ("a_inference_", "jit_")
 

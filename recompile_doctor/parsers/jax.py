@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from recompile_doctor import rules
@@ -49,6 +49,8 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import Clock
 from recompile_doctor.parsers._pylog import PyLog, split_pylog
@@ -105,42 +107,42 @@ _PRIMITIVE_NAMES = (
 )
 _PRIMITIVES = frozenset(_PRIMITIVE_NAMES.split())
 
-_WEAK_HINT_RE = re.compile(r"https?://\S*$")
-_WRAPPED_RE = re.compile(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
-_MODULE_CHARS_RE = re.compile(r"[^\w.\-]")
+_WEAK_HINT_RE = lazy_re(r"https?://\S*$")
+_WRAPPED_RE = lazy_re(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
+_MODULE_CHARS_RE = lazy_re(r"[^\w.\-]")
 
 # -- messages --------------------------------------------------------------------------------
-_TRACING_MISS_RE = re.compile(
+_TRACING_MISS_RE = lazy_re(
     r"TRACING CACHE MISS at (?P<site>.*?)(?: costing (?P<ms>\S+) ms)?(?: because)?:\s*$"
 )
-_TRACED_RE = re.compile(
+_TRACED_RE = lazy_re(
     r"Finished tracing(?: \+ transforming)? (?P<fn>.+?)(?: for (?P<w>\w+))? in (?P<s>\S+) sec\s*$"
 )
-_COMPILING_RE = re.compile(
+_COMPILING_RE = lazy_re(
     r"Compiling (?P<name>\S+)(?: \(\d+\))?(?: for)? with global shapes and types "
     r"(?P<args>.*?)(?:\. Argument mapping: .*)?\s*$"
 )
-_COMPILING_OLD_RE = re.compile(
+_COMPILING_OLD_RE = lazy_re(
     r"Compiling (?P<name>\S+) \(\d+\)? for (?:\d+ args|args (?P<args>.*?))\.?\s*$"
 )
-_LOWERED_RE = re.compile(
+_LOWERED_RE = lazy_re(
     r"Finished jaxpr to MLIR module conversion (?P<name>\S+) in (?P<s>\S+) sec\s*$"
 )
-_COMPILED_RE = re.compile(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
-_COMPILED_NAME_RE = re.compile(r"Finished XLA compilation of (?P<name>\S+)")
-_P_MISS_RE = re.compile(
+_COMPILED_RE = lazy_re(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
+_COMPILED_NAME_RE = lazy_re(r"Finished XLA compilation of (?P<name>\S+)")
+_P_MISS_RE = lazy_re(
     r"PERSISTENT COMPILATION CACHE MISS for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
 )
-_P_HIT_RE = re.compile(
+_P_HIT_RE = lazy_re(
     r"Persistent compilation cache hit for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
 )
-_P_WRITE_RE = re.compile(
+_P_WRITE_RE = lazy_re(
     r"Writing (?P<mod>\S+) to persistent compilation cache with key '(?P<key>[^']*)'"
 )
-_P_INIT_RE = re.compile(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
-_LRU_RE = re.compile(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
+_P_INIT_RE = lazy_re(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
+_LRU_RE = lazy_re(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
 _P_OFF = "get_executable_and_time: cache is disabled"
-_NOT_WRITTEN_RE = re.compile(
+_NOT_WRITTEN_RE = lazy_re(
     r"Not writing persistent cache entry"
     r"(?: for '(?P<mod>[^']*)' because it took < (?P<min>\S+) seconds to compile "
     r"\((?P<took>[^)s]*)s\)"
@@ -148,33 +150,33 @@ _NOT_WRITTEN_RE = re.compile(
     r"threshold \((?P<thr>-?\d+) bytes\)"
     r"| since (?P<why>.+?))\s*$"
 )
-_TOOK_RE = re.compile(
+_TOOK_RE = lazy_re(
     r"'(?P<mod>[^']*)' took at least (?P<min>\S+) seconds to compile \((?P<took>[^)s]*)s\)"
 )
-_COMPONENT_RE = re.compile(
+_COMPONENT_RE = lazy_re(
     r"get_cache_key hash (?P<kind>of serialized|after serializing) (?P<c>.+?): "
     r"(?P<h>[0-9a-fA-F]+)\s*$"
 )
-_FLAG_RE = re.compile(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
-_OPTIONS_RE = re.compile(
+_FLAG_RE = lazy_re(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
+_OPTIONS_RE = lazy_re(
     r"get_compile_options: num_replicas=(?P<r>\d+) num_partitions=(?P<p>\d+) "
     r"device_assignment=(?P<da>.*?)\s*$"
 )
 
 # -- explanation blocks ----------------------------------------------------------------------
-_NEVER_SEEN_NAME_RE = re.compile(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
-_FOR_RE = re.compile(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
-_TYPE_DIFF_RE = re.compile(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
-_TREE_DIFF_RE = re.compile(
+_NEVER_SEEN_NAME_RE = lazy_re(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
+_FOR_RE = lazy_re(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
+_TYPE_DIFF_RE = lazy_re(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
+_TREE_DIFF_RE = lazy_re(
     r"^\* at (?:input path )?(?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+?), "
     r"so (?P<why>.+)$"
 )
-_CTX_DIFF_RE = re.compile(r"^\* (?P<what>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
-_CTX_OLD_RE = re.compile(r"^\[(?P<i>\d+)\]: now (?P<new>.+?) and before (?P<old>.+?)(?:, and)?$")
-_NOW_BEFORE_RE = re.compile(r"^now (?P<new>.+?) and before (?P<old>.+)$")
-_STATIC_RE = re.compile(r"Static\(val=(?P<v>.*)\)\s*$")
-_PATH_KWARG_RE = re.compile(r"^(?:\[1\]|kwargs)\['(?P<k>[^']+)'\](?P<rest>.*)$")
-_PATH_ARG_RE = re.compile(r"^(?:\[0\]|args)\[(?P<i>\d+)\](?P<rest>.*)$")
+_CTX_DIFF_RE = lazy_re(r"^\* (?P<what>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
+_CTX_OLD_RE = lazy_re(r"^\[(?P<i>\d+)\]: now (?P<new>.+?) and before (?P<old>.+?)(?:, and)?$")
+_NOW_BEFORE_RE = lazy_re(r"^now (?P<new>.+?) and before (?P<old>.+)$")
+_STATIC_RE = lazy_re(r"Static\(val=(?P<v>.*)\)\s*$")
+_PATH_KWARG_RE = lazy_re(r"^(?:\[1\]|kwargs)\['(?P<k>[^']+)'\](?P<rest>.*)$")
+_PATH_ARG_RE = lazy_re(r"^(?:\[0\]|args)\[(?P<i>\d+)\](?P<rest>.*)$")
 
 #: longest explanation block kept (a runaway indented stream is cut here)
 MAX_BLOCK_LINES = 2000
@@ -191,14 +193,35 @@ def _seconds(text: str | None) -> float | None:
     return v if math.isfinite(v) and v >= 0 else None
 
 
-def module_of(name: str) -> tuple[str, str]:
-    """``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
-    module name (JAX replaces characters other than ``[\\w.-]`` by ``_``)."""
+def _module_of(name: str) -> tuple[str, str]:
     m = _WRAPPED_RE.match(name)
     if m is None:
         return function_name(name), name
     fn = m["fn"]
     return fn, _MODULE_CHARS_RE.sub("_", f"{m['w']}_{fn}")
+
+
+#: ``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
+#: module name (JAX replaces characters other than ``[\\w.-]`` by ``_``)
+module_of = memo(_module_of)
+
+
+def _compile_key(k: tuple[str | None, str | None, str | None, bool]) -> CompileKey:
+    return CompileKey(FRAMEWORK, k[0], module=k[1], cache_key=k[2], eager=k[3])
+
+
+#: (function, module, cache key, eager) -> its key (a frozen value, shared)
+compile_key = memo(_compile_key)
+
+
+def _compiling_fields(msg: str) -> tuple[str, str | None] | None:
+    m = _COMPILING_RE.search(msg) or _COMPILING_OLD_RE.search(msg)
+    return None if m is None else (m["name"], m["args"])
+
+
+#: a ``Compiling ...`` message -> (name, argument text), None when it is not of that form
+#: (the same message recurs whenever a signature is compiled again)
+compiling_fields = memo(_compiling_fields)
 
 
 def call_site(site: str) -> str | None:
@@ -221,6 +244,14 @@ def strip_weak_hint(value: str) -> str:
 def type_change_rule(old: str, new: str) -> str:
     """The rule of one argument's type change: :func:`recompile_doctor.rules.type_change_rule`."""
     return rules.type_change_rule(old, new)
+
+
+#: (old type, new type) -> the rule of that change (a run changes the same types again)
+def _type_rule_of(k: tuple[str, str]) -> str:
+    return rules.type_change_rule(k[0], k[1])
+
+
+_type_rule = memo(_type_rule_of)
 
 
 def _argument(path: str) -> str:
@@ -280,6 +311,9 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
     def add(rule: str, lineno: int, what: str, old: str | None, new: str | None) -> None:
         changes.append((rule, ValueChange(fn or "?", what, old, new, site, source, lineno)))
 
+    def named(c: ValueChange, fn: str) -> ValueChange:
+        return ValueChange(fn, c.what, c.old, c.new, c.call_site, c.source, c.line)
+
     for lineno, raw in lines[1:]:
         s = raw.strip()
         if expect_name:
@@ -296,7 +330,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
         if s.startswith("but seen another function defined on the same line"):
             recreated = True
             continue
-        fm = _FOR_RE.match(s)
+        fm = _FOR_RE.match(s) if s.startswith("for ") else None
         if fm is not None and fn is None:
             fn = fm["fn"]
             continue
@@ -321,7 +355,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
                 add("retracing", lineno, what, tm["old"], tm["new"])
         elif section == "types" and (ym := _TYPE_DIFF_RE.match(s)) is not None:
             old, new = strip_weak_hint(ym["old"]), strip_weak_hint(ym["new"])
-            add(type_change_rule(old, new), lineno, ym["what"], old, new)
+            add(_type_rule((old, new)), lineno, ym["what"], old, new)
         elif section == "context" and (cm := _CTX_DIFF_RE.match(s)) is not None:
             add("global-state-changed", lineno, cm["what"], cm["old"], cm["new"])
         elif section == "context" and (om := _CTX_OLD_RE.match(s)) is not None:
@@ -338,7 +372,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
                 what = "static kwargs" if section == "static-kwargs" else "static args"
                 add("constant-changed", lineno, what, nb["old"], nb["new"])
     if fn is not None:
-        changes = [(r, replace(c, function=fn)) for r, c in changes]
+        changes = [(r, named(c, fn)) for r, c in changes]
     rule: str | None
     if recreated:
         rule = "object-recreated"
@@ -359,6 +393,9 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
     )
 
 
+_RECOGNIZED = Decoded("recognized")
+
+
 def _is_continuation(raw: str) -> bool:
     return raw[:1] in (" ", "\t") and bool(raw.strip())
 
@@ -374,6 +411,7 @@ class JaxDecoder:
         self.path = path
         self.continuing = False
         self._clock = Clock()
+        self._t: float | None = None  # the clock's time of the last stamped line
         self._stamped = False
         self._started = False
         self._block: list[tuple[int, str]] = []
@@ -409,7 +447,7 @@ class JaxDecoder:
         if raw[:1].isalnum():
             pl = split_pylog(raw)
             if pl.seconds is not None:
-                self._clock.absolute(pl.prefix())
+                self._tick(pl)
                 self._stamped = True
 
     def finish(self) -> Iterator[TypedEvent]:
@@ -425,14 +463,14 @@ class JaxDecoder:
         if self.continuing:
             if _is_continuation(raw) and len(self._block) < MAX_BLOCK_LINES:
                 self._block.append((lineno, raw))
-                return Decoded("recognized")
+                return _RECOGNIZED
             out.extend(self._close_block())
         pl = split_pylog(raw)
         if pl.seconds is not None:
             self._stamped = True
         elif not self._stamped and pl.level is None:
             self._bare = True  # JAX's own lines are bare: no clock to take from other lines
-        t = self._clock.relative(self._clock.absolute(pl.prefix()))
+        t = self._t if pl.seconds is None else self._tick(pl)
         sp = Span(self.path, lineno, raw, t)
         status, events, problem = self._message(pl, sp)
         if status == "recognized" and not self._started:
@@ -446,6 +484,13 @@ class JaxDecoder:
         return Decoded("unrecognized", tuple(out)) if out else UNRECOGNIZED
 
     # -- helpers -------------------------------------------------------------------------
+    def _tick(self, pl: PyLog) -> float | None:
+        """The time of a stamped line; a line without a stamp has the time of the last one
+        (``self._t``, what the clock would say)."""
+        clock = self._clock
+        self._t = clock.relative(clock.absolute(pl.prefix()))
+        return self._t
+
     def _record(
         self,
         kind: str,
@@ -456,12 +501,14 @@ class JaxDecoder:
     ) -> Event:
         return Event(kind, sp.source, sp.line, sp.t, sp.text, module, hash_, detail)
 
-    def _key(self, fn: str | None, module: str | None, **kw: Any) -> CompileKey:
-        return CompileKey(FRAMEWORK, fn, module=module, **kw)
+    def _key(
+        self, fn: str | None, module: str | None, cache_key: str | None = None, eager: bool = False
+    ) -> CompileKey:
+        return compile_key((fn, module, cache_key, eager))
 
     def _key_of_module(self, module: str, cache_key: str | None = None) -> CompileKey:
         fn = self._function_of.get(module) or function_name(module)
-        return self._key(fn, module, cache_key=cache_key, eager=module in self._eager_modules)
+        return compile_key((fn, module, cache_key, module in self._eager_modules))
 
     def _is_eager(self, fn: str) -> bool:
         if fn in self._user_functions:
@@ -609,7 +656,7 @@ class JaxDecoder:
 
     def _on_compiling(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
         out = self._flush_lru()
-        m = _COMPILING_RE.search(pl.message) or _COMPILING_OLD_RE.search(pl.message)
+        m = compiling_fields(pl.message)
         if m is None:
             return (
                 "malformed",
@@ -617,7 +664,8 @@ class JaxDecoder:
                 "malformed 'Compiling' line (expected "
                 "'Compiling jit(<function>) with global shapes and types (...)')",
             )
-        fn, module = module_of(m["name"])
+        name, args = m
+        fn, module = module_of(name)
         eager = self._is_eager(fn)
         key = self._key(fn, module, eager=eager)
         self._function_of[module] = fn
@@ -628,7 +676,6 @@ class JaxDecoder:
         self._current = key
         self._cache_off_here = False
         self._flags_here = set()
-        args = m["args"]
         rec = self._record(
             "compile-begin", sp, module, None, function=fn, arguments=args, eager=eager
         )

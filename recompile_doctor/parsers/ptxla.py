@@ -25,7 +25,6 @@ line is free text (it differs between releases), so it is kept verbatim.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -41,7 +40,8 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat
+from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat, SkipMode
+from recompile_doctor.parsers._lazy_re import lazy_re
 
 FRAMEWORK = "ptxla"
 _COMPILE = "Compilation Analysis: "
@@ -55,13 +55,13 @@ ANCHORS = (
     "Counter: ",
     "pt-xla-profiler: ",
 )
-_HASH_RE = re.compile(r"^Graph Hash: (?P<hash>\S+)$")
-_COUNT_RE = re.compile(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
-_NAME_RE = re.compile(r"^Graph Name: (?P<name>.*)$")
-_FRAME_RE = re.compile(r"^(?P<fn>\S+) \((?P<file>.+):(?P<line>\d+)\)$")
-_HEADER_RE = re.compile(r"^(?P<kind>Metric|Counter): (?P<name>\S+)\s*$")
-_METRIC_LINE_RE = re.compile(r"^  (?P<field>\w+): (?P<value>.*)$")
-_PROFILER_RE = re.compile(
+_HASH_RE = lazy_re(r"^Graph Hash: (?P<hash>\S+)$")
+_COUNT_RE = lazy_re(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
+_NAME_RE = lazy_re(r"^Graph Name: (?P<name>.*)$")
+_FRAME_RE = lazy_re(r"^(?P<fn>\S+) \((?P<file>.+):(?P<line>\d+)\)$")
+_HEADER_RE = lazy_re(r"^(?P<kind>Metric|Counter): (?P<name>\S+)\s*$")
+_METRIC_LINE_RE = lazy_re(r"^  (?P<field>\w+): (?P<value>.*)$")
+_PROFILER_RE = lazy_re(
     r"pt-xla-profiler: (?P<metric>\w+) too frequent: (?P<n>\d+) counts during (?P<steps>\d+) steps"
 )
 #: metrics-report headers that only PyTorch/XLA's compile metrics print
@@ -150,6 +150,9 @@ class PtxlaDecoder:
         self._metric_name: str | None = None
 
     # -- the driver's interface ----------------------------------------------------------
+    #: the lines without a key string tell this decoder nothing (no clock): never passed
+    wants_skipped: SkipMode = "none"
+
     def skipped(self, lineno: int, raw: str) -> None:
         return None
 
@@ -173,7 +176,11 @@ class PtxlaDecoder:
             self._metric_name = None
             if _HEADER_RE.match(text) is None:
                 out.extend(self._flush_metrics())
-        prefix = next((p for p in _PREFIXES if text.startswith(p)), None)
+        prefix = (
+            next((p for p in _PREFIXES if text.startswith(p)), None)
+            if text.startswith(_PREFIXES)
+            else None
+        )
         blk = self._block
         if blk is not None and prefix != blk.prefix:
             out.extend(self._close(blk))

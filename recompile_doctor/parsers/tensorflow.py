@@ -28,11 +28,10 @@ Function names: TF's cluster ``__inference_<fn>_<n>[attrs]`` and XLA's module
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -47,6 +46,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.rules import types_change_rule
 
@@ -100,36 +100,39 @@ HOW_TO_LOG = (
 # -- line prefixes ------------------------------------------------------------------------
 _NUM = r"\d{1,20}"
 #: absl/glog: ``I0000 00:00:1795374604.570608   14320 device_compiler.h:208] ``
-_ABSL_RE = re.compile(
+_ABSL_RE = lazy_re(
     rf"([IWEFV])(\d{{4}}) (\d\d):(\d\d):(\d{{1,12}}(?:\.\d{{1,9}})?) +{_NUM} "
     r"([^\s:\]]+):\d{1,9}\] ?"
 )
 #: TF before absl logging: ``2024-03-12 17:55:10.637117: I tensorflow/.../file.cc:186] ``
-_TF_OLD_RE = re.compile(
+_TF_OLD_RE = lazy_re(
     r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d{1,9})?): ([IWEF])(?: +\d{1,20})? "
     r"([^\s:\]]+):\d{1,9}\] ?"
 )
 #: Python logging through TF's handler: ``WARNING:tensorflow:``
-_PY_RE = re.compile(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:")
-_STAMP_START = re.compile(r"[IWEFV]\d{4} |\d{4}-\d\d-\d\d ")
+_PY_RE = lazy_re(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:")
+_STAMP_START = lazy_re(r"[IWEFV]\d{4} |\d{4}-\d\d-\d\d ")
 
 
-@dataclass(frozen=True, slots=True)
-class _Prefix:
+class _Prefix(NamedTuple):
     seconds: float | None
     source_file: str | None
 
 
+_NO_PREFIX = _Prefix(None, None)
+
+
 def _split(line: str) -> tuple[_Prefix, str]:
     """The line's prefix (time, source file) and its message."""
-    m = _ABSL_RE.match(line)
+    c = line[:1]
+    m = _ABSL_RE.match(line) if c in "IWEFV" else None
     if m is not None:
         try:
             s = int(m.group(3)) * 3600 + int(m.group(4)) * 60 + float(m.group(5))
         except ValueError:
             s = math.nan
         return _Prefix(s if math.isfinite(s) else None, m.group(6)), line[m.end() :]
-    m = _TF_OLD_RE.match(line)
+    m = _TF_OLD_RE.match(line) if c.isdigit() else None
     if m is not None:
         try:
             day = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)), tzinfo=UTC)
@@ -140,46 +143,46 @@ def _split(line: str) -> tuple[_Prefix, str]:
         return _Prefix(s, m.group(8)), line[m.end() :]
     m = _PY_RE.match(line)
     if m is not None:
-        return _Prefix(None, None), line[m.end() :]
-    return _Prefix(None, None), line
+        return _NO_PREFIX, line[m.end() :]
+    return _NO_PREFIX, line
 
 
 # -- messages -----------------------------------------------------------------------------
-_PROFILER_RE = re.compile(
+_PROFILER_RE = lazy_re(
     r"Compiled (?P<cluster>\S+) (?P<count>\d{1,18}) times, compile time: "
     r"(?P<us>\d{1,18}) us, cumulative: (?P<cum>\d{1,18}) us"
 )
-_MEGAMORPHIC_RE = re.compile(
+_MEGAMORPHIC_RE = lazy_re(
     r"Marking (?P<cluster>\S+) as megamorphic, compile_count=(?P<c>\d{1,18}) "
     r"execution_count=(?P<e>\d{1,18})"
 )
-_SIGNATURE_RE = re.compile(r"DeviceCompilationClusterSignature: (?P<sig>\S.*)$")
-_CACHE_HIT_RE = re.compile(
+_SIGNATURE_RE = lazy_re(r"DeviceCompilationClusterSignature: (?P<sig>\S.*)$")
+_CACHE_HIT_RE = lazy_re(
     r"Compilation cache entry hit: (?P<state>\d{1,3}) signature: (?P<sig>\S.*?)(?: with request count (?P<n>\d{1,18}))?$"
 )
-_INSTANT_RE = re.compile(r"Instantly compiling for signature: (?P<sig>\S.*)$")
-_ALREADY_RE = re.compile(r"Already Compiled for signature: (?P<sig>\S.*)$")
-_ARG_RE = re.compile(
+_INSTANT_RE = lazy_re(r"Instantly compiling for signature: (?P<sig>\S.*)$")
+_ALREADY_RE = lazy_re(r"Already Compiled for signature: (?P<sig>\S.*)$")
+_ARG_RE = lazy_re(
     r"^(?P<i>\d{1,9}): kind=(?P<kind>\w+)(?: name=(?P<name>\S+))? type=(?P<type>\w+) "
     r"shape=\[(?P<shape>[-\d?, ]*)\]"
 )
-_NUM_INPUTS_RE = re.compile(r"^num_inputs=\d{1,9}$")
-_XLA_FN_RE = re.compile(r"XlaCompiler::CompileFunction (?P<cluster>\S+)")
-_CPU_START_RE = re.compile(r"^Compiling: (?P<module>\S+)$")
-_CPU_JIT_RE = re.compile(
+_NUM_INPUTS_RE = lazy_re(r"^num_inputs=\d{1,9}$")
+_XLA_FN_RE = lazy_re(r"XlaCompiler::CompileFunction (?P<cluster>\S+)")
+_CPU_START_RE = lazy_re(r"^Compiling: (?P<module>\S+)$")
+_CPU_JIT_RE = lazy_re(
     r"^Compiling \[(?P<module>[^\]]+)\] for (?P<backend>\w+) using JIT time: .*?\((?P<us>[\d.]{1,24}) us\)"
 )
-_EXEC_TIMER_RE = re.compile(r"Compilation of XLA executable time: .*?\((?P<us>[\d.]{1,24}) us\)")
-_RETRACE_RE = re.compile(
+_EXEC_TIMER_RE = lazy_re(r"Compilation of XLA executable time: .*?\((?P<us>[\d.]{1,24}) us\)")
+_RETRACE_RE = lazy_re(
     r"(?P<n>\d{1,18}) out of the last (?P<m>\d{1,18}) calls to (?P<fn><.*?>) triggered "
     r"tf\.function retracing"
 )
-_PYFN_RE = re.compile(r"^<(?:function|bound method) (?P<qual>\S+?)(?: at 0x| of |>$)")
-_DUMP_RE = re.compile(
+_PYFN_RE = lazy_re(r"^<(?:function|bound method) (?P<qual>\S+?)(?: at 0x| of |>$)")
+_DUMP_RE = lazy_re(
     r"HloModule dump enabled with path prefix: (?P<prefix>.*?), suffix: (?P<suffix>.*)$"
 )
-_SERVICE_RE = re.compile(r"XLA service \S+ initialized for platform (?P<platform>[^(]+?) \(")
-_SIG_ARG_RE = re.compile(r"(?P<type>[A-Za-z][\w]*) \[(?P<shape>[-\d?,]*)\]")
+_SERVICE_RE = lazy_re(r"XLA service \S+ initialized for platform (?P<platform>[^(]+?) \(")
+_SIG_ARG_RE = lazy_re(r"(?P<type>[A-Za-z][\w]*) \[(?P<shape>[-\d?,]*)\]")
 
 #: TF dtype names -> HLO element types
 _HLO_TYPES: dict[str, str] = {

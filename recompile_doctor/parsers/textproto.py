@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers._lazy_re import lazy_re
 
 Message = dict[str, Any]
 
-_TOKEN = re.compile(
+_TOKEN = lazy_re(
     r"""
     (?P<ws>[ \t\r\f\v]+)
   | (?P<nl>\n)
@@ -36,9 +37,9 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-_INT = re.compile(r"^[-+]?(?:0[xX][0-9a-fA-F]+|\d+)$")
-_FLOAT = re.compile(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?$")
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+_INT = lazy_re(r"^[-+]?(?:0[xX][0-9a-fA-F]+|\d+)$")
+_FLOAT = lazy_re(r"^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fF]?$")
+_IDENT = lazy_re(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 _CLOSE = {"{": "}", "<": ">"}
 
 

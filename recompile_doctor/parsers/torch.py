@@ -10,7 +10,6 @@ the run of lines with the same prefix tail (compile id, tag, source file).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -24,6 +23,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
@@ -42,21 +42,21 @@ from recompile_doctor.parsers._torch_guards import (
 FRAMEWORK = "torch"
 ANCHORS = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/")
 
-LINE_RE = re.compile(
+LINE_RE = lazy_re(
     r"^(?:\[default(?P<d>\d+)\]:)?(?:\[rank(?P<r>\d+)\]:)?"
     r"(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ "
     r"(?P<file>torch/[^\s:\]]+):\d+\]"
     r"(?: \[(?P<frame>\d+)/(?P<comp>\d+)(?:_(?P<att>\d+))?\])?"
     r"(?: \[__(?P<art>\w+)\])?(?: (?P<msg>.*))?$"
 )
-_RECOMPILING_RE = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)$")
-_FAILURE_RE = re.compile(r"^\s*- (?P<body>.*)$")
-_FILE_RE = re.compile(r'^\s*(?:-\s+)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
-_LIMIT_RE = re.compile(r"torch\._dynamo hit config\.(?P<name>\w+) \((?P<value>\d+)\)")
-_LIMIT_FN_RE = re.compile(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\d+)\)")
-_LIMIT_REASON_RE = re.compile(r"^\s*(?:last reason|reasons): *(?P<reason>.*)$")
-_BREAK_AT_RE = re.compile(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
-_BREAK_REASON_RE = re.compile(r"^Graph Break Reason: (?P<reason>.*)$")
+_RECOMPILING_RE = lazy_re(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)$")
+_FAILURE_RE = lazy_re(r"^\s*- (?P<body>.*)$")
+_FILE_RE = lazy_re(r'^\s*(?:-\s+)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+_LIMIT_RE = lazy_re(r"torch\._dynamo hit config\.(?P<name>\w+) \((?P<value>\d+)\)")
+_LIMIT_FN_RE = lazy_re(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\d+)\)")
+_LIMIT_REASON_RE = lazy_re(r"^\s*(?:last reason|reasons): *(?P<reason>.*)$")
+_BREAK_AT_RE = lazy_re(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
+_BREAK_REASON_RE = lazy_re(r"^Graph Break Reason: (?P<reason>.*)$")
 
 
 def _basename(path: str) -> str:

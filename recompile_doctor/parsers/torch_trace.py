@@ -10,7 +10,6 @@ names.  A corrupt envelope is malformed and skipped.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,6 +26,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
@@ -40,7 +40,7 @@ from recompile_doctor.parsers._torch_guards import (
 
 FRAMEWORK = "torch"
 ANCHORS = ('] {"',)
-_ENV_RE = re.compile(
+_ENV_RE = lazy_re(
     r"^(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ [^\s\]]+:\d+\] (?P<json>\{.*)$"
 )
 #: parts of a file name that mark a frame as the framework's, not the user's

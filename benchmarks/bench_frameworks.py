@@ -1,0 +1,211 @@
+"""The framework log decoders on big logs: ``recompile-doctor analyze`` against ``grep -c -F``
+with the same key strings, per framework.
+
+Generates, deterministically, one log per format by repeating a real fixture log with noise
+lines (the same prefix style, no key string) between its records, so that about 20 % of the
+lines hold a key string (a verbose run with many compilations); a TORCH_TRACE file is all
+records, so it is repeated as it is.  Then runs, each in a fresh process, ``recompile-doctor
+analyze --format json -o /dev/null`` and ``grep -c -F -e KEY ...`` and prints seconds, MB/s,
+CPU seconds, the ratio to grep and peak RSS.  Figures are printed, never asserted.
+
+    python benchmarks/bench_frameworks.py [--mb 100] [--dir DIR] [--only jax,torch]
+    python benchmarks/bench_frameworks.py --parse-only   # in-process parse, no report
+
+``--dir`` keeps the generated logs there (reused by the next run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FIX = ROOT / "fixtures"
+
+#: noise line makers: line number -> a line of the format's prefix style holding no key string
+NOISE: dict[str, Callable[[int], str]] = {
+    "jax": lambda n: (
+        f"DEBUG:jax._src.dispatch:step {n}: dispatching jit(summarize) to device CpuDevice(id=0)",
+        f"step {n} loss 0.1257 lr 0.001 throughput 1234.5 samples/s",
+        f"DEBUG:absl:input pipeline: prefetched batch {n} (shape (32, 224, 224, 3))",
+    )[n % 3],
+    "tensorflow": lambda n: (
+        f"I0000 00:00:1795374921.{n % 1000000:06d}   24077 input_pipeline.cc:88] "
+        f"prefetched batch {n} of 32 elements",
+        f"Epoch 1/3 - step {n} - loss: 0.3125 - accuracy: 0.9012",
+        f"I0000 00:00:1795374921.{n % 1000000:06d}   24077 bfc_allocator.cc:1101] "
+        f"InUse at 7f3a2c{n % 65536:04x} of size 256 next {n}",
+    )[n % 3],
+    "torch": lambda n: (
+        f"I1122 19:11:18.{n % 1000000:06d} 16266 train/loop.py:42] step {n} loss 0.3125",
+        f"epoch 0 step {n} batch 32 lr 0.001",
+        f"W1122 19:11:18.{n % 1000000:06d} 16266 data/loader.py:311] worker 3 slow batch {n}",
+    )[n % 3],
+    "ptxla": lambda n: (
+        f"epoch 0 step {n} batch 32 loss 0.3125",
+        f"I1122 19:11:18.{n % 1000000:06d} 16266 train.py:42] prefetched batch {n}",
+        f"[step {n}] throughput 1234.5 samples/s",
+    )[n % 3],
+}
+
+#: (name, format, fixture logs, noise?)
+CASES: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
+    ("jax", "jax", ("jax/growing_shape/run.log", "jax/persistent_warm/run.log"), True),
+    (
+        "tensorflow",
+        "tensorflow",
+        ("tensorflow/batch_size_signature_vlog/run.log", "tensorflow/growing_shape/run.log"),
+        True,
+    ),
+    ("torch", "torch", ("torch/batch_size/run.log", "torch/value_guard/run.log"), True),
+    ("torch-trace", "torch-trace", ("torch/batch_size/trace",), False),
+    ("ptxla", "ptxla", ("ptxla/partial_last_batch/run.log",), True),
+)
+
+TARGET_RELEVANT = 0.20
+
+#: the last three digits of a number with six or more decimals (durations, stamps)
+_VARY_RE = re.compile(r"(\d\.\d{3,})\d{3}\b")
+
+
+def key_strings(fmt: str) -> list[str]:
+    from recompile_doctor.parsers import _scan_literals, get_format
+
+    return _scan_literals(get_format(fmt)) or []
+
+
+def _fixture_lines(rel: str) -> list[str]:
+    p = FIX / rel
+    if p.is_dir():
+        p = sorted(p.iterdir())[0]
+    return p.read_text(encoding="utf-8").splitlines()
+
+
+def _starts_record(line: str, nxt: str | None) -> bool:
+    """Noise may go before ``nxt``: it starts a record (no indented continuation, no guard or
+    explanation line of a block under way)."""
+    if nxt is None:
+        return True
+    return not (nxt[:1] in (" ", "\t", "") or "[__guards]" in nxt or "[__recompiles" in nxt)
+
+
+def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
+    """The lines of one case, forever: the fixtures repeated with noise between records."""
+    keys = key_strings(fmt)
+    body = [ln for rel in rels for ln in _fixture_lines(rel)]
+    relevant = sum(1 for ln in body if any(k in ln for k in keys))
+    slots = [
+        i
+        for i in range(len(body))
+        if _starts_record(body[i], (body[i + 1 : i + 2] and body[i + 1]) or None)
+    ]
+    want = max(0, round(relevant / TARGET_RELEVANT) - len(body)) if noise else 0
+    per_slot = [want // len(slots) + (1 if k < want % len(slots) else 0) for k in range(len(slots))]
+    extra = dict(zip(slots, per_slot, strict=True))
+    make = NOISE.get(fmt)
+    n = 0
+    rep = 0
+    while True:
+        rep += 1
+        for i, line in enumerate(body):
+            # each repetition prints other durations and times (a real log never repeats a
+            # "... in 0.0123 sec" line), so per-message memos get no unfair hits
+            yield _VARY_RE.sub(rf"\g<1>{(rep + i) % 1000:03d}", line)
+            for _ in range(extra.get(i, 0)):
+                n += 1
+                assert make is not None
+                yield make(n)
+
+
+def write_log(path: Path, lines: Iterator[str], size: int) -> None:
+    done = 0
+    with path.open("w", encoding="utf-8", newline="\n") as f:
+        while done < size:
+            batch = "\n".join(next(lines) for _ in range(5_000)) + "\n"
+            f.write(batch)
+            done += len(batch)
+
+
+def _timed(cmd: list[str]) -> tuple[float, float, float, int]:
+    """Wall seconds, CPU seconds, peak RSS (MB), exit code (output drained from a pipe)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
+    assert p.stdout is not None
+    while p.stdout.read(1 << 16):
+        pass
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    return (
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024,
+        os.waitstatus_to_exitcode(status),
+    )
+
+
+PARSE_ONLY = """
+import sys, time, resource
+from recompile_doctor.parsers import ParseCounter, parse_log
+c = ParseCounter(sys.argv[1])
+t = time.process_time()
+n = sum(1 for _ in parse_log(sys.argv[1], c, log_format=sys.argv[2]))
+print(time.process_time() - t, n, c.recognized, c.malformed)
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=float, default=100, help="size of each generated log (MB)")
+    ap.add_argument("--dir", type=Path, default=None, help="keep the generated logs here")
+    ap.add_argument("--only", default="", help="comma-separated case names")
+    ap.add_argument("--parse-only", action="store_true", help="time parse_log in-process only")
+    args = ap.parse_args()
+    where = args.dir or Path(tempfile.mkdtemp(prefix="rd-bench-fw-"))
+    where.mkdir(parents=True, exist_ok=True)
+    only = {s for s in args.only.split(",") if s}
+    size = int(args.mb * 1e6)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
+    )
+    print(
+        f"{'log':>12} {'MB':>6} {'relevant':>8} {'ours s':>7} {'cpu s':>6} {'MB/s':>6} "
+        f"{'grep cpu':>8} {'x grep':>6} {'peak RSS':>9}"
+    )
+    for name, fmt, rels, noise in CASES:
+        if only and name not in only:
+            continue
+        path = where / f"{name}.log"
+        if not path.exists() or abs(path.stat().st_size - size) > size // 20:
+            write_log(path, case_lines(fmt, rels, noise), size)
+        keys = key_strings(fmt)
+        mb = path.stat().st_size / 1e6
+        grep = ["grep", "-c", "-F", *[a for k in keys for a in ("-e", k)], str(path)]
+        hits = int(subprocess.run(grep, capture_output=True, text=True).stdout.strip() or 0)
+        total = sum(1 for _ in path.open("rb"))
+        _, gcpu, _, _ = _timed(grep)
+        if args.parse_only:
+            out = subprocess.run(
+                [sys.executable, "-c", PARSE_ONLY, str(path), fmt], capture_output=True, text=True
+            ).stdout.split()
+            cpu = float(out[0])
+            wall, rss = cpu, 0.0
+        else:
+            cmd = [sys.executable, "-m", "recompile_doctor", "analyze", str(path),
+                   "--log-format", fmt, "--format", "json", "-o", os.devnull]  # fmt: skip
+            wall, cpu, rss, _ = _timed(cmd)
+        print(
+            f"{name:>12} {mb:6.0f} {hits / total:8.1%} {wall:7.2f} {cpu:6.2f} {mb / cpu:6.1f} "
+            f"{gcpu:8.2f} {cpu / max(gcpu, 1e-3):6.1f} {rss:8.0f}M"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Start-up imports only what a command uses: GIVEN a fresh interpreter, WHEN the CLI module
+is imported (``--version``, ``--help``) or ``analyze`` runs on a small log, THEN pandas,
+matplotlib, jinja2, the simulator and the HLO differ are not imported where they are not used;
+and the static command table the lazy group lists is the commands' own."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("pandas", "matplotlib", "jinja2", "recompile_doctor.simulate")
+
+PROBE = """
+import json, sys
+before = set(sys.modules)
+from recompile_doctor.cli.main import main
+code = main(sys.argv[1:])
+print(json.dumps({"code": code, "modules": sorted(set(sys.modules) - before)}))
+"""
+
+
+def _modules_after(*argv: str) -> tuple[int, list[str]]:
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv], capture_output=True, text=True, cwd=ROOT, check=True
+    ).stdout
+    res = json.loads(out.strip().splitlines()[-1])
+    return int(res["code"]), list(res["modules"])
+
+
+def _loaded(modules: list[str], prefixes: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if any(m == p or m.startswith(p + ".") for p in prefixes)]
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"]], ids=["version", "help"])
+def test_version_and_help_import_no_subcommand(argv: list[str]) -> None:
+    code, modules = _modules_after(*argv)
+    assert code == 0
+    assert _loaded(modules, (*HEAVY, "recompile_doctor.differ", "recompile_doctor.parsers")) == []
+    assert [
+        m
+        for m in modules
+        if m.startswith("recompile_doctor.cli.") and m != "recompile_doctor.cli.main"
+    ] == []
+
+
+def test_analyze_of_a_small_log_imports_no_heavy_library() -> None:
+    log = ROOT / "fixtures" / "jax" / "growing_shape" / "run.log"
+    code, modules = _modules_after("analyze", str(log), "-o", "/dev/null")
+    assert code in (0, 1)
+    assert "recompile_doctor.cli.analyze" in modules
+    assert _loaded(modules, HEAVY) == []
+
+
+def test_the_static_command_table_is_the_commands_own() -> None:
+    """GIVEN the table ``--help`` lists WHEN each module is imported THEN it exposes that
+    command, whose help starts with the paragraph the table holds."""
+    from recompile_doctor.cli.main import COMMANDS, cli
+
+    assert sorted(cli.commands) == sorted(COMMANDS)
+    for name, (module, first_paragraph) in COMMANDS.items():
+        cmd = importlib.import_module(module).command
+        assert isinstance(cmd, click.Command) and cmd.name == name
+        assert inspect.cleandoc(cmd.help or "").split("\n\n")[0] == first_paragraph
+
+
+def test_help_lists_what_the_commands_themselves_would() -> None:
+    """GIVEN the lazy group WHEN ``--help`` is written THEN its rows are the rows click writes
+    from the imported commands."""
+    from recompile_doctor.cli.main import cli
+
+    lazy = cli.get_help(click.Context(cli, info_name="recompile-doctor", **cli.context_settings))
+    eager = click.Group(
+        "recompile-doctor",
+        commands=[cli.commands[n] for n in cli.commands],
+        params=cli.params,
+        help=cli.help,
+        context_settings=cli.context_settings,
+    )
+    real = eager.get_help(
+        click.Context(eager, info_name="recompile-doctor", **eager.context_settings)
+    )
+    assert lazy == real
+    assert "analyze" in lazy and "simulate" in lazy
+
+
+def test_simulate_choices_are_the_simulators() -> None:
+    """GIVEN ``simulate --connection-type`` WHEN its choices are read THEN they are the
+    simulated device's connection types."""
+    from recompile_doctor.cli.simulate import command
+    from recompile_doctor.simulate.device import CONNECTION_TYPES
+
+    opt = next(p for p in command.params if p.name == "connection_type")
+    assert isinstance(opt.type, click.Choice)
+    assert tuple(opt.type.choices) == tuple(CONNECTION_TYPES)
