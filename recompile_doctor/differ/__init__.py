@@ -38,7 +38,7 @@ from recompile_doctor.parsers.dumps import (
     pair_names,
     scan_folder,
 )
-from recompile_doctor.parsers.hlo import HloModule, parse_hlo_file
+from recompile_doctor.parsers.hlo import HloModule, parse_hlo_file, parse_hlo_files
 
 __all__ = [
     "SCHEMA_DIFF",
@@ -84,8 +84,10 @@ def module_fingerprint(m: HloModule, fp: Fingerprints | None = None) -> int:
     return fp.computation_full[m.entry]
 
 
-def diff_files(a: str | Path, b: str | Path) -> ModuleDiff:
-    return diff_modules(parse_hlo_file(a), parse_hlo_file(b))
+def diff_files(a: str | Path, b: str | Path, *, plain: bool | None = None) -> ModuleDiff:
+    """Two HLO files (B's lines printed as A's are parsed once: see :func:`parse_hlo_files`;
+    ``plain`` parses each from scratch, default ``$RECOMPILE_DOCTOR_PLAIN``)."""
+    return diff_modules(*parse_hlo_files(a, b, plain=plain))
 
 
 def diff_sequence(modules: list[HloModule]) -> list[ModuleDiff]:
@@ -174,9 +176,16 @@ def diff_dirs(
 
 
 def diff_paths(
-    a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
+    a: str | Path,
+    b: str | Path,
+    module: str | None = None,
+    stage: str | None = None,
+    *,
+    plain: bool | None = None,
 ) -> DiffResult:
-    """``diff A B``: two HLO files, or two dump folders."""
+    """``diff A B``: two HLO files, or two dump folders.  For two files, ``plain`` (default
+    ``$RECOMPILE_DOCTOR_PLAIN``) parses B from scratch instead of taking over A's lines
+    printed the same (:func:`parse_hlo_files`): the result is the same."""
     pa, pb = Path(a), Path(b)
     for p in (pa, pb):
         if not p.exists():
@@ -188,7 +197,7 @@ def diff_paths(
         )
     if pa.is_dir():
         return diff_dirs(pa, pb, module, stage)
-    ma, mb = parse_hlo_file(pa), parse_hlo_file(pb)
+    ma, mb = parse_hlo_files(pa, pb, plain=plain)
     if module is not None and module not in module_names(ma.name) | module_names(mb.name):
         raise RecompileDoctorError(f"no module named '{module}' (modules: {ma.name})", str(a))
     return DiffResult(str(a), str(b), [diff_modules(ma, mb)])

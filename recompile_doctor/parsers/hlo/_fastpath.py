@@ -46,6 +46,7 @@ _LINE = re.compile(
     [ \t]*+$""",
     re.VERBOSE,
 )
+_SIGIL = re.compile(r"[ \t]*+(?:ROOT[ \t]+)?%")
 _ATTR = re.compile(rf",[ \t]*([A-Za-z_][\w-]*)=({_VALUE})")
 _INDEX = re.compile(r"/\*index=\d+\*/")
 _NUMBER = r"[-+]?\d[\w.]*+(?:(?<=[eE])[+-]\d++)?"  # the lexer's number token
@@ -95,9 +96,15 @@ def fast_run(
     out: list[Instruction],
     defined: dict[str, int],
     sig: int | None,
+    like: tuple[list[str], list[Instruction | None]] | None = None,
 ) -> tuple[int, str | None, bool, int | None]:
     """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``, with
     their index in ``out``), continuing the computation's signature ``sig``.
+
+    ``like``: the lines of another module and, per line, the instruction this function made of
+    it there (None where it made none): a line printed the same at the same place in the same
+    computation is that same instruction (its fields are functions of the line's text, its
+    number and the computation's name), so it is taken over instead of parsed again.
 
     Returns (index of the first line not parsed, name of the last ROOT, whether a name had a
     ``%`` sigil, the signature).  A run stops at a line that is not plain or redefines a
@@ -112,8 +119,35 @@ def fast_run(
     root: str | None = None
     pct = False
     n = len(lines)
+    ref_lines, ref_at = like if like is not None else ((), ())
+    n_ref = len(ref_at)
     while i < n:
         line = lines[i]
+        if i < n_ref:
+            r = ref_at[i]
+            if r is not None and r.computation == comp and ref_lines[i] == line:
+                name = r.name
+                if name in defined:
+                    break
+                append(r)
+                operands, ikey = r.operands, r.key
+                if sig is not None:
+                    if r.calls:
+                        sig = None
+                    elif operands:
+                        try:
+                            sig = hash((sig, ikey, tuple(map(index, operands))))
+                        except KeyError:
+                            sig = None
+                    else:
+                        sig = hash((sig, ikey))
+                defined[name] = len(out) - 1
+                if r.is_root:
+                    root = name
+                if not pct and _SIGIL.match(line) is not None:
+                    pct = True
+                i += 1
+                continue
         m = match(line)
         if m is None:
             break

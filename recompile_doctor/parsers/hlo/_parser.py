@@ -8,6 +8,7 @@ and column of the offending token and say what was expected.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -33,13 +34,44 @@ _MAX_CONTINUATION = 1_000_000
 _R = TypeVar("_R")
 
 
+@dataclass(slots=True)
+class Reference:
+    """What parsing one module leaves for parsing another like it (see :func:`Parser.parse`):
+    its lines, per line the instruction the fast path made of it (else None), and per first
+    line of a computation: the computation, its last line and the dialect features seen in it.
+    """
+
+    lines: list[str]
+    at: list[Instruction | None]
+    computations: dict[int, tuple[Computation, int, bool, bool]]
+
+
 class Parser(InstructionParser):
-    def __init__(self, text: str, path: str) -> None:
+    """``like``: the :class:`Reference` of another module (the other side of a diff).  A
+    computation printed the same, at the same lines, is that module's :class:`Computation`
+    (the same object), and within others a line printed the same at the same place is the
+    same :class:`Instruction`: both are functions of the text, its line numbers and the
+    computation's name, so the result equals a parse from scratch.  ``record``: keep what
+    :meth:`reference` needs."""
+
+    def __init__(
+        self, text: str, path: str, like: Reference | None = None, record: bool = False
+    ) -> None:
         super().__init__()
         self.lines = text.split("\n")
         self.path = path
         self.old_dialect = False
         self.percent = False
+        self.like = like
+        self.made: list[Instruction] | None = [] if record else None
+        self.spans: dict[int, tuple[Computation, int, bool, bool]] = {}
+
+    def reference(self) -> Reference:
+        """After :meth:`parse` with ``record``: what parsing a module like this one reuses."""
+        at: list[Instruction | None] = [None] * len(self.lines)
+        for ins in self.made or ():
+            at[ins.line - 1] = ins
+        return Reference(self.lines, at, self.spans)
 
     # -- errors -----------------------------------------------------------------------------
     def _error(self, first: int, last: int, fail: Fail) -> RecompileDoctorError:
@@ -79,7 +111,17 @@ class Parser(InstructionParser):
                 sections[section][key] = value
                 continue
             section = None
-            comp, i = self._computation(i)
+            start, percent, old = i, self.percent, self.old_dialect
+            self.percent = self.old_dialect = False
+            same = self._same_computation(i)
+            if same is not None:
+                comp, i = same
+            else:
+                comp, i = self._computation(i)
+            if self.made is not None:
+                self.spans[start] = (comp, i - 1, self.percent, self.old_dialect)
+            self.percent |= percent
+            self.old_dialect |= old
             if comp.name in comps:
                 raise RecompileDoctorError(
                     f"computation '{comp.name}' is defined twice", self.path, comp.line
@@ -96,6 +138,21 @@ class Parser(InstructionParser):
         self._check_calls(comps)
         dialect = "old" if self.old_dialect else ("long" if self.percent else "short")
         return HloModule(name, self.path, attrs, comps, entry, dialect, _stack_frames(sections))
+
+    def _same_computation(self, i: int) -> tuple[Computation, int] | None:
+        """The reference's computation printed at the same lines as the one from line ``i``
+        on (and the line after it), or None."""
+        like = self.like
+        if like is None:
+            return None
+        known = like.computations.get(i)
+        if known is None or like.lines[i] != self.lines[i]:
+            return None
+        comp, last, percent, old = known
+        if like.lines[i : last + 1] != self.lines[i : last + 1]:
+            return None
+        self.percent, self.old_dialect = percent, old
+        return comp, last + 1
 
     def _extend(
         self, i: int, j: int, depth: int, stop: Callable[[str], bool] | None
@@ -209,8 +266,16 @@ class Parser(InstructionParser):
         lines = self.lines
         name = comp.name
         instrs = comp.instructions
+        like = (self.like.lines, self.like.at) if self.like is not None else None
+        made = self.made
         while i < n:
-            i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig)
+            n0 = len(instrs)
+            if like is None:
+                i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig)
+            else:
+                i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig, like)
+            if made is not None:
+                made.extend(instrs[n0:])
             if root is not None:
                 comp.root = root
             self.percent |= pct
