@@ -22,10 +22,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recompile_doctor.differ import diff_paths
 from recompile_doctor.differ.align import _Matcher
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
 from recompile_doctor.differ.propagate import _operand_indices, same_kind
-from recompile_doctor.differ import diff_paths
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.hlo import (
     HloModule,
@@ -302,7 +302,7 @@ def test_one_changed_instruction_diffs_the_same_taking_over_equal_lines(
     if not candidates:
         return
     k, new = candidates[pick % len(candidates)]
-    changed = "\n".join(lines[:k] + [new] + lines[k + 1 :])
+    changed = "\n".join([*lines[:k], new, *lines[k + 1 :]])
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a.hlo", Path(tmp) / "b.hlo"
         a.write_text(changed if swap else text)

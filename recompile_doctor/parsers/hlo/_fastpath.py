@@ -130,17 +130,17 @@ def fast_run(
                 if name in defined:
                     break
                 append(r)
-                operands, ikey = r.operands, r.key
+                rops, rkey = r.operands, r.key
                 if sig is not None:
                     if r.calls:
                         sig = None
-                    elif operands:
+                    elif rops:
                         try:
-                            sig = hash((sig, ikey, tuple(map(index, operands))))
+                            sig = hash((sig, rkey, tuple(map(index, rops))))
                         except KeyError:
                             sig = None
                     else:
-                        sig = hash((sig, ikey))
+                        sig = hash((sig, rkey))
                 defined[name] = len(out) - 1
                 if r.is_root:
                     root = name
