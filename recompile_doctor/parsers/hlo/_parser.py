@@ -90,34 +90,37 @@ class Parser(InstructionParser):
         section: str | None = None
         comps: dict[str, Computation] = {}
         entry: str | None = None
+        like = self.like
         while i < n:
-            toks = tokenize(lines[i])
-            if not toks:
-                i += 1
-                continue
-            t0 = toks[0]
-            if name is None:
-                if t0 != "HloModule":
-                    raise self._error(i, i, Fail(f"expected 'HloModule', {got(toks, 0)}", 0))
-                (name, attrs), i = self._with_continuation(i, self._header)
-                continue
-            if t0 in _SECTIONS and len(toks) == 1 and not comps:
-                section = t0
-                sections[t0] = {}
-                i += 1
-                continue
-            if section is not None and t0.isdigit() and not comps:
-                (key, value), i = self._with_continuation(i, self._frame_entry)
-                sections[section][key] = value
-                continue
-            section = None
             start, percent, old = i, self.percent, self.old_dialect
-            self.percent = self.old_dialect = False
-            same = self._same_computation(i)
+            # (a line A parsed as a computation's first is one here too once the module
+            # header is read: the section branches below never take such a line)
+            same = self._same_computation(i) if like is not None and name is not None else None
             if same is not None:
                 comp, i = same
             else:
-                comp, i = self._computation(i)
+                toks = tokenize(lines[i])
+                if not toks:
+                    i += 1
+                    continue
+                t0 = toks[0]
+                if name is None:
+                    if t0 != "HloModule":
+                        raise self._error(i, i, Fail(f"expected 'HloModule', {got(toks, 0)}", 0))
+                    (name, attrs), i = self._with_continuation(i, self._header)
+                    continue
+                if t0 in _SECTIONS and len(toks) == 1 and not comps:
+                    section = t0
+                    sections[t0] = {}
+                    i += 1
+                    continue
+                if section is not None and t0.isdigit() and not comps:
+                    (key, value), i = self._with_continuation(i, self._frame_entry)
+                    sections[section][key] = value
+                    continue
+                self.percent = self.old_dialect = False
+                comp, i = self._computation(i, toks)
+            section = None
             if self.made is not None:
                 self.spans[start] = (comp, i - 1, self.percent, self.old_dialect)
             self.percent |= percent
@@ -246,8 +249,8 @@ class Parser(InstructionParser):
         return key, fields
 
     # -- computations -----------------------------------------------------------------------
-    def _computation(self, i: int) -> tuple[Computation, int]:
-        toks = tokenize(self.lines[i])
+    def _computation(self, i: int, toks: list[str]) -> tuple[Computation, int]:
+        """The computation whose first line, ``i``, has the tokens ``toks``."""
         k = 0
         is_entry = toks[0] == "ENTRY"
         if is_entry:
@@ -282,6 +285,10 @@ class Parser(InstructionParser):
             if i >= n:
                 break
             line = lines[i]
+            if line.lstrip()[:1] == "}":  # (the '}' token: no other token starts with it)
+                _check_operands(comp, defined, self.path)
+                comp.signature = sig
+                return comp, i + 1
             toks = tokenize(line)
             if not toks:
                 i += 1
