@@ -33,6 +33,8 @@ from recompile_doctor.parsers.hlo import (
     parse_hlo_file,
     parse_hlo_files,
 )
+from recompile_doctor.parsers.hlo._lexer import tokenize
+from recompile_doctor.parsers.hlo._parser import _header_tokens
 from recompile_doctor.reports.diff import render
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hlo"
@@ -317,3 +319,70 @@ def test_one_changed_instruction_diffs_the_same_taking_over_equal_lines(
             return
         # THEN the JSON diffs are the same
         assert _json(a, b, plain=False) == plain
+
+
+# -- a computation's first line without the lexer ------------------------------------------------
+
+_HEADER_PIECES = [
+    "ENTRY ",
+    "ENTRY",
+    "%",
+    "main.3",
+    "nan",
+    " ",
+    "\t",
+    "(",
+    ")",
+    "p: f32[8,4]",
+    "{1,0}",
+    "{",
+    "}",
+    " -> ",
+    "/*index=5*/",
+    "/* x */",
+    "//",
+    '"',
+    "'",
+    ",",
+    "=",
+    "(0x1F)",
+    "[",
+    "]",
+    ">01",
+    "metadata={a=1}",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_HEADER_PIECES), max_size=12))
+def test_plain_header_tokens_are_the_lexers(pieces: list[str]) -> None:
+    # GIVEN a line made of pieces of computation headers and tricky tokens
+    line = "".join(pieces)
+    # WHEN the plain-header pattern takes it
+    got = _header_tokens(line)
+    if got is None:
+        return
+    # THEN the lexer's first (two) and last tokens are the same
+    toks = tokenize(line)
+    assert toks[0] == got[0] and toks[-1] == got[-1] == "{"
+    if got[0] == "ENTRY":
+        assert toks[1] == got[1]
+    assert len(toks) >= len(got)
+
+
+def test_plain_header_tokens_on_real_first_lines() -> None:
+    # GIVEN every computation's first line of the real dumps
+    n = 0
+    for f in sorted(FIXTURES.rglob("*")):
+        if f.suffix not in (".hlo", ".txt"):
+            continue
+        for line in f.read_text().split("\n"):
+            got = _header_tokens(line)
+            if got is None:
+                continue
+            n += 1
+            toks = tokenize(line)
+            # THEN the pattern reads the lexer's tokens
+            assert (toks[0], toks[-1]) == (got[0], got[-1])
+            assert toks[1] == got[1] or got[0] != "ENTRY"
+    assert n > 100

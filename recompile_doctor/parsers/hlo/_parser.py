@@ -7,6 +7,7 @@ and column of the offending token and say what was expected.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -99,7 +100,11 @@ class Parser(InstructionParser):
             if same is not None:
                 comp, i = same
             else:
-                toks = tokenize(lines[i])
+                line = lines[i]
+                if not line or line.isspace():  # (no tokens)
+                    i += 1
+                    continue
+                toks = _header_tokens(line) or tokenize(line)
                 if not toks:
                     i += 1
                     continue
@@ -337,6 +342,27 @@ class Parser(InstructionParser):
                             self.path,
                             ins.line,
                         )
+
+
+#: a computation's first line whose tokens the lexer would end with '{' and start with
+#: ['ENTRY'], name: no quotes, no comments but ``/*index=N*/``, no braces but closed layouts
+#: ``{1,0}`` and the last (a name followed by a blank is one token: see ``_lexer._TOKEN``)
+_PLAIN_HEADER = re.compile(
+    r"""[ \t]*+(?:(ENTRY)[ \t]++)?(%?[A-Za-z_][\w.-]*+)(?=[ \t])
+    [^"'/{}\n]*+(?:(?:/\*index=\d++\*/|\{[^{}"'/\n]*+\})[^"'/{}\n]*+)*+
+    \{[ \t]*+$""",
+    re.VERBOSE,
+)
+
+
+def _header_tokens(line: str) -> list[str] | None:
+    """The tokens of a plain computation's first line that the parser reads (the first
+    one or two and the last), else None."""
+    m = _PLAIN_HEADER.match(line)
+    if m is None:
+        return None
+    entry, name = m.groups()
+    return ["ENTRY", name, "{"] if entry else [name, "{"]
 
 
 def _depth(toks: list[str]) -> int:
