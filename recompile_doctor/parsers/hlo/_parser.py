@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import TypeVar
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -372,6 +374,8 @@ def _depth(toks: list[str]) -> int:
 
 
 def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> None:
+    if defined.keys() >= set(chain.from_iterable(map(_OPERANDS, comp.instructions))):
+        return  # (C iterators; the loop below names the first operand not defined)
     for ins in comp.instructions:
         for op in ins.operands:
             if op not in defined:
@@ -382,6 +386,9 @@ def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> No
                     ins.line,
                     col,
                 )
+
+
+_OPERANDS = attrgetter("operands")
 
 
 def _stack_frames(sections: dict[str, dict[int, object]]) -> dict[int, SourceLocation]:
