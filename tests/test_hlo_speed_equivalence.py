@@ -235,7 +235,7 @@ def _json(a: Path, b: Path, plain: bool) -> str:
 def test_every_fixture_pair_parses_and_diffs_the_same_taking_over_equal_lines() -> None:
     pairs = _fixture_pairs()
     assert len(pairs) > 40
-    shared = 0
+    shared = twins = 0
     for a, b in pairs:
         # GIVEN two real dumps, WHEN B is parsed taking over A's equal lines
         fast_a, fast_b = parse_hlo_files(a, b, plain=False)
@@ -245,9 +245,11 @@ def test_every_fixture_pair_parses_and_diffs_the_same_taking_over_equal_lines() 
         assert _snapshot(fast_b) == _snapshot(plain_b), (a, b)
         ids = {id(i) for c in fast_a.computations.values() for i in c.instructions}
         shared += sum(id(i) in ids for c in fast_b.computations.values() for i in c.instructions)
+        twins += sum(c.twin is not None for c in fast_b.computations.values())
         # AND the JSON diff is the same
         assert _json(a, b, plain=False) == _json(a, b, plain=True), (a, b)
     assert shared > 1000  # (the fast path did take lines over)
+    assert twins > 10  # (and found computations that differ only in shapes)
 
 
 def test_plain_env_parses_both_from_scratch(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -102,7 +102,7 @@ def fast_run(
     out: list[Instruction],
     defined: dict[str, int],
     sig: int | None,
-    like: tuple[list[str], list[Instruction | None]] | None = None,
+    like: tuple[list[str], list[Instruction | None], list[int]] | None = None,
 ) -> tuple[int, str | None, bool, int | None]:
     """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``, with
     their index in ``out``), continuing the computation's signature ``sig``.
@@ -110,7 +110,9 @@ def fast_run(
     ``like``: the lines of another module and, per line, the instruction this function made of
     it there (None where it made none): a line printed the same at the same place in the same
     computation is that same instruction (its fields are functions of the line's text, its
-    number and the computation's name), so it is taken over instead of parsed again.
+    number and the computation's name), so it is taken over instead of parsed again; a line
+    printed the same but for its shape is that instruction with another shape (see
+    :func:`_reshaped`).  The third item of ``like`` counts the instructions so taken.
 
     Returns (index of the first line not parsed, name of the last ROOT, whether a name had a
     ``%`` sigil, the signature).  A run stops at a line that is not plain or redefines a
@@ -125,8 +127,9 @@ def fast_run(
     root: str | None = None
     pct = False
     n = len(lines)
-    ref_lines, ref_at = like if like is not None else ((), ())
+    ref_lines, ref_at, taken = like if like is not None else ((), (), [0])
     n_ref = len(ref_at)
+    took = 0
     while i < n:
         line = lines[i]
         if i < n_ref:
@@ -158,6 +161,7 @@ def fast_run(
                     root = name
                 if not pct and _SIGIL.match(line) is not None:
                     pct = True
+                took += 1
                 i += 1
                 continue
         m = match(line)
@@ -249,6 +253,7 @@ def fast_run(
         if sigil:
             pct = True
         i += 1
+    taken[0] += took
     return i, root, pct, sig
 
 

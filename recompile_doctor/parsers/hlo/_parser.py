@@ -47,6 +47,7 @@ class Reference:
     lines: list[str]
     at: list[Instruction | None]
     computations: dict[int, tuple[Computation, int, bool, bool]]
+    by_name: dict[str, Computation]
 
 
 class Parser(InstructionParser):
@@ -74,7 +75,8 @@ class Parser(InstructionParser):
         at: list[Instruction | None] = [None] * len(self.lines)
         for ins in self.made or ():
             at[ins.line - 1] = ins
-        return Reference(self.lines, at, self.spans)
+        by_name = {c.name: c for c, _, _, _ in self.spans.values()}
+        return Reference(self.lines, at, self.spans, by_name)
 
     # -- errors -----------------------------------------------------------------------------
     def _error(self, first: int, last: int, fail: Fail) -> RecompileDoctorError:
@@ -163,6 +165,19 @@ class Parser(InstructionParser):
             return None
         self.percent, self.old_dialect = percent, old
         return comp, last + 1
+
+    def _twin(self, comp: Computation) -> None:
+        """Every instruction of ``comp`` was taken over from the reference, from lines of its
+        computation of the same name (in order, as the lines are): when that one has as many,
+        they are ``comp``'s position by position but for their shapes."""
+        assert self.like is not None
+        other = self.like.by_name.get(comp.name)
+        if (
+            other is not None
+            and len(other.instructions) == len(comp.instructions)
+            and other.root == comp.root
+        ):
+            comp.twin = other
 
     def _extend(
         self, i: int, j: int, depth: int, stop: Callable[[str], bool] | None
@@ -276,7 +291,8 @@ class Parser(InstructionParser):
         lines = self.lines
         name = comp.name
         instrs = comp.instructions
-        like = (self.like.lines, self.like.at) if self.like is not None else None
+        taken = [0]
+        like = (self.like.lines, self.like.at, taken) if self.like is not None else None
         made = self.made
         while i < n:
             n0 = len(instrs)
@@ -295,6 +311,8 @@ class Parser(InstructionParser):
             if line.lstrip()[:1] == "}":  # (the '}' token: no other token starts with it)
                 _check_operands(comp, defined, self.path)
                 comp.signature = sig
+                if like is not None and taken[0] == len(instrs):
+                    self._twin(comp)
                 return comp, i + 1
             toks = tokenize(line)
             if not toks:
