@@ -88,8 +88,8 @@ def skeleton_pair(
     ca: Computation, cb: Computation, fa: Fingerprints, fb: Fingerprints
 ) -> tuple[list[int], list[int]]:
     """The skeletons of ``ca`` (in ``fa``'s module) and ``cb`` (in ``fb``'s).  When ``cb`` is
-    ``ca``'s twin (:attr:`Computation.twin`: the same instructions but for their shapes,
-    which skeletons leave out) and the computations they call have the same skeletons on
+    ``ca``'s twin (:attr:`Computation.twin`: the same instructions but for their shapes
+    and literals, which skeletons leave out) and the computations they call have the same skeletons on
     both sides, ``cb``'s skeletons are ``ca``'s, computed once."""
     sa = fa.skeleton(ca.name)
     cfb = fb.computations[cb.name]

@@ -112,7 +112,8 @@ def fast_run(
     computation is that same instruction (its fields are functions of the line's text, its
     number and the computation's name), so it is taken over instead of parsed again; a line
     printed the same but for its shape is that instruction with another shape (see
-    :func:`_reshaped`).  The third item of ``like`` counts the instructions so taken.
+    :func:`_reshaped`).  The indices in ``out`` of the instructions parsed anew (not taken
+    over) go to the third item of ``like``.
 
     Returns (index of the first line not parsed, name of the last ROOT, whether a name had a
     ``%`` sigil, the signature).  A run stops at a line that is not plain or redefines a
@@ -127,9 +128,8 @@ def fast_run(
     root: str | None = None
     pct = False
     n = len(lines)
-    ref_lines, ref_at, taken = like if like is not None else ((), (), [0])
+    ref_lines, ref_at, fresh = like if like is not None else ((), (), None)
     n_ref = len(ref_at)
-    took = 0
     while i < n:
         line = lines[i]
         if i < n_ref:
@@ -161,7 +161,6 @@ def fast_run(
                     root = name
                 if not pct and _SIGIL.match(line) is not None:
                     pct = True
-                took += 1
                 i += 1
                 continue
         m = match(line)
@@ -252,8 +251,9 @@ def fast_run(
             root = name
         if sigil:
             pct = True
+        if fresh is not None:
+            fresh.append(len(out) - 1)
         i += 1
-    taken[0] += took
     return i, root, pct, sig
 
 

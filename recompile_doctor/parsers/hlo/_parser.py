@@ -166,18 +166,33 @@ class Parser(InstructionParser):
         self.percent, self.old_dialect = percent, old
         return comp, last + 1
 
-    def _twin(self, comp: Computation) -> None:
-        """Every instruction of ``comp`` was taken over from the reference, from lines of its
-        computation of the same name (in order, as the lines are): when that one has as many,
-        they are ``comp``'s position by position but for their shapes."""
+    def _twin(self, comp: Computation, fresh: list[int]) -> None:
+        """Set ``comp.twin`` to the reference's computation of the same name if their
+        instructions are the same position by position but for shapes and literals.
+
+        The instructions taken over are the reference's of the same line (the same, or the
+        same but for the shape): with the same line numbers at every position they are at
+        the same positions; the ones parsed anew (``fresh``) are compared field by field."""
         assert self.like is not None
         other = self.like.by_name.get(comp.name)
-        if (
-            other is not None
-            and len(other.instructions) == len(comp.instructions)
-            and other.root == comp.root
-        ):
-            comp.twin = other
+        a, b = (other.instructions, comp.instructions) if other is not None else ([], [])
+        if other is None or len(a) != len(b) or other.root != comp.root:
+            return
+        if len(fresh) > len(b) // 4 or list(map(_LINE_OF, a)) != list(map(_LINE_OF, b)):
+            return
+        for k in fresh:
+            x, y = a[k], b[k]
+            if (
+                x.name != y.name
+                or x.opcode != y.opcode
+                or x.operands != y.operands
+                or x.calls != y.calls
+                or x.attrs != y.attrs
+                or x.parameter_number != y.parameter_number
+                or x.is_root != y.is_root
+            ):
+                return
+        comp.twin = other
 
     def _extend(
         self, i: int, j: int, depth: int, stop: Callable[[str], bool] | None
@@ -291,8 +306,8 @@ class Parser(InstructionParser):
         lines = self.lines
         name = comp.name
         instrs = comp.instructions
-        taken = [0]
-        like = (self.like.lines, self.like.at, taken) if self.like is not None else None
+        fresh: list[int] = []  # (indices of the instructions not taken over from self.like)
+        like = (self.like.lines, self.like.at, fresh) if self.like is not None else None
         made = self.made
         while i < n:
             n0 = len(instrs)
@@ -311,8 +326,8 @@ class Parser(InstructionParser):
             if line.lstrip()[:1] == "}":  # (the '}' token: no other token starts with it)
                 _check_operands(comp, defined, self.path)
                 comp.signature = sig
-                if like is not None and taken[0] == len(instrs):
-                    self._twin(comp)
+                if like is not None:
+                    self._twin(comp, fresh)
                 return comp, i + 1
             toks = tokenize(line)
             if not toks:
@@ -328,6 +343,8 @@ class Parser(InstructionParser):
                     f"instruction '{ins.name}' is defined twice in '{name}'", self.path, i + 1
                 )
             defined[ins.name] = len(instrs)
+            if like is not None:
+                fresh.append(len(instrs))
             instrs.append(ins)
             sig = None  # only the fast path keeps signatures
             if ins.is_root:
@@ -407,6 +424,7 @@ def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> No
 
 
 _OPERANDS = attrgetter("operands")
+_LINE_OF = attrgetter("line")
 
 
 def _stack_frames(sections: dict[str, dict[int, object]]) -> dict[int, SourceLocation]:

@@ -196,8 +196,8 @@ class Computation:
 
     ``twin`` is set by :func:`~recompile_doctor.parsers.hlo.parse_hlo_files` on the second
     module's computations: the first module's computation of the same name when their
-    instructions are, position by position, the same but for their shapes (names, opcodes,
-    operands, attributes, calls, parameter numbers, literals, root), else None."""
+    instructions are, position by position, the same but for their shapes and literals
+    (names, opcodes, operands, attributes, calls, parameter numbers, root), else None."""
 
     name: str
     is_entry: bool
