@@ -252,6 +252,16 @@ def test_every_fixture_pair_parses_and_diffs_the_same_taking_over_equal_lines() 
     assert twins > 10  # (and found computations that differ only in shapes)
 
 
+def test_dump_folders_diff_the_same_taking_over_equal_lines() -> None:
+    # GIVEN the real dump folders of every scenario, each against each (same functions in
+    # some, other functions in others)
+    folders = sorted((FIXTURES / "jax").glob("*/dumps"))
+    assert len(folders) > 5
+    for a, b in itertools.product(folders, repeat=2):
+        # WHEN diffed taking over equal lines and from scratch, THEN the JSON is the same
+        assert _json(a, b, plain=False) == _json(a, b, plain=True), (a, b)
+
+
 def test_plain_env_parses_both_from_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a dump diffed with itself and RECOMPILE_DOCTOR_PLAIN=1
     f = FIXTURES / "samples" / "01_jax_long_text_stackframes.hlo"

@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers.hlo._parser import Parser
+from recompile_doctor.parsers.hlo._parser import Parser, Reference
 from recompile_doctor.parsers.hlo.model import (
     Computation,
     HloModule,
@@ -35,6 +35,8 @@ __all__ = [
     "SourceLocation",
     "parse_hlo",
     "parse_hlo_file",
+    "parse_hlo_file_like",
+    "parse_hlo_file_recorded",
     "parse_hlo_files",
     "read_text",
 ]
@@ -81,11 +83,20 @@ def parse_hlo_files(
         plain = plain_requested()
     if plain:
         return parse_hlo_file(a), parse_hlo_file(b)
-    first = Parser(read_text(a), str(a), record=True)
-    ma = _parse(first)
-    like = first.reference()
-    del first
-    return ma, _parse(Parser(read_text(b), str(b), like=like))
+    ma, like = parse_hlo_file_recorded(a)
+    return ma, parse_hlo_file_like(b, like)
+
+
+def parse_hlo_file_recorded(path: str | Path) -> tuple[HloModule, Reference]:
+    """:func:`parse_hlo_file`, and what :func:`parse_hlo_file_like` takes over from it."""
+    parser = Parser(read_text(path), str(path), record=True)
+    return _parse(parser), parser.reference()
+
+
+def parse_hlo_file_like(path: str | Path, like: Reference | None) -> HloModule:
+    """:func:`parse_hlo_file`, taking over ``like``'s lines printed the same (see
+    :func:`parse_hlo_files`); ``like=None``: from scratch."""
+    return _parse(Parser(read_text(path), str(path), like=like))
 
 
 def read_text(path: str | Path) -> str:
