@@ -55,8 +55,10 @@ class Parser(InstructionParser):
     computation printed the same, at the same lines, is that module's :class:`Computation`
     (the same object), and within others a line printed the same at the same place is the
     same :class:`Instruction`: both are functions of the text, its line numbers and the
-    computation's name, so the result equals a parse from scratch.  ``record``: keep what
-    :meth:`reference` needs."""
+    computation's name, so the result equals a parse from scratch.  A line printed the same
+    but for its shape is that instruction with its own shape (``_fastpath._reshaped``), and
+    a computation whose instructions are the reference's but for shapes and literals gets
+    it as :attr:`Computation.twin`.  ``record``: keep what :meth:`reference` needs."""
 
     def __init__(
         self, text: str, path: str, like: Reference | None = None, record: bool = False
