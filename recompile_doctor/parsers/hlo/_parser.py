@@ -401,7 +401,9 @@ def _header_tokens(line: str) -> list[str] | None:
     if m is None:
         return None
     entry, name = m.groups()
-    return ["ENTRY", name, "{"] if entry else [name, "{"]
+    if entry:
+        return ["ENTRY", name, "{"]
+    return None if name == "ENTRY" else [name, "{"]  # ('ENTRY ENTRY{': the lexer's 2nd token)
 
 
 def _depth(toks: list[str]) -> int:
