@@ -13,6 +13,11 @@ subprocess), our parse alone, XLA's parser (jaxlib ``hlo_module_from_text``, tim
 jax python) on both files, ``diff -u``, the ratios, MB/s and peak memory.  Figures are printed,
 never asserted.  Target: diff end to end <= XLA's parse of A and B; memory <= 5x the inputs.
 
+Times are the best of ``--repeat`` runs, in CPU seconds by default (``--clock cpu``: the
+process's, or the child's for a subprocess; steadier than wall time on a shared machine), or
+in wall seconds (``--clock wall``).  ``--plain`` diffs with ``RECOMPILE_DOCTOR_PLAIN=1`` (both
+files parsed from scratch) for comparison.
+
     python benchmarks/bench_hlo_xla.py [--jax-python /opt/rd-venvs/jax/bin/python] [--keep DIR]
 """
 
@@ -35,12 +40,17 @@ from typing import TypeVar
 
 from recompile_doctor.differ import diff_paths
 from recompile_doctor.parsers.hlo import parse_hlo_file
+
+try:  # (absent from older checkouts, which this benchmark also measures)
+    from recompile_doctor.parsers.hlo import parse_hlo_files
+except ImportError:  # pragma: no cover
+    parse_hlo_files = None  # type: ignore[assignment]
 from recompile_doctor.reports.diff import render
 
 T = TypeVar("T")
 
 #: run in the jax python, in a fresh temporary folder: ``capture.py LAYERS BATCH``
-CAPTURE = '''
+CAPTURE = """
 import sys
 import numpy as np
 import jax, jax.numpy as jnp
@@ -75,7 +85,7 @@ params = [
 ]
 step = jax.jit(jax.value_and_grad(loss))
 step.lower(params, np.ones((batch, d), np.float32)).compile()
-'''
+"""
 
 #: run in the jax python: XLA's parser on each file, timed inside (file read excluded)
 XLA_PARSE = """
@@ -86,14 +96,15 @@ try:
 except ImportError:
     from jax._src.lib import xla_client
     parse = xla_client._xla.hlo_module_from_text
-texts = [open(p).read() for p in sys.argv[2:]]
+clock = time.process_time if sys.argv[2] == "cpu" else time.perf_counter
+texts = [open(p).read() for p in sys.argv[3:]]
 best = []
 for t in texts:
     b = float("inf")
     for _ in range(int(sys.argv[1])):
-        s = time.perf_counter()
+        s = clock()
         m = parse(t)
-        b = min(b, time.perf_counter() - s)
+        b = min(b, clock() - s)
         del m
     best.append(b)
 print(json.dumps(best))
@@ -155,14 +166,24 @@ def make_pair(tmp: Path, jax_python: str | None, layers: int) -> tuple[Path, Pat
     return fa, fb, f"synthetic (bench_hlo.generate, {n} layers), batch 32 vs 16"
 
 
-def _best(n: int, fn: Callable[[], T]) -> tuple[float, T]:
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+#: the clock of ``_best``: set by ``--clock``
+CLOCK: Callable[[], float] = time.process_time
+
+
+def _best(n: int, fn: Callable[[], T], clock: Callable[[], float] | None = None) -> tuple[float, T]:
     best = float("inf")
     result: T | None = None
+    clock = clock or CLOCK
     for _ in range(n):
         gc.collect()
-        t = time.perf_counter()
+        t = clock()
         result = fn()
-        best = min(best, time.perf_counter() - t)
+        best = min(best, clock() - t)
     assert result is not None
     return best, result
 
@@ -179,7 +200,14 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="best of N runs")
     ap.add_argument("--keep", metavar="DIR", help="keep (and reuse) the pair in DIR")
     ap.add_argument("--profile", metavar="FILE", help="write a cProfile of one in-process diff")
+    ap.add_argument("--clock", choices=["cpu", "wall"], default="cpu", help="what is timed")
+    ap.add_argument("--plain", action="store_true", help="diff with RECOMPILE_DOCTOR_PLAIN=1")
     args = ap.parse_args()
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    sub_clock = _children_cpu if args.clock == "cpu" else time.perf_counter
+    if args.plain:
+        os.environ["RECOMPILE_DOCTOR_PLAIN"] = "1"
     tmp = Path(args.keep or tempfile.mkdtemp(prefix="rd-bench-xla-"))
     tmp.mkdir(parents=True, exist_ok=True)
     fa, fb = tmp / "a.hlo", tmp / "b.hlo"
@@ -193,19 +221,28 @@ def main() -> None:
     t_parse_b, mb = _best(args.repeat, lambda: parse_hlo_file(fb))
     n_a, n_b = ma.instruction_count(), mb.instruction_count()
     del ma, mb
-    print(f"pair:    {what}")
+    print(f"pair:    {what}; {args.clock} time, best of {args.repeat}" + (" (plain)" * args.plain))
     print(f"         A {n_a:,} instructions, B {n_b:,}; {size:.1f} MB together")
     t_parse = t_parse_a + t_parse_b
-    print(f"parse:   ours, A + B       {t_parse:.3f} s -> {size / t_parse:.1f} MB/s")
+    print(f"parse:   ours, A + B       {t_parse:.3f} s -> {size / t_parse:.1f} MB/s (each alone)")
+    if parse_hlo_files is not None:
+        t_pair, _ = _best(args.repeat, lambda: parse_hlo_files(fa, fb))
+        print(
+            f"parse:   ours, the pair    {t_pair:.3f} s -> {size / t_pair:.1f} MB/s (as diff does)"
+        )
 
     t_in, out = _best(args.repeat, lambda: diff_json(fa, fb))
     causes = [c for m in json.loads(out)["modules"] for c in m["causes"]]
     print(f"diff:    in-process        {t_in:.3f} s (parse both, align, causes, JSON) -> {causes}")
     cmd = [sys.executable, "-m", "recompile_doctor", "diff", str(fa), str(fb), "--format", "json"]
-    t_sub, _ = _best(args.repeat, lambda: subprocess.run(cmd, capture_output=True, check=False))
+    t_sub, _ = _best(
+        args.repeat, lambda: subprocess.run(cmd, capture_output=True, check=False), sub_clock
+    )
     print(f"diff:    subprocess        {t_sub:.3f} s (with interpreter start-up and imports)")
     t_u, _ = _best(
-        args.repeat, lambda: subprocess.run(["diff", "-u", str(fa), str(fb)], capture_output=True)
+        args.repeat,
+        lambda: subprocess.run(["diff", "-u", str(fa), str(fb)], capture_output=True),
+        sub_clock,
     )
     print(f"diff -u:                   {t_u:.3f} s")
 
@@ -220,7 +257,7 @@ def main() -> None:
             xla_py = sys.executable
     if xla_py:
         r = subprocess.run(
-            [xla_py, "-c", XLA_PARSE, str(args.repeat), str(fa), str(fb)],
+            [xla_py, "-c", XLA_PARSE, str(args.repeat), args.clock, str(fa), str(fb)],
             capture_output=True,
             text=True,
             env=dict(os.environ, JAX_PLATFORMS="cpu"),

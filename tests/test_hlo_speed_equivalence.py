@@ -1,4 +1,9 @@
-"""The aligner's fast propagation matches exactly what the plain fixpoint matches.
+"""The fast paths of ``diff A B`` give exactly what the plain paths give.
+
+* Parsing a pair (:func:`parse_hlo_files`: B's lines printed as A's are A's objects) gives the
+  modules of two separate parses, and the same JSON diff, on every pair of real dumps and on
+  real dumps with one instruction's shape, constant or opcode changed.
+* The aligner's fast propagation matches exactly what the plain fixpoint matches.
 
 The plain algorithm (kept here as the reference) visits every matched pair top-down and every
 instruction bottom-up in each round; the product visits only pairs with an unmatched operand
@@ -9,15 +14,28 @@ modules where a batch size, a constant or an opcode changed.
 from __future__ import annotations
 
 import itertools
+import re
+import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recompile_doctor.differ import diff_paths
 from recompile_doctor.differ.align import _Matcher
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
 from recompile_doctor.differ.propagate import _operand_indices, same_kind
-from recompile_doctor.parsers.hlo import HloModule, parse_hlo, parse_hlo_file
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers.hlo import (
+    HloModule,
+    parse_hlo,
+    parse_hlo_file,
+    parse_hlo_files,
+)
+from recompile_doctor.parsers.hlo._lexer import tokenize
+from recompile_doctor.parsers.hlo._parser import _header_tokens
+from recompile_doctor.reports.diff import render
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hlo"
 
@@ -150,3 +168,231 @@ def test_generated_changes_align_the_same_with_fast_and_plain_propagation(
         assert fast == plain
         # and the matching is one-to-one
         assert all(b2a[j] == i for i, j in enumerate(fast) if j >= 0)
+
+
+# -- parsing a pair: B's lines printed as A's are taken over ------------------------------------
+
+
+def _fixture_pairs() -> list[tuple[Path, Path]]:
+    """Every pair of real dumps of one scenario and stage (both orders, and each file with
+    itself), and the samples against each other."""
+    pairs: list[tuple[Path, Path]] = []
+    for folder in sorted((FIXTURES / "jax").glob("*/dumps")):
+        stages: dict[str, list[Path]] = {}
+        for f in sorted(folder.glob("*.txt")):
+            stages.setdefault(f.name.split(".", 2)[2], []).append(f)
+        for files in stages.values():
+            pairs += list(itertools.product(files, repeat=2))
+    samples = sorted(p for p in (FIXTURES / "samples").iterdir() if p.suffix != ".md")
+    pairs += list(itertools.product(samples, repeat=2))
+    return pairs
+
+
+def _snapshot(m: HloModule) -> object:
+    """Everything the parser gives, but the interning keys (a large literal parsed again gets
+    a key of its own; the signature is made of keys)."""
+    return (
+        m.name,
+        m.path,
+        m.attrs,
+        m.entry,
+        m.dialect,
+        m.stack_frames,
+        [
+            (
+                c.name,
+                c.is_entry,
+                c.line,
+                c.root,
+                [
+                    (
+                        i.name,
+                        i.opcode,
+                        i.shape,
+                        i.operands,
+                        i.attrs,
+                        i.calls,
+                        i.computation,
+                        i.line,
+                        i.source,
+                        i.literal,
+                        i.metadata,
+                        i.parameter_number,
+                        i.is_root,
+                    )
+                    for i in c.instructions
+                ],
+            )
+            for c in m.computations.values()
+        ],
+    )
+
+
+def _json(a: Path, b: Path, plain: bool) -> str:
+    return str(render(diff_paths(a, b, plain=plain), "json"))
+
+
+def test_every_fixture_pair_parses_and_diffs_the_same_taking_over_equal_lines() -> None:
+    pairs = _fixture_pairs()
+    assert len(pairs) > 40
+    shared = twins = 0
+    for a, b in pairs:
+        # GIVEN two real dumps, WHEN B is parsed taking over A's equal lines
+        fast_a, fast_b = parse_hlo_files(a, b, plain=False)
+        plain_a, plain_b = parse_hlo_files(a, b, plain=True)
+        # THEN both modules are those of two separate parses
+        assert _snapshot(fast_a) == _snapshot(plain_a), (a, b)
+        assert _snapshot(fast_b) == _snapshot(plain_b), (a, b)
+        ids = {id(i) for c in fast_a.computations.values() for i in c.instructions}
+        shared += sum(id(i) in ids for c in fast_b.computations.values() for i in c.instructions)
+        twins += sum(c.twin is not None for c in fast_b.computations.values())
+        # AND the JSON diff is the same
+        assert _json(a, b, plain=False) == _json(a, b, plain=True), (a, b)
+    assert shared > 1000  # (the fast path did take lines over)
+    assert twins > 10  # (and found computations that differ only in shapes)
+
+
+def test_dump_folders_diff_the_same_taking_over_equal_lines() -> None:
+    # GIVEN the real dump folders of every scenario, each against each (same functions in
+    # some, other functions in others)
+    folders = sorted((FIXTURES / "jax").glob("*/dumps"))
+    assert len(folders) > 5
+    for a, b in itertools.product(folders, repeat=2):
+        # WHEN diffed taking over equal lines and from scratch, THEN the JSON is the same
+        assert _json(a, b, plain=False) == _json(a, b, plain=True), (a, b)
+
+
+def test_plain_env_parses_both_from_scratch(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a dump diffed with itself and RECOMPILE_DOCTOR_PLAIN=1
+    f = FIXTURES / "samples" / "01_jax_long_text_stackframes.hlo"
+    monkeypatch.setenv("RECOMPILE_DOCTOR_PLAIN", "1")
+    a, b = parse_hlo_files(f, f)
+    # THEN B shares nothing with A
+    assert not any(b.computations[n] is c for n, c in a.computations.items())
+    monkeypatch.setenv("RECOMPILE_DOCTOR_PLAIN", "0")
+    a, b = parse_hlo_files(f, f)
+    assert all(b.computations[n] is c for n, c in a.computations.items())
+
+
+_MUTATED = [
+    FIXTURES / "jax" / "batch_size" / "dumps" / "module_0000.jit_mlp.before_optimizations.txt",
+    FIXTURES / "samples" / "01_jax_long_text_stackframes.hlo",
+    FIXTURES / "samples" / "02_jax_short_parsable_while.hlo",
+]
+_SWAP = {"add": "multiply", "multiply": "add", "subtract": "maximum", "maximum": "subtract"}
+
+
+def _mutate(line: str, kind: int) -> str | None:
+    """One instruction line with its shape (a dimension), constant or opcode changed."""
+    if kind == 0:
+        m = re.search(r"= \w+\[(\d+)", line)
+        if m is None:
+            return None
+        return line[: m.start(1)] + str(int(m.group(1)) + 3) + line[m.end(1) :]
+    if kind == 1:
+        m = re.search(r"constant\((-?\d+)", line)
+        if m is None:
+            return None
+        return line[: m.start(1)] + str(int(m.group(1)) + 7) + line[m.end(1) :]
+    m = re.search(r" (add|multiply|subtract|maximum)\(", line)
+    if m is None:
+        return None
+    return line[: m.start(1)] + _SWAP[m.group(1)] + line[m.end(1) :]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_MUTATED), st.integers(0, 2), st.integers(0, 10**6), st.booleans())
+def test_one_changed_instruction_diffs_the_same_taking_over_equal_lines(
+    source: Path, kind: int, pick: int, swap: bool
+) -> None:
+    # GIVEN a real dump and a copy with one instruction's shape, constant or opcode changed
+    text = source.read_text()
+    lines = text.split("\n")
+    candidates = [
+        (k, new)
+        for k, line in enumerate(lines)
+        if " = " in line and (new := _mutate(line, kind)) is not None
+    ]
+    if not candidates:
+        return
+    k, new = candidates[pick % len(candidates)]
+    changed = "\n".join([*lines[:k], new, *lines[k + 1 :]])
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = Path(tmp) / "a.hlo", Path(tmp) / "b.hlo"
+        a.write_text(changed if swap else text)
+        b.write_text(text if swap else changed)
+        # WHEN diffed taking over equal lines and from scratch
+        try:
+            plain = _json(a, b, plain=True)
+        except RecompileDoctorError as e:  # the change made it invalid: the same error
+            with pytest.raises(RecompileDoctorError) as fast_err:
+                _json(a, b, plain=False)
+            assert str(fast_err.value) == str(e)
+            return
+        # THEN the JSON diffs are the same
+        assert _json(a, b, plain=False) == plain
+
+
+# -- a computation's first line without the lexer ------------------------------------------------
+
+_HEADER_PIECES = [
+    "ENTRY ",
+    "ENTRY",
+    "%",
+    "main.3",
+    "nan",
+    " ",
+    "\t",
+    "(",
+    ")",
+    "p: f32[8,4]",
+    "{1,0}",
+    "{",
+    "}",
+    " -> ",
+    "/*index=5*/",
+    "/* x */",
+    "//",
+    '"',
+    "'",
+    ",",
+    "=",
+    "(0x1F)",
+    "[",
+    "]",
+    ">01",
+    "metadata={a=1}",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_HEADER_PIECES), max_size=12))
+def test_plain_header_tokens_are_the_lexers(pieces: list[str]) -> None:
+    # GIVEN a line made of pieces of computation headers and tricky tokens
+    line = "".join(pieces)
+    # WHEN the plain-header pattern takes it
+    got = _header_tokens(line)
+    if got is None:
+        return
+    # THEN they are what the parser reads of the lexer's tokens: ['ENTRY'], name, '{'
+    toks = tokenize(line)
+    assert toks[-1] == "{"
+    assert got == ([*toks[:2], "{"] if toks[0] == "ENTRY" else [toks[0], "{"])
+
+
+def test_plain_header_tokens_on_real_first_lines() -> None:
+    # GIVEN every computation's first line of the real dumps
+    n = 0
+    for f in sorted(FIXTURES.rglob("*")):
+        if f.suffix not in (".hlo", ".txt"):
+            continue
+        for line in f.read_text().split("\n"):
+            got = _header_tokens(line)
+            if got is None:
+                continue
+            n += 1
+            toks = tokenize(line)
+            # THEN the pattern reads the lexer's tokens
+            assert toks[-1] == "{"
+            assert got == ([*toks[:2], "{"] if toks[0] == "ENTRY" else [toks[0], "{"])
+    assert n > 100

@@ -38,7 +38,14 @@ from recompile_doctor.parsers.dumps import (
     pair_names,
     scan_folder,
 )
-from recompile_doctor.parsers.hlo import HloModule, parse_hlo_file
+from recompile_doctor.parsers.hlo import (
+    HloModule,
+    parse_hlo_file,
+    parse_hlo_file_like,
+    parse_hlo_file_recorded,
+    parse_hlo_files,
+    plain_requested,
+)
 
 __all__ = [
     "SCHEMA_DIFF",
@@ -84,8 +91,10 @@ def module_fingerprint(m: HloModule, fp: Fingerprints | None = None) -> int:
     return fp.computation_full[m.entry]
 
 
-def diff_files(a: str | Path, b: str | Path) -> ModuleDiff:
-    return diff_modules(parse_hlo_file(a), parse_hlo_file(b))
+def diff_files(a: str | Path, b: str | Path, *, plain: bool | None = None) -> ModuleDiff:
+    """Two HLO files (B's lines printed as A's are parsed once: see :func:`parse_hlo_files`;
+    ``plain`` parses each from scratch, default ``$RECOMPILE_DOCTOR_PLAIN``)."""
+    return diff_modules(*parse_hlo_files(a, b, plain=plain))
 
 
 def diff_sequence(modules: list[HloModule]) -> list[ModuleDiff]:
@@ -111,15 +120,35 @@ def explain_dump_folder(path: str | Path, stage: str | None = None) -> dict[str,
     }
 
 
-def _compare_function(res: DiffResult, fa: list[DumpFile], fb: list[DumpFile]) -> None:
+def _parse_sides(
+    fa: list[DumpFile], fb: list[DumpFile], plain: bool | None
+) -> tuple[list[HloModule], list[HloModule]]:
+    """A's compilations, then B's, the k-th of B taking over the k-th of A's lines printed
+    the same (:func:`parse_hlo_files`) unless ``plain`` (default
+    ``$RECOMPILE_DOCTOR_PLAIN``); the same modules either way, in the same order (so the
+    same first error)."""
+    if plain is None:
+        plain = plain_requested()
+    if plain:
+        return [parse_hlo_file(f.path) for f in fa], [parse_hlo_file(f.path) for f in fb]
+    recorded = [parse_hlo_file_recorded(f.path) for f in fa]
+    likes = [like for _, like in recorded]
+    mb = [
+        parse_hlo_file_like(f.path, likes[k] if k < len(likes) else None) for k, f in enumerate(fb)
+    ]
+    return [m for m, _ in recorded], mb
+
+
+def _compare_function(
+    res: DiffResult, fa: list[DumpFile], fb: list[DumpFile], plain: bool | None = None
+) -> None:
     """Account for every compilation of one function in A and in B.
 
     The k-th compilation in A is compared with the k-th in B; a side's extra compilations
     (beyond the other side's count, or all but the first when the other side has none) are
     compared with their predecessor in the same folder, as a sequence (``growing-shape``).
     """
-    ma = [parse_hlo_file(f.path) for f in fa]
-    mb = [parse_hlo_file(f.path) for f in fb]
+    ma, mb = _parse_sides(fa, fb, plain)
     n = min(len(ma), len(mb))
     for k in range(n):
         md = diff_modules(ma[k], mb[k])
@@ -147,7 +176,12 @@ def _functions_named(module: str, *groups: dict[str, list[DumpFile]]) -> set[str
 
 
 def diff_dirs(
-    a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
+    a: str | Path,
+    b: str | Path,
+    module: str | None = None,
+    stage: str | None = None,
+    *,
+    plain: bool | None = None,
 ) -> DiffResult:
     """Diff two dump folders: modules paired by function name (:func:`function_name`: never by
     the module_NNNN counter, nor by TensorFlow's per-trace counter)."""
@@ -169,14 +203,22 @@ def diff_dirs(
     _, only_a, only_b = pair_names(ga, gb)
     res = DiffResult(str(a), str(b), unpaired_a=only_a, unpaired_b=only_b)
     for name in sorted(set(ga) | set(gb)):
-        _compare_function(res, ga.get(name, []), gb.get(name, []))
+        _compare_function(res, ga.get(name, []), gb.get(name, []), plain)
     return res
 
 
 def diff_paths(
-    a: str | Path, b: str | Path, module: str | None = None, stage: str | None = None
+    a: str | Path,
+    b: str | Path,
+    module: str | None = None,
+    stage: str | None = None,
+    *,
+    plain: bool | None = None,
 ) -> DiffResult:
-    """``diff A B``: two HLO files, or two dump folders."""
+    """``diff A B``: two HLO files, or two dump folders.  ``plain`` (default
+    ``$RECOMPILE_DOCTOR_PLAIN``) parses B's modules from scratch instead of taking over the
+    lines of the A module they are compared with printed the same (:func:`parse_hlo_files`):
+    the result is the same."""
     pa, pb = Path(a), Path(b)
     for p in (pa, pb):
         if not p.exists():
@@ -187,8 +229,8 @@ def diff_paths(
             path=str(b if pa.is_dir() else a),
         )
     if pa.is_dir():
-        return diff_dirs(pa, pb, module, stage)
-    ma, mb = parse_hlo_file(pa), parse_hlo_file(pb)
+        return diff_dirs(pa, pb, module, stage, plain=plain)
+    ma, mb = parse_hlo_files(pa, pb, plain=plain)
     if module is not None and module not in module_names(ma.name) | module_names(mb.name):
         raise RecompileDoctorError(f"no module named '{module}' (modules: {ma.name})", str(a))
     return DiffResult(str(a), str(b), [diff_modules(ma, mb)])

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
 
-from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints
+from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints, skeleton_pair
 from recompile_doctor.differ.propagate import Propagation
 from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
 
@@ -212,7 +212,7 @@ def _match_pair(
     if got is not None:
         return got
     m = _Matcher(ca, cb)
-    full = m.run(pa, pb, lambda: (fa.skeleton(ca.name), fb.skeleton(cb.name)))
+    full = m.run(pa, pb, lambda: skeleton_pair(ca, cb, fa, fb))
     a2b, b2a = m.a2b, m.b2a
     res = (a2b, a2b.count(-1), [j for j, i in enumerate(b2a) if i < 0])
     if full:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import posixpath
 from collections import Counter
 from collections.abc import Iterable
+from itertools import chain, repeat
+from operator import attrgetter
 
 from recompile_doctor.differ.align import Alignment
 from recompile_doctor.differ.fingerprint import semantic_attrs
@@ -76,10 +78,7 @@ def _described(module: HloModule, ins: Instruction) -> Instruction:
     else:
         if len(_USERS) > 64:
             _USERS.clear()
-        users = {}
-        for u in comp.instructions:
-            for op in u.operands:
-                users.setdefault(op, u)
+        users = _first_users(comp.instructions)
         _USERS[id(comp)] = (comp, users)
     cur = ins
     for _ in range(6):
@@ -90,6 +89,18 @@ def _described(module: HloModule, ins: Instruction) -> Instruction:
             return nxt
         cur = nxt
     return ins
+
+
+def _first_users(instrs: list[Instruction]) -> dict[str, Instruction]:
+    """Operand name -> its first user in printed order (C iterators: later entries of a
+    dict built from pairs win, so the pairs go in reverse printed order)."""
+    rev = instrs[::-1]
+    ops = list(map(_OPERANDS, rev))
+    names = chain.from_iterable(ops)
+    return dict(zip(names, chain.from_iterable(map(repeat, rev, map(len, ops))), strict=True))
+
+
+_OPERANDS = attrgetter("operands")
 
 
 def where(module: HloModule, ins: Instruction) -> str:

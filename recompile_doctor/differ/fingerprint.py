@@ -53,10 +53,11 @@ class Fingerprints:
     differ, and once per distinct computation): a skeleton is a function of the full
     fingerprint, so a computation's skeleton is memoized by its full fingerprint."""
 
-    __slots__ = ("_cskel", "_cskel_by_full", "computation_full", "computations", "module")
+    __slots__ = ("_cskel", "_cskel_by_full", "computation_full", "computations", "eager", "module")
 
-    def __init__(self, module: HloModule) -> None:
+    def __init__(self, module: HloModule, eager: bool = False) -> None:
         self.module = module
+        self.eager = eager  # skeletons computed with the full fingerprints (_unordered.general)
         self.computations: dict[str, CompFingerprints] = {}
         self.computation_full: dict[str, int] = {}
         self._cskel: dict[str, int] = {}
@@ -81,6 +82,24 @@ class Fingerprints:
                 self._cskel_by_full[key] = got
             self._cskel[name] = got
         return got
+
+
+def skeleton_pair(
+    ca: Computation, cb: Computation, fa: Fingerprints, fb: Fingerprints
+) -> tuple[list[int], list[int]]:
+    """The skeletons of ``ca`` (in ``fa``'s module) and ``cb`` (in ``fb``'s).  When ``cb`` is
+    ``ca``'s twin (:attr:`Computation.twin`: the same instructions but for their shapes
+    and literals, which skeletons leave out) and the computations they call have the same skeletons on
+    both sides, ``cb``'s skeletons are ``ca``'s, computed once."""
+    sa = fa.skeleton(ca.name)
+    cfb = fb.computations[cb.name]
+    if cb.twin is ca and cfb.skeleton is None and not fa.eager and not fb.eager:
+        ins = cb.instructions
+        cs_a, cs_b = fa.computation_skeleton, fb.computation_skeleton
+        if all(cs_a(c) == cs_b(c) for k in cfb.callers for c in ins[k].calls):
+            cfb.skeleton = sa
+            return sa, sa
+    return sa, fb.skeleton(cb.name)
 
 
 def root_index(comp: Computation) -> int:
@@ -143,7 +162,7 @@ def compute(module: HloModule) -> Fingerprints:
 
 
 def _eager(module: HloModule) -> Fingerprints:
-    fp = Fingerprints(module)
+    fp = Fingerprints(module, eager=True)
     for comp in _callee_order(module):
         _add(fp, comp, None)
     return fp

@@ -36,13 +36,15 @@ def _operand_indices(instrs: list[Instruction]) -> list[tuple[int, ...]]:
 
 
 class Propagation:
-    __slots__ = ("a2b", "b2a", "ia", "ib", "matched")
+    __slots__ = ("a2b", "b2a", "ia", "ib", "matched", "twins")
 
     same_kind = staticmethod(same_kind)
 
     def __init__(self, ca: Computation, cb: Computation) -> None:
         self.ia = ca.instructions
         self.ib = cb.instructions
+        # the same operands position by position (see Computation.twin)
+        self.twins = cb.twin is ca
         self.a2b = [-1] * len(self.ia)
         self.b2a = [-1] * len(self.ib)
         self.matched = 0
@@ -60,7 +62,8 @@ class Propagation:
 
     def propagate(self) -> None:
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
-        ops_a, ops_b = _operand_indices(ia), _operand_indices(ib)
+        ops_a = _operand_indices(ia)
+        ops_b = ops_a if self.twins else _operand_indices(ib)
         users_a: dict[int, list[int]] = {}
         for i, ops in enumerate(ops_a):
             for o in ops:

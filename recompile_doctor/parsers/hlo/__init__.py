@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import gc
 import gzip
+import os
 import zlib
 from pathlib import Path
 
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers.hlo._parser import Parser
+from recompile_doctor.parsers.hlo._parser import Parser, Reference
 from recompile_doctor.parsers.hlo.model import (
     Computation,
     HloModule,
@@ -34,21 +35,68 @@ __all__ = [
     "SourceLocation",
     "parse_hlo",
     "parse_hlo_file",
+    "parse_hlo_file_like",
+    "parse_hlo_file_recorded",
+    "parse_hlo_files",
     "read_text",
 ]
 
 
+#: set (to anything but "0" or "") to parse each module of a pair from scratch
+PLAIN_ENV = "RECOMPILE_DOCTOR_PLAIN"
+
+
 def parse_hlo(text: str, path: str = "<string>") -> HloModule:
     """Parse one HLO module printed as text."""
+    return _parse(Parser(text, path))
+
+
+def _parse(parser: Parser) -> HloModule:
     # The parser allocates many small objects and frees none: the cyclic GC would only rescan
     # them again and again (a third of the time on large modules).
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return Parser(text, path).parse()
+        return parser.parse()
     finally:
         if enabled:
             gc.enable()
+
+
+def plain_requested() -> bool:
+    """Whether ``$RECOMPILE_DOCTOR_PLAIN`` asks for the plain (from scratch) path."""
+    return os.environ.get(PLAIN_ENV, "") not in ("", "0")
+
+
+def parse_hlo_files(
+    a: str | Path, b: str | Path, *, plain: bool | None = None
+) -> tuple[HloModule, HloModule]:
+    """Parse two compilations of a module (the two sides of a diff).
+
+    B's computations printed exactly as in A, at the same lines, are A's :class:`Computation`
+    objects, and B's other lines printed as A's at the same place are A's
+    :class:`Instruction` objects: two dumps of one program differ in few lines, which are
+    then the only ones parsed twice.  The modules equal those of two :func:`parse_hlo_file`
+    calls, which ``plain`` (default: ``$RECOMPILE_DOCTOR_PLAIN``) makes.  The objects so
+    shared are never modified by the differ."""
+    if plain is None:
+        plain = plain_requested()
+    if plain:
+        return parse_hlo_file(a), parse_hlo_file(b)
+    ma, like = parse_hlo_file_recorded(a)
+    return ma, parse_hlo_file_like(b, like)
+
+
+def parse_hlo_file_recorded(path: str | Path) -> tuple[HloModule, Reference]:
+    """:func:`parse_hlo_file`, and what :func:`parse_hlo_file_like` takes over from it."""
+    parser = Parser(read_text(path), str(path), record=True)
+    return _parse(parser), parser.reference()
+
+
+def parse_hlo_file_like(path: str | Path, like: Reference | None) -> HloModule:
+    """:func:`parse_hlo_file`, taking over ``like``'s lines printed the same (see
+    :func:`parse_hlo_files`); ``like=None``: from scratch."""
+    return _parse(Parser(read_text(path), str(path), like=like))
 
 
 def read_text(path: str | Path) -> str:

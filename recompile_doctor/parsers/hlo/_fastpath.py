@@ -29,15 +29,17 @@ from recompile_doctor.parsers.hlo._intern import (
 )
 from recompile_doctor.parsers.hlo._metadata import BLOCK
 from recompile_doctor.parsers.hlo._shapes import ShapeError, array_shape, shape_cache
-from recompile_doctor.parsers.hlo.model import Instruction, Literal
+from recompile_doctor.parsers.hlo.model import Instruction, Literal, Shape
 
 _STR = r'"(?:[^"\\\n]++|\\.)*+"'
 _VALUE = rf"(?:\{{[^{{}}\"\n]*+\}}|{_STR}|%?[\w.-]++)"
 _OPERAND = r"[ \t]*+(?:/\*index=\d++\*/)?%?[\w.-]++[ \t]*+"
 _ATTRS = rf"(?:,[ \t]*+(?!metadata=)[A-Za-z_][\w-]*+={_VALUE})*+"
+_HEAD = r"[ \t]*+(ROOT[ \t]+)?(%?)([A-Za-z_][\w.-]*+)[ \t]*+=[ \t]*+"
+_SHAPE = r"[a-z][a-z0-9]*+\[[^\]\n]*+\](?:\{[^{}\n]*+\})?"
 _LINE = re.compile(
-    rf"""[ \t]*+(ROOT[ \t]+)?(%?)([A-Za-z_][\w.-]*+)[ \t]*+=[ \t]*+
-    ([a-z][a-z0-9]*+\[[^\]\n]*+\](?:\{{[^{{}}\n]*+\}})?)[ \t]++
+    rf"""{_HEAD}
+    ({_SHAPE})[ \t]++
     ([a-z][a-z0-9-]*+)\(
     ({_OPERAND}(?:,{_OPERAND})*+|[ \t]*+|\{{[^{{}}\n]*+\}})\)
     ({_ATTRS})
@@ -46,6 +48,11 @@ _LINE = re.compile(
     [ \t]*+$""",
     re.VERBOSE,
 )
+#: where the shape of a line the fast path took starts and ends (group 4 of _LINE)
+_SHAPE_SPAN = re.compile(rf"{_HEAD}({_SHAPE})")
+#: a shape at a position, as _LINE takes it there (a blank follows in a plain line)
+_SHAPE_AT = re.compile(_SHAPE)
+_SIGIL = re.compile(r"[ \t]*+(?:ROOT[ \t]+)?%")
 _ATTR = re.compile(rf",[ \t]*([A-Za-z_][\w-]*)=({_VALUE})")
 _INDEX = re.compile(r"/\*index=\d+\*/")
 _NUMBER = r"[-+]?\d[\w.]*+(?:(?<=[eE])[+-]\d++)?"  # the lexer's number token
@@ -95,9 +102,18 @@ def fast_run(
     out: list[Instruction],
     defined: dict[str, int],
     sig: int | None,
+    like: tuple[list[str], list[Instruction | None], list[int]] | None = None,
 ) -> tuple[int, str | None, bool, int | None]:
     """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``, with
     their index in ``out``), continuing the computation's signature ``sig``.
+
+    ``like``: the lines of another module and, per line, the instruction this function made of
+    it there (None where it made none): a line printed the same at the same place in the same
+    computation is that same instruction (its fields are functions of the line's text, its
+    number and the computation's name), so it is taken over instead of parsed again; a line
+    printed the same but for its shape is that instruction with another shape (see
+    :func:`_reshaped`).  The indices in ``out`` of the instructions parsed anew (not taken
+    over) go to the third item of ``like``.
 
     Returns (index of the first line not parsed, name of the last ROOT, whether a name had a
     ``%`` sigil, the signature).  A run stops at a line that is not plain or redefines a
@@ -112,8 +128,41 @@ def fast_run(
     root: str | None = None
     pct = False
     n = len(lines)
+    ref_lines, ref_at, fresh = like if like is not None else ((), (), None)
+    n_ref = len(ref_at)
     while i < n:
         line = lines[i]
+        if i < n_ref:
+            r = ref_at[i]
+            if r is not None and r.computation == comp:
+                ref = ref_lines[i]
+                if ref != line:
+                    r = _reshaped(r, ref, line, shapes)
+            else:
+                r = None
+            if r is not None:
+                name = r.name
+                if name in defined:
+                    break
+                append(r)
+                rops, rkey = r.operands, r.key
+                if sig is not None:
+                    if r.calls:
+                        sig = None
+                    elif rops:
+                        try:
+                            sig = hash((sig, rkey, tuple(map(index, rops))))
+                        except KeyError:
+                            sig = None
+                    else:
+                        sig = hash((sig, rkey))
+                defined[name] = len(out) - 1
+                if r.is_root:
+                    root = name
+                if not pct and _SIGIL.match(line) is not None:
+                    pct = True
+                i += 1
+                continue
         m = match(line)
         if m is None:
             break
@@ -202,8 +251,63 @@ def fast_run(
             root = name
         if sigil:
             pct = True
+        if fresh is not None:
+            fresh.append(len(out) - 1)
         i += 1
     return i, root, pct, sig
+
+
+def _reshaped(r: Instruction, ref: str, line: str, shapes: dict[str, Shape]) -> Instruction | None:
+    """The instruction of ``line`` when it is the line ``ref`` (which made ``r``) with only
+    its shape printed otherwise (a batch size changed), else None.
+
+    The rest of ``_LINE`` matches the same text at the same place in the pattern (possessive
+    quantifiers, no back-references), so every group but the shape is ``r``'s and the
+    metadata block moved by the change in length; the key follows the shape."""
+    m = _SHAPE_SPAN.match(ref)
+    if m is None:
+        return None
+    start, end = m.span(4)
+    mb = _SHAPE_AT.match(line, start)
+    if mb is None:
+        return None
+    stop = mb.end()
+    if ref[end:] != line[stop:] or ref[:start] != line[:start]:
+        return None
+    meta = r.meta
+    if meta is not None and not isinstance(meta, int):
+        return None
+    shape_tok = line[start:stop]
+    shape = shapes.get(shape_tok)
+    if shape is None:
+        try:
+            shape = array_shape(shape_tok)
+        except (ShapeError, ValueError):
+            return None
+    plain = without_calls(r.attrs) if r.calls else r.attrs
+    literal, param = r.literal, r.parameter_number
+    if literal is None:
+        ikey = KEYS[(r.opcode, shape.sig, param, plain)]
+    elif len(literal.values) > LARGE_LITERAL:
+        ikey = fresh_key()
+    else:
+        ikey = KEYS[(r.opcode, shape.sig, param, plain, literal.values, literal.elided)]
+    return Instruction(
+        r.name,
+        r.opcode,
+        shape,
+        r.operands,
+        r.attrs,
+        r.calls,
+        r.computation,
+        r.line,
+        line,
+        literal,
+        None if meta is None else meta + stop - end,
+        param,
+        r.is_root,
+        ikey,
+    )
 
 
 def fast_instruction(line: str, comp: str, lineno: int) -> tuple[Instruction, bool] | None:

@@ -7,7 +7,11 @@ and column of the offending token and say what was expected.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
 from typing import TypeVar
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -33,13 +37,48 @@ _MAX_CONTINUATION = 1_000_000
 _R = TypeVar("_R")
 
 
+@dataclass(slots=True)
+class Reference:
+    """What parsing one module leaves for parsing another like it (see :func:`Parser.parse`):
+    its lines, per line the instruction the fast path made of it (else None), and per first
+    line of a computation: the computation, its last line and the dialect features seen in it.
+    """
+
+    lines: list[str]
+    at: list[Instruction | None]
+    computations: dict[int, tuple[Computation, int, bool, bool]]
+    by_name: dict[str, Computation]
+
+
 class Parser(InstructionParser):
-    def __init__(self, text: str, path: str) -> None:
+    """``like``: the :class:`Reference` of another module (the other side of a diff).  A
+    computation printed the same, at the same lines, is that module's :class:`Computation`
+    (the same object), and within others a line printed the same at the same place is the
+    same :class:`Instruction`: both are functions of the text, its line numbers and the
+    computation's name, so the result equals a parse from scratch.  A line printed the same
+    but for its shape is that instruction with its own shape (``_fastpath._reshaped``), and
+    a computation whose instructions are the reference's but for shapes and literals gets
+    it as :attr:`Computation.twin`.  ``record``: keep what :meth:`reference` needs."""
+
+    def __init__(
+        self, text: str, path: str, like: Reference | None = None, record: bool = False
+    ) -> None:
         super().__init__()
         self.lines = text.split("\n")
         self.path = path
         self.old_dialect = False
         self.percent = False
+        self.like = like
+        self.made: list[Instruction] | None = [] if record else None
+        self.spans: dict[int, tuple[Computation, int, bool, bool]] = {}
+
+    def reference(self) -> Reference:
+        """After :meth:`parse` with ``record``: what parsing a module like this one reuses."""
+        at: list[Instruction | None] = [None] * len(self.lines)
+        for ins in self.made or ():
+            at[ins.line - 1] = ins
+        by_name = {c.name: c for c, _, _, _ in self.spans.values()}
+        return Reference(self.lines, at, self.spans, by_name)
 
     # -- errors -----------------------------------------------------------------------------
     def _error(self, first: int, last: int, fail: Fail) -> RecompileDoctorError:
@@ -58,28 +97,45 @@ class Parser(InstructionParser):
         section: str | None = None
         comps: dict[str, Computation] = {}
         entry: str | None = None
+        like = self.like
         while i < n:
-            toks = tokenize(lines[i])
-            if not toks:
-                i += 1
-                continue
-            t0 = toks[0]
-            if name is None:
-                if t0 != "HloModule":
-                    raise self._error(i, i, Fail(f"expected 'HloModule', {got(toks, 0)}", 0))
-                (name, attrs), i = self._with_continuation(i, self._header)
-                continue
-            if t0 in _SECTIONS and len(toks) == 1 and not comps:
-                section = t0
-                sections[t0] = {}
-                i += 1
-                continue
-            if section is not None and t0.isdigit() and not comps:
-                (key, value), i = self._with_continuation(i, self._frame_entry)
-                sections[section][key] = value
-                continue
+            start, percent, old = i, self.percent, self.old_dialect
+            # (a line A parsed as a computation's first is one here too once the module
+            # header is read: the section branches below never take such a line)
+            same = self._same_computation(i) if like is not None and name is not None else None
+            if same is not None:
+                comp, i = same
+            else:
+                line = lines[i]
+                if not line or line.isspace():  # (no tokens)
+                    i += 1
+                    continue
+                toks = _header_tokens(line) or tokenize(line)
+                if not toks:
+                    i += 1
+                    continue
+                t0 = toks[0]
+                if name is None:
+                    if t0 != "HloModule":
+                        raise self._error(i, i, Fail(f"expected 'HloModule', {got(toks, 0)}", 0))
+                    (name, attrs), i = self._with_continuation(i, self._header)
+                    continue
+                if t0 in _SECTIONS and len(toks) == 1 and not comps:
+                    section = t0
+                    sections[t0] = {}
+                    i += 1
+                    continue
+                if section is not None and t0.isdigit() and not comps:
+                    (key, value), i = self._with_continuation(i, self._frame_entry)
+                    sections[section][key] = value
+                    continue
+                self.percent = self.old_dialect = False
+                comp, i = self._computation(i, toks)
             section = None
-            comp, i = self._computation(i)
+            if self.made is not None:
+                self.spans[start] = (comp, i - 1, self.percent, self.old_dialect)
+            self.percent |= percent
+            self.old_dialect |= old
             if comp.name in comps:
                 raise RecompileDoctorError(
                     f"computation '{comp.name}' is defined twice", self.path, comp.line
@@ -96,6 +152,49 @@ class Parser(InstructionParser):
         self._check_calls(comps)
         dialect = "old" if self.old_dialect else ("long" if self.percent else "short")
         return HloModule(name, self.path, attrs, comps, entry, dialect, _stack_frames(sections))
+
+    def _same_computation(self, i: int) -> tuple[Computation, int] | None:
+        """The reference's computation printed at the same lines as the one from line ``i``
+        on (and the line after it), or None."""
+        like = self.like
+        if like is None:
+            return None
+        known = like.computations.get(i)
+        if known is None or like.lines[i] != self.lines[i]:
+            return None
+        comp, last, percent, old = known
+        if like.lines[i : last + 1] != self.lines[i : last + 1]:
+            return None
+        self.percent, self.old_dialect = percent, old
+        return comp, last + 1
+
+    def _twin(self, comp: Computation, fresh: list[int]) -> None:
+        """Set ``comp.twin`` to the reference's computation of the same name if their
+        instructions are the same position by position but for shapes and literals.
+
+        The instructions taken over are the reference's of the same line (the same, or the
+        same but for the shape): with the same line numbers at every position they are at
+        the same positions; the ones parsed anew (``fresh``) are compared field by field."""
+        assert self.like is not None
+        other = self.like.by_name.get(comp.name)
+        a, b = (other.instructions, comp.instructions) if other is not None else ([], [])
+        if other is None or len(a) != len(b) or other.root != comp.root:
+            return
+        if len(fresh) > len(b) // 4 or list(map(_LINE_OF, a)) != list(map(_LINE_OF, b)):
+            return
+        for k in fresh:
+            x, y = a[k], b[k]
+            if (
+                x.name != y.name
+                or x.opcode != y.opcode
+                or x.operands != y.operands
+                or x.calls != y.calls
+                or x.attrs != y.attrs
+                or x.parameter_number != y.parameter_number
+                or x.is_root != y.is_root
+            ):
+                return
+        comp.twin = other
 
     def _extend(
         self, i: int, j: int, depth: int, stop: Callable[[str], bool] | None
@@ -189,8 +288,8 @@ class Parser(InstructionParser):
         return key, fields
 
     # -- computations -----------------------------------------------------------------------
-    def _computation(self, i: int) -> tuple[Computation, int]:
-        toks = tokenize(self.lines[i])
+    def _computation(self, i: int, toks: list[str]) -> tuple[Computation, int]:
+        """The computation whose first line, ``i``, has the tokens ``toks``."""
         k = 0
         is_entry = toks[0] == "ENTRY"
         if is_entry:
@@ -209,14 +308,29 @@ class Parser(InstructionParser):
         lines = self.lines
         name = comp.name
         instrs = comp.instructions
+        fresh: list[int] = []  # (indices of the instructions not taken over from self.like)
+        like = (self.like.lines, self.like.at, fresh) if self.like is not None else None
+        made = self.made
         while i < n:
-            i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig)
+            n0 = len(instrs)
+            if like is None:
+                i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig)
+            else:
+                i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig, like)
+            if made is not None:
+                made.extend(instrs[n0:])
             if root is not None:
                 comp.root = root
             self.percent |= pct
             if i >= n:
                 break
             line = lines[i]
+            if line.lstrip()[:1] == "}":  # (the '}' token: no other token starts with it)
+                _check_operands(comp, defined, self.path)
+                comp.signature = sig
+                if like is not None:
+                    self._twin(comp, fresh)
+                return comp, i + 1
             toks = tokenize(line)
             if not toks:
                 i += 1
@@ -231,6 +345,8 @@ class Parser(InstructionParser):
                     f"instruction '{ins.name}' is defined twice in '{name}'", self.path, i + 1
                 )
             defined[ins.name] = len(instrs)
+            if like is not None:
+                fresh.append(len(instrs))
             instrs.append(ins)
             sig = None  # only the fast path keeps signatures
             if ins.is_root:
@@ -267,6 +383,29 @@ class Parser(InstructionParser):
                         )
 
 
+#: a computation's first line whose tokens the lexer would end with '{' and start with
+#: ['ENTRY'], name: no quotes, no comments but ``/*index=N*/``, no braces but closed layouts
+#: ``{1,0}`` and the last (a name followed by a blank is one token: see ``_lexer._TOKEN``)
+_PLAIN_HEADER = re.compile(
+    r"""[ \t]*+(?:(ENTRY)[ \t]++)?(%?[A-Za-z_][\w.-]*+)(?=[ \t])
+    [^"'/{}\n]*+(?:(?:/\*index=\d++\*/|\{[^{}"'/\n]*+\})[^"'/{}\n]*+)*+
+    \{[ \t]*+$""",
+    re.VERBOSE,
+)
+
+
+def _header_tokens(line: str) -> list[str] | None:
+    """The tokens of a plain computation's first line that the parser reads (the first
+    one or two and the last), else None."""
+    m = _PLAIN_HEADER.match(line)
+    if m is None:
+        return None
+    entry, name = m.groups()
+    if entry:
+        return ["ENTRY", name, "{"]
+    return None if name == "ENTRY" else [name, "{"]  # ('ENTRY ENTRY{': the lexer's 2nd token)
+
+
 def _depth(toks: list[str]) -> int:
     """Brackets opened minus brackets closed."""
     get = _OPEN.get
@@ -274,6 +413,8 @@ def _depth(toks: list[str]) -> int:
 
 
 def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> None:
+    if defined.keys() >= set(chain.from_iterable(map(_OPERANDS, comp.instructions))):
+        return  # (C iterators; the loop below names the first operand not defined)
     for ins in comp.instructions:
         for op in ins.operands:
             if op not in defined:
@@ -284,6 +425,10 @@ def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> No
                     ins.line,
                     col,
                 )
+
+
+_OPERANDS = attrgetter("operands")
+_LINE_OF = attrgetter("line")
 
 
 def _stack_frames(sections: dict[str, dict[int, object]]) -> dict[int, SourceLocation]:

@@ -192,7 +192,12 @@ class Computation:
     position by position, the same :attr:`Instruction.key` and the same operands by position
     (names, metadata and layouts left out); None when not known (an instruction that calls a
     computation, an operand printed after its user, a line the fast path did not parse).  It
-    is a hash: two different computations may share it with the odds of a 64-bit collision."""
+    is a hash: two different computations may share it with the odds of a 64-bit collision.
+
+    ``twin`` is set by :func:`~recompile_doctor.parsers.hlo.parse_hlo_files` on the second
+    module's computations: the first module's computation of the same name when their
+    instructions are, position by position, the same but for their shapes and literals
+    (names, opcodes, operands, attributes, calls, parameter numbers, root), else None."""
 
     name: str
     is_entry: bool
@@ -200,6 +205,7 @@ class Computation:
     instructions: list[Instruction] = field(default_factory=list)
     root: str | None = None
     signature: int | None = field(default=None, repr=False)
+    twin: Computation | None = field(default=None, repr=False)
 
     def by_name(self) -> dict[str, Instruction]:
         return {i.name: i for i in self.instructions}
