@@ -1,351 +1,80 @@
-"""Log parsers: the registry of log formats, format detection and the streaming driver.
+"""Log parsers: the registry of log formats, format detection and the streaming driver
+(:mod:`recompile_doctor.parsers.logs`), and the XLA dump parsers (``parsers.hlo``,
+``parsers.dumps``).
 
 :data:`LOG_FORMATS` is a plain list of :class:`~recompile_doctor.parsers._format.LogFormat`;
 ``--log-format`` picks one of them by name, otherwise each input's format is detected from its
 first lines.  ``parse_log(path)`` yields typed events (:mod:`recompile_doctor.events`) one at a
 time and fills a :class:`ParseCounter` as it goes, so a caller can fold events into a timeline
 without ever holding the whole log in memory.
+
+The names below are loaded on first use: a command that reads only HLO dumps (``diff``) or
+none (``--help``) does not pay for the log formats' modules.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from itertools import chain
+from typing import TYPE_CHECKING, Any
 
-from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.events import TypedEvent
-from recompile_doctor.model import Event, InputInfo, ParseStats
-from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat, anchor_sniffer
-from recompile_doctor.parsers._reader import (
-    BROKEN_STREAM,
-    ReadStats,
-    bom_encoding,
-    iter_lines,
-    open_input,
-    reader_lines,
-    record_truncation,
-    skip_bom,
+if TYPE_CHECKING:
+    from recompile_doctor.parsers.logs import (
+        LOG_FORMATS,
+        PLAIN_ENV,
+        POPLAR,
+        SNIFF_LINES,
+        SNIFF_MAX_LINES,
+        UNKNOWN_FORMAT,
+        ParseCounter,
+        detect_format,
+        format_names,
+        get_format,
+        how_to_log,
+        parse_log,
+        records,
+    )
+    from recompile_doctor.parsers.logs import (
+        _scan_literals as _scan_literals,
+    )
+
+_FROM_LOGS = frozenset(
+    {
+        "LOG_FORMATS",
+        "PLAIN_ENV",
+        "POPLAR",
+        "SNIFF_LINES",
+        "SNIFF_MAX_LINES",
+        "UNKNOWN_FORMAT",
+        "ParseCounter",
+        "_scan_literals",
+        "detect_format",
+        "format_names",
+        "get_format",
+        "how_to_log",
+        "parse_log",
+        "records",
+    }
 )
-from recompile_doctor.parsers._scan import (
-    Blocks,
-    FastLines,
-    make_matcher,
-    read_head,
-    read_more,
-    regex_literals,
-)
-from recompile_doctor.parsers.jax import JAX
-from recompile_doctor.parsers.poplar import ANCHOR_RE
-from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
-from recompile_doctor.parsers.ptxla import PTXLA
-from recompile_doctor.parsers.tensorflow import TENSORFLOW
-from recompile_doctor.parsers.torch import TORCH
-from recompile_doctor.parsers.torch_trace import TORCH_TRACE
 
-#: lines of an input that detection looks at
-SNIFF_LINES = 400
-#: lines detection reads at most when the first SNIFF_LINES show no known format
-SNIFF_MAX_LINES = 20_000
-UNKNOWN_FORMAT = "unknown"
-
-_POPLAR_ANCHORS = (
-    "Begin XLA compilation",
-    "executable cache",
-    "Poplar version:",
-    "TF_POPLAR_FLAGS",
-    "PopLibs",
+__all__ = [
+    "LOG_FORMATS",
+    "PLAIN_ENV",
     "POPLAR",
-    "phase: ",
-    "Compiling module ",
-    ".poplar_exec",
-    "poplar_compiler.cc",
-    "PopART",
-    "PopTorch",
-    "Graph compilation: 100%",
-)
+    "SNIFF_LINES",
+    "SNIFF_MAX_LINES",
+    "UNKNOWN_FORMAT",
+    "ParseCounter",
+    "detect_format",
+    "format_names",
+    "get_format",
+    "how_to_log",
+    "parse_log",
+    "records",
+]
 
 
-def _poplar_sniff(lines: Sequence[str]) -> int:
-    return anchor_sniffer(_POPLAR_ANCHORS)(lines)
+def __getattr__(name: str) -> Any:
+    if name in _FROM_LOGS:
+        from recompile_doctor.parsers import logs
 
-
-POPLAR = LogFormat(
-    name="poplar",
-    framework="poplar",
-    anchors=_POPLAR_ANCHORS,
-    sniff=_poplar_sniff,
-    decoder=PoplarDecoder,
-    how_to_log=(
-        "For a Graphcore TensorFlow-on-IPU run, log with TF_POPLAR_VLOG_LEVEL=1 (or "
-        "TF_CPP_VMODULE='poplar_compiler=1,poplar_executable=1') and POPLAR_LOG_LEVEL=INFO "
-        "(python train.py 2> run.log)."
-    ),
-)
-
-#: the registry: every log format, in the order detection prefers them on a tie
-LOG_FORMATS: list[LogFormat] = [POPLAR, JAX, TENSORFLOW, TORCH, TORCH_TRACE, PTXLA]
-
-
-def format_names() -> tuple[str, ...]:
-    """The names ``--log-format`` accepts."""
-    return tuple(f.name for f in LOG_FORMATS)
-
-
-def get_format(name: str) -> LogFormat:
-    for f in LOG_FORMATS:
-        if f.name == name:
-            return f
-    raise RecompileDoctorError(f"unknown log format {name!r} (known: {', '.join(format_names())})")
-
-
-def detect_format(lines: Sequence[str]) -> LogFormat | None:
-    """The format whose sniff scores the first lines of an input highest (None: none)."""
-    best: LogFormat | None = None
-    best_score = 0
-    for f in LOG_FORMATS:
-        score = f.sniff(lines)
-        if score > best_score:
-            best, best_score = f, score
-    return best
-
-
-def how_to_log(formats: Iterable[str]) -> str:
-    """What to set so that the frameworks of ``formats`` log their compilations (every
-    known framework when the formats are unknown)."""
-    names = [n for n in dict.fromkeys(formats) if n != UNKNOWN_FORMAT]
-    chosen = [f for f in LOG_FORMATS if f.name in names] or LOG_FORMATS
-    return " ".join(f.how_to_log for f in chosen)
-
-
-@dataclass(slots=True)
-class ParseCounter:
-    """Per-source counters, filled while the events are consumed."""
-
-    path: str
-    format: str = UNKNOWN_FORMAT
-    recognized: int = 0
-    unrecognized: int = 0
-    malformed: int = 0
-    read: ReadStats = field(default_factory=ReadStats)
-
-    def stats(self) -> ParseStats:
-        return ParseStats(self.recognized, self.unrecognized, self.malformed)
-
-    def input_info(self) -> InputInfo:
-        return InputInfo(self.path, self.format, self.read.lines, self.read.bytes)
-
-
-def _anchor_test(fmt: LogFormat) -> Callable[[str], bool]:
-    if fmt is POPLAR:
-        search = ANCHOR_RE.search
-        return lambda line: search(line) is not None
-    anchors = fmt.anchors
-    return lambda line: any(a in line for a in anchors)
-
-
-def _scan_literals(fmt: LogFormat) -> list[str] | None:
-    """Literals such that a line passing the format's anchor test contains one of them."""
-    if fmt is POPLAR:
-        return regex_literals(ANCHOR_RE)
-    return list(fmt.anchors)
-
-
-#: set (to anything but "0" or "") to read every line the plain way
-PLAIN_ENV = "RECOMPILE_DOCTOR_PLAIN"
-
-
-def parse_log(
-    path: str,
-    counter: ParseCounter | None = None,
-    *,
-    strict: bool = False,
-    log_format: str | None = None,
-    on_progress: Callable[[int], None] | None = None,
-    fast: bool | None = None,
-    engine: str | None = None,
-) -> Iterator[TypedEvent]:
-    """Stream the typed events of one log.
-
-    The format is ``log_format`` when given, else detected from the first lines.
-    ``strict``: raise on the first line that names a known message but does not fit it.
-    ``fast`` (default: unless ``$RECOMPILE_DOCTOR_PLAIN`` is set) reads in big chunks and
-    decodes only the lines holding an anchor (:mod:`recompile_doctor.parsers._scan`);
-    the events and counts are those of the plain line-by-line path.  ``engine``: the
-    fast path's matcher ("hyperscan" or "find"; default: the fastest installed).
-    """
-    forced = get_format(log_format) if log_format is not None else None
-    c = counter if counter is not None else ParseCounter(path)
-    if fast is None:
-        fast = os.environ.get(PLAIN_ENV, "") in ("", "0")
-    if not fast:
-        lines = iter_lines(path, c.read, on_progress)
-        yield from _drive(path, c, forced, lines, None, strict)
-        return
-    st = c.read
-    with open_input(path, st) as f:
-        try:
-            enc = bom_encoding(f)
-        except BROKEN_STREAM:
-            enc = "utf-8"
-        if enc != "utf-8":  # UTF-16: the plain way
-            src = reader_lines(f, path, st, on_progress, strict)
-            yield from _drive(path, c, forced, src, None, strict)
-            return
-        skip_bom(f, st)
-        fastpart = _FastPart(path, Blocks(f, path), st, engine, on_progress, strict)
-        yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict)
-
-
-class _FastPart:
-    """The fast path's share of :func:`_drive`: the head lines for detection, then the
-    decoded lines of the rest, then the checks at the end of the input."""
-
-    def __init__(
-        self,
-        path: str,
-        blocks: Blocks,
-        st: ReadStats,
-        engine: str | None,
-        on_progress: Callable[[int], None] | None,
-        strict: bool,
-    ) -> None:
-        self.path = path
-        self.blocks = blocks
-        self.st = st
-        self.bom = st.bytes
-        self.engine = engine
-        self.on_progress = on_progress
-        self.strict = strict
-        self._head = 0
-        self._pos = 0
-        self._loaded = False
-        self._detected = False
-
-    def head(self, forced: LogFormat | None) -> Iterator[tuple[int, str]]:
-        if forced is not None:
-            return iter(())
-        return self._head_lines()
-
-    def _head_lines(self) -> Iterator[tuple[int, str]]:
-        """The first SNIFF_LINES lines; up to SNIFF_MAX_LINES only while detection asks
-        for more (:meth:`detected` ends the head)."""
-        head, self._pos, self._loaded = read_head(self.blocks, SNIFF_LINES)
-        self._head = len(head)
-        yield from head
-        if self._detected or len(head) < SNIFF_LINES:
-            return
-        more, self._pos, self._loaded = read_more(
-            self.blocks, self._pos, self._loaded, len(head) + 1, SNIFF_MAX_LINES - len(head)
-        )
-        self._head += len(more)
-        yield from more
-
-    def detected(self) -> None:
-        """Detection is done: the head ends with the lines read so far."""
-        self._detected = True
-
-    def rest(
-        self, fmt: LogFormat, decoder: Decoder, is_anchor: Callable[[str], bool], c: ParseCounter
-    ) -> Iterator[tuple[int, str]]:
-        literals = _scan_literals(fmt)
-        exact = literals is not None
-        if literals is None:  # not a literal alternation: every line is a candidate
-            literals = ["\n"]
-        blocks, st = self.blocks, self.st
-        fl = FastLines(
-            blocks,
-            make_matcher(literals, self.engine),
-            decoder,
-            is_anchor,
-            c,
-            self.on_progress,
-            start=self._pos,
-            loaded=self._loaded,
-            lineno=self._head,
-            literal_anchors=exact,
-        )
-        yield from fl.lines()
-        st.lines = fl.lineno
-        st.bytes = self.bom + blocks.consumed - blocks.lost
-        if blocks.broken is not None:
-            record_truncation(self.path, st, st.lines, blocks.broken, self.strict)
-        if st.lines == 0 and st.truncated is None:
-            raise RecompileDoctorError("empty input", path=self.path)
-        if self.on_progress is not None:
-            self.on_progress(st.bytes)
-
-
-def _drive(
-    path: str,
-    c: ParseCounter,
-    forced: LogFormat | None,
-    lines: Iterator[tuple[int, str]],
-    fastpart: _FastPart | None,
-    strict: bool,
-) -> Iterator[TypedEvent]:
-    """Detect the format from the first lines (unless ``forced``) and decode."""
-    head: list[tuple[int, str]] = []
-    fmt = forced
-    if fmt is None:
-        # the first lines usually tell; a log with a long preamble (installation output, a
-        # config dump) gets up to SNIFF_MAX_LINES before it is taken as of no known format
-        for limit in (SNIFF_LINES, SNIFF_MAX_LINES):
-            for item in lines:
-                head.append(item)
-                if len(head) >= limit:
-                    break
-            fmt = detect_format([raw for _, raw in head])
-            if fmt is not None or len(head) < limit:
-                break
-        if fastpart is not None:
-            fastpart.detected()
-    c.format = fmt.name if fmt is not None else UNKNOWN_FORMAT
-    if fmt is None:
-        # nothing in the first lines: count the rest, but a later compile line still counts
-        fmt = POPLAR
-    decoder: Decoder = fmt.decoder(path)
-    is_anchor = _anchor_test(fmt)
-    todo = _plain_lines(chain(head, lines), decoder, is_anchor, c)
-    if fastpart is not None:
-        todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
-    for lineno, raw in todo:
-        res: Decoded = decoder.decode(lineno, raw)
-        if res.status == "recognized":
-            c.recognized += 1
-            if c.format == UNKNOWN_FORMAT:
-                c.format = fmt.name
-        elif res.status == "malformed":
-            c.malformed += 1
-            if strict:
-                raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
-        else:
-            c.unrecognized += 1
-        yield from res.events
-    yield from decoder.finish()
-
-
-def _plain_lines(
-    lines: Iterator[tuple[int, str]],
-    decoder: Decoder,
-    is_anchor: Callable[[str], bool],
-    c: ParseCounter,
-) -> Iterator[tuple[int, str]]:
-    """The lines to decode; the others go to ``decoder.skipped``, counted unrecognized."""
-    for lineno, raw in lines:
-        if not decoder.continuing and not is_anchor(raw):
-            c.unrecognized += 1
-            decoder.skipped(lineno, raw)
-            continue
-        yield lineno, raw
-
-
-def records(events: Iterable[TypedEvent]) -> Iterator[Event]:
-    """The recognized messages behind ``events``, once each, in order."""
-    last: Event | None = None
-    for ev in events:
-        rec = ev.record
-        if rec is not None and rec is not last:
-            last = rec
-            yield rec
+        return getattr(logs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
