@@ -24,6 +24,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import CacheOutcome, Compilation, Event
 from recompile_doctor.timeline.names import elided_match, function_key
+from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
 
 
@@ -100,7 +101,7 @@ class TimelineBuilder:
         self.warmup = warmup
         self._pending: list[_Pending] = []
         self._loads: list[Load] = []
-        self._events: list[Event] = []
+        self._events = EventSpool()
         self._procs: list[_Process] = []
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
         self._executed_in_proc: set[tuple[int, str]] = set()
@@ -432,7 +433,10 @@ class TimelineBuilder:
         comps = self._finish_compilations()
         loads = tuple(self._loads)
         load_events = _load_events(loads)
-        events = tuple(sorted(self._events + list(load_events), key=_event_order(self._procs)))
+        order: dict[str, int] = {}
+        for p in self._procs:
+            order.setdefault(p.source, len(order))
+        events = ReportEvents(self._events, load_events, order)
         return Timeline(
             compilations=tuple(c for c, _ in comps),
             loads=loads,
@@ -574,17 +578,6 @@ def _load_event(ld: Load) -> Event:
             **({"rank": ld.rank} if ld.rank is not None else {}),
         },
     )
-
-
-def _event_order(procs: list[_Process]) -> Any:
-    order: dict[str, int] = {}
-    for p in procs:
-        order.setdefault(p.source, len(order))
-
-    def key(e: Event) -> tuple[int, int]:
-        return (order.get(e.source, 0), e.line)
-
-    return key
 
 
 def build_timeline(events: Iterable[TypedEvent], warmup: int | None = None) -> Timeline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
@@ -49,7 +50,7 @@ class Timeline:
 
     compilations: tuple[Compilation, ...]
     loads: tuple[Load, ...]
-    events: tuple[Event, ...]
+    events: Sequence[Event]  # in log order; long lists are read back from a spool
     processes: tuple[ProcessInfo, ...]
     comp_process: tuple[int, ...]  # process index of each compilation
     uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
