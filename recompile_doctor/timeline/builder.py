@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
@@ -27,6 +29,12 @@ from recompile_doctor.timeline.names import elided_match, function_key
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
 
+_Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
+
+#: notes of one line per compilation that no analysis reads once the line is in the report's
+#: events (JAX's ``Finished tracing ... in S sec``): the timeline does not keep them
+FOLDED_NOTES: frozenset[str] = frozenset({"traced"})
+
 
 @dataclass(slots=True)
 class _Pending:
@@ -44,7 +52,7 @@ class _Pending:
     end_line: int | None = None
     last_t: float | None = None
     elapsed: float | None = None
-    phases: set[str] = field(default_factory=set)
+    phases: frozenset[str] = frozenset()  # one shared empty set: most never have a phase
     progress: bool = False
     synthetic: bool = False  # opened without a Begin line
     uncacheable: bool = False  # custom ops without is_hashable: never cached
@@ -113,6 +121,9 @@ class TimelineBuilder:
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
         #: the same run name the same compilation
         self._by_compile_id: dict[tuple[str, str | None, str], _Pending] = {}
+        #: one copy of each distinct compilation key (a function compiled 100,000 times
+        #: has one key, not 100,000 equal ones)
+        self._keys: dict[CompileKey, CompileKey] = {}
 
     # -- processes -----------------------------------------------------------------------
     def _new_process(self, sp: Span) -> _Process:
@@ -135,11 +146,12 @@ class TimelineBuilder:
     ) -> _Pending:
         sp = ev.span
         proc = proc if proc is not None else self._process(sp)
+        key = self._key(key)
         c = _Pending(
             id=len(self._pending),
             module=key.name,
             hash=key.graph_hash if not synthetic else None,
-            source=sp.source,
+            source=proc.source if proc.source == sp.source else sp.source,
             line=sp.line,
             t=sp.t,
             ordinal=ev.ordinal if isinstance(ev, CompileStarted) and not synthetic else None,
@@ -158,6 +170,34 @@ class TimelineBuilder:
             self._by_compile_id[(key.framework, sp.rank, key.compile_id)] = c
         self._attach_waiting(proc, key, c)
         return c
+
+    def _key(self, key: CompileKey) -> CompileKey:
+        """The one kept copy of ``key`` (its names interned)."""
+        got = self._keys.get(key)
+        if got is None:
+            got = dataclasses.replace(
+                key,
+                framework=sys.intern(key.framework),
+                function=None if key.function is None else sys.intern(key.function),
+                module=None if key.module is None else sys.intern(key.module),
+            )
+            self._keys[got] = got
+        return got
+
+    def _kept(self, ev: _Kept) -> _Kept:
+        """``ev`` as the timeline keeps it: without its report record (already in the
+        report's events), and with the one kept copy of its key.  A lookup keeps the record
+        of a cache file's hash (read by the cache listing)."""
+        record = ev.record
+        if record is not None and not (
+            isinstance(ev, CacheLookup) and "file_hash" in record.detail
+        ):
+            record = None
+        key = ev.key
+        kept_key = self._key(key) if key is not None else None
+        if record is ev.record and kept_key is key:
+            return ev
+        return dataclasses.replace(ev, record=record, key=kept_key)
 
     def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
         waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
@@ -200,8 +240,8 @@ class TimelineBuilder:
             proc.config_span = sp
         elif isinstance(ev, RecompileReason):
             self._on_reason(ev, proc)
-        elif isinstance(ev, FrameworkNote):
-            self._notes.append(ev)
+        elif isinstance(ev, FrameworkNote) and ev.note not in FOLDED_NOTES:
+            self._notes.append(self._kept(ev))
         if ev.record is not None and ev.keep:
             self._events.append(ev.record)
 
@@ -212,7 +252,7 @@ class TimelineBuilder:
             # had this phase or was served from a cache
             if c is None or c.cache == "hit" or ev.phase in c.phases:
                 c = self._open_compilation(ev, ev.key, synthetic=True, proc=proc)
-            c.phases.add(ev.phase)
+            c.phases = c.phases | {ev.phase}
             self._touch(c, ev.span)
             return
         if ev.joins_named:
@@ -234,7 +274,7 @@ class TimelineBuilder:
             if same is not None:
                 # the same compilation, seen again in another input of the run
                 if same.key is not None and same.key.function is None and ev.key.function:
-                    same.key = ev.key
+                    same.key = self._key(ev.key)
                     same.module = ev.key.name
                 proc.current = same
                 self._attach_waiting(proc, ev.key, same)
@@ -275,7 +315,7 @@ class TimelineBuilder:
             ):
                 same.cache = ev.outcome
             self._touch(same, ev.span)
-            self._lookups.append((ev, same.id))
+            self._lookups.append((self._kept(ev), same.id))
             return
         if ev.outcome == "hit" and ev.store in EXECUTABLE_STORES:
             name = ev.key.name if ev.key is not None else "?"
@@ -300,7 +340,7 @@ class TimelineBuilder:
             else:
                 c = proc.current
             self._touch(c, ev.span)
-        self._lookups.append((ev, c.id if c is not None else None))
+        self._lookups.append((self._kept(ev), c.id if c is not None else None))
 
     def _on_loaded(self, ev: ExecutableLoaded, proc: _Process) -> None:
         proc.unattributed.append(
@@ -359,9 +399,9 @@ class TimelineBuilder:
             and c.key is not None
             and c.key.compile_id == ev.key.compile_id
         ):
-            self._reasons.append((ev, c.id))
+            self._reasons.append((self._kept(ev), c.id))
             return
-        self._reasons.append((ev, None))
+        self._reasons.append((self._kept(ev), None))
         fn = ev.key.function or ev.key.name
         self._waiting_reasons.setdefault((proc.index, fn), []).append(index)
 
@@ -437,13 +477,16 @@ class TimelineBuilder:
         for p in self._procs:
             order.setdefault(p.source, len(order))
         events = ReportEvents(self._events, load_events, order)
+        uncacheable = frozenset(p.id for p in self._pending if p.uncacheable)
+        self._pending = []  # the compilations are built: what was under way is no longer needed
+        self._by_compile_id.clear()
         return Timeline(
             compilations=tuple(c for c, _ in comps),
             loads=loads,
             events=events,
             processes=procs,
             comp_process=tuple(p for _, p in comps),
-            uncacheable=frozenset(p.id for p in self._pending if p.uncacheable),
+            uncacheable=uncacheable,
             lookups=tuple(self._lookups),
             notes=tuple(self._notes),
             reasons=tuple(self._reasons),
