@@ -26,6 +26,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import CacheOutcome, Compilation, Event
 from recompile_doctor.timeline.names import elided_match, function_key
+from recompile_doctor.timeline.packed import Packed
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
 
@@ -113,10 +114,11 @@ class TimelineBuilder:
         self._procs: list[_Process] = []
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
         self._executed_in_proc: set[tuple[int, str]] = set()
-        self._lookups: list[tuple[CacheLookup, int | None]] = []  # with the compilation id
-        self._notes: list[FrameworkNote] = []
+        #: with the compilation id; packed, as there can be one or more per compilation
+        self._lookups: Packed[tuple[CacheLookup, int | None]] = Packed()
+        self._notes: Packed[FrameworkNote] = Packed()
         self._switches: list[Switch] = []
-        self._reasons: list[tuple[RecompileReason, int | None]] = []
+        self._reasons: Packed[tuple[RecompileReason, int | None]] = Packed()
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
         #: the same run name the same compilation
@@ -470,33 +472,39 @@ class TimelineBuilder:
             )
             for p in self._procs
         )
-        comps = self._finish_compilations()
+        uncacheable = frozenset(p.id for p in self._pending if p.uncacheable)
+        self._by_compile_id.clear()
+        comps, comp_process = self._finish_compilations()
         loads = tuple(self._loads)
         load_events = _load_events(loads)
         order: dict[str, int] = {}
         for p in self._procs:
             order.setdefault(p.source, len(order))
         events = ReportEvents(self._events, load_events, order)
-        uncacheable = frozenset(p.id for p in self._pending if p.uncacheable)
-        self._pending = []  # the compilations are built: what was under way is no longer needed
-        self._by_compile_id.clear()
         return Timeline(
-            compilations=tuple(c for c, _ in comps),
+            compilations=comps,
             loads=loads,
             events=events,
             processes=procs,
-            comp_process=tuple(p for _, p in comps),
+            comp_process=comp_process,
             uncacheable=uncacheable,
-            lookups=tuple(self._lookups),
-            notes=tuple(self._notes),
-            reasons=tuple(self._reasons),
+            lookups=self._lookups,
+            notes=self._notes,
+            reasons=self._reasons,
             switches=tuple(self._switches),
         )
 
-    def _finish_compilations(self) -> list[tuple[Compilation, int]]:
+    def _finish_compilations(self) -> tuple[tuple[Compilation, ...], tuple[int, ...]]:
+        """The compilations and the process of each; what was under way is dropped as it
+        goes, so that a run of many compilations never holds both forms of them all."""
         seen: dict[tuple[int, str], int] = {}
-        out: list[tuple[Compilation, int]] = []
-        for p in self._pending:
+        out: list[Compilation] = []
+        processes: list[int] = []
+        pending: list[_Pending | None] = list(self._pending)
+        self._pending = []
+        for i, p in enumerate(pending):
+            assert p is not None
+            pending[i] = None
             proc = self._procs[p.process]
             cache: CacheOutcome
             if p.cache is not None:
@@ -529,34 +537,32 @@ class TimelineBuilder:
                 duration = round(p.last_t - p.t, 6)
             else:
                 duration = None
+            processes.append(p.process)
             out.append(
-                (
-                    Compilation(
-                        id=p.id,
-                        module=p.module,
-                        hash=p.hash,
-                        source=p.source,
-                        line=p.line,
-                        t=p.t,
-                        duration_s=duration,
-                        cache=cache,
-                        warmup=warm,
-                        cause=None,
-                        end_line=p.end_line,
-                        cache_file=p.cache_file,
-                        ordinal=p.ordinal,
-                        text=p.text,
-                        framework=key.framework if key is not None else "poplar",
-                        function=key.function if key is not None else None,
-                        compile_id=key.compile_id if key is not None else None,
-                        rank=_rank(p.rank),
-                        cache_key=key.cache_key if key is not None else None,
-                        eager=key.eager if key is not None else False,
-                    ),
-                    p.process,
+                Compilation(
+                    id=p.id,
+                    module=p.module,
+                    hash=p.hash,
+                    source=p.source,
+                    line=p.line,
+                    t=p.t,
+                    duration_s=duration,
+                    cache=cache,
+                    warmup=warm,
+                    cause=None,
+                    end_line=p.end_line,
+                    cache_file=p.cache_file,
+                    ordinal=p.ordinal,
+                    text=p.text,
+                    framework=key.framework if key is not None else "poplar",
+                    function=key.function if key is not None else None,
+                    compile_id=key.compile_id if key is not None else None,
+                    rank=_rank(p.rank),
+                    cache_key=key.cache_key if key is not None else None,
+                    eager=key.eager if key is not None else False,
                 )
             )
-        return out
+        return tuple(out), tuple(processes)
 
 
 def _rank(tag: str | None) -> int | None:

@@ -55,10 +55,10 @@ class Timeline:
     comp_process: tuple[int, ...]  # process index of each compilation
     uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
     #: every cache lookup, with the id of the compilation it belongs to (None: none)
-    lookups: tuple[tuple[CacheLookup, int | None], ...] = ()
-    notes: tuple[FrameworkNote, ...] = ()
+    lookups: Sequence[tuple[CacheLookup, int | None]] = ()
+    notes: Sequence[FrameworkNote] = ()
     #: every reason a framework gave, with the id of the compilation it explains
-    reasons: tuple[tuple[RecompileReason, int | None], ...] = ()
+    reasons: Sequence[tuple[RecompileReason, int | None]] = ()
     #: every change of the executing module on a device (from the ``Execute`` lines)
     switches: tuple[Switch, ...] = ()
 
