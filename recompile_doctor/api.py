@@ -59,14 +59,20 @@ def analyze(
         raise RecompileDoctorError(f"--warmup must be >= 0, not {warmup}")
     builder = TimelineBuilder(warmup)
     counters: list[ParseCounter] = []
-    for log in logs:
-        path = os.fspath(log)
-        counter = ParseCounter(path)
-        counters.append(counter)
-        cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
-        for ev in parse_log(path, counter, strict=strict, log_format=log_format, on_progress=cb):
-            builder.feed(ev)
-    tl = builder.finish()
+    try:
+        for log in logs:
+            path = os.fspath(log)
+            counter = ParseCounter(path)
+            counters.append(counter)
+            cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
+            for ev in parse_log(
+                path, counter, strict=strict, log_format=log_format, on_progress=cb
+            ):
+                builder.feed(ev)
+        tl = builder.finish()
+    except BaseException:
+        builder.close()  # the spooled events' temporary file goes now, not when collected
+        raise
     del builder  # what was under way is no longer needed
     if isinstance(dumps, (str, os.PathLike)):
         dumps = [dumps]

@@ -127,6 +127,11 @@ class TimelineBuilder:
         #: has one key, not 100,000 equal ones)
         self._keys: dict[CompileKey, CompileKey] = {}
 
+    def close(self) -> None:
+        """Drop the events spooled so far (their temporary file) when the run is abandoned;
+        after :meth:`finish` the report's events own the spool."""
+        self._events.close()
+
     # -- processes -----------------------------------------------------------------------
     def _new_process(self, sp: Span) -> _Process:
         stream = (sp.source, sp.rank)

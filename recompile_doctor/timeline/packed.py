@@ -26,8 +26,8 @@ class Packed(Sequence[T]):
     Equal to any sequence holding equal items in the same order.
     """
 
-    def __init__(self, chunk: int = PACK_CHUNK) -> None:
-        self._size = chunk
+    def __init__(self, chunk: int | None = None) -> None:
+        self._size = PACK_CHUNK if chunk is None else chunk
         self._chunks: list[bytes] = []
         self._tail: list[T] = []
         self._n = 0

@@ -37,8 +37,8 @@ class EventSpool:
     order the report lists them in, so that they can be streamed back without sorting.
     """
 
-    def __init__(self, spool_after: int = SPOOL_AFTER) -> None:
-        self._spool_after = spool_after
+    def __init__(self, spool_after: int | None = None) -> None:
+        self._spool_after = SPOOL_AFTER if spool_after is None else spool_after
         self._buffer: list[Event] = []
         self._file: IO[bytes] | None = None
         self._chunks: list[tuple[int, int]] = []  # (offset, length) of each written chunk
