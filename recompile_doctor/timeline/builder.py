@@ -32,9 +32,12 @@ from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
 
 _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
 
-#: notes of one line per compilation that no analysis reads once the line is in the report's
-#: events (JAX's ``Finished tracing ... in S sec``): the timeline does not keep them
-FOLDED_NOTES: frozenset[str] = frozenset({"traced"})
+#: notes of one line per compilation or load that no analysis reads once the line is in the
+#: report's events (JAX's ``Finished tracing ... in S sec``, Poplar's ``Loading
+#: executable``): the timeline does not keep them
+FOLDED_NOTES: frozenset[str] = frozenset({"traced", "load-start"})
+#: the init fields of each kept event type
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 @dataclass(slots=True)
@@ -204,7 +207,14 @@ class TimelineBuilder:
         kept_key = self._key(key) if key is not None else None
         if record is ev.record and kept_key is key:
             return ev
-        return dataclasses.replace(ev, record=record, key=kept_key)
+        cls = type(ev)
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        values = {n: getattr(ev, n) for n in names}  # twice as fast as dataclasses.replace
+        values["record"] = record
+        values["key"] = kept_key
+        return cls(**values)
 
     def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
         waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
@@ -220,8 +230,14 @@ class TimelineBuilder:
     def feed(self, ev: TypedEvent) -> None:
         """Take the next event (events of one source must come in line order)."""
         sp = ev.span
-        proc = self._process(sp)
-        if isinstance(ev, CompileStarted):
+        proc = self._streams.get((sp.source, sp.rank)) or self._new_process(sp)
+        # the most frequent first: a long run is mostly steps (Execute) and loads
+        if isinstance(ev, Executed):
+            self._on_executed(ev, proc)
+            return  # its record is kept once per process and module
+        if isinstance(ev, ExecutableLoaded):
+            self._on_loaded(ev, proc)
+        elif isinstance(ev, CompileStarted):
             self._on_compile_started(ev, proc)
         elif isinstance(ev, CompileFinished):
             self._on_compile_finished(ev, proc)
@@ -231,11 +247,6 @@ class TimelineBuilder:
             self._touch(proc.current, sp)
         elif isinstance(ev, CacheLookup):
             self._on_cache(ev, proc)
-        elif isinstance(ev, ExecutableLoaded):
-            self._on_loaded(ev, proc)
-        elif isinstance(ev, Executed):
-            self._on_executed(ev, proc)
-            return  # its record is kept once per process and module
         elif isinstance(ev, ProcessStarted):
             if ev.new and (proc.flags is not None or proc.last is not None):
                 proc = self._new_process(sp)
