@@ -171,3 +171,17 @@ def test_packed_reads_back_what_was_appended(items: list[tuple[str, int]], size:
         assert list(p) == [("new", 0), *items[1:]]
     with pytest.raises(IndexError):
         p[len(items)]
+
+
+def test_spooled_events_travel_to_another_process_whole(tmp_path: Path, small_spool: Path) -> None:
+    import pickle
+
+    # GIVEN a report whose events are spooled
+    r = analyze([str(_long_jax_log(tmp_path))])
+    # WHEN it is pickled (as for a worker process) and its spool closed
+    copy = pickle.loads(pickle.dumps(r))
+    r.events.close()  # type: ignore[attr-defined]
+    # THEN the copy still has every event, and the closed one refuses to be read
+    assert copy.dumps() == analyze([str(_long_jax_log(tmp_path))]).dumps()
+    with pytest.raises(ValueError):
+        list(r.events)

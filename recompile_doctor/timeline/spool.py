@@ -46,6 +46,7 @@ class EventSpool:
         #: runs of consecutive events of one input: [source, first line, last line]
         self._runs: list[list[Any]] = []
         self._lines_sorted = True
+        self._closed = False
 
     def __len__(self) -> int:
         return self._n
@@ -99,6 +100,8 @@ class EventSpool:
         return True
 
     def __iter__(self) -> Iterator[Event]:
+        if self._closed:
+            raise ValueError("the events' temporary file was closed")
         f = self._file
         if f is not None:
             f.flush()
@@ -110,11 +113,11 @@ class EventSpool:
         yield from list(self._buffer)
 
     def close(self) -> None:
-        """Remove the temporary file (iterating afterwards gives the in-memory part only)."""
+        """Remove the temporary file (reading the events afterwards is an error)."""
         if self._file is not None:
             self._file.close()
             self._file = None
-            self._chunks.clear()
+            self._closed = True
 
 
 class ReportEvents(Sequence[Event]):
@@ -170,6 +173,10 @@ class ReportEvents(Sequence[Event]):
         return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[tuple[Event, ...]], tuple[tuple[Event, ...]]]:
+        # a copy for another process carries the events themselves (as a tuple)
+        return (tuple, (tuple(self),))
 
     def __repr__(self) -> str:
         where = "spooled" if self._spool.spooled else "in memory"
