@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -112,7 +113,7 @@ class TimelineBuilder:
     def __init__(self, warmup: int | None = None) -> None:
         self.warmup = warmup
         self._pending: list[_Pending] = []
-        self._loads: list[Load] = []
+        self._loads: Packed[Load] = Packed()  # one per executable load: packed
         self._events = EventSpool()
         self._procs: list[_Process] = []
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
@@ -120,7 +121,7 @@ class TimelineBuilder:
         #: with the compilation id; packed, as there can be one or more per compilation
         self._lookups: Packed[tuple[CacheLookup, int | None]] = Packed()
         self._notes: Packed[FrameworkNote] = Packed()
-        self._switches: list[Switch] = []
+        self._switches: Packed[Switch] = Packed()
         self._reasons: Packed[tuple[RecompileReason, int | None]] = Packed()
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
@@ -491,7 +492,7 @@ class TimelineBuilder:
         uncacheable = frozenset(p.id for p in self._pending if p.uncacheable)
         self._by_compile_id.clear()
         comps, comp_process = self._finish_compilations()
-        loads = tuple(self._loads)
+        loads = self._loads
         load_events = _load_events(loads)
         order: dict[str, int] = {}
         for p in self._procs:
@@ -507,7 +508,7 @@ class TimelineBuilder:
             lookups=self._lookups,
             notes=self._notes,
             reasons=self._reasons,
-            switches=tuple(self._switches),
+            switches=self._switches,
         )
 
     def _finish_compilations(self) -> tuple[tuple[Compilation, ...], tuple[int, ...]]:
@@ -594,15 +595,22 @@ def _rank(tag: str | None) -> int | None:
 MAX_LOAD_EVENTS = 2000
 
 
-def _load_events(loads: tuple[Load, ...]) -> tuple[Event, ...]:
-    if len(loads) <= MAX_LOAD_EVENTS:
+def _load_events(loads: Sequence[Load]) -> tuple[Event, ...]:
+    n = len(loads)
+    if n <= MAX_LOAD_EVENTS:
         return tuple(_load_event(ld) for ld in loads)
     half = MAX_LOAD_EVENTS // 2
-    middle = loads[half:-half]
+
+    def middle() -> Iterator[Load]:  # read in passes: the loads may be packed
+        return itertools.islice(loads, half, n - half)
+
     per_module: dict[str, int] = {}
-    for ld in middle:
+    last: Load | None = None
+    for ld in middle():
         per_module[ld.module or "?"] = per_module.get(ld.module or "?", 0) + 1
-    first = middle[0]
+        last = ld
+    first = next(middle())
+    assert last is not None
     aggregate = Event(
         kind="loads",
         source=first.source,
@@ -611,19 +619,19 @@ def _load_events(loads: tuple[Load, ...]) -> tuple[Event, ...]:
         text=first.text,
         module=None,
         detail={
-            "count": len(middle),
-            "duration_s": round(sum(ld.duration_s or 0.0 for ld in middle), 6),
+            "count": n - 2 * half,
+            "duration_s": round(sum(ld.duration_s or 0.0 for ld in middle()), 6),
             "first_line": first.line,
-            "last_line": middle[-1].line,
-            "after_warmup": sum(1 for ld in middle if not ld.warmup),
-            "reloads": sum(1 for ld in middle if ld.reload),
+            "last_line": last.line,
+            "after_warmup": sum(1 for ld in middle() if not ld.warmup),
+            "reloads": sum(1 for ld in middle() if ld.reload),
             "modules": dict(sorted(per_module.items())),
         },
     )
     return (
-        *(_load_event(ld) for ld in loads[:half]),
+        *(_load_event(ld) for ld in itertools.islice(loads, half)),
         aggregate,
-        *(_load_event(ld) for ld in loads[-half:]),
+        *(_load_event(ld) for ld in itertools.islice(loads, n - half, None)),
     )
 
 

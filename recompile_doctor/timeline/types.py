@@ -49,7 +49,7 @@ class Timeline:
     """What the analyses work on."""
 
     compilations: tuple[Compilation, ...]
-    loads: tuple[Load, ...]
+    loads: Sequence[Load]
     events: Sequence[Event]  # in log order; long lists are read back from a spool
     processes: tuple[ProcessInfo, ...]
     comp_process: tuple[int, ...]  # process index of each compilation
@@ -60,7 +60,7 @@ class Timeline:
     #: every reason a framework gave, with the id of the compilation it explains
     reasons: Sequence[tuple[RecompileReason, int | None]] = ()
     #: every change of the executing module on a device (from the ``Execute`` lines)
-    switches: tuple[Switch, ...] = ()
+    switches: Sequence[Switch] = ()
 
     def reasons_for(self, comp_id: int) -> list[RecompileReason]:
         return [r for r, cid in self.reasons if cid == comp_id]
