@@ -375,7 +375,7 @@ class TimelineBuilder:
         proc.compiled_since_load = False
 
     def _on_executed(self, ev: Executed, proc: _Process) -> None:
-        module = ev.module
+        module = sys.intern(ev.module)  # one copy for every step, switch and load of it
         if proc.last_executed is not None and proc.last_executed != module:
             sp = ev.span
             self._switches.append(
