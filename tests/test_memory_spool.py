@@ -185,3 +185,19 @@ def test_spooled_events_travel_to_another_process_whole(tmp_path: Path, small_sp
     assert copy.dumps() == analyze([str(_long_jax_log(tmp_path))]).dumps()
     with pytest.raises(ValueError):
         list(r.events)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a.log", "b.log"]), st.integers(1, 30)), max_size=60))
+def test_capped_evidence_is_the_first_lines_of_all(keys: list[tuple[str, int]]) -> None:
+    from recompile_doctor.analyses._common import MAX_EVIDENCE, cap
+    from recompile_doctor.model import Evidence
+
+    # GIVEN evidence lines in any order, some repeated (the repeat with other text)
+    evidence = [Evidence(src, line, f"text {n}") for n, (src, line) in enumerate(keys)]
+    # WHEN they are capped, streaming
+    got = cap(iter(evidence))
+    # THEN it is the first MAX_EVIDENCE distinct lines in input order, each as first seen
+    first: dict[tuple[str, int], Evidence] = {}
+    for e in evidence:
+        first.setdefault((e.source, e.line), e)
+    assert got == tuple(first[k] for k in sorted(first)[:MAX_EVIDENCE])
