@@ -59,26 +59,41 @@ def analyze(
         raise RecompileDoctorError(f"--warmup must be >= 0, not {warmup}")
     builder = TimelineBuilder(warmup)
     counters: list[ParseCounter] = []
-    for log in logs:
-        path = os.fspath(log)
-        counter = ParseCounter(path)
-        counters.append(counter)
-        cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
-        for ev in parse_log(path, counter, strict=strict, log_format=log_format, on_progress=cb):
-            builder.feed(ev)
-    tl = builder.finish()
+    try:
+        for log in logs:
+            path = os.fspath(log)
+            counter = ParseCounter(path)
+            counters.append(counter)
+            cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
+            for ev in parse_log(
+                path, counter, strict=strict, log_format=log_format, on_progress=cb
+            ):
+                builder.feed(ev)
+        tl = builder.finish()
+    except BaseException:
+        builder.close()  # the spooled events' temporary file goes now, not when collected
+        raise
+    del builder  # what was under way is no longer needed
     if isinstance(dumps, (str, os.PathLike)):
         dumps = [dumps]
     opts = Options(join_dumps(tl, [os.fspath(d) for d in dumps]))
     findings = diagnose(tl, opts)
     if context > 0:
         findings = _with_context(findings, context)
+    summary = summarize(tl, findings, opts.joined)
+    causes = recompilation_causes(tl, opts)
+    # the timeline's compilations become the report's: each one is replaced in place, so a
+    # run of 100,000 compilations never holds two copies of them
+    comps = list(tl.compilations)
+    events = tl.events
+    del tl, opts
+    _set_causes(comps, causes)
     return Report(
         inputs=tuple(c.input_info() for c in counters),
         parse=sum((c.stats() for c in counters), ParseStats()),
-        summary=summarize(tl, findings, opts.joined),
-        compilations=_with_causes(tl.compilations, recompilation_causes(tl, opts)),
-        events=tl.events,
+        summary=summary,
+        compilations=tuple(comps),
+        events=events,
         findings=findings,
     )
 
@@ -126,9 +141,12 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
     )
 
 
-def _with_causes(comps: Sequence[Compilation], causes: dict[int, str]) -> tuple[Compilation, ...]:
-    """Each recompilation's cause (rule id); warm-up compilations have none."""
-    return tuple(dataclasses.replace(c, cause=causes[c.id]) if c.id in causes else c for c in comps)
+def _set_causes(comps: list[Compilation], causes: dict[int, str]) -> None:
+    """Each recompilation's cause (rule id), in place; warm-up compilations have none."""
+    for i, c in enumerate(comps):
+        cause = causes.get(c.id)
+        if cause is not None:
+            comps[i] = dataclasses.replace(c, cause=cause)
 
 
 def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:

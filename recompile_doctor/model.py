@@ -427,7 +427,8 @@ class Report:
     parse: ParseStats
     summary: Summary
     compilations: tuple[Compilation, ...]
-    events: tuple[Event, ...]
+    #: in log order; a long run's are read back from a temporary file as they are iterated
+    events: Sequence[Event]
     findings: tuple[Finding, ...]
     tool_version: str = __version__
 

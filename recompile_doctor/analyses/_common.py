@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -65,16 +66,19 @@ def event_evidence(e: Event) -> Evidence:
 
 
 def cap(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
-    """Unique evidence lines in input order, at most :data:`MAX_EVIDENCE`."""
-    seen: set[tuple[str, int]] = set()
-    out: list[Evidence] = []
+    """Unique evidence lines in input order, at most :data:`MAX_EVIDENCE` (the first of
+    equal lines kept).  Streams: only the lines kept so far are held, however many come."""
+    keys: list[tuple[str, int]] = []  # sorted, at most MAX_EVIDENCE
+    kept: dict[tuple[str, int], Evidence] = {}
     for e in evidence:
         k = (e.source, e.line)
-        if k not in seen:
-            seen.add(k)
-            out.append(e)
-    out.sort(key=lambda e: (e.source, e.line))
-    return tuple(out[:MAX_EVIDENCE])
+        if k in kept or (len(keys) >= MAX_EVIDENCE and k >= keys[-1]):
+            continue  # a line seen already, or after every line kept
+        bisect.insort(keys, k)
+        kept[k] = e
+        if len(keys) > MAX_EVIDENCE:
+            del kept[keys.pop()]
+    return tuple(kept[k] for k in keys)
 
 
 def make_finding(

@@ -91,7 +91,7 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
                 modules=mods,
                 count=len(rl),
                 wasted=wasted,
-                evidence=[_ev(ld) for ld in rl],
+                evidence=(_ev(ld) for ld in rl),
             )
         ]
     sw = _switch_lines(tl)
@@ -111,7 +111,7 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
             modules=sorted({m for s in sw for m in (s.from_module, s.to_module)}),
             count=len(sw),
             wasted=0.0,
-            evidence=[Evidence(s.source, s.line, s.text) for s in sw],
+            evidence=(Evidence(s.source, s.line, s.text) for s in sw),
         )
     ]
 
@@ -141,6 +141,6 @@ def slow_load(tl: Timeline, opts: Options) -> list[Finding]:
             modules=(ld.module for ld in slow if ld.module),
             count=len(slow),
             wasted=wasted,
-            evidence=[_ev(ld) for ld in slow],
+            evidence=(_ev(ld) for ld in slow),
         )
     ]

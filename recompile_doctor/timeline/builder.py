@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import itertools
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
@@ -24,7 +27,18 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import CacheOutcome, Compilation, Event
 from recompile_doctor.timeline.names import elided_match, function_key
+from recompile_doctor.timeline.packed import Packed
+from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
+
+_Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
+
+#: notes of one line per compilation or load that no analysis reads once the line is in the
+#: report's events (JAX's ``Finished tracing ... in S sec``, Poplar's ``Loading
+#: executable``): the timeline does not keep them
+FOLDED_NOTES: frozenset[str] = frozenset({"traced", "load-start"})
+#: the init fields of each kept event type
+_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 @dataclass(slots=True)
@@ -43,7 +57,7 @@ class _Pending:
     end_line: int | None = None
     last_t: float | None = None
     elapsed: float | None = None
-    phases: set[str] = field(default_factory=set)
+    phases: frozenset[str] = frozenset()  # one shared empty set: most never have a phase
     progress: bool = False
     synthetic: bool = False  # opened without a Begin line
     uncacheable: bool = False  # custom ops without is_hashable: never cached
@@ -99,19 +113,28 @@ class TimelineBuilder:
     def __init__(self, warmup: int | None = None) -> None:
         self.warmup = warmup
         self._pending: list[_Pending] = []
-        self._loads: list[Load] = []
-        self._events: list[Event] = []
+        self._loads: Packed[Load] = Packed()  # one per executable load: packed
+        self._events = EventSpool()
         self._procs: list[_Process] = []
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
         self._executed_in_proc: set[tuple[int, str]] = set()
-        self._lookups: list[tuple[CacheLookup, int | None]] = []  # with the compilation id
-        self._notes: list[FrameworkNote] = []
-        self._switches: list[Switch] = []
-        self._reasons: list[tuple[RecompileReason, int | None]] = []
+        #: with the compilation id; packed, as there can be one or more per compilation
+        self._lookups: Packed[tuple[CacheLookup, int | None]] = Packed()
+        self._notes: Packed[FrameworkNote] = Packed()
+        self._switches: Packed[Switch] = Packed()
+        self._reasons: Packed[tuple[RecompileReason, int | None]] = Packed()
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
         #: the same run name the same compilation
         self._by_compile_id: dict[tuple[str, str | None, str], _Pending] = {}
+        #: one copy of each distinct compilation key (a function compiled 100,000 times
+        #: has one key, not 100,000 equal ones)
+        self._keys: dict[CompileKey, CompileKey] = {}
+
+    def close(self) -> None:
+        """Drop the events spooled so far (their temporary file) when the run is abandoned;
+        after :meth:`finish` the report's events own the spool."""
+        self._events.close()
 
     # -- processes -----------------------------------------------------------------------
     def _new_process(self, sp: Span) -> _Process:
@@ -134,11 +157,12 @@ class TimelineBuilder:
     ) -> _Pending:
         sp = ev.span
         proc = proc if proc is not None else self._process(sp)
+        key = self._key(key)
         c = _Pending(
             id=len(self._pending),
             module=key.name,
             hash=key.graph_hash if not synthetic else None,
-            source=sp.source,
+            source=proc.source if proc.source == sp.source else sp.source,
             line=sp.line,
             t=sp.t,
             ordinal=ev.ordinal if isinstance(ev, CompileStarted) and not synthetic else None,
@@ -158,6 +182,41 @@ class TimelineBuilder:
         self._attach_waiting(proc, key, c)
         return c
 
+    def _key(self, key: CompileKey) -> CompileKey:
+        """The one kept copy of ``key`` (its names interned)."""
+        got = self._keys.get(key)
+        if got is None:
+            got = dataclasses.replace(
+                key,
+                framework=sys.intern(key.framework),
+                function=None if key.function is None else sys.intern(key.function),
+                module=None if key.module is None else sys.intern(key.module),
+            )
+            self._keys[got] = got
+        return got
+
+    def _kept(self, ev: _Kept) -> _Kept:
+        """``ev`` as the timeline keeps it: without its report record (already in the
+        report's events), and with the one kept copy of its key.  A lookup keeps the record
+        of a cache file's hash (read by the cache listing)."""
+        record = ev.record
+        if record is not None and not (
+            isinstance(ev, CacheLookup) and "file_hash" in record.detail
+        ):
+            record = None
+        key = ev.key
+        kept_key = self._key(key) if key is not None else None
+        if record is ev.record and kept_key is key:
+            return ev
+        cls = type(ev)
+        names = _FIELDS.get(cls)
+        if names is None:
+            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
+        values = {n: getattr(ev, n) for n in names}  # twice as fast as dataclasses.replace
+        values["record"] = record
+        values["key"] = kept_key
+        return cls(**values)
+
     def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
         waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
         for i in waiting or ():
@@ -172,8 +231,14 @@ class TimelineBuilder:
     def feed(self, ev: TypedEvent) -> None:
         """Take the next event (events of one source must come in line order)."""
         sp = ev.span
-        proc = self._process(sp)
-        if isinstance(ev, CompileStarted):
+        proc = self._streams.get((sp.source, sp.rank)) or self._new_process(sp)
+        # the most frequent first: a long run is mostly steps (Execute) and loads
+        if isinstance(ev, Executed):
+            self._on_executed(ev, proc)
+            return  # its record is kept once per process and module
+        if isinstance(ev, ExecutableLoaded):
+            self._on_loaded(ev, proc)
+        elif isinstance(ev, CompileStarted):
             self._on_compile_started(ev, proc)
         elif isinstance(ev, CompileFinished):
             self._on_compile_finished(ev, proc)
@@ -183,11 +248,6 @@ class TimelineBuilder:
             self._touch(proc.current, sp)
         elif isinstance(ev, CacheLookup):
             self._on_cache(ev, proc)
-        elif isinstance(ev, ExecutableLoaded):
-            self._on_loaded(ev, proc)
-        elif isinstance(ev, Executed):
-            self._on_executed(ev, proc)
-            return  # its record is kept once per process and module
         elif isinstance(ev, ProcessStarted):
             if ev.new and (proc.flags is not None or proc.last is not None):
                 proc = self._new_process(sp)
@@ -199,8 +259,8 @@ class TimelineBuilder:
             proc.config_span = sp
         elif isinstance(ev, RecompileReason):
             self._on_reason(ev, proc)
-        elif isinstance(ev, FrameworkNote):
-            self._notes.append(ev)
+        elif isinstance(ev, FrameworkNote) and ev.note not in FOLDED_NOTES:
+            self._notes.append(self._kept(ev))
         if ev.record is not None and ev.keep:
             self._events.append(ev.record)
 
@@ -211,7 +271,7 @@ class TimelineBuilder:
             # had this phase or was served from a cache
             if c is None or c.cache == "hit" or ev.phase in c.phases:
                 c = self._open_compilation(ev, ev.key, synthetic=True, proc=proc)
-            c.phases.add(ev.phase)
+            c.phases = c.phases | {ev.phase}
             self._touch(c, ev.span)
             return
         if ev.joins_named:
@@ -233,7 +293,7 @@ class TimelineBuilder:
             if same is not None:
                 # the same compilation, seen again in another input of the run
                 if same.key is not None and same.key.function is None and ev.key.function:
-                    same.key = ev.key
+                    same.key = self._key(ev.key)
                     same.module = ev.key.name
                 proc.current = same
                 self._attach_waiting(proc, ev.key, same)
@@ -274,7 +334,7 @@ class TimelineBuilder:
             ):
                 same.cache = ev.outcome
             self._touch(same, ev.span)
-            self._lookups.append((ev, same.id))
+            self._lookups.append((self._kept(ev), same.id))
             return
         if ev.outcome == "hit" and ev.store in EXECUTABLE_STORES:
             name = ev.key.name if ev.key is not None else "?"
@@ -299,7 +359,7 @@ class TimelineBuilder:
             else:
                 c = proc.current
             self._touch(c, ev.span)
-        self._lookups.append((ev, c.id if c is not None else None))
+        self._lookups.append((self._kept(ev), c.id if c is not None else None))
 
     def _on_loaded(self, ev: ExecutableLoaded, proc: _Process) -> None:
         proc.unattributed.append(
@@ -315,7 +375,7 @@ class TimelineBuilder:
         proc.compiled_since_load = False
 
     def _on_executed(self, ev: Executed, proc: _Process) -> None:
-        module = ev.module
+        module = sys.intern(ev.module)  # one copy for every step, switch and load of it
         if proc.last_executed is not None and proc.last_executed != module:
             sp = ev.span
             self._switches.append(
@@ -358,9 +418,9 @@ class TimelineBuilder:
             and c.key is not None
             and c.key.compile_id == ev.key.compile_id
         ):
-            self._reasons.append((ev, c.id))
+            self._reasons.append((self._kept(ev), c.id))
             return
-        self._reasons.append((ev, None))
+        self._reasons.append((self._kept(ev), None))
         fn = ev.key.function or ev.key.name
         self._waiting_reasons.setdefault((proc.index, fn), []).append(index)
 
@@ -429,27 +489,39 @@ class TimelineBuilder:
             )
             for p in self._procs
         )
-        comps = self._finish_compilations()
-        loads = tuple(self._loads)
+        uncacheable = frozenset(p.id for p in self._pending if p.uncacheable)
+        self._by_compile_id.clear()
+        comps, comp_process = self._finish_compilations()
+        loads = self._loads
         load_events = _load_events(loads)
-        events = tuple(sorted(self._events + list(load_events), key=_event_order(self._procs)))
+        order: dict[str, int] = {}
+        for p in self._procs:
+            order.setdefault(p.source, len(order))
+        events = ReportEvents(self._events, load_events, order)
         return Timeline(
-            compilations=tuple(c for c, _ in comps),
+            compilations=comps,
             loads=loads,
             events=events,
             processes=procs,
-            comp_process=tuple(p for _, p in comps),
-            uncacheable=frozenset(p.id for p in self._pending if p.uncacheable),
-            lookups=tuple(self._lookups),
-            notes=tuple(self._notes),
-            reasons=tuple(self._reasons),
-            switches=tuple(self._switches),
+            comp_process=comp_process,
+            uncacheable=uncacheable,
+            lookups=self._lookups,
+            notes=self._notes,
+            reasons=self._reasons,
+            switches=self._switches,
         )
 
-    def _finish_compilations(self) -> list[tuple[Compilation, int]]:
+    def _finish_compilations(self) -> tuple[tuple[Compilation, ...], tuple[int, ...]]:
+        """The compilations and the process of each; what was under way is dropped as it
+        goes, so that a run of many compilations never holds both forms of them all."""
         seen: dict[tuple[int, str], int] = {}
-        out: list[tuple[Compilation, int]] = []
-        for p in self._pending:
+        out: list[Compilation] = []
+        processes: list[int] = []
+        pending: list[_Pending | None] = list(self._pending)
+        self._pending = []
+        for i, p in enumerate(pending):
+            assert p is not None
+            pending[i] = None
             proc = self._procs[p.process]
             cache: CacheOutcome
             if p.cache is not None:
@@ -482,34 +554,32 @@ class TimelineBuilder:
                 duration = round(p.last_t - p.t, 6)
             else:
                 duration = None
+            processes.append(p.process)
             out.append(
-                (
-                    Compilation(
-                        id=p.id,
-                        module=p.module,
-                        hash=p.hash,
-                        source=p.source,
-                        line=p.line,
-                        t=p.t,
-                        duration_s=duration,
-                        cache=cache,
-                        warmup=warm,
-                        cause=None,
-                        end_line=p.end_line,
-                        cache_file=p.cache_file,
-                        ordinal=p.ordinal,
-                        text=p.text,
-                        framework=key.framework if key is not None else "poplar",
-                        function=key.function if key is not None else None,
-                        compile_id=key.compile_id if key is not None else None,
-                        rank=_rank(p.rank),
-                        cache_key=key.cache_key if key is not None else None,
-                        eager=key.eager if key is not None else False,
-                    ),
-                    p.process,
+                Compilation(
+                    id=p.id,
+                    module=p.module,
+                    hash=p.hash,
+                    source=p.source,
+                    line=p.line,
+                    t=p.t,
+                    duration_s=duration,
+                    cache=cache,
+                    warmup=warm,
+                    cause=None,
+                    end_line=p.end_line,
+                    cache_file=p.cache_file,
+                    ordinal=p.ordinal,
+                    text=p.text,
+                    framework=key.framework if key is not None else "poplar",
+                    function=key.function if key is not None else None,
+                    compile_id=key.compile_id if key is not None else None,
+                    rank=_rank(p.rank),
+                    cache_key=key.cache_key if key is not None else None,
+                    eager=key.eager if key is not None else False,
                 )
             )
-        return out
+        return tuple(out), tuple(processes)
 
 
 def _rank(tag: str | None) -> int | None:
@@ -525,15 +595,22 @@ def _rank(tag: str | None) -> int | None:
 MAX_LOAD_EVENTS = 2000
 
 
-def _load_events(loads: tuple[Load, ...]) -> tuple[Event, ...]:
-    if len(loads) <= MAX_LOAD_EVENTS:
+def _load_events(loads: Sequence[Load]) -> tuple[Event, ...]:
+    n = len(loads)
+    if n <= MAX_LOAD_EVENTS:
         return tuple(_load_event(ld) for ld in loads)
     half = MAX_LOAD_EVENTS // 2
-    middle = loads[half:-half]
+
+    def middle() -> Iterator[Load]:  # read in passes: the loads may be packed
+        return itertools.islice(loads, half, n - half)
+
     per_module: dict[str, int] = {}
-    for ld in middle:
+    last: Load | None = None
+    for ld in middle():
         per_module[ld.module or "?"] = per_module.get(ld.module or "?", 0) + 1
-    first = middle[0]
+        last = ld
+    first = next(middle())
+    assert last is not None
     aggregate = Event(
         kind="loads",
         source=first.source,
@@ -542,19 +619,19 @@ def _load_events(loads: tuple[Load, ...]) -> tuple[Event, ...]:
         text=first.text,
         module=None,
         detail={
-            "count": len(middle),
-            "duration_s": round(sum(ld.duration_s or 0.0 for ld in middle), 6),
+            "count": n - 2 * half,
+            "duration_s": round(sum(ld.duration_s or 0.0 for ld in middle()), 6),
             "first_line": first.line,
-            "last_line": middle[-1].line,
-            "after_warmup": sum(1 for ld in middle if not ld.warmup),
-            "reloads": sum(1 for ld in middle if ld.reload),
+            "last_line": last.line,
+            "after_warmup": sum(1 for ld in middle() if not ld.warmup),
+            "reloads": sum(1 for ld in middle() if ld.reload),
             "modules": dict(sorted(per_module.items())),
         },
     )
     return (
-        *(_load_event(ld) for ld in loads[:half]),
+        *(_load_event(ld) for ld in itertools.islice(loads, half)),
         aggregate,
-        *(_load_event(ld) for ld in loads[-half:]),
+        *(_load_event(ld) for ld in itertools.islice(loads, n - half, None)),
     )
 
 
@@ -574,17 +651,6 @@ def _load_event(ld: Load) -> Event:
             **({"rank": ld.rank} if ld.rank is not None else {}),
         },
     )
-
-
-def _event_order(procs: list[_Process]) -> Any:
-    order: dict[str, int] = {}
-    for p in procs:
-        order.setdefault(p.source, len(order))
-
-    def key(e: Event) -> tuple[int, int]:
-        return (order.get(e.source, 0), e.line)
-
-    return key
 
 
 def build_timeline(events: Iterable[TypedEvent], warmup: int | None = None) -> Timeline:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
@@ -48,18 +49,18 @@ class Timeline:
     """What the analyses work on."""
 
     compilations: tuple[Compilation, ...]
-    loads: tuple[Load, ...]
-    events: tuple[Event, ...]
+    loads: Sequence[Load]
+    events: Sequence[Event]  # in log order; long lists are read back from a spool
     processes: tuple[ProcessInfo, ...]
     comp_process: tuple[int, ...]  # process index of each compilation
     uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
     #: every cache lookup, with the id of the compilation it belongs to (None: none)
-    lookups: tuple[tuple[CacheLookup, int | None], ...] = ()
-    notes: tuple[FrameworkNote, ...] = ()
+    lookups: Sequence[tuple[CacheLookup, int | None]] = ()
+    notes: Sequence[FrameworkNote] = ()
     #: every reason a framework gave, with the id of the compilation it explains
-    reasons: tuple[tuple[RecompileReason, int | None], ...] = ()
+    reasons: Sequence[tuple[RecompileReason, int | None]] = ()
     #: every change of the executing module on a device (from the ``Execute`` lines)
-    switches: tuple[Switch, ...] = ()
+    switches: Sequence[Switch] = ()
 
     def reasons_for(self, comp_id: int) -> list[RecompileReason]:
         return [r for r, cid in self.reasons if cid == comp_id]

@@ -1,0 +1,80 @@
+"""Peak memory of ``recompile-doctor analyze`` against the size of the log: flat or not.
+
+Generates, deterministically (the generators of ``bench_scale.py``), a compile-heavy JAX log
+(one compilation every ~6.5 kB) and a Poplar log (20 % relevant lines) at a few sizes, then
+runs, each in a fresh process, ``recompile-doctor analyze LOG --format FMT -o FILE`` and
+prints the peak RSS and wall time per log, size and format.  Figures are printed, never
+asserted.
+
+    python benchmarks/bench_memory.py [--mb 25 100 250] [--formats json text]
+                                      [--kinds jax poplar] [--dir DIR]
+
+``--dir`` keeps the generated logs there (reused by the next run; otherwise they go to a
+temporary folder removed at the end).  Flat means: the peak of the biggest size is close to
+the peak of the smallest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_scale  # the log generators
+
+KINDS: dict[str, Callable[[], Iterator[str]]] = {
+    "jax": lambda: bench_scale._jax_lines(8),
+    "poplar": lambda: bench_scale._poplar_lines(4),
+}
+
+
+def run(cmd: list[str]) -> tuple[float, float, int]:
+    """Wall seconds, peak RSS (MB) and exit code of ``cmd`` in a fresh process."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    return time.perf_counter() - t, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--mb", type=int, nargs="+", default=[25, 100, 250], help="log sizes in MB")
+    ap.add_argument("--formats", nargs="+", default=["json"], help="json, text, markdown")
+    ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
+    ap.add_argument("--dir", type=Path, default=None, help="keep the generated logs here")
+    args = ap.parse_args()
+    tmp = tempfile.TemporaryDirectory() if args.dir is None else None
+    where = Path(tmp.name) if tmp is not None else args.dir
+    where.mkdir(parents=True, exist_ok=True)
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}"
+    )
+    print(f"{'log':<8}{'MB':>6}{'format':>10}{'peak RSS MB':>14}{'seconds':>10}")
+    try:
+        for kind in args.kinds:
+            for mb in sorted(args.mb):
+                log = where / f"memory-{kind}-{mb}mb.log"
+                if not log.exists():
+                    bench_scale.write_log(log, KINDS[kind](), mb * 1_000_000)
+                for fmt in args.formats:
+                    out = where / f"report.{fmt}"
+                    cmd = [sys.executable, "-m", "recompile_doctor", "analyze", str(log)]
+                    wall, rss, code = run([*cmd, "--format", fmt, "-o", str(out), "--force"])
+                    note = "" if code in (0, 1) else f"  (exit {code})"
+                    print(f"{kind:<8}{mb:>6}{fmt:>10}{rss:>14.0f}{wall:>10.1f}{note}", flush=True)
+                    out.unlink(missing_ok=True)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

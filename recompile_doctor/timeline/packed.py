@@ -1,0 +1,98 @@
+"""A sequence kept packed: what the timeline holds one of per compilation (cache lookups,
+framework reasons, notes) takes a few bytes an item instead of a few hundred.
+
+Items are appended one at a time; every :data:`PACK_CHUNK` of them are pickled together and
+compressed (log lines repeat most of their words, so a chunk shrinks ten times or more), and
+unpacked again, a chunk at a time, whenever the sequence is read.  A short sequence is never
+packed.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import TypeVar, overload
+
+T = TypeVar("T")
+
+#: items pickled and compressed together
+PACK_CHUNK = 1024
+
+
+class Packed(Sequence[T]):
+    """A list that packs its items in compressed chunks once there are many.
+
+    Equal to any sequence holding equal items in the same order.
+    """
+
+    def __init__(self, chunk: int | None = None) -> None:
+        self._size = PACK_CHUNK if chunk is None else chunk
+        self._chunks: list[bytes] = []
+        self._tail: list[T] = []
+        self._n = 0
+        self._last: tuple[int, list[T]] | None = None  # the chunk unpacked last
+
+    def append(self, item: T) -> None:
+        self._tail.append(item)
+        self._n += 1
+        if len(self._tail) >= self._size:
+            self._chunks.append(_pack(self._tail))
+            self._tail = []
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[T]:
+        for data in self._chunks:
+            yield from _unpack(data)
+        yield from list(self._tail)
+
+    def _chunk(self, k: int) -> list[T]:
+        if self._last is None or self._last[0] != k:
+            self._last = (k, _unpack(self._chunks[k]))
+        return self._last[1]
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        if isinstance(i, slice):
+            return list(self)[i]
+        k, j = self._where(i)
+        return self._tail[j] if k == len(self._chunks) else self._chunk(k)[j]
+
+    def __setitem__(self, i: int, item: T) -> None:
+        k, j = self._where(i)
+        if k == len(self._chunks):
+            self._tail[j] = item
+            return
+        items: list[T] = _unpack(self._chunks[k])
+        items[j] = item
+        self._chunks[k] = _pack(items)
+        self._last = None
+
+    def _where(self, i: int) -> tuple[int, int]:
+        if not -self._n <= i < self._n:
+            raise IndexError("index out of range")
+        return divmod(i % self._n, self._size)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Packed({len(self)} items, {len(self._chunks)} chunks packed)"
+
+
+def _pack(items: list[T]) -> bytes:
+    return zlib.compress(pickle.dumps(items, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(data: bytes) -> list[T]:
+    items: list[T] = pickle.loads(zlib.decompress(data))
+    return items

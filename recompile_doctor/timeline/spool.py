@@ -1,0 +1,192 @@
+"""The report's events, kept out of memory: a long log has hundreds of thousands of them.
+
+:class:`EventSpool` takes the events in the order they are recognized.  The first
+:data:`SPOOL_AFTER` stay in memory; beyond that they go, a chunk at a time, to an anonymous
+temporary file in the system's temporary folder (never next to an input): the file has no
+name, so it disappears when it is closed, when the report is dropped, or when the process
+ends, whatever the way it ends.  :class:`ReportEvents` is what a report holds: the spooled
+events in log order merged with the executable-load events, read back each time it is
+iterated.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import pickle
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import IO, Any, overload
+
+from recompile_doctor.model import Event
+
+#: events kept in memory before the spool goes to a temporary file
+SPOOL_AFTER = 4096
+#: events written (and read back) at once
+CHUNK = 2048
+
+_EventTuple = tuple[str, str, int, float | None, str, str | None, str | None, Mapping[str, Any]]
+#: the order of the report's events: (the input's rank among the inputs, line)
+EventKey = Callable[[Event], tuple[int, int]]
+
+
+class EventSpool:
+    """Events in arrival order, spilled to an anonymous temporary file past a threshold.
+
+    It also notes whether the events came in log order (input by input, line by line), the
+    order the report lists them in, so that they can be streamed back without sorting.
+    """
+
+    def __init__(self, spool_after: int | None = None) -> None:
+        self._spool_after = SPOOL_AFTER if spool_after is None else spool_after
+        self._buffer: list[Event] = []
+        self._file: IO[bytes] | None = None
+        self._chunks: list[tuple[int, int]] = []  # (offset, length) of each written chunk
+        self._n = 0
+        #: runs of consecutive events of one input: [source, first line, last line]
+        self._runs: list[list[Any]] = []
+        self._lines_sorted = True
+        self._closed = False
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def spooled(self) -> bool:
+        """True once events went to the temporary file."""
+        return self._file is not None
+
+    def append(self, ev: Event) -> None:
+        runs = self._runs
+        if runs and runs[-1][0] == ev.source:
+            run = runs[-1]
+            if ev.line < run[2]:
+                self._lines_sorted = False
+            run[2] = ev.line
+        else:
+            runs.append([ev.source, ev.line, ev.line])
+        self._buffer.append(ev)
+        self._n += 1
+        if len(self._buffer) >= (CHUNK if self._file is not None else self._spool_after):
+            self._spill()
+
+    def _spill(self) -> None:
+        if self._file is None:
+            # closed by close(), or with the report; nameless, so nothing is left behind
+            self._file = tempfile.TemporaryFile(prefix="recompile-doctor-events-")  # noqa: SIM115
+        f = self._file
+        buf = self._buffer
+        for start in range(0, len(buf), CHUNK):
+            rows: list[_EventTuple] = [
+                (e.kind, e.source, e.line, e.t, e.text, e.module, e.hash, dict(e.detail))
+                for e in buf[start : start + CHUNK]
+            ]
+            data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+            f.seek(0, 2)
+            self._chunks.append((f.tell(), len(data)))
+            f.write(data)
+        buf.clear()
+
+    def in_order(self, order: Mapping[str, int]) -> bool:
+        """True when the events came sorted by (``order`` of their input, line)."""
+        if not self._lines_sorted:
+            return False
+        prev: tuple[int, int] | None = None
+        for source, first, last in self._runs:
+            rank = order.get(source, 0)
+            if prev is not None and (rank, first) < prev:
+                return False
+            prev = (rank, last)
+        return True
+
+    def __iter__(self) -> Iterator[Event]:
+        if self._closed:
+            raise ValueError("the events' temporary file was closed")
+        f = self._file
+        if f is not None:
+            f.flush()
+            for offset, length in self._chunks:
+                f.seek(offset)
+                rows: list[_EventTuple] = pickle.loads(f.read(length))
+                for row in rows:
+                    yield Event(*row)
+        yield from list(self._buffer)
+
+    def close(self) -> None:
+        """Remove the temporary file (reading the events afterwards is an error)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+            self._closed = True
+
+
+class ReportEvents(Sequence[Event]):
+    """The report's events in log order: the spooled events merged with ``extra`` (the
+    executable-load events), read back from the spool on each iteration.
+
+    Equal to any sequence holding the same events in the same order.
+    """
+
+    def __init__(self, spool: EventSpool, extra: Sequence[Event], order: Mapping[str, int]) -> None:
+        self._order = dict(order)
+        self._extra = tuple(sorted(extra, key=self._key))
+        self._spool = spool
+        self._sorted: tuple[Event, ...] | None = None
+        if not spool.in_order(self._order):
+            # out of log order (never seen from the parsers): sort in memory, as before
+            self._sorted = tuple(sorted(spool, key=self._key))
+            spool.close()
+
+    def _key(self, e: Event) -> tuple[int, int]:
+        return (self._order.get(e.source, 0), e.line)
+
+    def __len__(self) -> int:
+        return len(self._spool) + len(self._extra)
+
+    def __iter__(self) -> Iterator[Event]:
+        first: Iterator[Event] = (
+            iter(self._sorted) if self._sorted is not None else iter(self._spool)
+        )
+        if not self._extra:
+            return first
+        # stable: of two events on the same line, the spooled one first (as a sort would)
+        return heapq.merge(first, self._extra, key=self._key)
+
+    @overload
+    def __getitem__(self, i: int) -> Event: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Event]: ...
+    def __getitem__(self, i: int | slice) -> Event | Sequence[Event]:
+        if isinstance(i, slice):
+            return tuple(self)[i]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("event index out of range")
+        return next(itertools.islice(iter(self), i % n, None))
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[type[tuple[Event, ...]], tuple[tuple[Event, ...]]]:
+        # a copy for another process carries the events themselves (as a tuple)
+        return (tuple, (tuple(self),))
+
+    def __repr__(self) -> str:
+        where = "spooled" if self._spool.spooled else "in memory"
+        return f"ReportEvents({len(self)} events, {where})"
+
+    @property
+    def spooled(self) -> bool:
+        """True when the events are read back from a temporary file."""
+        return self._spool.spooled
+
+    def close(self) -> None:
+        """Remove the temporary file now rather than when the report is dropped."""
+        self._spool.close()

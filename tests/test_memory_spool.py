@@ -1,0 +1,203 @@
+"""Memory does not grow with the number of report events: past a threshold they go to a
+nameless temporary file in the system's temporary folder and are read back when rendered;
+what the timeline keeps per compilation (lookups, reasons, notes) is packed.  The report is
+the same either way, and no temporary file outlives the run, whether it succeeds or fails."""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recompile_doctor import analyze
+from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.model import Event
+from recompile_doctor.timeline import packed, spool
+from recompile_doctor.timeline.packed import Packed
+from recompile_doctor.timeline.spool import EventSpool, ReportEvents
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+JAX_RUN = FIXTURES / "jax" / "growing_shape" / "run.log"
+POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+
+
+def _long_jax_log(folder: Path, copies: int = 40) -> Path:
+    """The recorded JAX run, repeated: a log of many compilations and events."""
+    log = folder / "long.log"
+    log.write_text(JAX_RUN.read_text(encoding="utf-8") * copies, encoding="utf-8")
+    return log
+
+
+def _open_files_under(folder: Path) -> list[str]:
+    """Files under ``folder`` this process has open (Linux: /proc/self/fd)."""
+    out = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith(str(folder)):
+            out.append(target)
+    return out
+
+
+@pytest.fixture
+def small_spool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """Spool after 50 events, in chunks of 16, pack chunks of 8, temporary files in a
+    folder of the test's own."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(spool, "SPOOL_AFTER", 50)
+    monkeypatch.setattr(spool, "CHUNK", 16)
+    monkeypatch.setattr(packed, "PACK_CHUNK", 8)
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def test_spooled_report_is_the_in_memory_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a long JAX log and a Poplar run with loads, analyzed with everything in memory
+    logs = [_long_jax_log(tmp_path), POPLAR_RUN]
+    monkeypatch.setattr(spool, "SPOOL_AFTER", 10**9)
+    monkeypatch.setattr(packed, "PACK_CHUNK", 10**9)
+    in_memory = [analyze([str(log)]) for log in logs]
+    assert not any(r.events.spooled for r in in_memory)  # type: ignore[attr-defined]
+    # WHEN they are analyzed again with a small spool and small packs
+    monkeypatch.setattr(spool, "SPOOL_AFTER", 50)
+    monkeypatch.setattr(spool, "CHUNK", 16)
+    monkeypatch.setattr(packed, "PACK_CHUNK", 8)
+    spooled = [analyze([str(log)]) for log in logs]
+    # THEN the events went to the spool, and the saved reports are byte for byte the same
+    assert spooled[0].events.spooled  # type: ignore[attr-defined]
+    for a, b in zip(in_memory, spooled, strict=True):
+        assert len(b.events) > 0
+        assert a.dumps() == b.dumps()
+        assert list(a.events) == list(b.events) and b.events == a.events
+        assert b.events[-1] == list(a.events)[-1]
+
+
+def test_spool_is_nameless_and_closed_with_the_report(tmp_path: Path, small_spool: Path) -> None:
+    # GIVEN a long log analyzed with a small spool
+    r = analyze([str(_long_jax_log(tmp_path))])
+    assert r.events.spooled  # type: ignore[attr-defined]
+    # THEN the spool sits in the temporary folder (never next to the input) with no name
+    assert os.listdir(small_spool) == []
+    assert sorted(os.listdir(tmp_path)) == ["long.log", "temp"]
+    if os.path.isdir("/proc/self/fd"):
+        assert len(_open_files_under(small_spool)) == 1
+    # WHEN the report is dropped THEN its file is closed
+    del r
+    gc.collect()
+    if os.path.isdir("/proc/self/fd"):
+        assert _open_files_under(small_spool) == []
+
+
+def test_spool_is_removed_when_the_analysis_fails(
+    tmp_path: Path, small_spool: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a parser that fails after many events, once the spool has a file
+    from recompile_doctor import api
+
+    real = api.parse_log
+
+    def failing(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        yield from real(*args, **kwargs)  # type: ignore[arg-type]
+        raise RecompileDoctorError("broken at the end", path="long.log")
+
+    monkeypatch.setattr(api, "parse_log", failing)
+    # WHEN the analysis runs THEN the error comes through
+    with pytest.raises(RecompileDoctorError) as info:
+        analyze([str(_long_jax_log(tmp_path))])
+    # AND no spool file is open or left, even while the error (and its frames) is alive
+    assert info.value is not None
+    assert os.listdir(small_spool) == []
+    if os.path.isdir("/proc/self/fd"):
+        assert _open_files_under(small_spool) == []
+
+
+def _event(source: str, line: int) -> Event:
+    return Event("compile-begin", source, line, None, f"line {line}", detail={"n": line})
+
+
+def test_events_out_of_log_order_are_sorted_as_before(small_spool: Path) -> None:
+    # GIVEN events that arrive out of line order, more than the spool keeps in memory
+    lines = [*range(200, 100, -1), *range(1, 60)]
+    sp = EventSpool(spool_after=20)
+    for n in lines:
+        sp.append(_event("a.log", n))
+    loads = [_event("a.log", 150), _event("a.log", 5)]
+    # WHEN they become the report's events
+    events = ReportEvents(sp, loads, {"a.log": 0})
+    # THEN they are in (input, line) order, a spooled event before a load on the same line
+    expected = sorted([_event("a.log", n) for n in lines] + loads, key=lambda e: e.line)
+    assert list(events) == expected
+    assert len(events) == len(expected)
+
+
+def test_events_of_several_inputs_follow_the_input_order(small_spool: Path) -> None:
+    # GIVEN events of two inputs, spooled, with the loads of both
+    sp = EventSpool(spool_after=4)
+    for src in ("b.log", "a.log"):
+        for n in range(1, 30, 3):
+            sp.append(_event(src, n))
+    loads = [_event("a.log", 2), _event("b.log", 2)]
+    # WHEN read back with b.log first
+    got = list(ReportEvents(sp, loads, {"b.log": 0, "a.log": 1}))
+    # THEN b.log's events come first, each load among its input's lines
+    assert [(e.source, e.line) for e in got][:3] == [("b.log", 1), ("b.log", 2), ("b.log", 4)]
+    assert ("a.log", 2) in [(e.source, e.line) for e in got[10:13]]
+    assert len(got) == 22
+
+
+@given(st.lists(st.tuples(st.text(max_size=5), st.integers())), st.integers(1, 7))
+def test_packed_reads_back_what_was_appended(items: list[tuple[str, int]], size: int) -> None:
+    # GIVEN items appended to a packed sequence with tiny chunks
+    p: Packed[tuple[str, int]] = Packed(chunk=size)
+    for it in items:
+        p.append(it)
+    # THEN it reads back the same, by iteration and by index
+    assert list(p) == items and p == items and len(p) == len(items)
+    for i in range(-len(items), len(items)):
+        assert p[i] == items[i]
+    # AND an item can be replaced wherever it is
+    if items:
+        p[0] = ("new", 0)
+        assert list(p) == [("new", 0), *items[1:]]
+    with pytest.raises(IndexError):
+        p[len(items)]
+
+
+def test_spooled_events_travel_to_another_process_whole(tmp_path: Path, small_spool: Path) -> None:
+    import pickle
+
+    # GIVEN a report whose events are spooled
+    r = analyze([str(_long_jax_log(tmp_path))])
+    # WHEN it is pickled (as for a worker process) and its spool closed
+    copy = pickle.loads(pickle.dumps(r))
+    r.events.close()  # type: ignore[attr-defined]
+    # THEN the copy still has every event, and the closed one refuses to be read
+    assert copy.dumps() == analyze([str(_long_jax_log(tmp_path))]).dumps()
+    with pytest.raises(ValueError):
+        list(r.events)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a.log", "b.log"]), st.integers(1, 30)), max_size=60))
+def test_capped_evidence_is_the_first_lines_of_all(keys: list[tuple[str, int]]) -> None:
+    from recompile_doctor.analyses._common import MAX_EVIDENCE, cap
+    from recompile_doctor.model import Evidence
+
+    # GIVEN evidence lines in any order, some repeated (the repeat with other text)
+    evidence = [Evidence(src, line, f"text {n}") for n, (src, line) in enumerate(keys)]
+    # WHEN they are capped, streaming
+    got = cap(iter(evidence))
+    # THEN it is the first MAX_EVIDENCE distinct lines in input order, each as first seen
+    first: dict[tuple[str, int], Evidence] = {}
+    for e in evidence:
+        first.setdefault((e.source, e.line), e)
+    assert got == tuple(first[k] for k in sorted(first)[:MAX_EVIDENCE])
