@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from recompile_doctor._version import __version__
+from recompile_doctor.json_text import dumps_indented
 
 SCHEMA_REPORT = "recompile-doctor/report/1"
 
@@ -478,14 +479,14 @@ class Report:
             yield ("\n  " if k == 0 else ",\n  ") + json.dumps(key) + ": "
             items = lists.get(key)
             if items is None:
-                yield _indent(json.dumps(value, indent=2, ensure_ascii=False), 2)
+                yield dumps_indented(value, 1)
             elif not items:
                 yield "[]"
             else:
                 yield "["
                 for n, item in enumerate(items):
-                    text = json.dumps(item.to_json(), indent=2, ensure_ascii=False)
-                    yield ("\n    " if n == 0 else ",\n    ") + _indent(text, 4)
+                    text = dumps_indented(item.to_json(), 2)
+                    yield ("\n    " if n == 0 else ",\n    ") + text
                 yield "\n  ]"
         yield "\n}"
 
@@ -502,11 +503,6 @@ class Report:
             findings=tuple(Finding.from_json(f) for f in d.get("findings", ())),
             tool_version=str(d.get("tool_version", "")),
         )
-
-
-def _indent(text: str, n: int) -> str:
-    """``text`` (indented JSON) with every line after the first moved right by ``n``."""
-    return text.replace("\n", "\n" + " " * n)
 
 
 def _opt_float(v: Any) -> float | None:

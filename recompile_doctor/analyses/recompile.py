@@ -180,9 +180,10 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
     recs = recompilations(tl)
     by_fn: dict[str, list[int]] = defaultdict(list)
     reasons_of: list[tuple[RecompileReason, ...]] = []
+    attached = tl.reasons_by_compilation()
     for k, (_, c, _, _) in enumerate(recs):
         reasons_of.append(
-            tuple(r for r in tl.reasons_for(c.id) if r.rule and r.rule not in _NOT_CAUSES)
+            tuple(r for r in attached.get(c.id, ()) if r.rule and r.rule not in _NOT_CAUSES)
         )
         by_fn[function_key(c.module)].append(k)
     growing: set[int] = set()

@@ -62,8 +62,14 @@ class Timeline:
     #: every change of the executing module on a device (from the ``Execute`` lines)
     switches: Sequence[Switch] = ()
 
-    def reasons_for(self, comp_id: int) -> list[RecompileReason]:
-        return [r for r, cid in self.reasons if cid == comp_id]
+    def reasons_by_compilation(self) -> dict[int, list[RecompileReason]]:
+        """The reasons attached to each compilation (by id), in log order: one pass over
+        the reasons (asking per compilation would pass over them once per compilation)."""
+        out: dict[int, list[RecompileReason]] = {}
+        for r, cid in self.reasons:
+            if cid is not None:
+                out.setdefault(cid, []).append(r)
+        return out
 
     def by_function(self) -> dict[str, list[Compilation]]:
         out: dict[str, list[Compilation]] = {}
