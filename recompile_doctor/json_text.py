@@ -10,6 +10,7 @@ separators are those of ``json.dumps``.  A hypothesis test compares the two on r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any
 
@@ -24,6 +25,24 @@ def _float(f: float) -> str:
     if f == -_INF:
         return "-Infinity"
     return float.__repr__(f)
+
+
+def _bool(b: bool) -> str:
+    return "true" if b else "false"
+
+
+def _null(_: None) -> str:
+    return "null"
+
+
+#: the writer of each exact scalar type (subclasses take the isinstance path)
+_SCALARS: dict[type, Callable[[Any], str]] = {
+    str: encode_basestring,
+    int: int.__repr__,
+    float: _float,
+    bool: _bool,
+    type(None): _null,
+}
 
 
 def _key(k: object) -> str:
@@ -45,47 +64,39 @@ def _key(k: object) -> str:
 def dumps_indented(obj: Any, level: int = 0, indent: int = 2) -> str:
     """``json.dumps(obj, indent=indent, ensure_ascii=False)``, its lines after the first
     moved right by ``level * indent`` spaces (a value nested ``level`` deep)."""
-    parts: list[str] = []
-    _write(obj, level, " " * indent, parts.append)
-    return "".join(parts)
+    return _text(obj, level, " " * indent)
 
 
-def _write(o: Any, level: int, step: str, out: Any) -> None:
+def _text(o: Any, level: int, step: str) -> str:
+    scalar = _SCALARS.get(o.__class__)
+    if scalar is not None:
+        return scalar(o)
+    if isinstance(o, dict):
+        if not o:
+            return "{}"
+        inner = "\n" + step * (level + 1)
+        deeper = level + 1
+        body = ("," + inner).join(
+            [
+                (encode_basestring(k) if k.__class__ is str else _key(k))
+                + ": "
+                + _text(v, deeper, step)
+                for k, v in o.items()
+            ]
+        )
+        return "{" + inner + body + "\n" + step * level + "}"
+    if isinstance(o, (list, tuple)):
+        if not o:
+            return "[]"
+        inner = "\n" + step * (level + 1)
+        body = ("," + inner).join([_text(v, level + 1, step) for v in o])
+        return "[" + inner + body + "\n" + step * level + "]"
     if isinstance(o, str):
-        out(encode_basestring(o))
-    elif o is None:
-        out("null")
-    elif o is True:
-        out("true")
-    elif o is False:
-        out("false")
-    elif isinstance(o, int):
-        out(int.__repr__(o))
-    elif isinstance(o, float):
-        out(_float(o))
-    elif isinstance(o, dict):
-        if not o:
-            out("{}")
-            return
-        inner = "\n" + step * (level + 1)
-        sep = "{" + inner
-        for k, v in o.items():
-            out(sep)
-            out(_key(k))
-            out(": ")
-            _write(v, level + 1, step, out)
-            sep = "," + inner
-        out("\n" + step * level + "}")
-    elif isinstance(o, (list, tuple)):
-        if not o:
-            out("[]")
-            return
-        inner = "\n" + step * (level + 1)
-        sep = "[" + inner
-        for v in o:
-            out(sep)
-            _write(v, level + 1, step, out)
-            sep = "," + inner
-        out("\n" + step * level + "]")
-    else:
-        raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
+        return encode_basestring(o)
+    if isinstance(o, bool):  # never: bool cannot be subclassed; for the type checker
+        return _bool(o)
+    if isinstance(o, int):
+        return int.__repr__(o)
+    if isinstance(o, float):
+        return _float(o)
+    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
