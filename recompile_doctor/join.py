@@ -20,12 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from recompile_doctor.analyses._common import CompileDiff
-from recompile_doctor.differ import diff_sequence
-from recompile_doctor.differ.result import ModuleDiff
 from recompile_doctor.model import Compilation
 from recompile_doctor.parsers.dumps import DumpFile, group_by_module, scan_folder
+
+if TYPE_CHECKING:
+    from recompile_doctor.differ.result import ModuleDiff
 from recompile_doctor.parsers.hlo import parse_hlo_file
 from recompile_doctor.timeline import Timeline, function_key
 
@@ -89,6 +91,8 @@ def dump_sequences(folders: Sequence[str]) -> dict[str, DumpSequence]:
             out[key] = DumpSequence(paths, ())
             continue
         modules = [parse_hlo_file(f.path) for f in files]
+        from recompile_doctor.differ import diff_sequence  # only with dumps: not at start-up
+
         out[key] = DumpSequence(paths, tuple(_condense(d) for d in diff_sequence(modules)))
     return out
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from recompile_doctor.analyses._common import (
     CompileDiff,
@@ -34,13 +35,15 @@ from recompile_doctor.analyses._common import (
     plural,
     seconds,
 )
-from recompile_doctor.differ.options import SettingChange, compare_side_files
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES, CacheLookup, FrameworkNote, Span
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.parsers.dumps import side_files
 from recompile_doctor.rules import rule as rule_of
 from recompile_doctor.timeline import Timeline, function_key
+
+if TYPE_CHECKING:
+    from recompile_doctor.differ.options import SettingChange
 
 UNSET = "(unset)"
 #: component -> the rule its change is (JAX's names, ``jax/_src/cache_key.py``)
@@ -187,6 +190,8 @@ def _settings(d: CompileDiff | None, rule: str) -> list[SettingChange]:
     if d is None or d.a_path is None or d.b_path is None:
         return []
     try:
+        from recompile_doctor.differ.options import compare_side_files  # only across runs
+
         found = compare_side_files(side_files(d.a_path), side_files(d.b_path))
     except RecompileDoctorError:
         return []
