@@ -28,7 +28,6 @@ from recompile_doctor.parsers.dumps import DumpFile, group_by_module, scan_folde
 
 if TYPE_CHECKING:
     from recompile_doctor.differ.result import ModuleDiff
-from recompile_doctor.parsers.hlo import parse_hlo_file
 from recompile_doctor.timeline import Timeline, function_key
 
 #: instruction-level changes kept per compilation pair
@@ -90,6 +89,8 @@ def dump_sequences(folders: Sequence[str]) -> dict[str, DumpSequence]:
         if len(files) < 2:
             out[key] = DumpSequence(paths, ())
             continue
+        from recompile_doctor.parsers.hlo import parse_hlo_file  # only with dumps
+
         modules = [parse_hlo_file(f.path) for f in files]
         from recompile_doctor.differ import diff_sequence  # only with dumps: not at start-up
 

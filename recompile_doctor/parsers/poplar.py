@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from recompile_doctor.parsers._lazy_re import LazyRe, lazy_re
 from recompile_doctor.parsers._prefixes import safe_float, safe_int
 
 
@@ -60,7 +61,7 @@ Builder = Callable[["re.Match[str]"], Message]
 class _Spec:
     kind: str
     key: str
-    pattern: re.Pattern[str]
+    pattern: LazyRe  # compiled on first use: importing the format costs nothing
     build: Builder
     strict: bool = True  # key present but no match -> malformed
 
@@ -187,7 +188,7 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "compile-begin",
         "Begin XLA compilation",
-        re.compile(
+        lazy_re(
             rf"Begin XLA compilation:\s*(?P<module>\S+)\s+\(Hash:?\s*0x(?P<hash>{_HEX})\)"
             r"(?:\s+for\s+ordinal\s+(?P<ordinal>\d+))?"
         ),
@@ -196,45 +197,45 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "compile-end",
         "End XLA compilation",
-        re.compile(rf"End XLA compilation:\s*(?P<module>\S+)\s+\(Hash:?\s*0x(?P<hash>{_HEX})\)"),
+        lazy_re(rf"End XLA compilation:\s*(?P<module>\S+)\s+\(Hash:?\s*0x(?P<hash>{_HEX})\)"),
         _b_end,
     ),
     _Spec(
         "cache-hit",
         "Loaded ",
-        re.compile(rf"\bLoaded (?P<module>\S+) from (?P<path>{_EXEC_PATH})(?:\s|$)"),
+        lazy_re(rf"\bLoaded (?P<module>\S+) from (?P<path>{_EXEC_PATH})(?:\s|$)"),
         _b_path("cache-hit"),
         strict=False,  # "Loaded" is a common word; only executable paths count
     ),
     _Spec(
         "cache-miss",
         "Couldn't find ",
-        re.compile(r"Couldn't find (?P<path>\S+) in executable cache"),
+        lazy_re(r"Couldn't find (?P<path>\S+) in executable cache"),
         _b_path("cache-miss"),
     ),
     _Spec(
         "precompile-saved",
         "pre-compiled Poplar program has been saved to",
-        re.compile(r"A pre-compiled Poplar program has been saved to (?P<path>\S+)"),
+        lazy_re(r"A pre-compiled Poplar program has been saved to (?P<path>\S+)"),
         _b_path("precompile-saved"),
     ),
     _Spec(
         "cache-lock",
         " lock for ",
-        re.compile(r"\b(?P<action>Acquiring|Acquired|Releasing) lock for (?P<path>\S+)"),
+        lazy_re(r"\b(?P<action>Acquiring|Acquired|Releasing) lock for (?P<path>\S+)"),
         _b_lock,
         strict=False,
     ),
     _Spec(
         "cache-deserialize",
         "Trying to deserialize cached file",
-        re.compile(r"Trying to deserialize cached file: (?P<path>\S+)"),
+        lazy_re(r"Trying to deserialize cached file: (?P<path>\S+)"),
         _b_path("cache-deserialize"),
     ),
     _Spec(
         "cache-new-entry",
         "has not been compiled yet",
-        re.compile(
+        lazy_re(
             r"Module (?P<module>\S+) has not been compiled yet \(Hash: 0x(?P<hash>[0-9a-fA-F]{1,16})\)"
         ),
         _b_not_compiled,
@@ -242,7 +243,7 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "phase",
         " phase: ",
-        re.compile(
+        lazy_re(
             r"^(?P<indent> *)(?P<kind>Starting|Ending) phase: (?P<name>(?:(?! \(duration).)+?)"
             r"(?: \(duration (?P<ms>\d+) ms; diff RSS: (?P<diff>-?[\d.]+(?:e[+-]?\d+)?) MB"
             r"(?:; total RSS: (?P<total>-?[\d.]+(?:e[+-]?\d+)?) MB)?\))?\s*$"
@@ -252,13 +253,13 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "cluster-compiled",
         "Compiled cluster using XLA!",
-        re.compile(r"Compiled cluster using XLA!"),
+        lazy_re(r"Compiled cluster using XLA!"),
         _b_simple("cluster-compiled"),
     ),
     _Spec(
         "attach",
         "attached to ",
-        re.compile(
+        lazy_re(
             r"(?:(?P<tfdev>TensorFlow device)|Device) /device:IPU:(?P<ordinal>\d+) attached to "
             r"(?:(?P<n>\d+) IPUs? with Poplar device IDs?|IPUs?): (?P<ids>\d+(?:,\d+)*)"
         ),
@@ -268,14 +269,14 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "progress-start",
         "Compiling module ",
-        re.compile(r"Compiling module (?P<module>\S+?):?\s*$"),
+        lazy_re(r"Compiling module (?P<module>\S+?):?\s*$"),
         _b_progress_start,
         strict=False,
     ),
     _Spec(
         "progress-end",
         "Compilation Finished",
-        re.compile(
+        lazy_re(
             r"Compilation Finished \[Elapsed: (?P<h>\d+):(?P<m>\d\d):(?P<s>\d\d)\.(?P<ds>\d+)\]"
         ),
         _b_progress_end,
@@ -283,7 +284,7 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "graph-compiled",
         "Graph compilation: 100%",
-        re.compile(
+        lazy_re(
             r"Graph compilation: 100%\|[^|]*\| *(?P<n>\d+)/(?P=n) \[(?P<elapsed>\d+(?::\d\d)+)<"
         ),
         _b_graph_compiled,
@@ -292,15 +293,13 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "replication",
         "Automatically replicating the TensorFlow model",
-        re.compile(
-            r"Automatically replicating the TensorFlow model by a factor of (?P<factor>\d+)"
-        ),
+        lazy_re(r"Automatically replicating the TensorFlow model by a factor of (?P<factor>\d+)"),
         _b_simple("replication", factor="factor"),
     ),
     _Spec(
         "poplar-version",
         "Poplar version:",
-        re.compile(
+        lazy_re(
             r"Poplar version: (?P<version>\S+)(?: \((?P<build>[^)]*)\))?(?: Poplar package: (?P<package>\S+))?"
         ),
         _b_simple("poplar-version", version="version", package="package"),
@@ -308,27 +307,27 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "poplar-flags",
         "TF_POPLAR_FLAGS is set to",
-        re.compile(r"TF_POPLAR_FLAGS is set to '(?P<flags>.*)'"),
+        lazy_re(r"TF_POPLAR_FLAGS is set to '(?P<flags>.*)'"),
         _b_simple("poplar-flags", flags="flags"),
     ),
     _Spec(
         "execute-stream",
         "Executing on Poplar stream ordinal",
-        re.compile(r"Executing on Poplar stream ordinal (?P<ordinal>\d+) of type (?P<type>\S+)"),
+        lazy_re(r"Executing on Poplar stream ordinal (?P<ordinal>\d+) of type (?P<type>\S+)"),
         _b_simple("execute-stream", ordinal="ordinal", type="type"),
         strict=False,
     ),
     _Spec(
         "execute",
         "Execute ",
-        re.compile(r"^\s*Execute (?P<module>\S+)\s*$"),
+        lazy_re(r"^\s*Execute (?P<module>\S+)\s*$"),
         _b_execute,
         strict=False,
     ),
     _Spec(
         "precompile-no-cache-path",
         "configured for pre-compilation",
-        re.compile(
+        lazy_re(
             r"IPU devices have been configured for pre-compilation, however 'executable_cache_path'"
         ),
         _b_simple("precompile-no-cache-path"),
@@ -336,37 +335,37 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "custom-op-unhashable",
         "custom user operations which cannot be safely serialized",
-        re.compile(r"contains custom user operations which cannot be safely serialized"),
+        lazy_re(r"contains custom user operations which cannot be safely serialized"),
         _b_simple("custom-op-unhashable"),
     ),
     _Spec(
         "compilation-only",
         "configured for compilation only",
-        re.compile(r"configured for compilation only"),
+        lazy_re(r"configured for compilation only"),
         _b_simple("compilation-only"),
     ),
     _Spec(
         "precompile-zeros",
         "No device attached for pre compilation",
-        re.compile(r"No device attached for pre compilation of Poplar programs"),
+        lazy_re(r"No device attached for pre compilation of Poplar programs"),
         _b_simple("precompile-zeros"),
     ),
     _Spec(
         "popart-cache-found",
         "PopART cache file has been found",
-        re.compile(r"PopART cache file has been found: (?P<path>\S+)"),
+        lazy_re(r"PopART cache file has been found: (?P<path>\S+)"),
         _b_path("popart-cache-found"),
     ),
     _Spec(
         "popart-cache-load",
         "Loading serialized PopART executable from",
-        re.compile(r"Loading serialized PopART executable from (?P<path>\S+)"),
+        lazy_re(r"Loading serialized PopART executable from (?P<path>\S+)"),
         _b_path("popart-cache-load"),
     ),
     _Spec(
         "compile-step",
         " ",
-        re.compile(
+        lazy_re(
             r"^\s*(?:Begin|End) Poplar (?:graph construction|Pipeline)\.|"
             r"^\s*Begin compiling Poplar engine|^\s*End compiling Poplar engine\.|"
             r"^\s*Poplar compilation \d+% complete|^\s*Skip engine compilation|"
@@ -380,7 +379,7 @@ _SPECS: tuple[_Spec, ...] = (
     _Spec(
         "on-demand-override",
         "Overriding device connection type to ON_DEMAND",
-        re.compile(r"Overriding device connection type to ON_DEMAND"),
+        lazy_re(r"Overriding device connection type to ON_DEMAND"),
         _b_simple("on-demand-override"),
     ),
 )
