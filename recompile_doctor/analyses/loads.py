@@ -13,21 +13,33 @@ engine only when it is not the current one).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Iterator
+
 from recompile_doctor.analyses._common import Options, make_finding, plural, seconds
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.timeline import Load, Switch, Timeline, function_key
 
+# A switching run has a re-load every few steps: hundreds of thousands in a big log.  The
+# analyses below pass over the timeline's loads as often as they need (they are kept packed)
+# and never hold a list of the re-loads.
 
-def _reloads(tl: Timeline) -> list[Load]:
-    return [ld for ld in tl.loads if ld.reload and not ld.warmup]
+
+def _reloads(tl: Timeline) -> Iterator[Load]:
+    return (ld for ld in tl.loads if ld.reload and not ld.warmup)
 
 
-def _switching_loads(tl: Timeline) -> list[Load]:
-    rl = _reloads(tl)
+def _switching(tl: Timeline) -> bool:
+    """Every re-load after warm-up (two or more) is attributed to a module, and the device
+    ran two or more modules."""
+    n = 0
+    for ld in _reloads(tl):
+        if not ld.attributed:
+            return False
+        n += 1
+    if n < 2:
+        return False
     modules = {ld.module for ld in tl.loads if ld.attributed and ld.module is not None}
-    if len(rl) >= 2 and len(modules) >= 2 and all(ld.attributed for ld in rl):
-        return rl
-    return []
+    return len(modules) >= 2
 
 
 def _graphs_per_process(tl: Timeline) -> dict[int, set[str]]:
@@ -37,12 +49,45 @@ def _graphs_per_process(tl: Timeline) -> dict[int, set[str]]:
     return out
 
 
-def _inferred_loads(tl: Timeline) -> list[Load]:
-    """Re-loads after warm-up that no Execute line names, in a process that compiled two
-    or more graphs for its device: the graphs take turns (train / eval each epoch)."""
+def _inferred(tl: Timeline) -> Callable[[Load], bool] | None:
+    """Which re-loads after warm-up are inferred switches: those no Execute line names, in a
+    process that compiled two or more graphs for its device (the graphs take turns, train /
+    eval each epoch); None unless there are two or more."""
     graphs = _graphs_per_process(tl)
-    rl = [ld for ld in _reloads(tl) if not ld.attributed and len(graphs.get(ld.process, ())) >= 2]
-    return rl if len(rl) >= 2 else []
+
+    def inferred(ld: Load) -> bool:
+        return not ld.attributed and len(graphs.get(ld.process, ())) >= 2
+
+    n = 0
+    for ld in _reloads(tl):
+        n += inferred(ld)
+        if n >= 2:
+            return inferred
+    return None
+
+
+def _switch_loads(tl: Timeline) -> Callable[[], Iterator[Load]] | None:
+    """The re-loads that are switches between executables (attributed, else inferred), as
+    a function that passes over them; None when there are none."""
+    if _switching(tl):
+        return lambda: _reloads(tl)
+    inferred = _inferred(tl)
+    if inferred is None:
+        return None
+    return lambda: (ld for ld in _reloads(tl) if inferred(ld))
+
+
+def _totals(loads: Iterable[Load]) -> tuple[int, float, list[str]]:
+    """How many, seconds in all (summed in order), the modules named."""
+    n = 0
+    wasted = 0.0
+    mods: set[str] = set()
+    for ld in loads:
+        n += 1
+        wasted += seconds(ld.duration_s)
+        if ld.module:
+            mods.add(ld.module)
+    return n, wasted, sorted(mods)
 
 
 def _switch_lines(tl: Timeline) -> list[Switch]:
@@ -62,10 +107,9 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
     """Executables that take turns on a device after warm-up, from whichever evidence the
     log has: load lines attributed by the Execute lines after them; Execute lines alone;
     or recurring load lines while several graphs were compiled for the device."""
-    rl = _switching_loads(tl)
+    switching = _switching(tl)
     basis = "'Loading executable' lines, each attributed to the module that executed next"
-    if not rl:
-        rl = _inferred_loads(tl)
+    if not switching:
         graphs = max((len(g) for g in _graphs_per_process(tl).values()), default=0)
         basis = (
             "'Loading executable' lines that recur while "
@@ -73,13 +117,13 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
             "for the device (the log does not name the loaded module: TF_POPLAR_VLOG_LEVEL=1 "
             "prints the Execute lines)"
         )
-    if rl:
-        wasted = sum(seconds(ld.duration_s) for ld in rl)
-        mods = sorted({ld.module for ld in rl if ld.module})
+    loads = _switch_loads(tl)
+    if loads is not None:
+        count, wasted, mods = _totals(loads())
         names = sorted({function_key(m) for m in mods})
-        mean_ms = 1000.0 * wasted / len(rl)
+        mean_ms = 1000.0 * wasted / count
         detail = (
-            f"After warm-up the device switched executables {plural(len(rl), 'time')}"
+            f"After warm-up the device switched executables {plural(count, 'time')}"
             + (f" between {', '.join(names)}" if len(names) > 1 else "")
             + f"; each switch loads the executable again ({mean_ms:.0f} ms on average), "
             f"{wasted:.1f} s in all. Evidence: {basis}."
@@ -89,9 +133,9 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
                 "executable-switching",
                 detail=detail,
                 modules=mods,
-                count=len(rl),
+                count=count,
                 wasted=wasted,
-                evidence=(_ev(ld) for ld in rl),
+                evidence=(_ev(ld) for ld in loads()),
             )
         ]
     sw = _switch_lines(tl)
@@ -118,17 +162,22 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
 
 def slow_load(tl: Timeline, opts: Options) -> list[Finding]:
     """Slow re-loads after warm-up that switching does not already explain."""
-    explained = {(ld.source, ld.line) for ld in _switching_loads(tl) or _inferred_loads(tl)}
-    slow = [
-        ld
-        for ld in _reloads(tl)
-        if (ld.source, ld.line) not in explained and seconds(ld.duration_s) >= opts.slow_load_s
-    ]
-    if len(slow) < 2:
+    if _switching(tl):
+        return []  # every re-load is a switch
+    inferred = _inferred(tl)
+
+    def slow() -> Iterator[Load]:
+        for ld in _reloads(tl):
+            if (inferred is None or not inferred(ld)) and seconds(
+                ld.duration_s
+            ) >= opts.slow_load_s:
+                yield ld
+
+    count, wasted, mods = _totals(slow())
+    if count < 2:
         return []
-    wasted = sum(seconds(ld.duration_s) for ld in slow)
     detail = (
-        f"{plural(len(slow), 'executable load')} of {opts.slow_load_s * 1000:.0f} ms or more "
+        f"{plural(count, 'executable load')} of {opts.slow_load_s * 1000:.0f} ms or more "
         f"happened after warm-up ({wasted:.1f} s in all); the Graphcore note calls more than "
         "500 ms each time significant. The log does not say which executables were switched: "
         "set TF_POPLAR_VLOG_LEVEL=1 (or TF_CPP_VMODULE='poplar_compiler=1,poplar_executable=1') "
@@ -138,9 +187,9 @@ def slow_load(tl: Timeline, opts: Options) -> list[Finding]:
         make_finding(
             "slow-load",
             detail=detail,
-            modules=(ld.module for ld in slow if ld.module),
-            count=len(slow),
+            modules=mods,
+            count=count,
             wasted=wasted,
-            evidence=(_ev(ld) for ld in slow),
+            evidence=(_ev(ld) for ld in slow()),
         )
     ]

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
 from recompile_doctor.timeline.names import function_key
 
 
-@dataclass(frozen=True, slots=True)
-class Load:
-    """An executable loaded onto the device (the ``Loading executable`` phase)."""
+class Load(NamedTuple):
+    """An executable loaded onto the device (the ``Loading executable`` phase).  (A named
+    tuple: a switching run has one per few steps, kept packed and read back on every pass
+    of an analysis, and a tuple is rebuilt fastest.)"""
 
     source: str
     line: int
@@ -27,11 +29,10 @@ class Load:
     rank: str | None = None  # the MPI rank tag of the line, if any
 
 
-@dataclass(frozen=True, slots=True)
-class Switch:
+class Switch(NamedTuple):
     """The device ran another executable than the step before (``Execute B`` after
     ``Execute A``): the stack must load B again unless both fit.  ``back``: B had run on
-    this device before (a switch back, not a first run)."""
+    this device before (a switch back, not a first run).  (A named tuple, as :class:`Load`.)"""
 
     source: str
     line: int
