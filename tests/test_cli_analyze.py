@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -237,3 +238,33 @@ def test_a_log_with_no_compile_messages_gets_a_hint(
     code, out, _ = run_cli("analyze", str(log), capsys=capsys)
     assert code == 0 and "no compilation activity recognized" in out
     assert "hint: No compilation was found" in out and "JAX_LOG_COMPILES=1" in out
+
+
+@pytest.mark.parametrize("dest", [[], ["-o", "/dev/stdout"]])
+def test_a_reader_that_stops_early_gets_no_error(dest: list[str]) -> None:
+    # GIVEN the report's reader has gone (`| head` exited), WHEN analyze writes to stdout,
+    # by default or as -o /dev/stdout, THEN it stops quietly, as command-line tools do
+    log = REAL / "B_technote_lines.log"
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "recompile_doctor",
+                "analyze",
+                str(log),
+                "--format",
+                "json",
+                *dest,
+            ],
+            stdout=w,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(w)
+    assert proc.stderr == ""
+    assert proc.returncode in (0, 1)

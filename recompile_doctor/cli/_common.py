@@ -222,6 +222,8 @@ def write_output(
             with p.open("w", encoding="utf-8") as f:
                 for piece in data:
                     f.write(piece)
+    except BrokenPipeError:
+        raise  # -o /dev/stdout into `| head`: quiet, as on stdout
     except OSError as e:
         raise RecompileDoctorError(f"cannot write: {e.strerror or e}", path=output) from e
 
