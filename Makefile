@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
-.PHONY: help setup demo test lint bench goldens clean
+.PHONY: help setup demo test lint bench bench-full goldens clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -33,7 +33,10 @@ lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
 	$(VENV)/bin/ruff format --check recompile_doctor
 	$(VENV)/bin/mypy
 
-bench: $(STAMP)  ## the benchmarks (figures printed, never asserted)
+bench: $(STAMP)  ## the benchmarks on small inputs, a few minutes (figures printed, never asserted)
+	$(PY) benchmarks/run_all.py --quick
+
+bench-full: $(STAMP)  ## the benchmarks at the README's sizes (1 GB logs, 10,000 runs): an hour or more
 	$(PY) benchmarks/run_all.py
 
 goldens: $(STAMP)  ## regenerate the golden files after an intended output change
