@@ -28,7 +28,7 @@ Function names: TF's cluster ``__inference_<fn>_<n>[attrs]`` and XLA's module
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
@@ -299,6 +299,8 @@ class TensorFlowDecoder:
         self._counts: dict[str, int] = {}  # cluster -> compilations seen
         self._last_id: dict[str, str] = {}  # function -> compile id of its last compilation
         self._pending_reason: RecompileReason | None = None
+        #: the fast path's put-off search for the last stamped line skipped (see Decoder)
+        self.pending_last: Callable[[], None] | None = None
 
     # -- time -----------------------------------------------------------------------------
     def _clock(self, prefix: _Prefix) -> float | None:
@@ -338,6 +340,12 @@ class TensorFlowDecoder:
         if "\r" in line:
             line = line.rsplit("\r", 1)[-1] or line.replace("\r", "")
         prefix, msg = _split(line)
+        walk_back = self.pending_last
+        if walk_back is not None:
+            if prefix.seconds is None:
+                walk_back()  # this line takes the time of the last stamped line before it
+            else:
+                self.pending_last = None  # its own stamp replaces that one: no need to find it
         t = self._clock(prefix)
         sp = Span(self.path, lineno, raw.rstrip("\n"), t)
         try:
