@@ -161,3 +161,18 @@ def test_output_file_and_html_are_written_and_never_overwritten_without_force(
 def test_help_describes_the_command(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "diff", "--help")
     assert code == 0 and "--stage" in out and "module_NNNN" in out
+
+
+def test_a_run_that_compiled_nothing_is_said_to_have_used_a_cache(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # GIVEN two JAX runs where the second took its executable from the persistent cache: its
+    # dump folder holds the module's debug_options but no HLO
+    pair = ROOT / "fixtures" / "jax" / "crossrun" / "healthy_pair"
+    # WHEN their dump folders are diffed
+    code, _, err = run(capsys, "diff", str(pair / "a" / "dumps"), str(pair / "b" / "dumps"))
+    # THEN the one-line error says why there is nothing to compare, not how to turn dumps on
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "jit_train_step" in err and "compilation cache" in err
+    assert "--xla_dump_to" not in err

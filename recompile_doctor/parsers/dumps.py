@@ -158,6 +158,15 @@ def no_dump_error(
             f"dumps: {names}{more} — did you mean "
             f"{'it' if len(with_dumps) == 1 else 'one of them'}?"
         )
+    elif side := _side_only_modules(root):
+        # XLA wrote a module's options but no HLO: the module was looked up, not compiled
+        return RecompileDoctorError(
+            f"no HLO to compare: the folder holds XLA's side files of {', '.join(side)} but "
+            "no HLO text, so that run compiled nothing (its executables came from a "
+            "compilation cache); analyze the two runs' logs together to see why they hit or "
+            "missed the cache",
+            path=str(folder),
+        )
     elif any(root.iterdir()):
         hint = "nothing in the folder is named like an XLA dump; dump with --xla_dump_to=DIR"
     else:
@@ -165,6 +174,20 @@ def no_dump_error(
     return RecompileDoctorError(
         f"no HLO dump found (looked for {pattern} files; {hint})", path=str(folder)
     )
+
+
+_SIDE_FILE_RE = lazy_re(r"module_\d+\.(?P<name>.+?)\.(?:debug_options|[a-z_]+\.textproto)$")
+
+
+def _side_only_modules(root: Path) -> list[str]:
+    """The modules a dump folder has XLA side files for (``module_0002.jit_f.debug_options``)
+    when it holds no HLO text at all."""
+    names = []
+    for p in sorted(root.iterdir(), key=lambda p: p.name):
+        m = _SIDE_FILE_RE.match(p.name) if p.is_file() else None
+        if m is not None and m.group("name") not in names:
+            names.append(m.group("name"))
+    return names
 
 
 def stages(files: list[DumpFile]) -> list[str]:
