@@ -308,3 +308,20 @@ def test_diff_page_of_a_diff_result_lists_unpaired_modules() -> None:
     assert "constant-changed" in pair.causes and "A constant's value changed" in page.plain
     assert "Only in the new dump:" in page.plain and "jit_<new>" in page.plain
     assert "jit_<new>" not in html
+
+
+def test_the_diff_page_shows_the_settings_that_changed_beside_the_hlo() -> None:
+    # GIVEN two JAX runs whose compile options differ only in the device assignment
+    from recompile_doctor.differ import diff_paths
+
+    pair = Path(__file__).resolve().parent.parent / "fixtures/jax/crossrun/compile_option_changed"
+    res = diff_paths(str(pair / "a" / "dumps"), str(pair / "b" / "dumps"))
+    changed = [st for m in res.modules for st in m.settings]
+    assert changed  # the text and JSON outputs list them
+    # WHEN the diff page is rendered
+    page = render_diff(res).decode("utf-8")
+    # THEN it has the settings table with each changed field and its old and new values
+    assert "Settings beside the HLO" in page
+    for st in changed:
+        assert f"<code>{st.field}</code>" in page
+        assert (st.old or "(unset)") in page and (st.new or "(unset)") in page

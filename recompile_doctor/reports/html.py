@@ -88,6 +88,8 @@ class _DiffModule:
     within: str
     count: int
     groups: tuple[ChangeGroup, ...]
+    #: settings beside the HLO that changed: (rule id, file, field, old, new)
+    settings: tuple[tuple[str, str, str, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,10 @@ def render_diff(
                     within=_within(it.within),
                     count=len(evs),
                     groups=change_groups(evs),
+                    settings=tuple(
+                        (st.rule, st.file, st.field, st.old or "(unset)", st.new or "(unset)")
+                        for st in it.settings
+                    ),
                 )
             )
         else:
