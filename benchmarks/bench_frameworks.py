@@ -27,6 +27,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from bench_scale import write_log  # the same writer (this folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures"
 
@@ -123,15 +125,6 @@ def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
                 n += 1
                 assert make is not None
                 yield make(n)
-
-
-def write_log(path: Path, lines: Iterator[str], size: int) -> None:
-    done = 0
-    with path.open("w", encoding="utf-8", newline="\n") as f:
-        while done < size:
-            batch = "\n".join(next(lines) for _ in range(5_000)) + "\n"
-            f.write(batch)
-            done += len(batch)
 
 
 def _timed(cmd: list[str]) -> tuple[float, float, float, int]:
