@@ -6,7 +6,6 @@ The library never prints; only modules under ``cli/`` do, and they go through he
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import stat
 import sys
@@ -34,6 +33,8 @@ SUFFIX_FORMATS: dict[str, str] = {
 
 def _set_verbosity(ctx: click.Context, _param: click.Parameter, value: int) -> int:
     if value:
+        import logging  # only with -v: not at every start
+
         level = logging.INFO if value == 1 else logging.DEBUG
         logging.basicConfig(level=level, format="recompile-doctor: %(levelname)s: %(message)s")
         logging.getLogger("recompile_doctor").setLevel(level)

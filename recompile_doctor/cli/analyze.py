@@ -39,6 +39,8 @@ def fails(report: Report, fail_on: str | None) -> bool:
 
 def _verbose() -> bool:
     """True when ``-v`` was given (the text report then details info findings too)."""
+    if "logging" not in sys.modules:  # -v imports it; nothing else at start-up does
+        return False
     import logging
 
     level = logging.getLogger("recompile_doctor").level
