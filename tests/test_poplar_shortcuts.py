@@ -15,6 +15,7 @@ THEN the events (times included) and the counters are the same.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +81,11 @@ def _decode(
     return events, (c.recognized, c.unrecognized, c.malformed)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=int(os.environ.get("SHORTCUT_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(lines=st.lists(line, min_size=1, max_size=40), chunk=st.sampled_from([None, 150, 400]))
 def test_shortcuts_give_the_full_reading(
     lines: list[tuple[int, int, int, str]],
@@ -88,9 +93,7 @@ def test_shortcuts_give_the_full_reading(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    text = "".join(
-        f"{glue}{_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines
-    )
+    text = "".join(f"{glue}{_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines)
     path = tmp_path / "run.log"
     path.write_text(text, encoding="utf-8")
     assert _decode(path, True, monkeypatch, chunk) == _decode(path, False, monkeypatch)
