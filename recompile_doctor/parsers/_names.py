@@ -39,3 +39,8 @@ def _function_name(module: str) -> str:
 
 #: :func:`_function_name`, memoized (a log names the same modules over and over)
 function_name = memo(_function_name)
+
+
+def file_basename(path: str) -> str:
+    """The file name of a source path as a framework prints it (either slash)."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]

@@ -42,6 +42,7 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._names import file_basename
 
 FRAMEWORK = "ptxla"
 _COMPILE = "Compilation Analysis: "
@@ -128,10 +129,6 @@ def _parse_graph(lines: Sequence[str]) -> _Graph:
         elif section.startswith("Python Frame") and (m := _FRAME_RE.match(body)) is not None:
             frames.append((m["fn"], m["file"], int(m["line"])))
     return _Graph(cause, ghash, counts.get("Input"), counts.get("Output"), name, tuple(frames))
-
-
-def _basename(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 class PtxlaDecoder:
@@ -245,7 +242,7 @@ class PtxlaDecoder:
         uf = g.user_frame
         fn = uf[0] if uf is not None else None
         key = CompileKey(FRAMEWORK, fn, g.name, graph_hash=g.graph_hash)
-        site = f"{_basename(uf[1])}:{uf[2]}" if uf is not None else None
+        site = f"{file_basename(uf[1])}:{uf[2]}" if uf is not None else None
         if blk.prefix == _COMPILE:
             return self._compiled(blk, g, key, site, span, text)
         # an execution: of the graph just compiled, or of one from the in-memory cache

@@ -24,6 +24,7 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
@@ -57,10 +58,6 @@ _LIMIT_FN_RE = lazy_re(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\
 _LIMIT_REASON_RE = lazy_re(r"^\s*(?:last reason|reasons): *(?P<reason>.*)$")
 _BREAK_AT_RE = lazy_re(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
 _BREAK_REASON_RE = lazy_re(r"^Graph Break Reason: (?P<reason>.*)$")
-
-
-def _basename(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 @dataclass(slots=True)
@@ -280,7 +277,7 @@ class TorchLogDecoder:
             body = fm["body"]
             fl = _FILE_RE.match(body)
             if fl is not None:
-                call_site = call_site or f"{_basename(fl['file'])}:{fl['line']}"
+                call_site = call_site or f"{file_basename(fl['file'])}:{fl['line']}"
                 continue
             gf = split_entry(body)
             if gf is not None:
@@ -380,7 +377,7 @@ class TorchLogDecoder:
                 continue
             fl = _FILE_RE.match(ln.msg)
             if fl is not None and call_site is None:
-                call_site = f"{_basename(fl['file'])}:{fl['line']}"
+                call_site = f"{file_basename(fl['file'])}:{fl['line']}"
         out: list[TypedEvent] = []
         rank, cid = first.rank, first.cid
         if fn is not None and cid is not None:
@@ -436,7 +433,7 @@ class TorchLogDecoder:
         fn: str | None = None
         m = _BREAK_AT_RE.match(blk.first.msg)
         if m is not None:
-            frame = f"{_basename(m['file'])}:{m['line']}"
+            frame = f"{file_basename(m['file'])}:{m['line']}"
             after_reason = False
             for ln in blk.lines[1:]:
                 rm = _BREAK_REASON_RE.match(ln.msg)
@@ -453,11 +450,11 @@ class TorchLogDecoder:
             if (
                 fl is not None
                 and frame is not None
-                and frame == f"{_basename(fl['file'])}:{fl['line']}"
+                and frame == f"{file_basename(fl['file'])}:{fl['line']}"
             ):
                 fn = fl["fn"]
             elif fl is not None and frame is None:
-                frame, fn = f"{_basename(fl['file'])}:{fl['line']}", fl["fn"]
+                frame, fn = f"{file_basename(fl['file'])}:{fl['line']}", fl["fn"]
         if reason is None:
             reason = blk.first.msg.strip()
         out: list[TypedEvent] = []

@@ -27,6 +27,7 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
@@ -310,7 +311,7 @@ class TorchTraceDecoder:
         name = self._strings.get(f["filename"]) if isinstance(f.get("filename"), int) else None
         if name is None or not isinstance(f.get("line"), int):
             return None
-        return f"{_basename(name)}:{f['line']}"
+        return f"{file_basename(name)}:{f['line']}"
 
     def _library(self, frame: dict[str, Any]) -> bool:
         idx = frame.get("filename")
@@ -353,10 +354,6 @@ class TorchTraceDecoder:
         detail = {"reason": reason, "user_frame": frame}
         rec = self._record("graph-break", env, **detail)
         return [FrameworkNote(span, rec, "graph-break", self._key(rank, cid), detail)]
-
-
-def _basename(path: str) -> str:
-    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 def _sited(ev: RecompileReason, site: str) -> RecompileReason:
