@@ -93,8 +93,6 @@ def _text(o: Any, level: int, step: str) -> str:
         return "[" + inner + body + "\n" + step * level + "]"
     if isinstance(o, str):
         return encode_basestring(o)
-    if isinstance(o, bool):  # never: bool cannot be subclassed; for the type checker
-        return _bool(o)
     if isinstance(o, int):
         return int.__repr__(o)
     if isinstance(o, float):

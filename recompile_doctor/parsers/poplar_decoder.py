@@ -157,7 +157,7 @@ class PoplarDecoder:
         if before is not None:
             self._last_stamped = None
             if not self._overridden(prefix, before):
-                clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
+                self._read_stamp(before)
         absolute = clock.absolute(prefix)
         res = match_message(msg)
         problem = prefix.problem
@@ -172,6 +172,10 @@ class PoplarDecoder:
         if problem is not None:
             return Decoded("malformed", (), problem)
         return UNRECOGNIZED
+
+    def _read_stamp(self, line: str) -> None:
+        """Let the clock read the time stamp of ``line`` (a skipped line)."""
+        self._clock.absolute(split_prefix(mpi_rank(strip_ansi(line))[0])[0])
 
     def _overridden(self, prefix: Prefix, before: str) -> bool:
         """Whether the stamp of ``before`` (the last stamped line skipped) makes no
@@ -191,30 +195,16 @@ class PoplarDecoder:
         if self.pending_last is not None:
             self.pending_last()
         segments = raw.split("\r") if "\r" in raw else (raw,)
-        first: tuple[str, str | None, Prefix, str, str] | None = None
         before = self._last_stamped
-        if before is not None:
+        if before is not None:  # (a rare line: no shortcut)
             self._last_stamped = None
-            # the clock sees the last stamped line before this one, unless this line's own
-            # stamp makes that reading make no difference (the common case, and a costly read)
-            if len(segments) == 1:
-                seg, tag = mpi_rank(strip_ansi(raw))
-                prefix, msg, head = split_prefix(seg)
-                first = (seg, tag, prefix, msg, head)
-                if head or not self._overridden(prefix, before):
-                    clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
-            else:
-                clock.absolute(split_prefix(mpi_rank(strip_ansi(before))[0])[0])
+            self._read_stamp(before)
         out: list[TypedEvent] = []
         found = False
         bad: Malformed | None = None
         for seg in segments:
-            if first is not None:
-                seg, tag, prefix, msg, head = first
-                first = None
-            else:
-                seg, tag = mpi_rank(strip_ansi(seg))
-                prefix, msg, head = split_prefix(seg)
+            seg, tag = mpi_rank(strip_ansi(seg))
+            prefix, msg, head = split_prefix(seg)
             # a line without an MPI tag belongs to the rank of the tagged line before it
             rank = self._last_rank = tag if tag is not None else self._last_rank
             if not seg:
