@@ -66,7 +66,7 @@ def analyze(
             counters.append(counter)
             cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
             for ev in parse_log(
-                path, counter, strict=strict, log_format=log_format, on_progress=cb
+                path, counter, strict=strict, log_format=log_format, on_progress=cb, fold=True
             ):
                 builder.feed(ev)
         tl = builder.finish()

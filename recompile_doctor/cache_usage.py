@@ -91,5 +91,5 @@ def read_usage(logs: Iterable[str]) -> LogUsage:
     """Stream each log (any error is the reader's one-line error) and fold its cache lines."""
     usage = LogUsage()
     for log in logs:
-        fold_timeline(build_timeline(parse_log(log)), usage, log)
+        fold_timeline(build_timeline(parse_log(log, fold=True)), usage, log)
     return usage

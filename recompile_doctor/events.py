@@ -189,6 +189,12 @@ class FrameworkNote(_Base):
     detail: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: notes of one line per compilation or load that no analysis reads once the line is in the
+#: report's events (JAX's ``Finished tracing ... in S sec``, Poplar's ``Loading
+#: executable``): the timeline does not keep them, and a decoder folding what the timeline
+#: ignores may leave them out
+UNREAD_NOTES: frozenset[str] = frozenset({"traced", "load-start"})
+
 TypedEvent = (
     ProcessStarted
     | ProcessConfig

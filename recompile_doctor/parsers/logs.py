@@ -165,6 +165,7 @@ def parse_log(
     on_progress: Callable[[int], None] | None = None,
     fast: bool | None = None,
     engine: str | None = None,
+    fold: bool = False,
 ) -> Iterator[TypedEvent]:
     """Stream the typed events of one log.
 
@@ -174,6 +175,9 @@ def parse_log(
     decodes only the lines holding an anchor (:mod:`recompile_doctor.parsers._scan`);
     the events and counts are those of the plain line-by-line path.  ``engine``: the
     fast path's matcher ("hyperscan" or "find"; default: the fastest installed).
+    ``fold``: leave out the events a timeline ignores (a step repeating the step just before
+    it, the start of a load), where the format's decoder knows them (``fold_repeats``):
+    the timeline built from the events is the same, and the lines are still counted.
     """
     forced = get_format(log_format) if log_format is not None else None
     c = counter if counter is not None else ParseCounter(path)
@@ -181,7 +185,7 @@ def parse_log(
         fast = os.environ.get(PLAIN_ENV, "") in ("", "0")
     if not fast:
         lines = iter_lines(path, c.read, on_progress)
-        yield from _drive(path, c, forced, lines, None, strict)
+        yield from _drive(path, c, forced, lines, None, strict, fold)
         return
     st = c.read
     with open_input(path, st) as f:
@@ -191,11 +195,11 @@ def parse_log(
             enc = "utf-8"
         if enc != "utf-8":  # UTF-16: the plain way
             src = reader_lines(f, path, st, on_progress, strict)
-            yield from _drive(path, c, forced, src, None, strict)
+            yield from _drive(path, c, forced, src, None, strict, fold)
             return
         skip_bom(f, st)
         fastpart = _FastPart(path, Blocks(f, path), st, engine, on_progress, strict)
-        yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict)
+        yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict, fold)
 
 
 class _FastPart:
@@ -284,6 +288,7 @@ def _drive(
     lines: Iterator[tuple[int, str]],
     fastpart: _FastPart | None,
     strict: bool,
+    fold: bool = False,
 ) -> Iterator[TypedEvent]:
     """Detect the format from the first lines (unless ``forced``) and decode."""
     head: list[tuple[int, str]] = []
@@ -306,6 +311,9 @@ def _drive(
         # nothing in the first lines: count the rest, but a later compile line still counts
         fmt = POPLAR
     decoder: Decoder = fmt.decoder(path)
+    fold_repeats: Callable[[], None] | None = getattr(decoder, "fold_repeats", None)
+    if fold and fold_repeats is not None:
+        fold_repeats()
     is_anchor = _anchor_test(fmt)
     todo = _plain_lines(chain(head, lines), decoder, is_anchor, c)
     if fastpart is not None:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from recompile_doctor.events import (
+    UNREAD_NOTES,
     CacheLookup,
     CompileActivity,
     CompileFinished,
@@ -71,6 +72,13 @@ KEEP_KINDS = frozenset(
     }
 )
 
+#: whether a folding decoder may leave out the start of a load: the timeline ignores it and
+#: the report does not keep it (its time is carried to the load's end by the decoder)
+_FOLD_LOAD_START = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NOTES
+
+#: a folded line: recognized, but nothing in it the timeline would use
+_FOLDED = Decoded("recognized")
+
 _MPI_TAG = "]<std"
 #: what a line that starts with a logger time stamp starts with
 _STAMP_START = re.compile(
@@ -115,6 +123,17 @@ class PoplarDecoder:
         self._load_start: dict[str | None, float | None] = {}  # per rank
         #: the fast path's put-off search for the last stamped line skipped (see Decoder)
         self.pending_last: Callable[[], None] | None = None
+        self._fold = False
+        #: when folding: the message of the last line that gave events, if that line was
+        #: a plain step (``Execute M``) -- the same message again changes nothing
+        self._step: str | None = None
+
+    def fold_repeats(self) -> None:
+        """Leave out the events the timeline ignores (``parse_log(fold=True)``): a step
+        of the module that made the step just before it, with nothing the timeline uses in
+        between (the timeline attributes loads to the next step and notes a switch only
+        when the module changes), and the start of a load."""
+        self._fold = True
 
     # -- the driver's interface ----------------------------------------------------------
     @property
@@ -159,11 +178,23 @@ class PoplarDecoder:
             if not self._overridden(prefix, before):
                 self._read_stamp(before)
         absolute = clock.absolute(prefix)
-        res = match_message(msg)
         problem = prefix.problem
+        if self._fold and problem is None and msg == self._step:
+            return _FOLDED
+        res = match_message(msg)
         if isinstance(res, Message):
-            sp = Span(self.path, lineno, raw, clock.relative(absolute), self._last_rank)
-            events = self._typed(res, sp)
+            t = clock.relative(absolute)
+            if self._fold:
+                if (
+                    _FOLD_LOAD_START
+                    and problem is None
+                    and res.kind == "phase-start"
+                    and res.detail.get("name") == LOAD_PHASE
+                ):
+                    self._load_start[self._last_rank] = t
+                    return _FOLDED
+                self._step = msg if res.kind == "execute" and problem is None else None
+            events = self._typed(res, Span(self.path, lineno, raw, t, self._last_rank))
             if problem is not None:
                 return Decoded("malformed", events, problem)
             return Decoded("recognized", events)
@@ -192,6 +223,7 @@ class PoplarDecoder:
         text glued in front of the prefix."""
         clock = self._clock
         self._first_seen = True
+        self._step = None  # (no folding across a rare line)
         if self.pending_last is not None:
             self.pending_last()
         segments = raw.split("\r") if "\r" in raw else (raw,)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
+    UNREAD_NOTES,
     CacheLookup,
     CompileActivity,
     CompileFinished,
@@ -33,10 +34,6 @@ from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
 
 _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
 
-#: notes of one line per compilation or load that no analysis reads once the line is in the
-#: report's events (JAX's ``Finished tracing ... in S sec``, Poplar's ``Loading
-#: executable``): the timeline does not keep them
-FOLDED_NOTES: frozenset[str] = frozenset({"traced", "load-start"})
 #: the init fields of each kept event type
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -259,7 +256,7 @@ class TimelineBuilder:
             proc.config_span = sp
         elif isinstance(ev, RecompileReason):
             self._on_reason(ev, proc)
-        elif isinstance(ev, FrameworkNote) and ev.note not in FOLDED_NOTES:
+        elif isinstance(ev, FrameworkNote) and ev.note not in UNREAD_NOTES:
             self._notes.append(self._kept(ev))
         if ev.record is not None and ev.keep:
             self._events.append(ev.record)

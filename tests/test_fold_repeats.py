@@ -1,0 +1,133 @@
+"""Folding what the timeline ignores changes nothing in the report.
+
+``analyze`` asks the Poplar decoder to leave out the events the timeline has no use for
+(``parse_log(fold=True)``): a step (``Execute M``) right after a step of the same module
+with nothing the timeline uses in between, and the start of a load.  On a long run those are
+most of the decoded lines.
+
+GIVEN every Poplar log fixture, and generated logs mixing steps of two modules, loads,
+compilations, cache lines, MPI ranks, invalid stamps, lines without a stamp, colours and
+skipped lines, WHEN each is analysed with and without folding (line by line and by the fast
+path in small blocks), THEN the reports are identical, and folding does leave events out.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from recompile_doctor import api
+from recompile_doctor.parsers import ParseCounter, _scan, parse_log
+from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
+
+ROOT = Path(__file__).resolve().parent.parent
+POPLAR_LOGS = sorted(
+    p
+    for d in ("fixtures/poplar", "fixtures/simulated")
+    for p in (ROOT / d).rglob("*")
+    if p.is_file() and (p.suffix == ".log" or p.name.endswith(".log.gz"))
+)
+
+MESSAGES = (
+    "Execute a_inference_train_step_806__XlaMustCompile_true",
+    "Execute a_inference_train_step_806__XlaMustCompile_true",
+    "Execute a_inference_test_step_37__XlaMustCompile_true",
+    "Starting phase: Loading executable",
+    "Ending phase: Loading executable (duration 560 ms; diff RSS: 0.586426 MB)",
+    "Begin XLA compilation: a_inference_train_step_806__XlaMustCompile_true  "
+    "(Hash: 0x9a3c5e21d04b7f11) for ordinal  0",
+    "End XLA compilation: a_inference_train_step_806__XlaMustCompile_true (Hash: 0x5be1c0de)",
+    "Couldn't find /tmp/cache/1f0e2d3c4b5a697.poplar_exec in executable cache",
+    "Poplar version: 3.1.0 (e12d5f9f01) Poplar package: 9c103dc348",
+    "stream copy of 4096 bytes",  # no anchor: a skipped line
+)
+
+
+def _prefix(kind: int, sec: int) -> str:
+    h, m, s = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
+    if kind == 0:
+        return f"2023-04-26 {h:02d}:{m:02d}:{s:02d}.517107: I tensorflow/x.cc:1109] "
+    if kind == 1:
+        return f"2023-04-26T{h:02d}:{m:02d}:{s:02d}.103248Z PO:ENGINE   3556.3556 I: "
+    if kind == 2:
+        return f"{h:02d}:{m:02d}:{s:02d}.878 15288 PO:ENGINE   [I] "
+    if kind == 3:
+        return "2023-13-26T25:00:00.000000Z PO:ENGINE   3556.3556 I: "  # invalid stamp
+    return ""  # no stamp: inherits the time before
+
+
+def _report(path: Path, fold: bool, monkeypatch: pytest.MonkeyPatch, chunk: int | None) -> str:
+    with monkeypatch.context() as mp:
+        if not fold:
+            mp.setattr(PoplarDecoder, "fold_repeats", lambda self: None)
+        if chunk is not None:
+            mp.setattr(_scan, "CHUNK_BYTES", chunk)
+        else:
+            mp.setenv("RECOMPILE_DOCTOR_PLAIN", "1")
+        return api.analyze([str(path)]).dumps()
+
+
+@pytest.mark.parametrize("path", POPLAR_LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_poplar_fixture_gives_the_same_report_folded(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert _report(path, True, monkeypatch, None) == _report(path, False, monkeypatch, None)
+
+
+line = st.tuples(
+    st.integers(0, 4),  # prefix kind
+    st.integers(0, 300),  # seconds
+    st.integers(0, len(MESSAGES) - 1),
+    st.sampled_from(["", "", "", "\x1b[32m", "[1,0]<stdout>:", "[0,0]<stdout>:"]),
+)
+
+
+@settings(
+    max_examples=int(os.environ.get("FOLD_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(lines=st.lists(line, min_size=1, max_size=40), chunk=st.sampled_from([None, 256, 700]))
+def test_generated_logs_give_the_same_report_folded(
+    lines: list[tuple[int, int, int, str]],
+    chunk: int | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    text = "".join(f"{glue}{_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines)
+    path = tmp_path / "run.log"
+    path.write_text(text, encoding="utf-8")
+    assert _report(path, True, monkeypatch, chunk) == _report(path, False, monkeypatch, None)
+
+
+def test_folding_leaves_out_repeated_steps_and_load_starts_but_counts_their_lines(
+    tmp_path: Path,
+) -> None:
+    # GIVEN a steady run: a compilation, then steps, each few steps a load
+    lines = [_prefix(0, 0) + MESSAGES[8], _prefix(0, 1) + MESSAGES[5], _prefix(0, 5) + MESSAGES[6]]
+    for i in range(30):
+        lines.append(_prefix(0, 10 + i) + MESSAGES[0])
+        if i % 10 == 9:
+            lines += [_prefix(1, 10 + i) + MESSAGES[3], _prefix(1, 11 + i) + MESSAGES[4]]
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    counts = {}
+    kinds = {}
+    for fold in (False, True):
+        c = ParseCounter(str(path))
+        evs = list(parse_log(str(path), c, fold=fold))
+        counts[fold] = (c.recognized, c.unrecognized, c.malformed)
+        kinds[fold] = [type(e).__name__ for e in evs]
+    # WHEN parsed with folding, THEN every line is still counted as recognized
+    assert counts[True] == counts[False] == (len(lines), 0, 0)
+    # and only the repeated steps and the load starts are left out: each step after a load
+    # stays (it is the step the load is attributed to)
+    assert kinds[False].count("Executed") == 30
+    assert kinds[True].count("Executed") == 3
+    assert kinds[True].count("ExecutableLoaded") == kinds[False].count("ExecutableLoaded") == 3
+    assert kinds[False].count("FrameworkNote") == 3
+    assert kinds[True].count("FrameworkNote") == 0
