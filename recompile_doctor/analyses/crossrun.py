@@ -122,9 +122,7 @@ def _keys(tl: Timeline) -> dict[int, _Key]:
                 return c
         return None
 
-    for n in tl.notes:
-        if n.note not in _KEY_NOTES:
-            continue
+    for n in tl.notes_of(*_KEY_NOTES):
         comp = owner(n.span, n.key.module if n.key is not None else None)
         if comp is None:
             continue

@@ -39,13 +39,9 @@ def _framework(reasons: list[RecompileReason]) -> str | None:
     return fws.pop() if len(fws) == 1 else None
 
 
-def _reasons(tl: Timeline, rule_id: str) -> list[RecompileReason]:
-    return [r for r, _ in tl.reasons if r.rule == rule_id]
-
-
 def recompile_limit(tl: Timeline, opts: Options) -> list[Finding]:
     """The framework's recompile limit was hit."""
-    hits = _reasons(tl, "recompile-limit")
+    hits = tl.reasons_of("recompile-limit")
     if not hits:
         return []
     fns = sorted({r.key.function or r.key.name for r in hits})
@@ -71,7 +67,7 @@ def recompile_limit(tl: Timeline, opts: Options) -> list[Finding]:
 
 def compile_failed(tl: Timeline, opts: Options) -> list[Finding]:
     """Compilations that failed."""
-    fails = _reasons(tl, "compile-failed")
+    fails = tl.reasons_of("compile-failed")
     if not fails:
         return []
     fns = sorted({r.key.function or r.key.name for r in fails})
@@ -96,7 +92,7 @@ def compile_failed(tl: Timeline, opts: Options) -> list[Finding]:
 
 def graph_breaks(tl: Timeline, opts: Options) -> list[Finding]:
     """Graph breaks, identical reasons collapsed with a count."""
-    notes = [n for n in tl.notes if n.note == "graph-break"]
+    notes = tl.notes_of("graph-break")
     if not notes:
         return []
     reasons = Counter(str(n.detail.get("reason") or n.span.text.strip()) for n in notes)
@@ -116,7 +112,7 @@ def graph_breaks(tl: Timeline, opts: Options) -> list[Finding]:
 
 def retracing(tl: Timeline, opts: Options) -> list[Finding]:
     """A framework's retracing warning that no recompilation cause already explains."""
-    warned = _reasons(tl, "retracing")
+    warned = tl.reasons_of("retracing")
     if not warned:
         return []
     explained = {

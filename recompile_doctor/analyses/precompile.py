@@ -15,8 +15,8 @@ from recompile_doctor.timeline import Timeline
 
 def precompile_unsupported(tl: Timeline, opts: Options) -> list[Finding]:
     """Unhashable custom ops, or PRE_COMPILE without a cache path."""
-    unhashable = [n.span for n in tl.notes if n.note == "custom-op-unhashable"]
-    no_path = [n.span for n in tl.notes if n.note == "precompile-no-cache-path"]
+    unhashable = [n.span for n in tl.notes_of("custom-op-unhashable")]
+    no_path = [n.span for n in tl.notes_of("precompile-no-cache-path")]
     if not unhashable and not no_path:
         return []
     parts = []

@@ -283,11 +283,11 @@ class FastLines:
         self.lineno += n
         self.counter.unrecognized += n
         dec = self.decoder
-        mode: SkipMode = skip_mode(dec) if self._modal else "all"
+        mode: object = dec.wants_skipped if self._modal else "all"  # type: ignore[attr-defined]
         if mode == "none":
             return
         pos = a
-        if mode == "all":
+        if mode != "last":  # "all" (and anything unknown)
             k = first
             while pos < b:
                 nl = data.find(NL, pos, b)
@@ -300,7 +300,8 @@ class FastLines:
                 return
         if self._defer:
             # the walk back is put off until the decoder asks (often it need not be done)
-            self._settle()
+            if self._pending is not None:
+                self._settle()
             self._pending = (pos, b, self.lineno)
             dec.pending_last = self._walk_back  # type: ignore[attr-defined]
             return

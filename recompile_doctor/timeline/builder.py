@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import sys
+from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -30,7 +31,14 @@ from recompile_doctor.model import CacheOutcome, Compilation, Event
 from recompile_doctor.timeline.names import elided_match, function_key
 from recompile_doctor.timeline.packed import Packed
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
-from recompile_doctor.timeline.types import Load, ProcessInfo, Switch, Timeline
+from recompile_doctor.timeline.types import (
+    NO_COMPILATION,
+    Attributed,
+    Load,
+    ProcessInfo,
+    Switch,
+    Timeline,
+)
 
 _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
 
@@ -119,7 +127,11 @@ class TimelineBuilder:
         self._lookups: Packed[tuple[CacheLookup, int | None]] = Packed()
         self._notes: Packed[FrameworkNote] = Packed()
         self._switches: Packed[Switch] = Packed()
-        self._reasons: Packed[tuple[RecompileReason, int | None]] = Packed()
+        self._reasons: Packed[RecompileReason] = Packed()
+        self._reason_ids = array("q")  # the compilation of each reason (NO_COMPILATION)
+        #: where each kind of note, and each rule of reason, is (Timeline.note_index)
+        self._note_index: dict[str, array[int]] = {}
+        self._reason_index: dict[str | None, array[int]] = {}
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
         #: the same run name the same compilation
@@ -217,8 +229,7 @@ class TimelineBuilder:
     def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
         waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
         for i in waiting or ():
-            r, _ = self._reasons[i]
-            self._reasons[i] = (r, c.id)
+            self._reason_ids[i] = c.id
 
     def _touch(self, c: _Pending | None, sp: Span) -> None:
         """``sp`` is part of compilation ``c``: it lasts at least until then."""
@@ -257,6 +268,7 @@ class TimelineBuilder:
         elif isinstance(ev, RecompileReason):
             self._on_reason(ev, proc)
         elif isinstance(ev, FrameworkNote) and ev.note not in UNREAD_NOTES:
+            self._note_index.setdefault(ev.note, array("q")).append(len(self._notes))
             self._notes.append(self._kept(ev))
         if ev.record is not None and ev.keep:
             self._events.append(ev.record)
@@ -404,6 +416,7 @@ class TimelineBuilder:
         """A reason belongs to the compilation of its function that starts next in the
         process, or to the one under way when the framework names its compile id."""
         index = len(self._reasons)
+        self._reason_index.setdefault(ev.rule, array("q")).append(index)
         c = proc.current
         if ev.key.compile_id is not None:
             same = self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
@@ -415,9 +428,11 @@ class TimelineBuilder:
             and c.key is not None
             and c.key.compile_id == ev.key.compile_id
         ):
-            self._reasons.append((self._kept(ev), c.id))
+            self._reasons.append(self._kept(ev))
+            self._reason_ids.append(c.id)
             return
-        self._reasons.append((self._kept(ev), None))
+        self._reasons.append(self._kept(ev))
+        self._reason_ids.append(NO_COMPILATION)
         fn = ev.key.function or ev.key.name
         self._waiting_reasons.setdefault((proc.index, fn), []).append(index)
 
@@ -504,8 +519,10 @@ class TimelineBuilder:
             uncacheable=uncacheable,
             lookups=self._lookups,
             notes=self._notes,
-            reasons=self._reasons,
+            reasons=Attributed(self._reasons, self._reason_ids),
             switches=self._switches,
+            note_index=self._note_index,
+            reason_index=self._reason_index,
         )
 
     def _finish_compilations(self) -> tuple[tuple[Compilation, ...], tuple[int, ...]]:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Generic, NamedTuple, TypeVar, overload
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
@@ -27,6 +28,49 @@ class Load(NamedTuple):
     text: str
     attributed: bool = True  # module known from the next Execute line (else a best guess)
     rank: str | None = None  # the MPI rank tag of the line, if any
+
+
+T = TypeVar("T")
+
+#: where an item of :class:`Attributed` belongs to no compilation
+NO_COMPILATION = -1
+
+
+class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
+    """Items, each with the id of the compilation it belongs to (``None``: none), stored
+    apart: ``items`` may be packed, and the ids change as compilations are found (a reason
+    comes before the compilation it explains) without touching the packed items."""
+
+    def __init__(self, items: Sequence[T], ids: array[int]) -> None:
+        self._items = items
+        self._ids = ids
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[tuple[T, int | None]]:
+        for item, cid in zip(self._items, self._ids, strict=True):
+            yield item, (None if cid == NO_COMPILATION else cid)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[T, int | None]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[T, int | None]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[T, int | None] | Sequence[tuple[T, int | None]]:
+        if isinstance(i, slice):
+            return list(self)[i]
+        cid = self._ids[i]
+        return self._items[i], (None if cid == NO_COMPILATION else cid)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Attributed({len(self)} items)"
 
 
 class Switch(NamedTuple):
@@ -62,6 +106,26 @@ class Timeline:
     reasons: Sequence[tuple[RecompileReason, int | None]] = ()
     #: every change of the executing module on a device (from the ``Execute`` lines)
     switches: Sequence[Switch] = ()
+    #: where the notes of each kind, and the reasons of each rule, are in ``notes`` and
+    #: ``reasons`` (None: not indexed, :meth:`notes_of` and :meth:`reasons_of` look through
+    #: them all): an analysis asking for a kind the run never logged reads nothing
+    note_index: Mapping[str, Sequence[int]] | None = None
+    reason_index: Mapping[str | None, Sequence[int]] | None = None
+
+    def notes_of(self, *kinds: str) -> list[FrameworkNote]:
+        """The notes of these kinds, in log order."""
+        if self.note_index is None:
+            return [n for n in self.notes if n.note in kinds]
+        at = sorted(i for k in kinds for i in self.note_index.get(k, ()))
+        notes = self.notes
+        return [notes[i] for i in at]
+
+    def reasons_of(self, rule: str) -> list[RecompileReason]:
+        """The reasons mapped to ``rule``, in log order."""
+        if self.reason_index is None:
+            return [r for r, _ in self.reasons if r.rule == rule]
+        reasons = self.reasons
+        return [reasons[i][0] for i in self.reason_index.get(rule, ())]
 
     def reasons_by_compilation(self) -> dict[int, list[RecompileReason]]:
         """The reasons attached to each compilation (by id), in log order: one pass over
