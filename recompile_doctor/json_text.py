@@ -10,15 +10,9 @@ separators are those of ``json.dumps``.  A hypothesis test compares the two on r
 
 from __future__ import annotations
 
-import json.encoder
 from collections.abc import Callable
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any
-
-#: CPython's C encoder (None when its accelerator is not built; typeshed does not know it)
-c_make_encoder: Callable[..., Callable[[Any, int], Any]] | None = getattr(
-    json.encoder, "c_make_encoder", None
-)
 
 _INF = float("inf")
 
@@ -51,32 +45,6 @@ _SCALARS: dict[type, Callable[[Any], str]] = {
 }
 
 
-#: the exact types a container may hold to be written whole by the C encoder
-_FLAT = frozenset(_SCALARS)
-
-#: ``level -> C encoder`` whose item separator already carries that level's indentation
-_C_FLAT: dict[tuple[int, str], Callable[[Any, int], Any]] = {}
-
-
-def _c_flat(level: int, step: str) -> Callable[[Any, int], Any]:
-    """The C encoder writing a container of scalars ``level`` deep: its items, separated
-    by a newline and the indentation of ``level + 1``, are exactly what the indenting
-    encoder writes; only the brackets need their own lines."""
-    enc = _C_FLAT.get((level, step))
-    if enc is None:
-        assert c_make_encoder is not None
-        enc = c_make_encoder(
-            None, _unserializable, encode_basestring, None,
-            ": ", ",\n" + step * (level + 1), False, False, True,
-        )  # fmt: skip
-        _C_FLAT[(level, step)] = enc
-    return enc
-
-
-def _unserializable(o: object) -> object:
-    raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
-
-
 def _key(k: object) -> str:
     if isinstance(k, str):
         return encode_basestring(k)
@@ -103,57 +71,6 @@ def _text(o: Any, level: int, step: str) -> str:
     scalar = _SCALARS.get(o.__class__)
     if scalar is not None:
         return scalar(o)
-    if o and c_make_encoder is not None:
-        text = _c_text(o, level, step)
-        if text is not None:
-            return text
-    return _walk(o, level, step)
-
-
-#: what stands for a nested container while its parent goes through the C encoder, and how
-#: the C encoder writes it (no other value writes exactly this: a string holding it escapes
-#: its quotes; a collision is caught by counting and falls back to the walk)
-_MARK = "\x00\x00"
-_MARK_TEXT = '"\\u0000\\u0000"'
-
-
-def _c_text(o: Any, level: int, step: str) -> str | None:
-    """A non-empty exact ``dict``, ``list`` or ``tuple`` written by the C encoder: its scalar
-    items in one call, each nested container (in its place) by :func:`_text` one level
-    deeper.  ``None`` for anything else, or if a marker could be confused with a value."""
-    cls = o.__class__
-    if cls is dict:
-        nested: list[Any] = [k for k, v in o.items() if v.__class__ not in _FLAT]
-        if nested:
-            flat: Any = dict(o)
-            for k in nested:
-                flat[k] = _MARK
-        else:
-            flat = o
-    elif cls is list or cls is tuple:
-        nested = [i for i, v in enumerate(o) if v.__class__ not in _FLAT]
-        flat = list(o) if nested or cls is tuple else o
-        for i in nested:
-            flat[i] = _MARK
-    else:
-        return None
-    enc = _C_FLAT.get((level, step)) or _c_flat(level, step)
-    text = "".join(enc(flat, 0))
-    inner = "\n" + step * (level + 1)
-    if nested:
-        parts = text.split(_MARK_TEXT)
-        if len(parts) != len(nested) + 1:
-            return None
-        deeper = level + 1
-        pieces = [parts[0]]
-        for key, part in zip(nested, parts[1:], strict=True):
-            pieces.append(_text(o[key], deeper, step))
-            pieces.append(part)
-        text = "".join(pieces)
-    return text[0] + inner + text[1:-1] + "\n" + step * level + text[-1]
-
-
-def _walk(o: Any, level: int, step: str) -> str:
     if isinstance(o, dict):
         if not o:
             return "{}"
