@@ -76,11 +76,12 @@ def _text(o: Any, level: int, step: str) -> str:
             return "{}"
         inner = "\n" + step * (level + 1)
         deeper = level + 1
+        get = _SCALARS.get
         body = ("," + inner).join(
             [
                 (encode_basestring(k) if k.__class__ is str else _key(k))
                 + ": "
-                + _text(v, deeper, step)
+                + (w(v) if (w := get(v.__class__)) is not None else _text(v, deeper, step))
                 for k, v in o.items()
             ]
         )
@@ -89,7 +90,11 @@ def _text(o: Any, level: int, step: str) -> str:
         if not o:
             return "[]"
         inner = "\n" + step * (level + 1)
-        body = ("," + inner).join([_text(v, level + 1, step) for v in o])
+        get = _SCALARS.get
+        deeper = level + 1
+        body = ("," + inner).join(
+            [w(v) if (w := get(v.__class__)) is not None else _text(v, deeper, step) for v in o]
+        )
         return "[" + inner + body + "\n" + step * level + "]"
     if isinstance(o, str):
         return encode_basestring(o)
