@@ -292,6 +292,16 @@ def skip_bom(f: BinaryIO, st: ReadStats) -> str:
     return enc
 
 
+def _gzip_problem(e: BaseException) -> str:
+    """What broke the stream: ``gzip``'s words, without the two bytes it quotes when a
+    member does not start with the gzip magic (where it looked for them depends on how far
+    the reader had asked it to read, not on the input)."""
+    text = str(e)
+    if text.startswith("Not a gzipped file ("):
+        return "Not a gzipped file"
+    return text
+
+
 def record_truncation(
     path: str, st: ReadStats, lines: int, e: BaseException, strict: bool, note: bool = True
 ) -> None:
@@ -301,7 +311,7 @@ def record_truncation(
         raise RecompileDoctorError(
             f"gzip stream ends early after line {lines} ({e})", path=path
         ) from None
-    t = Truncation(path, lines, "gzip stream ends early", str(e))
+    t = Truncation(path, lines, "gzip stream ends early", _gzip_problem(e))
     st.truncated = t
     sink = _NOTES.get()
     if note and sink is not None:

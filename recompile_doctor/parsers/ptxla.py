@@ -49,6 +49,11 @@ _COMPILE = "Compilation Analysis: "
 _EXECUTE = ("Execution Analysis: ", "Unexpected Execution Analysis: ")
 _POST = "Post Compilation Analysis: "
 _PREFIXES = (_COMPILE, *_EXECUTE, _POST)
+#: each prefix ends with, and holds once, these words: a line starts with a prefix exactly
+#: when its text up to their first occurrence is one
+_PREFIX_END = "Analysis: "
+_PREFIX_SET = frozenset(_PREFIXES)
+_PREFIX_MAX = max(map(len, _PREFIXES))
 ANCHORS = (
     "Analysis: ",
     "Computation hash: ",
@@ -173,11 +178,8 @@ class PtxlaDecoder:
             self._metric_name = None
             if _HEADER_RE.match(text) is None:
                 out.extend(self._flush_metrics())
-        prefix = (
-            next((p for p in _PREFIXES if text.startswith(p)), None)
-            if text.startswith(_PREFIXES)
-            else None
-        )
+        end = text.find(_PREFIX_END, 0, _PREFIX_MAX) + len(_PREFIX_END)
+        prefix = text[:end] if end > len(_PREFIX_END) and text[:end] in _PREFIX_SET else None
         blk = self._block
         if blk is not None and prefix != blk.prefix:
             out.extend(self._close(blk))
