@@ -22,6 +22,14 @@ T = TypeVar("T")
 PACK_CHUNK = 1024
 
 
+def sequence_eq(self: Sequence[Any], other: object) -> bool:
+    """``==`` of a sequence type that is equal to any sequence (not a string) holding equal
+    items in the same order, as a list is to a list."""
+    if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
+        return NotImplemented  # type: ignore[no-any-return]
+    return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+
 class Packed(Sequence[T]):
     """A list that packs its items in compressed chunks once there are many.
 
@@ -80,11 +88,7 @@ class Packed(Sequence[T]):
             raise IndexError("index out of range")
         return divmod(i % self._n, self._size)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
+    __eq__ = sequence_eq
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:

@@ -10,6 +10,7 @@ from typing import Generic, NamedTuple, TypeVar, overload
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
 from recompile_doctor.timeline.names import function_key
+from recompile_doctor.timeline.packed import sequence_eq
 
 
 class Load(NamedTuple):
@@ -62,11 +63,7 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
         cid = self._ids[i]
         return self._items[i], (None if cid == NO_COMPILATION else cid)
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, (str, bytes)):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
+    __eq__ = sequence_eq
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
