@@ -31,6 +31,7 @@ from recompile_doctor.parsers._reader import (
 from recompile_doctor.parsers._scan import (
     Blocks,
     FastLines,
+    Matcher,
     make_matcher,
     read_head,
     read_more,
@@ -256,7 +257,7 @@ class _FastPart:
         blocks, st = self.blocks, self.st
         fl = FastLines(
             blocks,
-            make_matcher(literals, self.engine),
+            _MatcherOnFirstUse(literals, self.engine),
             decoder,
             is_anchor,
             c,
@@ -275,6 +276,22 @@ class _FastPart:
             raise RecompileDoctorError("empty input", path=self.path)
         if self.on_progress is not None:
             self.on_progress(st.bytes)
+
+
+class _MatcherOnFirstUse:
+    """:func:`make_matcher`'s matcher, made when first asked: an input whose head lines
+    hold all of it never needs one (nor the start-up cost of hyperscan and its database)."""
+
+    def __init__(self, literals: list[str], engine: str | None) -> None:
+        self._literals = literals
+        self._engine = engine
+        self._made: Matcher | None = None
+
+    def positions(self, data: bytearray, end: int) -> list[int]:
+        made = self._made
+        if made is None:
+            made = self._made = make_matcher(self._literals, self._engine)
+        return made.positions(data, end)
 
 
 def _drive(

@@ -1,0 +1,78 @@
+"""Start-up: best-of-N wall time of short commands, against the 0.15 s target (issue 10).
+
+Each command runs N times as a fresh process (the console script's interpreter, with the
+package's bytecode compiled first, as an installed wheel has it); the best run is the figure
+least disturbed by other work on the machine.  Prints figures, never asserts.
+
+    .venv/bin/python benchmarks/bench_startup.py [-n N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGET_S = 0.15
+LOG = ROOT / "fixtures" / "jax" / "growing_shape" / "run.log"
+HLO = ROOT / "fixtures" / "hlo" / "jax" / "batch_size" / "dumps"
+HLO_A = HLO / "module_0000.jit_mlp.before_optimizations.txt"
+HLO_B = HLO / "module_0002.jit_mlp.before_optimizations.txt"
+
+#: name -> the command's arguments
+COMMANDS: dict[str, list[str]] = {
+    "--version": ["--version"],
+    "--help": ["--help"],
+    "analyze SMALL --format json": ["analyze", str(LOG), "--format", "json", "-o", os.devnull],
+    "analyze SMALL (text)": ["analyze", str(LOG)],
+    "diff SMALL_A SMALL_B": ["diff", str(HLO_A), str(HLO_B)],
+}
+
+#: what the console script runs
+ENTRY = "import sys; from recompile_doctor.cli.main import run; sys.argv[0] = 'recompile-doctor'; run()"
+
+
+def best_of(argv: list[str], n: int) -> tuple[float, int]:
+    """The fastest of ``n`` runs of the CLI with ``argv`` (seconds), and its exit code."""
+    best = float("inf")
+    code = 0
+    for _ in range(n):
+        t0 = time.perf_counter()
+        code = subprocess.run(
+            [sys.executable, "-c", ENTRY, *argv], stdout=subprocess.DEVNULL, cwd=ROOT
+        ).returncode
+        best = min(best, time.perf_counter() - t0)
+    return best, code
+
+
+def baseline(n: int) -> float:
+    """The fastest of ``n`` runs of a bare interpreter: the floor no command goes under."""
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("-n", type=int, default=10, help="runs of each command (default 10)")
+    args = ap.parse_args()
+    compileall.compile_dir(str(ROOT / "recompile_doctor"), quiet=1)
+    print(f"best of {args.n} runs, target {TARGET_S:.2f} s")
+    print(f"  {'python -c pass':32s} {baseline(args.n):6.3f} s   (the interpreter alone)")
+    for name, argv in COMMANDS.items():
+        s, code = best_of(argv, args.n)
+        verdict = "ok" if s < TARGET_S else "OVER"
+        print(f"  {name:32s} {s:6.3f} s   {s / TARGET_S:5.2f}x target  {verdict} (exit {code})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
