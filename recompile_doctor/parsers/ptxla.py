@@ -76,7 +76,7 @@ _METRIC_HEADS = (
 _LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch_xla/", "/torch/", "/lib/python")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Block:
     """One analysis block under way."""
 

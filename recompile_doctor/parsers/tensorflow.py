@@ -260,7 +260,7 @@ class _Bad(Exception):
     """A line that names a known message but does not fit it."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Block:
     """The per-call signature block of the device compiler."""
 
@@ -272,7 +272,7 @@ class _Block:
     requested: bool = False  # cache state 0: a compilation is requested
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Compile:
     """What the log said so far about the compilation under way."""
 

@@ -60,7 +60,7 @@ _BREAK_AT_RE = lazy_re(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)
 _BREAK_REASON_RE = lazy_re(r"^Graph Break Reason: (?P<reason>.*)$")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Line:
     lineno: int
     raw: str
@@ -72,7 +72,7 @@ class _Line:
     msg: str
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Block:
     kind: str  # "recompile" | "limit" | "break" | "item-warning"
     first: _Line

@@ -57,7 +57,7 @@ _CACHE_ARTIFACTS = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Envelope:
     lineno: int
     raw: str
