@@ -63,12 +63,19 @@ def test_analyze_of_a_small_log_imports_no_heavy_library() -> None:
 #: what ``analyze`` of a small log needs none of: the third-party ``regex`` (the views use
 #: ``re``), ``tempfile`` (only a stream read twice or events past the spool threshold),
 #: ``hyperscan`` (only a log longer than the lines format detection reads), the dump
-#: scanner, HLO parser and differ (only with ``--dumps``), the other reports' renderers
+#: scanner, HLO parser and differ (only with ``--dumps``), the other reports' renderers, the
+#: decoders of the formats the log is not in (detection needs only their ``*_detect`` half)
 NOT_FOR_A_SMALL_LOG = (
     "regex",
     "tempfile",
     "hyperscan",
     "recompile_doctor.parsers.dumps",
+    "recompile_doctor.parsers.poplar",
+    "recompile_doctor.parsers.poplar_decoder",
+    "recompile_doctor.parsers.tensorflow",
+    "recompile_doctor.parsers.torch",
+    "recompile_doctor.parsers.torch_trace",
+    "recompile_doctor.parsers.ptxla",
     "recompile_doctor.differ",
     "recompile_doctor.parsers.hlo",
     "recompile_doctor.reports.html",

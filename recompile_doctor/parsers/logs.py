@@ -38,12 +38,10 @@ from recompile_doctor.parsers._scan import (
     regex_literals,
 )
 from recompile_doctor.parsers.jax import JAX
-from recompile_doctor.parsers.poplar import ANCHOR_RE
-from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
-from recompile_doctor.parsers.ptxla import PTXLA
-from recompile_doctor.parsers.tensorflow import TENSORFLOW
-from recompile_doctor.parsers.torch import TORCH
-from recompile_doctor.parsers.torch_trace import TORCH_TRACE
+from recompile_doctor.parsers.ptxla_detect import PTXLA
+from recompile_doctor.parsers.tensorflow_detect import TENSORFLOW
+from recompile_doctor.parsers.torch_detect import TORCH
+from recompile_doctor.parsers.torch_trace_detect import TORCH_TRACE
 
 #: lines of an input that detection looks at
 SNIFF_LINES = 400
@@ -72,12 +70,19 @@ def _poplar_sniff(lines: Sequence[str]) -> int:
     return anchor_sniffer(_POPLAR_ANCHORS)(lines)
 
 
+def _poplar_decoder(path: str) -> Decoder:
+    """A Poplar decoder: its modules are imported only when a Poplar log is read."""
+    from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
+
+    return PoplarDecoder(path)
+
+
 POPLAR = LogFormat(
     name="poplar",
     framework="poplar",
     anchors=_POPLAR_ANCHORS,
     sniff=_poplar_sniff,
-    decoder=PoplarDecoder,
+    decoder=_poplar_decoder,
     how_to_log=(
         "For a Graphcore TensorFlow-on-IPU run, log with TF_POPLAR_VLOG_LEVEL=1 (or "
         "TF_CPP_VMODULE='poplar_compiler=1,poplar_executable=1') and POPLAR_LOG_LEVEL=INFO "
@@ -140,6 +145,8 @@ class ParseCounter:
 
 def _anchor_test(fmt: LogFormat) -> Callable[[str], bool]:
     if fmt is POPLAR:
+        from recompile_doctor.parsers.poplar import ANCHOR_RE
+
         search = ANCHOR_RE.search
         return lambda line: search(line) is not None
     anchors = fmt.anchors
@@ -149,6 +156,8 @@ def _anchor_test(fmt: LogFormat) -> Callable[[str], bool]:
 def _scan_literals(fmt: LogFormat) -> list[str] | None:
     """Literals such that a line passing the format's anchor test contains one of them."""
     if fmt is POPLAR:
+        from recompile_doctor.parsers.poplar import ANCHOR_RE
+
         return regex_literals(ANCHOR_RE)
     return list(fmt.anchors)
 
