@@ -9,7 +9,6 @@ import dataclasses
 import json
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses.recompile import recompilation_causes
@@ -171,6 +170,8 @@ def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ..
 
 def load_report(path: PathLike) -> Report:
     """Read a report saved with ``analyze --format json``."""
+    from pathlib import Path  # only here: not at every start
+
     p = os.fspath(path)
     try:
         text = Path(p).read_text(encoding="utf-8")

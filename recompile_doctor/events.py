@@ -67,7 +67,8 @@ class CompileKey:
         return self.module or self.function or "?"
 
 
-@dataclass(frozen=True, slots=True)
+# a base only, never made itself: each event class generates its own methods
+@dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _Base:
     span: Span
     #: the line as a recognized message (kind, module, hash, fields), or None

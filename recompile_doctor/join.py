@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING
 
 from recompile_doctor.analyses._common import CompileDiff
 from recompile_doctor.model import Compilation
-from recompile_doctor.parsers.dumps import DumpFile, group_by_module, scan_folder
 
 if TYPE_CHECKING:
     from recompile_doctor.differ.result import ModuleDiff
+    from recompile_doctor.parsers.dumps import DumpFile
 from recompile_doctor.timeline import Timeline, function_key
 
 #: instruction-level changes kept per compilation pair
@@ -74,6 +74,8 @@ def _condense(md: ModuleDiff) -> CompileDiff:
 
 def dump_sequences(folders: Sequence[str]) -> dict[str, DumpSequence]:
     """Per function key: its dumps in order and the diffs of consecutive ones."""
+    from recompile_doctor.parsers.dumps import group_by_module, scan_folder  # only with dumps
+
     seqs: dict[str, list[DumpFile]] = {}
     for folder in folders:
         found: dict[str, list[DumpFile]] = {}

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,6 +58,44 @@ def test_analyze_of_a_small_log_imports_no_heavy_library() -> None:
     assert code in (0, 1)
     assert "recompile_doctor.cli.analyze" in modules
     assert _loaded(modules, HEAVY) == []
+
+
+#: what ``analyze`` of a small log needs none of: the third-party ``regex`` (the views use
+#: ``re``), ``tempfile`` (only a stream read twice or events past the spool threshold),
+#: ``hyperscan`` (only a log longer than the lines format detection reads), the dump
+#: scanner, HLO parser and differ (only with ``--dumps``), the other reports' renderers, the
+#: decoders of the formats the log is not in (detection needs only their ``*_detect`` half)
+NOT_FOR_A_SMALL_LOG = (
+    "regex",
+    "tempfile",
+    "hyperscan",
+    "recompile_doctor.parsers.dumps",
+    "recompile_doctor.parsers.poplar",
+    "recompile_doctor.parsers.poplar_decoder",
+    "recompile_doctor.parsers.tensorflow",
+    "recompile_doctor.parsers.torch",
+    "recompile_doctor.parsers.torch_trace",
+    "recompile_doctor.parsers.ptxla",
+    "recompile_doctor.differ",
+    "recompile_doctor.parsers.hlo",
+    "recompile_doctor.reports.html",
+    "recompile_doctor.reports.markdown",
+    "recompile_doctor.reports.plots",
+    "recompile_doctor.reports.diff",
+)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_analyze_of_a_small_log_imports_only_what_it_uses(fmt: str) -> None:
+    """GIVEN a small JAX log WHEN ``analyze`` writes its text or JSON report THEN the log was
+    read and reported, without importing what only big logs, dumps or other reports need;
+    the text renderer is imported for the text report only."""
+    log = ROOT / "fixtures" / "jax" / "growing_shape" / "run.log"
+    code, modules = _modules_after("analyze", str(log), "--format", fmt, "--output", os.devnull)
+    assert code in (0, 1)
+    assert {"recompile_doctor.parsers.jax", "recompile_doctor.timeline.builder"} <= set(modules)
+    assert _loaded(modules, NOT_FOR_A_SMALL_LOG) == []
+    assert ("recompile_doctor.reports.text" in modules) == (fmt == "text")
 
 
 def test_the_static_command_table_is_the_commands_own() -> None:

@@ -38,7 +38,6 @@ from recompile_doctor.analyses._common import (
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES, CacheLookup, FrameworkNote, Span
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
-from recompile_doctor.parsers.dumps import side_files
 from recompile_doctor.rules import rule as rule_of
 from recompile_doctor.timeline import Timeline, function_key
 
@@ -64,7 +63,7 @@ def _ev(sp: Span) -> Evidence:
     return Evidence(sp.source, sp.line, sp.text)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Key:
     """What one compilation's log says about its cache key."""
 
@@ -92,7 +91,7 @@ class _Key:
         return None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Pair:
     """A later compilation that missed, and the earlier one it could have reused."""
 
@@ -189,6 +188,7 @@ def _settings(d: CompileDiff | None, rule: str) -> list[SettingChange]:
         return []
     try:
         from recompile_doctor.differ.options import compare_side_files  # only across runs
+        from recompile_doctor.parsers.dumps import side_files
 
         found = compare_side_files(side_files(d.a_path), side_files(d.b_path))
     except RecompileDoctorError:

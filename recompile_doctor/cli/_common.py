@@ -10,13 +10,15 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers._reader import collect_notes
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -99,6 +101,8 @@ def analysis_options(f: F) -> F:
 def check_dump_dirs(dumps: Sequence[str]) -> None:
     """Fail early, in the tool's one-line format, on a ``--dumps`` that is not a folder."""
     for d in dumps:
+        from pathlib import Path  # pathlib and what it imports: only with --dumps
+
         if not Path(d).exists():
             raise RecompileDoctorError("no such directory", path=d)
         if not Path(d).is_dir():
@@ -121,6 +125,8 @@ def format_for(fmt: str | None, output: str | None, default: str = "text") -> st
     if fmt:
         return fmt
     if output and output != "-":
+        from pathlib import Path  # pathlib and what it imports: not at every start
+
         return SUFFIX_FORMATS.get(Path(output).suffix.lower(), default)
     return default
 
@@ -129,6 +135,8 @@ def check_output_path(path: str, force: bool, inputs: Sequence[str] = ()) -> Pat
     """The one guard before writing ``path``: never an input, a file inside an input folder
     (a dump folder, a cache) or stdin's file, ``--force`` or not; an existing regular file
     only with ``force`` (a device, FIFO or ``/dev/stdout`` is written as it is)."""
+    from pathlib import Path  # pathlib and what it imports: not at every start
+
     p = Path(path)
     clash = _input_clash(path, inputs)
     if clash is not None:

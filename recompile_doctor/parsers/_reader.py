@@ -24,7 +24,6 @@ import io
 import os
 import stat
 import sys
-import tempfile
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -180,6 +179,8 @@ def _open_binary(path: str, spool: bool) -> tuple[BinaryIO, int | None, bool]:
     if not spool or not _needs_spool(path, fd):
         return src, size, False
     release_spool(path)
+    import tempfile  # only for a stream read twice: not at every start
+
     copy = tempfile.TemporaryFile(prefix="recompile-doctor-")  # noqa: SIM115
     _SPOOLS[path] = copy
     return _Tee(src, copy, owns=path != STDIN_NAME), size, True  # type: ignore[return-value]

@@ -31,18 +31,17 @@ from recompile_doctor.parsers._reader import (
 from recompile_doctor.parsers._scan import (
     Blocks,
     FastLines,
+    Matcher,
     make_matcher,
     read_head,
     read_more,
     regex_literals,
 )
 from recompile_doctor.parsers.jax import JAX
-from recompile_doctor.parsers.poplar import ANCHOR_RE
-from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
-from recompile_doctor.parsers.ptxla import PTXLA
-from recompile_doctor.parsers.tensorflow import TENSORFLOW
-from recompile_doctor.parsers.torch import TORCH
-from recompile_doctor.parsers.torch_trace import TORCH_TRACE
+from recompile_doctor.parsers.ptxla_detect import PTXLA
+from recompile_doctor.parsers.tensorflow_detect import TENSORFLOW
+from recompile_doctor.parsers.torch_detect import TORCH
+from recompile_doctor.parsers.torch_trace_detect import TORCH_TRACE
 
 #: lines of an input that detection looks at
 SNIFF_LINES = 400
@@ -71,12 +70,19 @@ def _poplar_sniff(lines: Sequence[str]) -> int:
     return anchor_sniffer(_POPLAR_ANCHORS)(lines)
 
 
+def _poplar_decoder(path: str) -> Decoder:
+    """A Poplar decoder: its modules are imported only when a Poplar log is read."""
+    from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
+
+    return PoplarDecoder(path)
+
+
 POPLAR = LogFormat(
     name="poplar",
     framework="poplar",
     anchors=_POPLAR_ANCHORS,
     sniff=_poplar_sniff,
-    decoder=PoplarDecoder,
+    decoder=_poplar_decoder,
     how_to_log=(
         "For a Graphcore TensorFlow-on-IPU run, log with TF_POPLAR_VLOG_LEVEL=1 (or "
         "TF_CPP_VMODULE='poplar_compiler=1,poplar_executable=1') and POPLAR_LOG_LEVEL=INFO "
@@ -139,6 +145,8 @@ class ParseCounter:
 
 def _anchor_test(fmt: LogFormat) -> Callable[[str], bool]:
     if fmt is POPLAR:
+        from recompile_doctor.parsers.poplar import ANCHOR_RE
+
         search = ANCHOR_RE.search
         return lambda line: search(line) is not None
     anchors = fmt.anchors
@@ -148,6 +156,8 @@ def _anchor_test(fmt: LogFormat) -> Callable[[str], bool]:
 def _scan_literals(fmt: LogFormat) -> list[str] | None:
     """Literals such that a line passing the format's anchor test contains one of them."""
     if fmt is POPLAR:
+        from recompile_doctor.parsers.poplar import ANCHOR_RE
+
         return regex_literals(ANCHOR_RE)
     return list(fmt.anchors)
 
@@ -260,7 +270,7 @@ class _FastPart:
         blocks, st = self.blocks, self.st
         fl = FastLines(
             blocks,
-            make_matcher(literals, self.engine),
+            _MatcherOnFirstUse(literals, self.engine),
             decoder,
             is_anchor,
             c,
@@ -279,6 +289,22 @@ class _FastPart:
             raise RecompileDoctorError("empty input", path=self.path)
         if self.on_progress is not None:
             self.on_progress(st.bytes)
+
+
+class _MatcherOnFirstUse:
+    """:func:`make_matcher`'s matcher, made when first asked: an input whose head lines
+    hold all of it never needs one (nor the start-up cost of hyperscan and its database)."""
+
+    def __init__(self, literals: list[str], engine: str | None) -> None:
+        self._literals = literals
+        self._engine = engine
+        self._made: Matcher | None = None
+
+    def positions(self, data: bytearray, end: int) -> list[int]:
+        made = self._made
+        if made is None:
+            made = self._made = make_matcher(self._literals, self._engine)
+        return made.positions(data, end)
 
 
 def _drive(

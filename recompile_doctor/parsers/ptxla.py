@@ -40,27 +40,27 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LineStatus, LogFormat, SkipMode
+from recompile_doctor.parsers._format import Decoded, LineStatus, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 
-FRAMEWORK = "ptxla"
-_COMPILE = "Compilation Analysis: "
-_EXECUTE = ("Execution Analysis: ", "Unexpected Execution Analysis: ")
-_POST = "Post Compilation Analysis: "
-_PREFIXES = (_COMPILE, *_EXECUTE, _POST)
+# detection's half of the format (the registry entry and sniff are this module's names too)
+from recompile_doctor.parsers.ptxla_detect import (  # noqa: F401
+    _COMPILE,
+    _POST,
+    _PREFIXES,
+    ANCHORS,
+    FRAMEWORK,
+    PTXLA,
+    sniff,
+)
+
 #: each prefix ends with, and holds once, these words: a line starts with a prefix exactly
 #: when its text up to their first occurrence is one
 _PREFIX_END = "Analysis: "
 _PREFIX_SET = frozenset(_PREFIXES)
 _PREFIX_MAX = max(map(len, _PREFIXES))
-ANCHORS = (
-    "Analysis: ",
-    "Computation hash: ",
-    "Metric: ",
-    "Counter: ",
-    "pt-xla-profiler: ",
-)
+
 _HASH_RE = lazy_re(r"^Graph Hash: (?P<hash>\S+)$")
 _COUNT_RE = lazy_re(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
 _NAME_RE = lazy_re(r"^Graph Name: (?P<name>.*)$")
@@ -70,18 +70,11 @@ _METRIC_LINE_RE = lazy_re(r"^  (?P<field>\w+): (?P<value>.*)$")
 _PROFILER_RE = lazy_re(
     r"pt-xla-profiler: (?P<metric>\w+) too frequent: (?P<n>\d+) counts during (?P<steps>\d+) steps"
 )
-#: metrics-report headers that only PyTorch/XLA's compile metrics print
-_METRIC_HEADS = (
-    "Metric: CompileTime",
-    "Metric: ExecuteTime",
-    "Counter: UncachedCompile",
-    "Counter: CachedCompile",
-)
 #: parts of a file name that mark a frame as the framework's, not the user's
 _LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch_xla/", "/torch/", "/lib/python")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Block:
     """One analysis block under way."""
 
@@ -351,27 +344,3 @@ def _io(g: _Graph) -> str | None:
     return f"{g.inputs if g.inputs is not None else '?'} inputs, " + (
         f"{g.outputs if g.outputs is not None else '?'} outputs"
     )
-
-
-def sniff(lines: Sequence[str]) -> int:
-    """Analysis-block lines score 3, metrics-report headers of compile metrics 2."""
-    score = 0
-    for ln in lines:
-        if ln.startswith(_PREFIXES):
-            score += 3
-        elif ln.startswith(_METRIC_HEADS) or "pt-xla-profiler: " in ln:
-            score += 2
-    return score
-
-
-PTXLA = LogFormat(
-    name="ptxla",
-    framework=FRAMEWORK,
-    anchors=ANCHORS,
-    sniff=sniff,
-    decoder=PtxlaDecoder,
-    how_to_log=(
-        "For PyTorch/XLA, log with PT_XLA_DEBUG_LEVEL=2 python train.py > run.log 2>&1 and "
-        "print(torch_xla.debug.metrics.metrics_report()) at the end of the run."
-    ),
-)

@@ -45,57 +45,19 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
+
+# detection's half of the format (the registry entry and sniff are this module's names too)
+from recompile_doctor.parsers.tensorflow_detect import (  # noqa: F401
+    ANCHORS,
+    FRAMEWORK,
+    HOW_TO_LOG,
+    TENSORFLOW,
+    sniff,
+)
 from recompile_doctor.rules import types_change_rule
-
-FRAMEWORK = "tensorflow"
-
-#: literal strings of the lines this decoder reads
-ANCHORS: tuple[str, ...] = (
-    "Compiled cluster using XLA!",
-    " times, compile time: ",
-    " as megamorphic",
-    "DeviceCompilationClusterSignature: ",
-    "Compilation cache entry hit: ",
-    "Instantly compiling for signature: ",
-    "Already Compiled for signature: ",
-    "DeviceCompiler::Compile ",
-    ": kind=",
-    "num_inputs=",
-    "XlaCompiler::CompileFunction ",
-    "Compiling: ",
-    " using JIT time: ",
-    "Compilation of XLA executable time: ",
-    "Compilation finished",
-    "HloModule dump enabled with path prefix",
-    "triggered tf.function retracing",
-    " initialized for platform ",
-)
-
-#: what only a TensorFlow log contains.  ``Compiled cluster using XLA!`` alone does not
-#: count: Graphcore's TensorFlow-on-IPU logs print it too; logs that name Poplar score 0.
-_SNIFF_TELLS: tuple[str, ...] = (
-    "device_compiler.h:",
-    "device_compilation_profiler.cc:",
-    "xla_compiler.cc:",
-    "cpu_feature_guard.cc:",
-    "oneDNN custom operations are on",
-    "triggered tf.function retracing",
-    "DeviceCompilationClusterSignature: ",
-    "XlaCompiler::CompileFunction ",
-    "tensorflow/compiler/jit/",
-    "tensorflow/compiler/tf2xla/",
-)
-_OTHER_STACK_TELLS = ("poplar", "popart", "poptorch", "popvision")
-
-HOW_TO_LOG = (
-    "For a TensorFlow run, log the XLA compilations with "
-    "TF_CPP_VMODULE='device_compiler=3,device_compilation_profiler=1' "
-    "(TF_CPP_MIN_LOG_LEVEL unset or 0; python train.py > run.log 2>&1) and keep the HLO with "
-    "XLA_FLAGS='--xla_dump_to=<dir> --xla_dump_hlo_as_text'."
-)
 
 # -- line prefixes ------------------------------------------------------------------------
 _NUM = r"\d{1,20}"
@@ -260,7 +222,7 @@ class _Bad(Exception):
     """A line that names a known message but does not fit it."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Block:
     """The per-call signature block of the device compiler."""
 
@@ -272,7 +234,7 @@ class _Block:
     requested: bool = False  # cache state 0: a compilation is requested
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Compile:
     """What the log said so far about the compilation under way."""
 
@@ -704,25 +666,3 @@ class TensorFlowDecoder:
             RecompileReason(sp, rec, key, "retracing", reason, (), None, (sp.line,)),
             FrameworkNote(sp, None, "retracing-warning", key, detail),
         ]
-
-
-def sniff(lines: Sequence[str]) -> int:
-    """How many of ``lines`` only TensorFlow writes (0 on other stacks' logs)."""
-    score = 0
-    for ln in lines:
-        if any(t in ln for t in _SNIFF_TELLS):
-            score += 1
-        low = ln.lower()
-        if any(t in low for t in _OTHER_STACK_TELLS):
-            return 0
-    return score
-
-
-TENSORFLOW = LogFormat(
-    name="tensorflow",
-    framework=FRAMEWORK,
-    anchors=ANCHORS,
-    sniff=sniff,
-    decoder=TensorFlowDecoder,
-    how_to_log=HOW_TO_LOG,
-)

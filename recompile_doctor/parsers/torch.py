@@ -22,7 +22,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._format import Decoded, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
@@ -40,16 +40,9 @@ from recompile_doctor.parsers._torch_guards import (
     with_new_values,
 )
 
-FRAMEWORK = "torch"
-ANCHORS = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/")
+# detection's half of the format (the registry entry and sniff are this module's names too)
+from recompile_doctor.parsers.torch_detect import ANCHORS, FRAMEWORK, LINE_RE, TORCH, sniff  # noqa: F401
 
-LINE_RE = lazy_re(
-    r"^(?:\[default(?P<d>\d+)\]:)?(?:\[rank(?P<r>\d+)\]:)?"
-    r"(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ "
-    r"(?P<file>torch/[^\s:\]]+):\d+\]"
-    r"(?: \[(?P<frame>\d+)/(?P<comp>\d+)(?:_(?P<att>\d+))?\])?"
-    r"(?: \[__(?P<art>\w+)\])?(?: (?P<msg>.*))?$"
-)
 _RECOMPILING_RE = lazy_re(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)$")
 _FAILURE_RE = lazy_re(r"^\s*- (?P<body>.*)$")
 _FILE_RE = lazy_re(r'^\s*(?:-\s+)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
@@ -60,7 +53,7 @@ _BREAK_AT_RE = lazy_re(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)
 _BREAK_REASON_RE = lazy_re(r"^Graph Break Reason: (?P<reason>.*)$")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Line:
     lineno: int
     raw: str
@@ -72,7 +65,7 @@ class _Line:
     msg: str
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Block:
     kind: str  # "recompile" | "limit" | "break" | "item-warning"
     first: _Line
@@ -470,28 +463,3 @@ class TorchLogDecoder:
 
 def _sited(c: ValueChange, call_site: str | None, source: str, line: int) -> ValueChange:
     return replace(c, call_site=c.call_site or call_site, source=source, line=line)
-
-
-def sniff(lines: Sequence[str]) -> int:
-    """Torch text-log lines score 2 each; a structured trace (JSON envelopes) scores 0."""
-    score = 0
-    for ln in lines:
-        if "torch/" not in ln or '] {"' in ln:
-            continue
-        if LINE_RE.match(ln.rstrip("\r\n")) is not None:
-            score += 2
-    return score
-
-
-TORCH = LogFormat(
-    name="torch",
-    framework=FRAMEWORK,
-    anchors=ANCHORS,
-    sniff=sniff,
-    decoder=TorchLogDecoder,
-    how_to_log=(
-        "For torch.compile, log with TORCH_LOGS=recompiles,graph_breaks (or "
-        "recompiles_verbose) python train.py 2> run.log, or write structured traces with "
-        "TORCH_TRACE=/path/to/dir (one file per rank)."
-    ),
-)

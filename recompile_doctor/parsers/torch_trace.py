@@ -10,7 +10,7 @@ names.  A corrupt envelope is malformed and skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -25,8 +25,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LogFormat, SkipMode
-from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._format import Decoded, SkipMode
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
@@ -39,14 +38,17 @@ from recompile_doctor.parsers._torch_guards import (
     with_new_values,
 )
 
-FRAMEWORK = "torch"
-ANCHORS = ('] {"',)
-_ENV_RE = lazy_re(
-    r"^(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ [^\s\]]+:\d+\] (?P<json>\{.*)$"
+# detection's half of the format (the registry entry and sniff are this module's names too)
+from recompile_doctor.parsers.torch_trace_detect import (  # noqa: F401
+    _ENV_RE,
+    ANCHORS,
+    FRAMEWORK,
+    TORCH_TRACE,
+    sniff,
 )
+
 #: parts of a file name that mark a frame as the framework's, not the user's
 _LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
-_KINDS = ("dynamo_start", "compilation_metrics", "str", "artifact", "chromium_event")
 _CACHE_ARTIFACTS = {
     "fx_graph_cache_hit": ("fx-graph", "hit"),
     "fx_graph_cache_miss": ("fx-graph", "miss"),
@@ -57,7 +59,7 @@ _CACHE_ARTIFACTS = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Envelope:
     lineno: int
     raw: str
@@ -363,25 +365,3 @@ def _sited(ev: RecompileReason, site: str) -> RecompileReason:
 
 def _site_change(c: ValueChange, site: str) -> ValueChange:
     return replace(c, call_site=site)
-
-
-def sniff(lines: Sequence[str]) -> int:
-    """Envelopes of a known kind score 3 each (more than a text log's lines)."""
-    score = 0
-    for ln in lines:
-        if '] {"' in ln and any(f'{{"{k}"' in ln for k in _KINDS) and _ENV_RE.match(ln) is not None:
-            score += 3
-    return score
-
-
-TORCH_TRACE = LogFormat(
-    name="torch-trace",
-    framework=FRAMEWORK,
-    anchors=ANCHORS,
-    sniff=sniff,
-    decoder=TorchTraceDecoder,
-    how_to_log=(
-        "For torch.compile structured traces, set TORCH_TRACE=/path/to/dir (one "
-        "dedicated_log_torch_trace_*.log per rank) and pass the files."
-    ),
-)

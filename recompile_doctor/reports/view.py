@@ -9,11 +9,10 @@ warm-up), the findings (title, why, old -> new changes, what to change, evidence
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import regex
 
 from recompile_doctor.model import (
     SEVERITY_RANK,
@@ -130,7 +129,7 @@ class EvidenceLine:
         return f"{self.source}:{self.line}"
 
 
-_VARIABLE = regex.compile(r"0x[0-9a-fA-F]+|\d+")
+_VARIABLE = re.compile(r"0x[0-9a-fA-F]+|\d+")
 
 
 def likeness(text: str) -> str:

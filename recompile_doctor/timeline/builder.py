@@ -46,7 +46,7 @@ _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Pending:
     id: int
     module: str
@@ -81,7 +81,7 @@ class _PendingLoad:
     before_first_step: bool
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Process:
     """One process of the run, and what is under way in it.  Lines of several processes can
     interleave in one log (MPI ranks tagged ``[1,0]<stderr>:``): each rank is its own stream

@@ -14,7 +14,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import pickle
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, overload
 
@@ -72,6 +71,8 @@ class EventSpool:
 
     def _spill(self) -> None:
         if self._file is None:
+            import tempfile  # only past the spool threshold: not at every start
+
             # closed by close(), or with the report; nameless, so nothing is left behind
             self._file = tempfile.TemporaryFile(prefix="recompile-doctor-events-")  # noqa: SIM115
         f = self._file
