@@ -139,3 +139,20 @@ def test_simulate_choices_are_the_simulators() -> None:
     opt = next(p for p in command.params if p.name == "connection_type")
     assert isinstance(opt.type, click.Choice)
     assert tuple(opt.type.choices) == tuple(CONNECTION_TYPES)
+
+
+def test_a_poplar_log_loads_no_other_formats_decoder() -> None:
+    """GIVEN a small Poplar log WHEN it is analysed THEN of the decoders only Poplar's is
+    imported (JAX's detection half, like the others', does not bring its decoder)."""
+    log = ROOT / "fixtures" / "poplar" / "cases" / "cache_disabled_two_processes.log"
+    code, modules = _modules_after("analyze", str(log), "--format", "json", "-o", os.devnull)
+    assert code in (0, 1)
+    assert "recompile_doctor.parsers.poplar_decoder" in modules
+    decoders = (
+        "recompile_doctor.parsers.jax",
+        "recompile_doctor.parsers.tensorflow",
+        "recompile_doctor.parsers.torch",
+        "recompile_doctor.parsers.torch_trace",
+        "recompile_doctor.parsers.ptxla",
+    )
+    assert _loaded(modules, decoders) == []

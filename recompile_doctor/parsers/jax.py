@@ -48,50 +48,16 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LogFormat, SkipMode
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import Clock
 from recompile_doctor.parsers._pylog import PyLog, split_pylog
+
+# detection's half of the format (the registry entry and sniff are this module's names too)
+from recompile_doctor.parsers.jax_detect import ANCHORS, FRAMEWORK, JAX, sniff  # noqa: F401
 from recompile_doctor.rules import cause_rank
-
-FRAMEWORK = "jax"
-
-#: literal strings: a line containing none of them holds no JAX message
-ANCHORS: tuple[str, ...] = (
-    "TRACING CACHE MISS",
-    "Finished tracing",
-    "Compiling ",
-    "Finished jaxpr to MLIR",
-    "Finished XLA compilation",
-    "ersistent compilation cache",
-    "PERSISTENT COMPILATION CACHE MISS",
-    "Not writing persistent cache entry",
-    "get_cache_key",
-    "XLA flag in cache key",
-    "Cache hit for key: ",
-    "Cache miss for key: ",
-    "get_executable_and_time",
-    "get_compile_options: ",
-    " seconds to compile (",
-)
-
-#: strings only JAX's lines contain (format detection)
-_SNIFF_TELLS: tuple[str, ...] = (
-    "TRACING CACHE MISS at ",
-    "Finished tracing ",
-    " with global shapes and types ",
-    "Finished jaxpr to MLIR module conversion ",
-    "Finished XLA compilation of ",
-    "PERSISTENT COMPILATION CACHE MISS for ",
-    "Persistent compilation cache hit for ",
-    "to persistent compilation cache with key ",
-    "persistent compilation cache at ",
-    "get_cache_key hash ",
-    "XLA flag in cache key: ",
-    "jax._src.",
-)
 
 #: JAX-internal functions compiled by eager operations (the name rule, used while the log
 #: shows no cache-miss explanations): ``lax`` primitives that run op by op
@@ -874,27 +840,3 @@ class JaxDecoder:
             [FrameworkNote(sp, rec, "compile-options", self._current, detail)],
             None,
         )
-
-
-def sniff(lines: Sequence[str]) -> int:
-    """How many of ``lines`` contain a string only JAX's lines contain."""
-    return sum(1 for ln in lines if any(t in ln for t in _SNIFF_TELLS))
-
-
-JAX = LogFormat(
-    name="jax",
-    framework=FRAMEWORK,
-    anchors=ANCHORS,
-    sniff=sniff,
-    decoder=JaxDecoder,
-    how_to_log=(
-        "For JAX, log compilations and cache-miss explanations with JAX_LOG_COMPILES=1 "
-        "JAX_EXPLAIN_CACHE_MISSES=1 (or jax.config.update('jax_log_compiles', True) and "
-        "jax.config.update('jax_explain_cache_misses', True)) and run python train.py "
-        "2> run.log; to see the persistent compilation cache and its key components also "
-        "set JAX_DEBUG_LOG_MODULES=jax._src.compiler,jax._src.compilation_cache,"
-        "jax._src.cache_key,jax._src.lru_cache and call logging.basicConfig(level="
-        "logging.WARNING) in the script (or set JAX_LOGGING_LEVEL=DEBUG, which logs "
-        "everything)."
-    ),
-)

@@ -37,7 +37,7 @@ from recompile_doctor.parsers._scan import (
     read_more,
     regex_literals,
 )
-from recompile_doctor.parsers.jax import JAX
+from recompile_doctor.parsers.jax_detect import JAX
 from recompile_doctor.parsers.ptxla_detect import PTXLA
 from recompile_doctor.parsers.tensorflow_detect import TENSORFLOW
 from recompile_doctor.parsers.torch_detect import TORCH
