@@ -23,6 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
+from operator import attrgetter
 
 from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints, skeleton_pair
 from recompile_doctor.differ.propagate import Propagation
@@ -79,6 +80,68 @@ def _identical(ca: Computation, pa: CompFingerprints, pb: CompFingerprints) -> b
     ins = ca.instructions
     numbers = {ins[k].parameter_number for k in pa.params}
     return len(numbers) == len(pa.params)
+
+
+_NAME = attrgetter("name")
+_OPCODE = attrgetter("opcode")
+_OPERANDS = attrgetter("operands")
+_CALLS = attrgetter("calls")
+
+
+def _positional(
+    ca: Computation,
+    cb: Computation,
+    pa: CompFingerprints,
+    pb: CompFingerprints,
+    fa: Fingerprints,
+    fb: Fingerprints,
+) -> bool:
+    """Whether the steps would match ``ca`` and ``cb`` position by position, shown without
+    running them: the same names, opcodes, operands, calls and parameter numbers position
+    by position (another batch size: shapes and literals differ), distinct parameter
+    numbers, the same root position, skeletons equal position by position, and each full
+    fingerprint either equal to the other side's at its position or found nowhere on the
+    other side.  Then step 1 pairs parameters and roots by position; step 2 pairs equal full
+    fingerprints in order, which (each such key being at the same positions on both sides)
+    is by position, then equal skeletons among what is left (equal position by position,
+    and so is what is left): every instruction with operands or callees by position.  What
+    is left are leaves, which top-down propagation pairs by position through their users
+    (matched by position, with the same operand indices and opcodes); a leaf with no user
+    would be left to the ``op_name`` hints, so then this says no."""
+    ia, ib = ca.instructions, cb.instructions
+    if len(ia) != len(ib) or pa.root != pb.root or pa.params != pb.params or not ia:
+        return False
+    if cb.twin is not ca and (
+        list(map(_NAME, ia)) != list(map(_NAME, ib))
+        or list(map(_OPERANDS, ia)) != list(map(_OPERANDS, ib))
+        or list(map(_CALLS, ia)) != list(map(_CALLS, ib))
+    ):
+        return False
+    if list(map(_OPCODE, ia)) != list(map(_OPCODE, ib)):
+        return False
+    numbers = [ia[k].parameter_number for k in pa.params]
+    if len(set(numbers)) != len(numbers) or numbers != [ib[k].parameter_number for k in pb.params]:
+        return False
+    full_a, full_b = pa.full, pb.full
+    keys_a, keys_b = set(full_a), set(full_b)
+    differ = [k for k, (x, y) in enumerate(zip(full_a, full_b, strict=True)) if x != y]
+    if any(full_a[k] in keys_b or full_b[k] in keys_a for k in differ):
+        return False
+    sa, sb = skeleton_pair(ca, cb, fa, fb)
+    if sa is not sb and sa != sb:
+        return False
+    # the leaves step 2 leaves unmatched (not parameters, not the root) need a user
+    params = set(pa.params)
+    lonely = [
+        k
+        for k in differ
+        if not ia[k].operands and not ia[k].calls and k not in params and k != pa.root
+    ]
+    if lonely:
+        used = set(chain.from_iterable(map(_OPERANDS, ia)))
+        if any(ia[k].name not in used for k in lonely):
+            return False
+    return True
 
 
 class _Matcher(Propagation):
@@ -240,7 +303,7 @@ def align(a: HloModule, b: HloModule, fa: Fingerprints, fb: Fingerprints) -> Ali
         pa, pb = fps_a[na], fps_b[nb]
         out.computations.append((na, nb))
         ia, ib = ca.instructions, cb.instructions
-        if pa.full == pb.full and _identical(ca, pa, pb):  # (a cheap test first)
+        if (pa.full == pb.full and _identical(ca, pa, pb)) or _positional(ca, cb, pa, pb, fa, fb):
             blocks.append((ia, ib, None, 0))
             out.matched += len(ia)
             a2b: list[int] | tuple[int, ...] | range = range(len(ia))
