@@ -4,6 +4,8 @@
   modules of two separate parses, and the same JSON diff, on every pair of real dumps and on
   real dumps with one instruction's shape, constant or opcode changed.
 * The aligner's fast propagation matches exactly what the plain fixpoint matches.
+* A computation pair the aligner matches by position without running its steps
+  (``align._positional``) is one the steps match by position.
 
 The plain algorithm (kept here as the reference) visits every matched pair top-down and every
 instruction bottom-up in each round; the product visits only pairs with an unmatched operand
@@ -23,7 +25,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.differ import diff_paths
-from recompile_doctor.differ.align import _Matcher
+from recompile_doctor.differ.align import _Matcher, _positional
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
 from recompile_doctor.differ.propagate import _operand_indices, same_kind
 from recompile_doctor.errors import RecompileDoctorError
@@ -133,6 +135,8 @@ def _programs(draw: st.DrawFn) -> tuple[str, str]:
     changed_c = draw(st.sets(st.integers(0, n - 1)))
     changed_op = draw(st.sets(st.integers(0, n - 1), max_size=2))
     batch_b = draw(st.sampled_from([8, 16]))
+    shift_b = draw(st.sampled_from([0, 7]))  # B printed renumbered, or with A's names
+    dead = draw(st.sets(st.integers(0, n - 1), max_size=2))  # constants nothing uses
 
     def text(batch: int, shift: int, side_b: bool) -> str:
         s = f"f32[{batch},4]{{1,0}}"
@@ -143,6 +147,8 @@ def _programs(draw: st.DrawFn) -> tuple[str, str]:
             c = consts[k] + (10 if side_b and k in changed_c else 0)
             op = _OPS[(_OPS.index(ops[k]) + 1) % 4] if side_b and k in changed_op else ops[k]
             lines.append(f"  %c.{k + shift} = f32[] constant({c})")
+            if k in dead:
+                lines.append(f"  %d.{k + shift} = {s} constant({{...}})")
             lines.append(f"  %b.{k + shift} = {s} broadcast(%c.{k + shift}), dimensions={{}}")
             x = names[picks[2 * k] % len(names)]
             y = names[picks[2 * k + 1] % len(names)]
@@ -153,7 +159,7 @@ def _programs(draw: st.DrawFn) -> tuple[str, str]:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
-    return text(32, 0, False), text(batch_b, 7, True)
+    return text(32, 0, False), text(batch_b, shift_b, True)
 
 
 @settings(max_examples=150, deadline=None)
@@ -168,6 +174,78 @@ def test_generated_changes_align_the_same_with_fast_and_plain_propagation(
         assert fast == plain
         # and the matching is one-to-one
         assert all(b2a[j] == i for i, j in enumerate(fast) if j >= 0)
+
+
+def _positional_checked(a: HloModule, b: HloModule) -> int:
+    """For every pair of same-named computations and the two entries that ``_positional``
+    matches by position: assert that the steps (with propagation) match them by position
+    too.  How many such pairs there were."""
+    fa, fb = compute(a), compute(b)
+    pairs = dict.fromkeys(
+        [(a.entry, b.entry)] + [(n, n) for n in a.computations if n in b.computations]
+    )
+    found = 0
+    for na, nb in pairs:
+        ca, cb = a.computations[na], b.computations[nb]
+        pa, pb = fa.computations[na], fb.computations[nb]
+        if not _positional(ca, cb, pa, pb, fa, fb):
+            continue
+        found += 1
+        m = _Matcher(ca, cb)
+        if not m.run(pa, pb, _skeletons(fa, fb, na, nb)):
+            m.propagate()
+        assert m.a2b == list(range(len(ca.instructions))), (a.path, b.path, na)
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(_programs())
+def test_generated_changes_matched_by_position_are_what_the_steps_match(
+    pair: tuple[str, str],
+) -> None:
+    # GIVEN two versions of a program (batch size, constants, opcodes, dead constants)
+    a, b = parse_hlo(pair[0], "a.hlo"), parse_hlo(pair[1], "b.hlo")
+    # WHEN the aligner would match a computation pair by position without its steps,
+    # THEN its steps match them by position
+    _positional_checked(a, b)
+
+
+def test_real_dumps_matched_by_position_are_what_the_steps_match() -> None:
+    # GIVEN every pair of real dumps of one scenario and stage, each parsed alone and as a
+    # pair (B's computations that differ only in shapes are then twins of A's)
+    found = 0
+    for fa, fb in _fixture_pairs():
+        for plain in (True, False):
+            # WHEN/THEN: see _positional_checked
+            found += _positional_checked(*parse_hlo_files(fa, fb, plain=plain))
+    assert found > 100  # (the shortcut applies to real dumps)
+
+
+def test_batch_change_is_matched_by_position_without_the_steps() -> None:
+    # GIVEN a program and the same program at another batch size, printed with the same names
+    def text(batch: int, unused: str = "") -> str:
+        s = f"f32[{batch},4]{{1,0}}"
+        return (
+            "HloModule m\n\nENTRY %main {\n"
+            f"  %p.0 = {s} parameter(0)\n"
+            "  %c.1 = f32[] constant(2)\n"
+            f"{unused}"
+            f"  %b.2 = {s} broadcast(%c.1), dimensions={{}}\n"
+            f"  ROOT %m.3 = {s} multiply(%p.0, %b.2)\n"
+            "}\n"
+        )
+
+    a, b = parse_hlo(text(32), "a.hlo"), parse_hlo(text(8), "b.hlo")
+    # WHEN the aligner looks at the entries, THEN it matches them by position at once
+    assert _positional_checked(a, b) == 1
+    # AND a changed constant nobody uses (the steps leave it to the op_name hints) makes
+    # it say no
+    a = parse_hlo(text(32, "  %d.9 = f32[] constant(5)\n"), "a.hlo")
+    b = parse_hlo(text(8, "  %d.9 = f32[] constant(6)\n"), "b.hlo")
+    assert _positional_checked(a, b) == 0
+    # (unchanged, the full fingerprints match it by position: then it says yes)
+    b = parse_hlo(text(8, "  %d.9 = f32[] constant(5)\n"), "b.hlo")
+    assert _positional_checked(a, b) == 1
 
 
 # -- parsing a pair: B's lines printed as A's are taken over ------------------------------------
