@@ -86,6 +86,17 @@ _NAME = attrgetter("name")
 _OPCODE = attrgetter("opcode")
 _OPERANDS = attrgetter("operands")
 _CALLS = attrgetter("calls")
+_ATTRS = attrgetter("attrs")
+_NUMBER = attrgetter("parameter_number")
+
+
+def _same_structure(ia: list[Instruction], ib: list[Instruction]) -> bool:
+    """The same names, opcodes, operands, calls, attributes and parameter numbers position
+    by position (what :attr:`Computation.twin` says, but for the root)."""
+    return all(
+        list(map(get, ia)) == list(map(get, ib))
+        for get in (_NAME, _OPCODE, _OPERANDS, _CALLS, _ATTRS, _NUMBER)
+    )
 
 
 def _positional(
@@ -97,39 +108,42 @@ def _positional(
     fb: Fingerprints,
 ) -> bool:
     """Whether the steps would match ``ca`` and ``cb`` position by position, shown without
-    running them: the same names, opcodes, operands, calls and parameter numbers position
-    by position (another batch size: shapes and literals differ), distinct parameter
-    numbers, the same root position, skeletons equal position by position, and each full
-    fingerprint either equal to the other side's at its position or found nowhere on the
-    other side.  Then step 1 pairs parameters and roots by position; step 2 pairs equal full
-    fingerprints in order, which (each such key being at the same positions on both sides)
-    is by position, then equal skeletons among what is left (equal position by position,
-    and so is what is left): every instruction with operands or callees by position.  What
-    is left are leaves, which top-down propagation pairs by position through their users
-    (matched by position, with the same operand indices and opcodes); a leaf with no user
-    would be left to the ``op_name`` hints, so then this says no."""
+    running them: the same structure position by position (:func:`_same_structure`: another
+    batch size changes only shapes and literals), distinct parameter numbers, the same root
+    position, equal skeletons position by position, and each full fingerprint either equal
+    to the other side's at its position or found nowhere on the other side.
+
+    Then step 1 pairs parameters and roots by position; step 2 pairs equal full fingerprints
+    in order, which (each such key being at the same positions on both sides) is by
+    position, then equal skeletons among what is left (equal position by position, and so
+    is what is left): every instruction with operands or callees by position.  What is left
+    are leaves, which top-down propagation pairs by position through their users (matched by
+    position, with the same operand indices and opcodes); a leaf with no user would be left
+    to the ``op_name`` hints, so then this says no.
+
+    Skeletons are made of opcodes, parameter numbers, some attributes, the operands' and the
+    callees' skeletons: with the same structure they are equal position by position when the
+    callees' are (the lazy path; the eager path's are compared)."""
     ia, ib = ca.instructions, cb.instructions
     if len(ia) != len(ib) or pa.root != pb.root or pa.params != pb.params or not ia:
         return False
-    if cb.twin is not ca and (
-        list(map(_NAME, ia)) != list(map(_NAME, ib))
-        or list(map(_OPERANDS, ia)) != list(map(_OPERANDS, ib))
-        or list(map(_CALLS, ia)) != list(map(_CALLS, ib))
-    ):
-        return False
-    if list(map(_OPCODE, ia)) != list(map(_OPCODE, ib)):
+    if cb.twin is not ca and not _same_structure(ia, ib):
         return False
     numbers = [ia[k].parameter_number for k in pa.params]
-    if len(set(numbers)) != len(numbers) or numbers != [ib[k].parameter_number for k in pb.params]:
+    if len(set(numbers)) != len(numbers):
         return False
     full_a, full_b = pa.full, pb.full
     keys_a, keys_b = set(full_a), set(full_b)
     differ = [k for k, (x, y) in enumerate(zip(full_a, full_b, strict=True)) if x != y]
     if any(full_a[k] in keys_b or full_b[k] in keys_a for k in differ):
         return False
-    sa, sb = skeleton_pair(ca, cb, fa, fb)
-    if sa is not sb and sa != sb:
-        return False
+    if fa.eager or fb.eager:
+        if fa.skeleton(ca.name) != fb.skeleton(cb.name):
+            return False
+    else:
+        cs_a, cs_b = fa.computation_skeleton, fb.computation_skeleton
+        if any(cs_a(c) != cs_b(c) for k in pa.callers for c in ia[k].calls):
+            return False
     # the leaves step 2 leaves unmatched (not parameters, not the root) need a user
     params = set(pa.params)
     lonely = [
