@@ -306,6 +306,29 @@ def _snapshot(m: HloModule) -> object:
     )
 
 
+def test_fingerprints_taken_over_are_those_computed() -> None:
+    taken = 0
+    for a, b in _fixture_pairs():
+        # GIVEN two real dumps parsed as a pair (B's computations printed as A's are A's)
+        ma, mb = parse_hlo_files(a, b, plain=False)
+        fa = compute(ma)
+        # WHEN B's fingerprints take over A's for those computations
+        fast, plain = compute(mb, like=fa), compute(mb)
+        # THEN they are the fingerprints computed from scratch
+        assert fast.computation_full == plain.computation_full, (a, b)
+        for name, cf in plain.computations.items():
+            got = fast.computations[name]
+            assert (got.full, got.params, got.callers, got.root) == (
+                cf.full,
+                cf.params,
+                cf.callers,
+                cf.root,
+            )
+            assert fast.skeleton(name) == plain.skeleton(name)
+            taken += got is fa.computations.get(name)
+    assert taken > 100  # (the fast path did take fingerprints over)
+
+
 def _json(a: Path, b: Path, plain: bool) -> str:
     return str(render(diff_paths(a, b, plain=plain), "json"))
 

@@ -76,7 +76,7 @@ def diff_modules(
     gc.disable()  # many small objects, no garbage: the cyclic GC only costs time here
     try:
         fa = fa if fa is not None else compute(a)
-        fb = fb if fb is not None else compute(b)
+        fb = fb if fb is not None else compute(b, like=fa)
         md = explain(a, b, align(a, b, fa, fb))
     finally:
         if enabled:
