@@ -26,7 +26,7 @@ from itertools import chain, compress
 from operator import attrgetter
 
 from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints, skeleton_pair
-from recompile_doctor.differ.propagate import Propagation
+from recompile_doctor.differ.propagate import Propagation, unmatched
 from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
 
 #: (A's instructions, B's, ``a2b`` or None for "by position", how many of A are unmatched)
@@ -226,9 +226,11 @@ class _Matcher(Propagation):
     def _by_hint(self) -> None:
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
         groups: dict[tuple[str, str], deque[int]] = {}
-        for j, b in enumerate(ib):
+        # (only the unmatched: an op_name is parsed from the metadata on first use)
+        for j in unmatched(b2a):
+            b = ib[j]
             name = b.op_name
-            if b2a[j] < 0 and name is not None:
+            if name is not None:
                 groups.setdefault((b.opcode, name), deque()).append(j)
         for i, a in enumerate(ia):
             if a2b[i] >= 0:
