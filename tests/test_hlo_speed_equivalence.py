@@ -434,6 +434,99 @@ def test_one_changed_instruction_diffs_the_same_taking_over_equal_lines(
         assert _json(a, b, plain=False) == plain
 
 
+def _computations(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(first line, closing line, name) of each called (non-entry) computation."""
+    out = []
+    for k, line in enumerate(lines):
+        toks = _header_tokens(line)
+        if toks is None or toks[0] == "ENTRY":
+            continue
+        end = next(j for j in range(k + 1, len(lines)) if lines[j].lstrip().startswith("}"))
+        out.append((k, end, toks[0].lstrip("%")))
+    return out
+
+
+def _named(name: str) -> re.Pattern[str]:
+    """``name`` as a whole name (with or without its sigil)."""
+    return re.compile(rf"(?<![\w.%-])(%?){re.escape(name)}(?![\w.-])")
+
+
+def _mutate_computation(lines: list[str], kind: int, pick: int) -> list[str] | None:
+    """A called computation changed: an instruction in it (shape, constant or opcode), its
+    name (everywhere), a copy of it under another name that nothing calls (a computation on
+    one side only), or a caller made to call another computation (same text, other
+    callers)."""
+    comps = _computations(lines)
+    if not comps:
+        return None
+    first, end, name = comps[pick % len(comps)]
+    if kind < 3:
+        inside = [
+            (k, new)
+            for k in range(first + 1, end)
+            if " = " in lines[k] and (new := _mutate(lines[k], kind)) is not None
+        ]
+        if not inside:
+            return None
+        k, new = inside[(pick // len(comps)) % len(inside)]
+        return [*lines[:k], new, *lines[k + 1 :]]
+    if kind == 3:
+        pattern = _named(name)
+        return [pattern.sub(rf"\g<1>{name}_renamed", line) for line in lines]
+    if kind == 4:
+        copy = [_named(name).sub(rf"\g<1>{name}_extra", line) for line in lines[first : end + 1]]
+        return [*lines[:first], *copy, "", *lines[first:]]
+    calls = [
+        (k, m)
+        for k, line in enumerate(lines)
+        for m in re.finditer(r"(?:to_apply|calls|body|condition)=%?([\w.-]+)", line)
+    ]
+    others = [c for _, _, c in comps]
+    if not calls or len(others) < 2:
+        return None
+    k, m = calls[pick % len(calls)]
+    callee = next(c for c in others[pick % len(others) :] + others if c != m.group(1))
+    line = lines[k]
+    return [*lines[:k], line[: m.start(1)] + callee + line[m.end(1) :], *lines[k + 1 :]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(_MUTATED), st.integers(0, 5), st.integers(0, 10**6), st.booleans())
+def test_changed_called_computations_diff_the_same_taking_over_equal_lines(
+    source: Path, kind: int, pick: int, swap: bool
+) -> None:
+    # GIVEN a real dump and a copy with a called computation changed (an instruction in it,
+    # its name, a copy of it on one side only, or a caller calling another computation)
+    lines = source.read_text().split("\n")
+    changed = _mutate_computation(lines, kind, pick)
+    if changed is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = Path(tmp) / "a.hlo", Path(tmp) / "b.hlo"
+        a.write_text("\n".join(changed if swap else lines))
+        b.write_text("\n".join(lines if swap else changed))
+        # WHEN diffed taking over equal lines, computations and fingerprints, and from
+        # scratch
+        try:
+            plain = _json(a, b, plain=True)
+        except RecompileDoctorError as e:  # the change made it invalid: the same error
+            with pytest.raises(RecompileDoctorError) as fast_err:
+                _json(a, b, plain=False)
+            assert str(fast_err.value) == str(e)
+            return
+        # THEN the JSON diffs are the same
+        assert _json(a, b, plain=False) == plain
+
+
+def test_each_called_computation_change_is_made() -> None:
+    # GIVEN the while-loop sample, WHEN each kind of change is made to its first called
+    # computation, THEN the text changes (the property above is not vacuous)
+    lines = (FIXTURES / "samples" / "02_jax_short_parsable_while.hlo").read_text().split("\n")
+    for kind in range(6):
+        changed = _mutate_computation(lines, kind, 0)
+        assert changed is not None and changed != lines, kind
+
+
 # -- a computation's first line without the lexer ------------------------------------------------
 
 _HEADER_PIECES = [
