@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
-from operator import attrgetter
+from operator import attrgetter, ne
 
 from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints, skeleton_pair
 from recompile_doctor.differ.propagate import Propagation, unmatched
@@ -133,17 +133,21 @@ def _positional(
     if len(set(numbers)) != len(numbers):
         return False
     full_a, full_b = pa.full, pb.full
-    keys_a, keys_b = set(full_a), set(full_b)
-    differ = [k for k, (x, y) in enumerate(zip(full_a, full_b, strict=True)) if x != y]
-    if any(full_a[k] in keys_b or full_b[k] in keys_a for k in differ):
+    mask = list(map(ne, full_a, full_b))
+    if not set(full_b).isdisjoint(compress(full_a, mask)) or not set(full_a).isdisjoint(
+        compress(full_b, mask)
+    ):
         return False
     if fa.eager or fb.eager:
         if fa.skeleton(ca.name) != fb.skeleton(cb.name):
             return False
-    else:
+    else:  # (a computation's skeleton is a function of its full fingerprint)
+        full_of_a, full_of_b = fa.computation_full, fb.computation_full
         cs_a, cs_b = fa.computation_skeleton, fb.computation_skeleton
-        if any(cs_a(c) != cs_b(c) for k in pa.callers for c in ia[k].calls):
+        callees = set(chain.from_iterable([ia[k].calls for k in pa.callers]))
+        if any(full_of_a[c] != full_of_b[c] and cs_a(c) != cs_b(c) for c in callees):
             return False
+    differ = list(compress(range(len(ia)), mask))
     # the leaves step 2 leaves unmatched (not parameters, not the root) need a user
     params = set(pa.params)
     lonely = [
