@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from recompile_doctor.differ import diff_paths
 from recompile_doctor.differ.align import _Matcher, _positional
+from recompile_doctor.differ.causes import _first_users, _FirstUsers
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
 from recompile_doctor.differ.propagate import _operand_indices, same_kind
 from recompile_doctor.errors import RecompileDoctorError
@@ -246,6 +247,44 @@ def test_batch_change_is_matched_by_position_without_the_steps() -> None:
     # (unchanged, the full fingerprints match it by position: then it says yes)
     b = parse_hlo(text(8, "  %d.9 = f32[] constant(5)\n"), "b.hlo")
     assert _positional_checked(a, b) == 1
+
+
+class _SmallChunks(_FirstUsers):
+    CHUNK = 3
+
+
+def _first_users_agree(m: HloModule) -> int:
+    """Assert that the lazy first-user index gives the full map's user for every name of
+    every computation (and for a name nobody uses); how many names were asked."""
+    asked = 0
+    for comp in m.computations.values():
+        instrs = comp.instructions
+        full = _first_users(instrs)
+        for cls in (_FirstUsers, _SmallChunks):
+            lazy = cls(instrs)
+            names = [i.name for i in reversed(instrs)] + ["no such name"]
+            for name in names:
+                assert lazy.get(name) is full.get(name), (m.path, comp.name, name)
+                asked += 1
+    return asked
+
+
+def test_first_users_found_lazily_are_those_of_the_whole_computation() -> None:
+    # GIVEN every real dump, WHEN the first user of each name is looked up chunk by chunk,
+    # THEN it is the first user in the whole computation
+    asked = sum(_first_users_agree(parse_hlo_file(a)) for a, _ in _fixture_pairs()[::7])
+    assert asked > 1000
+
+
+@settings(max_examples=60, deadline=None)
+@given(_programs())
+def test_generated_first_users_found_lazily_are_those_of_the_whole_computation(
+    pair: tuple[str, str],
+) -> None:
+    # GIVEN generated programs (names used by several users, unused constants)
+    for text in pair:
+        # WHEN/THEN: see _first_users_agree
+        assert _first_users_agree(parse_hlo(text, "m.hlo")) > 0
 
 
 # -- parsing a pair: B's lines printed as A's are taken over ------------------------------------
