@@ -566,6 +566,23 @@ def test_each_called_computation_change_is_made() -> None:
         assert changed is not None and changed != lines, kind
 
 
+def test_diff_leaves_the_cyclic_gc_as_it_found_it(tmp_path: Path) -> None:
+    import gc
+
+    f = FIXTURES / "samples" / "01_jax_long_text_stackframes.hlo"
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            # GIVEN the cyclic GC on (off), WHEN two files are diffed, and a missing file
+            diff_paths(f, f)
+            with pytest.raises(RecompileDoctorError):
+                diff_paths(f, tmp_path / "missing.hlo")
+            # THEN it is still on (off)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
+
+
 # -- a computation's first line without the lexer ------------------------------------------------
 
 _HEADER_PIECES = [

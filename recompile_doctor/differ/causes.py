@@ -90,9 +90,10 @@ class _FirstUsers:
         return None
 
 
-#: id(computation) -> (the computation, its first user of each name).  The computation is
-#: kept with its entry so that its id cannot be reused by another while the entry exists
-#: (an ``id(module)`` key alone went stale when a freed module's id was reused).
+#: id(computation) -> (the computation, its first user of each name), during one
+#: :func:`explain`.  The computation is kept with its entry so that its id cannot be reused
+#: by another while the entry exists (an ``id(module)`` key alone went stale when a freed
+#: module's id was reused).
 _USERS: dict[int, tuple[Computation, _FirstUsers]] = {}
 
 
@@ -194,6 +195,13 @@ def _names(items: Iterable[Instruction], limit: int = 3) -> str:
 
 
 def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
+    try:
+        return _explain(a, b, al)
+    finally:
+        _USERS.clear()  # (it holds computations: they go with their modules)
+
+
+def _explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
     md = ModuleDiff(a.name if a.name == b.name else f"{a.name} / {b.name}", a.path, b.path, False)
     bld = _Builder(a, b, md)
     params: list[tuple[Instruction, Instruction]] = []
