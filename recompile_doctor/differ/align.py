@@ -23,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
-from operator import attrgetter, ne
+from operator import attrgetter, ne, not_
 
 from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints, skeleton_pair
 from recompile_doctor.differ.propagate import Propagation, unmatched
@@ -147,17 +147,17 @@ def _positional(
         callees = set(chain.from_iterable([ia[k].calls for k in pa.callers]))
         if any(full_of_a[c] != full_of_b[c] and cs_a(c) != cs_b(c) for c in callees):
             return False
-    differ = list(compress(range(len(ia)), mask))
     # the leaves step 2 leaves unmatched (not parameters, not the root) need a user
-    params = set(pa.params)
+    changed = list(compress(ia, mask))
+    root = ia[pa.root]
     lonely = [
-        k
-        for k in differ
-        if not ia[k].operands and not ia[k].calls and k not in params and k != pa.root
+        x
+        for x in compress(changed, map(not_, map(_OPERANDS, changed)))
+        if not x.calls and x.parameter_number is None and x is not root
     ]
     if lonely:
         used = set(chain.from_iterable(map(_OPERANDS, ia)))
-        if any(ia[k].name not in used for k in lonely):
+        if any(x.name not in used for x in lonely):
             return False
     return True
 
