@@ -249,6 +249,29 @@ def test_batch_change_is_matched_by_position_without_the_steps() -> None:
     assert _positional_checked(a, b) == 1
 
 
+def test_batch_change_with_a_callee_printed_last_is_matched_by_position() -> None:
+    # GIVEN a program whose entry is printed before the computation it calls (fingerprinted
+    # the general way, skeletons with it), at two batch sizes
+    def text(batch: int) -> str:
+        return (
+            "HloModule m\n\nENTRY %main {\n"
+            f"  %p.0 = f32[{batch},4] parameter(0)\n"
+            "  %c.1 = f32[] constant(0)\n"
+            f"  ROOT %r.2 = f32[{batch}] reduce(%p.0, %c.1), dimensions={{1}}, to_apply=%add.9\n"
+            "}\n\n%add.9 {\n"
+            "  %x.3 = f32[] parameter(0)\n"
+            "  %y.4 = f32[] parameter(1)\n"
+            "  ROOT %s.5 = f32[] add(%x.3, %y.4)\n"
+            "}\n"
+        )
+
+    a, b = parse_hlo(text(32), "a.hlo"), parse_hlo(text(8), "b.hlo")
+    assert compute(a).eager
+    # WHEN the aligner looks at the entries, THEN it matches them by position at once, as
+    # its steps do (and the callee, the same on both sides, by position too)
+    assert _positional_checked(a, b) == 2
+
+
 class _SmallChunks(_FirstUsers):
     CHUNK = 3
 
