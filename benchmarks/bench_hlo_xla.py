@@ -10,7 +10,9 @@ synthetic pair of the same size and shape (``bench_hlo.generate``) is used.
 
 Prints, in one run: our ``diff A B --format json`` end to end (in-process and as a
 subprocess), our parse alone, XLA's parser (jaxlib ``hlo_module_from_text``, timed inside the
-jax python) on both files, ``diff -u``, the ratios, MB/s and peak memory.  Figures are printed,
+jax python, before and after ours: the best of both) on both files, ``diff -u``, the ratios, MB/s
+and peak memory, and ``diff`` of A with a copy of A where one ``multiply`` of the entry half-way
+down is an ``add`` (a one-line change that reaches many instructions).  Figures are printed,
 never asserted.  Target: diff end to end <= XLA's parse of A and B; memory <= 5x the inputs.
 
 Times are the best of ``--repeat`` runs, in CPU seconds by default (``--clock cpu``: the
@@ -180,6 +182,7 @@ def _best(n: int, fn: Callable[[], T], clock: Callable[[], float] | None = None)
     result: T | None = None
     clock = clock or CLOCK
     for _ in range(n):
+        result = None  # (freeing the last result is not part of the next run)
         gc.collect()
         t = clock()
         result = fn()
@@ -191,6 +194,35 @@ def _best(n: int, fn: Callable[[], T], clock: Callable[[], float] | None = None)
 def diff_json(a: Path, b: Path) -> str:
     """What ``recompile-doctor diff A B --format json`` computes and prints."""
     return str(render(diff_paths(a, b), "json"))
+
+
+def xla_parse(xla_py: str, repeat: int, clock: str, files: list[Path]) -> list[float] | None:
+    """XLA's parser (in the jax python) on each file: best of ``repeat`` per file, or None."""
+    r = subprocess.run(
+        [xla_py, "-c", XLA_PARSE, str(repeat), clock, *map(str, files)],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, JAX_PLATFORMS="cpu"),
+    )
+    if r.returncode != 0:
+        print(f"xla:     failed: {r.stderr.strip().splitlines()[-1:]}")
+        return None
+    return [float(x) for x in json.loads(r.stdout.strip().splitlines()[-1])]
+
+
+def one_opcode_changed(fa: Path, dest: Path) -> Path | None:
+    """A copy of ``fa`` with one ``multiply`` of the entry computation, half-way down,
+    turned into ``add`` (a one-line change whose effect reaches many instructions)."""
+    lines = fa.read_text().split("\n")
+    entry = next((k for k, line in enumerate(lines) if line.startswith("ENTRY")), None)
+    if entry is None:
+        return None
+    for k in range((entry + len(lines)) // 2, len(lines)):
+        if " multiply(" in lines[k]:
+            lines[k] = lines[k].replace(" multiply(", " add(", 1)
+            dest.write_text("\n".join(lines))
+            return dest
+    return None
 
 
 def main() -> None:
@@ -217,6 +249,17 @@ def main() -> None:
         fa, fb, what = make_pair(tmp, args.jax_python, args.layers)
     size = (fa.stat().st_size + fb.stat().st_size) / 1e6
 
+    xla_py = args.jax_python
+    if xla_py is None:
+        try:
+            import jaxlib  # type: ignore[import-not-found]  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            xla_py = sys.executable
+    # XLA is timed before and after ours (best of both): the machine may be busy
+    xla_before = xla_parse(xla_py, args.repeat, args.clock, [fa, fb]) if xla_py else None
+
     t_parse_a, ma = _best(args.repeat, lambda: parse_hlo_file(fa))
     t_parse_b, mb = _best(args.repeat, lambda: parse_hlo_file(fb))
     n_a, n_b = ma.instruction_count(), mb.instruction_count()
@@ -239,6 +282,20 @@ def main() -> None:
         args.repeat, lambda: subprocess.run(cmd, capture_output=True, check=False), sub_clock
     )
     print(f"diff:    subprocess        {t_sub:.3f} s (with interpreter start-up and imports)")
+    # as installed (pip compiles the bytecode): with a bytecode cache, written by a first run
+    pycache = tempfile.mkdtemp(prefix="rd-bench-pycache-")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    subprocess.run(cmd, capture_output=True, check=False, env=env)
+    t_sub_cached, _ = _best(
+        args.repeat,
+        lambda: subprocess.run(cmd, capture_output=True, check=False, env=env),
+        sub_clock,
+    )
+    shutil.rmtree(pycache, ignore_errors=True)
+    print(
+        f"diff:    subprocess        {t_sub_cached:.3f} s (the same, bytecode cached as installed)"
+    )
     t_u, _ = _best(
         args.repeat,
         lambda: subprocess.run(["diff", "-u", str(fa), str(fb)], capture_output=True),
@@ -247,26 +304,16 @@ def main() -> None:
     print(f"diff -u:                   {t_u:.3f} s")
 
     t_xla: float | None = None
-    xla_py = args.jax_python
-    if xla_py is None:
-        try:
-            import jaxlib  # type: ignore[import-not-found]  # noqa: F401
-        except ImportError:
-            pass
-        else:
-            xla_py = sys.executable
+    xla_best: list[float] | None = None
     if xla_py:
-        r = subprocess.run(
-            [xla_py, "-c", XLA_PARSE, str(args.repeat), args.clock, str(fa), str(fb)],
-            capture_output=True,
-            text=True,
-            env=dict(os.environ, JAX_PLATFORMS="cpu"),
-        )
-        if r.returncode == 0:
-            t_xla = sum(json.loads(r.stdout.strip().splitlines()[-1]))
-            print(f"xla:     hlo_module_from_text, A + B {t_xla:.3f} s -> {size / t_xla:.1f} MB/s")
-        else:
-            print(f"xla:     failed: {r.stderr.strip().splitlines()[-1:]}")
+        xla_after = xla_parse(xla_py, args.repeat, args.clock, [fa, fb])
+        if xla_before is not None and xla_after is not None:
+            xla_best = [min(x, y) for x, y in zip(xla_before, xla_after, strict=True)]
+            t_xla = sum(xla_best)
+            print(
+                f"xla:     hlo_module_from_text, A + B {t_xla:.3f} s -> {size / t_xla:.1f} MB/s "
+                f"(A {xla_best[0]:.3f} s, B {xla_best[1]:.3f} s; best of runs before and after)"
+            )
     else:
         print("xla:     no jax python (--jax-python PY), skipped")
 
@@ -277,6 +324,7 @@ def main() -> None:
     print(
         f"         subprocess = {t_sub / t_u:.1f}x diff -u"
         + (f" = {t_sub / t_xla:.2f}x XLA's parse" if t_xla else "")
+        + (f"; bytecode cached {t_sub_cached / t_xla:.2f}x" if t_xla else "")
     )
 
     gc.collect()
@@ -289,6 +337,17 @@ def main() -> None:
         f"memory:  diff peak (tracemalloc) {peak / 1e6:.0f} MB = {peak / 1e6 / size:.1f}x "
         f"the inputs (target <= 5x); process peak RSS {rss:.0f} MB"
     )
+    fc = one_opcode_changed(fa, tmp / "a_one_opcode.hlo")
+    if fc is not None:
+        t_c, out_c = _best(args.repeat, lambda: diff_json(fa, fc))
+        causes_c = [c for m in json.loads(out_c)["modules"] for c in m["causes"]]
+        line = (
+            f"edit:    A vs A with one multiply -> add: diff in-process {t_c:.3f} s -> {causes_c}"
+        )
+        if xla_best is not None:  # (XLA's parse of A, twice)
+            line += f" = {t_c / (2 * xla_best[0]):.2f}x XLA's parse of both"
+        print(line)
+        fc.unlink()
     if args.profile:
         import cProfile
 

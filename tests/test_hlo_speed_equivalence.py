@@ -4,6 +4,8 @@
   modules of two separate parses, and the same JSON diff, on every pair of real dumps and on
   real dumps with one instruction's shape, constant or opcode changed.
 * The aligner's fast propagation matches exactly what the plain fixpoint matches.
+* A computation pair the aligner matches by position without running its steps
+  (``align._positional``) is one the steps match by position.
 
 The plain algorithm (kept here as the reference) visits every matched pair top-down and every
 instruction bottom-up in each round; the product visits only pairs with an unmatched operand
@@ -23,7 +25,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.differ import diff_paths
-from recompile_doctor.differ.align import _Matcher
+from recompile_doctor.differ.align import _Matcher, _positional
+from recompile_doctor.differ.causes import _first_users, _FirstUsers
 from recompile_doctor.differ.fingerprint import Fingerprints, compute
 from recompile_doctor.differ.propagate import _operand_indices, same_kind
 from recompile_doctor.errors import RecompileDoctorError
@@ -133,6 +136,8 @@ def _programs(draw: st.DrawFn) -> tuple[str, str]:
     changed_c = draw(st.sets(st.integers(0, n - 1)))
     changed_op = draw(st.sets(st.integers(0, n - 1), max_size=2))
     batch_b = draw(st.sampled_from([8, 16]))
+    shift_b = draw(st.sampled_from([0, 7]))  # B printed renumbered, or with A's names
+    dead = draw(st.sets(st.integers(0, n - 1), max_size=2))  # constants nothing uses
 
     def text(batch: int, shift: int, side_b: bool) -> str:
         s = f"f32[{batch},4]{{1,0}}"
@@ -143,6 +148,8 @@ def _programs(draw: st.DrawFn) -> tuple[str, str]:
             c = consts[k] + (10 if side_b and k in changed_c else 0)
             op = _OPS[(_OPS.index(ops[k]) + 1) % 4] if side_b and k in changed_op else ops[k]
             lines.append(f"  %c.{k + shift} = f32[] constant({c})")
+            if k in dead:
+                lines.append(f"  %d.{k + shift} = {s} constant({{...}})")
             lines.append(f"  %b.{k + shift} = {s} broadcast(%c.{k + shift}), dimensions={{}}")
             x = names[picks[2 * k] % len(names)]
             y = names[picks[2 * k + 1] % len(names)]
@@ -153,7 +160,7 @@ def _programs(draw: st.DrawFn) -> tuple[str, str]:
         lines.append("}")
         return "\n".join(lines) + "\n"
 
-    return text(32, 0, False), text(batch_b, 7, True)
+    return text(32, 0, False), text(batch_b, shift_b, True)
 
 
 @settings(max_examples=150, deadline=None)
@@ -168,6 +175,139 @@ def test_generated_changes_align_the_same_with_fast_and_plain_propagation(
         assert fast == plain
         # and the matching is one-to-one
         assert all(b2a[j] == i for i, j in enumerate(fast) if j >= 0)
+
+
+def _positional_checked(a: HloModule, b: HloModule) -> int:
+    """For every pair of same-named computations and the two entries that ``_positional``
+    matches by position: assert that the steps (with propagation) match them by position
+    too.  How many such pairs there were."""
+    fa, fb = compute(a), compute(b)
+    pairs = dict.fromkeys(
+        [(a.entry, b.entry)] + [(n, n) for n in a.computations if n in b.computations]
+    )
+    found = 0
+    for na, nb in pairs:
+        ca, cb = a.computations[na], b.computations[nb]
+        pa, pb = fa.computations[na], fb.computations[nb]
+        if not _positional(ca, cb, pa, pb, fa, fb):
+            continue
+        found += 1
+        m = _Matcher(ca, cb)
+        if not m.run(pa, pb, _skeletons(fa, fb, na, nb)):
+            m.propagate()
+        assert m.a2b == list(range(len(ca.instructions))), (a.path, b.path, na)
+    return found
+
+
+@settings(max_examples=150, deadline=None)
+@given(_programs())
+def test_generated_changes_matched_by_position_are_what_the_steps_match(
+    pair: tuple[str, str],
+) -> None:
+    # GIVEN two versions of a program (batch size, constants, opcodes, dead constants)
+    a, b = parse_hlo(pair[0], "a.hlo"), parse_hlo(pair[1], "b.hlo")
+    # WHEN the aligner would match a computation pair by position without its steps,
+    # THEN its steps match them by position
+    _positional_checked(a, b)
+
+
+def test_real_dumps_matched_by_position_are_what_the_steps_match() -> None:
+    # GIVEN every pair of real dumps of one scenario and stage, each parsed alone and as a
+    # pair (B's computations that differ only in shapes are then twins of A's)
+    found = 0
+    for fa, fb in _fixture_pairs():
+        for plain in (True, False):
+            # WHEN/THEN: see _positional_checked
+            found += _positional_checked(*parse_hlo_files(fa, fb, plain=plain))
+    assert found > 100  # (the shortcut applies to real dumps)
+
+
+def test_batch_change_is_matched_by_position_without_the_steps() -> None:
+    # GIVEN a program and the same program at another batch size, printed with the same names
+    def text(batch: int, unused: str = "") -> str:
+        s = f"f32[{batch},4]{{1,0}}"
+        return (
+            "HloModule m\n\nENTRY %main {\n"
+            f"  %p.0 = {s} parameter(0)\n"
+            "  %c.1 = f32[] constant(2)\n"
+            f"{unused}"
+            f"  %b.2 = {s} broadcast(%c.1), dimensions={{}}\n"
+            f"  ROOT %m.3 = {s} multiply(%p.0, %b.2)\n"
+            "}\n"
+        )
+
+    a, b = parse_hlo(text(32), "a.hlo"), parse_hlo(text(8), "b.hlo")
+    # WHEN the aligner looks at the entries, THEN it matches them by position at once
+    assert _positional_checked(a, b) == 1
+    # AND a changed constant nobody uses (the steps leave it to the op_name hints) makes
+    # it say no
+    a = parse_hlo(text(32, "  %d.9 = f32[] constant(5)\n"), "a.hlo")
+    b = parse_hlo(text(8, "  %d.9 = f32[] constant(6)\n"), "b.hlo")
+    assert _positional_checked(a, b) == 0
+    # (unchanged, the full fingerprints match it by position: then it says yes)
+    b = parse_hlo(text(8, "  %d.9 = f32[] constant(5)\n"), "b.hlo")
+    assert _positional_checked(a, b) == 1
+
+
+def test_batch_change_with_a_callee_printed_last_is_matched_by_position() -> None:
+    # GIVEN a program whose entry is printed before the computation it calls (fingerprinted
+    # the general way, skeletons with it), at two batch sizes
+    def text(batch: int) -> str:
+        return (
+            "HloModule m\n\nENTRY %main {\n"
+            f"  %p.0 = f32[{batch},4] parameter(0)\n"
+            "  %c.1 = f32[] constant(0)\n"
+            f"  ROOT %r.2 = f32[{batch}] reduce(%p.0, %c.1), dimensions={{1}}, to_apply=%add.9\n"
+            "}\n\n%add.9 {\n"
+            "  %x.3 = f32[] parameter(0)\n"
+            "  %y.4 = f32[] parameter(1)\n"
+            "  ROOT %s.5 = f32[] add(%x.3, %y.4)\n"
+            "}\n"
+        )
+
+    a, b = parse_hlo(text(32), "a.hlo"), parse_hlo(text(8), "b.hlo")
+    assert compute(a).eager
+    # WHEN the aligner looks at the entries, THEN it matches them by position at once, as
+    # its steps do (and the callee, the same on both sides, by position too)
+    assert _positional_checked(a, b) == 2
+
+
+class _SmallChunks(_FirstUsers):
+    CHUNK = 3
+
+
+def _first_users_agree(m: HloModule) -> int:
+    """Assert that the lazy first-user index gives the full map's user for every name of
+    every computation (and for a name nobody uses); how many names were asked."""
+    asked = 0
+    for comp in m.computations.values():
+        instrs = comp.instructions
+        full = _first_users(instrs)
+        for cls in (_FirstUsers, _SmallChunks):
+            lazy = cls(instrs)
+            names = [i.name for i in reversed(instrs)] + ["no such name"]
+            for name in names:
+                assert lazy.get(name) is full.get(name), (m.path, comp.name, name)
+                asked += 1
+    return asked
+
+
+def test_first_users_found_lazily_are_those_of_the_whole_computation() -> None:
+    # GIVEN every real dump, WHEN the first user of each name is looked up chunk by chunk,
+    # THEN it is the first user in the whole computation
+    asked = sum(_first_users_agree(parse_hlo_file(a)) for a, _ in _fixture_pairs()[::7])
+    assert asked > 1000
+
+
+@settings(max_examples=60, deadline=None)
+@given(_programs())
+def test_generated_first_users_found_lazily_are_those_of_the_whole_computation(
+    pair: tuple[str, str],
+) -> None:
+    # GIVEN generated programs (names used by several users, unused constants)
+    for text in pair:
+        # WHEN/THEN: see _first_users_agree
+        assert _first_users_agree(parse_hlo(text, "m.hlo")) > 0
 
 
 # -- parsing a pair: B's lines printed as A's are taken over ------------------------------------
@@ -226,6 +366,29 @@ def _snapshot(m: HloModule) -> object:
             for c in m.computations.values()
         ],
     )
+
+
+def test_fingerprints_taken_over_are_those_computed() -> None:
+    taken = 0
+    for a, b in _fixture_pairs():
+        # GIVEN two real dumps parsed as a pair (B's computations printed as A's are A's)
+        ma, mb = parse_hlo_files(a, b, plain=False)
+        fa = compute(ma)
+        # WHEN B's fingerprints take over A's for those computations
+        fast, plain = compute(mb, like=fa), compute(mb)
+        # THEN they are the fingerprints computed from scratch
+        assert fast.computation_full == plain.computation_full, (a, b)
+        for name, cf in plain.computations.items():
+            got = fast.computations[name]
+            assert (got.full, got.params, got.callers, got.root) == (
+                cf.full,
+                cf.params,
+                cf.callers,
+                cf.root,
+            )
+            assert fast.skeleton(name) == plain.skeleton(name)
+            taken += got is fa.computations.get(name)
+    assert taken > 100  # (the fast path did take fingerprints over)
 
 
 def _json(a: Path, b: Path, plain: bool) -> str:
@@ -331,6 +494,116 @@ def test_one_changed_instruction_diffs_the_same_taking_over_equal_lines(
             return
         # THEN the JSON diffs are the same
         assert _json(a, b, plain=False) == plain
+
+
+def _computations(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(first line, closing line, name) of each called (non-entry) computation."""
+    out = []
+    for k, line in enumerate(lines):
+        toks = _header_tokens(line)
+        if toks is None or toks[0] == "ENTRY":
+            continue
+        end = next(j for j in range(k + 1, len(lines)) if lines[j].lstrip().startswith("}"))
+        out.append((k, end, toks[0].lstrip("%")))
+    return out
+
+
+def _named(name: str) -> re.Pattern[str]:
+    """``name`` as a whole name (with or without its sigil)."""
+    return re.compile(rf"(?<![\w.%-])(%?){re.escape(name)}(?![\w.-])")
+
+
+def _mutate_computation(lines: list[str], kind: int, pick: int) -> list[str] | None:
+    """A called computation changed: an instruction in it (shape, constant or opcode), its
+    name (everywhere), a copy of it under another name that nothing calls (a computation on
+    one side only), or a caller made to call another computation (same text, other
+    callers)."""
+    comps = _computations(lines)
+    if not comps:
+        return None
+    first, end, name = comps[pick % len(comps)]
+    if kind < 3:
+        inside = [
+            (k, new)
+            for k in range(first + 1, end)
+            if " = " in lines[k] and (new := _mutate(lines[k], kind)) is not None
+        ]
+        if not inside:
+            return None
+        k, new = inside[(pick // len(comps)) % len(inside)]
+        return [*lines[:k], new, *lines[k + 1 :]]
+    if kind == 3:
+        pattern = _named(name)
+        return [pattern.sub(rf"\g<1>{name}_renamed", line) for line in lines]
+    if kind == 4:
+        copy = [_named(name).sub(rf"\g<1>{name}_extra", line) for line in lines[first : end + 1]]
+        return [*lines[:first], *copy, "", *lines[first:]]
+    calls = [
+        (k, m)
+        for k, line in enumerate(lines)
+        for m in re.finditer(r"(?:to_apply|calls|body|condition)=%?([\w.-]+)", line)
+    ]
+    others = [c for _, _, c in comps]
+    if not calls or len(others) < 2:
+        return None
+    k, m = calls[pick % len(calls)]
+    callee = next(c for c in others[pick % len(others) :] + others if c != m.group(1))
+    line = lines[k]
+    return [*lines[:k], line[: m.start(1)] + callee + line[m.end(1) :], *lines[k + 1 :]]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(_MUTATED), st.integers(0, 5), st.integers(0, 10**6), st.booleans())
+def test_changed_called_computations_diff_the_same_taking_over_equal_lines(
+    source: Path, kind: int, pick: int, swap: bool
+) -> None:
+    # GIVEN a real dump and a copy with a called computation changed (an instruction in it,
+    # its name, a copy of it on one side only, or a caller calling another computation)
+    lines = source.read_text().split("\n")
+    changed = _mutate_computation(lines, kind, pick)
+    if changed is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        a, b = Path(tmp) / "a.hlo", Path(tmp) / "b.hlo"
+        a.write_text("\n".join(changed if swap else lines))
+        b.write_text("\n".join(lines if swap else changed))
+        # WHEN diffed taking over equal lines, computations and fingerprints, and from
+        # scratch
+        try:
+            plain = _json(a, b, plain=True)
+        except RecompileDoctorError as e:  # the change made it invalid: the same error
+            with pytest.raises(RecompileDoctorError) as fast_err:
+                _json(a, b, plain=False)
+            assert str(fast_err.value) == str(e)
+            return
+        # THEN the JSON diffs are the same
+        assert _json(a, b, plain=False) == plain
+
+
+def test_each_called_computation_change_is_made() -> None:
+    # GIVEN the while-loop sample, WHEN each kind of change is made to its first called
+    # computation, THEN the text changes (the property above is not vacuous)
+    lines = (FIXTURES / "samples" / "02_jax_short_parsable_while.hlo").read_text().split("\n")
+    for kind in range(6):
+        changed = _mutate_computation(lines, kind, 0)
+        assert changed is not None and changed != lines, kind
+
+
+def test_diff_leaves_the_cyclic_gc_as_it_found_it(tmp_path: Path) -> None:
+    import gc
+
+    f = FIXTURES / "samples" / "01_jax_long_text_stackframes.hlo"
+    for enabled in (True, False):
+        (gc.enable if enabled else gc.disable)()
+        try:
+            # GIVEN the cyclic GC on (off), WHEN two files are diffed, and a missing file
+            diff_paths(f, f)
+            with pytest.raises(RecompileDoctorError):
+                diff_paths(f, tmp_path / "missing.hlo")
+            # THEN it is still on (off)
+            assert gc.isenabled() is enabled
+        finally:
+            gc.enable()
 
 
 # -- a computation's first line without the lexer ------------------------------------------------

@@ -76,7 +76,7 @@ def diff_modules(
     gc.disable()  # many small objects, no garbage: the cyclic GC only costs time here
     try:
         fa = fa if fa is not None else compute(a)
-        fb = fb if fb is not None else compute(b)
+        fb = fb if fb is not None else compute(b, like=fa)
         md = explain(a, b, align(a, b, fa, fb))
     finally:
         if enabled:
@@ -219,6 +219,21 @@ def diff_paths(
     ``$RECOMPILE_DOCTOR_PLAIN``) parses B's modules from scratch instead of taking over the
     lines of the A module they are compared with printed the same (:func:`parse_hlo_files`):
     the result is the same."""
+    # The parser and the differ allocate many objects and free none until the modules go
+    # (when _diff_paths returns): the cyclic GC would only scan them, once more after each
+    # step that turns it back on.  Off until then, the modules are freed before it runs.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _diff_paths(a, b, module, stage, plain)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _diff_paths(
+    a: str | Path, b: str | Path, module: str | None, stage: str | None, plain: bool | None
+) -> DiffResult:
     pa, pb = Path(a), Path(b)
     for p in (pa, pb):
         if not p.exists():

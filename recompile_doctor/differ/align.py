@@ -23,9 +23,10 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress
+from operator import attrgetter, ne, not_
 
 from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints, skeleton_pair
-from recompile_doctor.differ.propagate import Propagation
+from recompile_doctor.differ.propagate import Propagation, unmatched
 from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
 
 #: (A's instructions, B's, ``a2b`` or None for "by position", how many of A are unmatched)
@@ -79,6 +80,86 @@ def _identical(ca: Computation, pa: CompFingerprints, pb: CompFingerprints) -> b
     ins = ca.instructions
     numbers = {ins[k].parameter_number for k in pa.params}
     return len(numbers) == len(pa.params)
+
+
+_NAME = attrgetter("name")
+_OPCODE = attrgetter("opcode")
+_OPERANDS = attrgetter("operands")
+_CALLS = attrgetter("calls")
+_ATTRS = attrgetter("attrs")
+_NUMBER = attrgetter("parameter_number")
+
+
+def _same_structure(ia: list[Instruction], ib: list[Instruction]) -> bool:
+    """The same names, opcodes, operands, calls, attributes and parameter numbers position
+    by position (what :attr:`Computation.twin` says, but for the root)."""
+    return all(
+        list(map(get, ia)) == list(map(get, ib))
+        for get in (_NAME, _OPCODE, _OPERANDS, _CALLS, _ATTRS, _NUMBER)
+    )
+
+
+def _positional(
+    ca: Computation,
+    cb: Computation,
+    pa: CompFingerprints,
+    pb: CompFingerprints,
+    fa: Fingerprints,
+    fb: Fingerprints,
+) -> bool:
+    """Whether the steps would match ``ca`` and ``cb`` position by position, shown without
+    running them: the same structure position by position (:func:`_same_structure`: another
+    batch size changes only shapes and literals), distinct parameter numbers, the same root
+    position, equal skeletons position by position, and each full fingerprint either equal
+    to the other side's at its position or found nowhere on the other side.
+
+    Then step 1 pairs parameters and roots by position; step 2 pairs equal full fingerprints
+    in order, which (each such key being at the same positions on both sides) is by
+    position, then equal skeletons among what is left (equal position by position, and so
+    is what is left): every instruction with operands or callees by position.  What is left
+    are leaves, which top-down propagation pairs by position through their users (matched by
+    position, with the same operand indices and opcodes); a leaf with no user would be left
+    to the ``op_name`` hints, so then this says no.
+
+    Skeletons are made of opcodes, parameter numbers, some attributes, the operands' and the
+    callees' skeletons: with the same structure they are equal position by position when the
+    callees' are (the lazy path; the eager path's are compared)."""
+    ia, ib = ca.instructions, cb.instructions
+    if len(ia) != len(ib) or pa.root != pb.root or pa.params != pb.params or not ia:
+        return False
+    if cb.twin is not ca and not _same_structure(ia, ib):
+        return False
+    numbers = [ia[k].parameter_number for k in pa.params]
+    if len(set(numbers)) != len(numbers):
+        return False
+    full_a, full_b = pa.full, pb.full
+    mask = list(map(ne, full_a, full_b))
+    if not set(full_b).isdisjoint(compress(full_a, mask)) or not set(full_a).isdisjoint(
+        compress(full_b, mask)
+    ):
+        return False
+    if fa.eager or fb.eager:
+        if fa.skeleton(ca.name) != fb.skeleton(cb.name):
+            return False
+    else:  # (a computation's skeleton is a function of its full fingerprint)
+        full_of_a, full_of_b = fa.computation_full, fb.computation_full
+        cs_a, cs_b = fa.computation_skeleton, fb.computation_skeleton
+        callees = set(chain.from_iterable([ia[k].calls for k in pa.callers]))
+        if any(full_of_a[c] != full_of_b[c] and cs_a(c) != cs_b(c) for c in callees):
+            return False
+    # the leaves step 2 leaves unmatched (not parameters, not the root) need a user
+    changed = list(compress(ia, mask))
+    root = ia[pa.root]
+    lonely = [
+        x
+        for x in compress(changed, map(not_, map(_OPERANDS, changed)))
+        if not x.calls and x.parameter_number is None and x is not root
+    ]
+    if lonely:
+        used = set(chain.from_iterable(map(_OPERANDS, ia)))
+        if any(x.name not in used for x in lonely):
+            return False
+    return True
 
 
 class _Matcher(Propagation):
@@ -149,9 +230,11 @@ class _Matcher(Propagation):
     def _by_hint(self) -> None:
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
         groups: dict[tuple[str, str], deque[int]] = {}
-        for j, b in enumerate(ib):
+        # (only the unmatched: an op_name is parsed from the metadata on first use)
+        for j in unmatched(b2a):
+            b = ib[j]
             name = b.op_name
-            if b2a[j] < 0 and name is not None:
+            if name is not None:
                 groups.setdefault((b.opcode, name), deque()).append(j)
         for i, a in enumerate(ia):
             if a2b[i] >= 0:
@@ -240,7 +323,7 @@ def align(a: HloModule, b: HloModule, fa: Fingerprints, fb: Fingerprints) -> Ali
         pa, pb = fps_a[na], fps_b[nb]
         out.computations.append((na, nb))
         ia, ib = ca.instructions, cb.instructions
-        if pa.full == pb.full and _identical(ca, pa, pb):  # (a cheap test first)
+        if (pa.full == pb.full and _identical(ca, pa, pb)) or _positional(ca, cb, pa, pb, fa, fb):
             blocks.append((ia, ib, None, 0))
             out.matched += len(ia)
             a2b: list[int] | tuple[int, ...] | range = range(len(ia))

@@ -60,10 +60,41 @@ def side(module: HloModule, ins: Instruction) -> Side:
     return Side("%" + ins.name, ins.computation, text, ins.line)
 
 
-#: id(computation) -> (the computation, its first user of each name).  The computation is
-#: kept with its entry so that its id cannot be reused by another while the entry exists
-#: (an ``id(module)`` key alone went stale when a freed module's id was reused).
-_USERS: dict[int, tuple[Computation, dict[str, Instruction]]] = {}
+class _FirstUsers:
+    """Operand name -> its first user in printed order, indexed a chunk of instructions at
+    a time as far as the names asked for need (a changed instruction's user is usually
+    printed near it; the whole computation is indexed only for a name used late or never).
+    The first chunk that uses a name holds its first user."""
+
+    __slots__ = ("chunks", "done", "instrs")
+    CHUNK = 2048
+
+    def __init__(self, instrs: list[Instruction]) -> None:
+        self.instrs = instrs
+        self.chunks: list[dict[str, Instruction]] = []
+        self.done = 0  # instructions indexed
+
+    def get(self, name: str) -> Instruction | None:
+        for chunk in self.chunks:
+            got = chunk.get(name)
+            if got is not None:
+                return got
+        instrs = self.instrs
+        while self.done < len(instrs):
+            chunk = _first_users(instrs[self.done : self.done + self.CHUNK])
+            self.done += self.CHUNK
+            self.chunks.append(chunk)
+            got = chunk.get(name)
+            if got is not None:
+                return got
+        return None
+
+
+#: id(computation) -> (the computation, its first user of each name), during one
+#: :func:`explain`.  The computation is kept with its entry so that its id cannot be reused
+#: by another while the entry exists (an ``id(module)`` key alone went stale when a freed
+#: module's id was reused).
+_USERS: dict[int, tuple[Computation, _FirstUsers]] = {}
 
 
 def _described(module: HloModule, ins: Instruction) -> Instruction:
@@ -78,7 +109,7 @@ def _described(module: HloModule, ins: Instruction) -> Instruction:
     else:
         if len(_USERS) > 64:
             _USERS.clear()
-        users = _first_users(comp.instructions)
+        users = _FirstUsers(comp.instructions)
         _USERS[id(comp)] = (comp, users)
     cur = ins
     for _ in range(6):
@@ -164,6 +195,13 @@ def _names(items: Iterable[Instruction], limit: int = 3) -> str:
 
 
 def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
+    try:
+        return _explain(a, b, al)
+    finally:
+        _USERS.clear()  # (it holds computations: they go with their modules)
+
+
+def _explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
     md = ModuleDiff(a.name if a.name == b.name else f"{a.name} / {b.name}", a.path, b.path, False)
     bld = _Builder(a, b, md)
     params: list[tuple[Instruction, Instruction]] = []

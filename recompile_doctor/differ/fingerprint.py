@@ -144,7 +144,7 @@ def _callee_order(module: HloModule) -> list[Computation]:
 _Linear = tuple[tuple[int, ...], list[int], list[int], tuple[int, ...]]
 
 
-def compute(module: HloModule) -> Fingerprints:
+def compute(module: HloModule, like: Fingerprints | None = None) -> Fingerprints:
     """Full fingerprints of every instruction; computations in printed order (XLA prints
     callees first), else (a callee printed after its caller, a call cycle) in callee order
     with every skeleton computed at once, as the general algorithm does.
@@ -152,13 +152,40 @@ def compute(module: HloModule) -> Fingerprints:
     Computations with the same parser :attr:`Computation.signature` (a model repeats its
     fusions layer after layer) share one result: a signature is only given to computations
     that call nothing and print operands before users, and it fixes each instruction's key
-    and operand positions, so :func:`_linear` would compute the same lists for them."""
+    and operand positions, so :func:`_linear` would compute the same lists for them.
+
+    ``like``: the fingerprints of another module (the other side of a diff).  A computation
+    that is that module's very object (see :func:`~recompile_doctor.parsers.hlo.parse_hlo_files`)
+    and whose callees have the same fingerprints here as there has the same fingerprints: they
+    are taken over (they are functions of the computation and its callees' fingerprints)."""
     fp = Fingerprints(module)
     memo: dict[int, _Linear] = {}
+    theirs = like.module.computations if like is not None and not like.eager else None
     for comp in module.computations.values():
+        if theirs is not None and theirs.get(comp.name) is comp:
+            assert like is not None
+            if _take_over(fp, like, comp):
+                continue
         if not _add(fp, comp, memo):
             return _eager(module)
     return fp
+
+
+def _take_over(fp: Fingerprints, like: Fingerprints, comp: Computation) -> bool:
+    """Give ``comp`` ``like``'s fingerprints of it if its callees have the same full
+    fingerprints in ``fp`` (computed already) as in ``like``."""
+    mine, theirs = fp.computation_full, like.computation_full
+    name = comp.name
+    cf = like.computations[name]
+    instrs = comp.instructions
+    for k in cf.callers:
+        for c in instrs[k].calls:
+            got = mine.get(c)
+            if got is None or got != theirs.get(c):
+                return False
+    fp.computations[name] = cf
+    mine[name] = theirs[name]
+    return True
 
 
 def _eager(module: HloModule) -> Fingerprints:

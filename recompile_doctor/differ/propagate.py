@@ -36,7 +36,7 @@ def _operand_indices(instrs: list[Instruction]) -> list[tuple[int, ...]]:
 
 
 class Propagation:
-    __slots__ = ("a2b", "b2a", "ia", "ib", "matched", "twins")
+    __slots__ = ("_ops", "a2b", "b2a", "ia", "ib", "matched", "twins")
 
     same_kind = staticmethod(same_kind)
 
@@ -48,6 +48,15 @@ class Propagation:
         self.a2b = [-1] * len(self.ia)
         self.b2a = [-1] * len(self.ib)
         self.matched = 0
+        self._ops: tuple[list[tuple[int, ...]], list[tuple[int, ...]]] | None = None
+
+    def operand_indices(self) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+        """Operand indices of A's and B's instructions (computed once: propagation may run
+        twice)."""
+        if self._ops is None:
+            ops_a = _operand_indices(self.ia)
+            self._ops = (ops_a, ops_a if self.twins else _operand_indices(self.ib))
+        return self._ops
 
     def match(self, i: int, j: int) -> bool:
         if self.a2b[i] >= 0 or self.b2a[j] >= 0:
@@ -62,8 +71,7 @@ class Propagation:
 
     def propagate(self) -> None:
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
-        ops_a = _operand_indices(ia)
-        ops_b = ops_a if self.twins else _operand_indices(ib)
+        ops_a, ops_b = self.operand_indices()
         users_a: dict[int, list[int]] = {}
         for i, ops in enumerate(ops_a):
             for o in ops:
@@ -80,7 +88,7 @@ class Propagation:
             # are visited (the users of A's unmatched instructions, and the operands matched
             # during this pass that come later in the order): the same matches in the same
             # order as visiting every pair, in time proportional to what is unmatched.
-            todo = {u for o in _unmatched(a2b) for u in users_a.get(o, ()) if a2b[u] >= 0}
+            todo = {u for o in unmatched(a2b) for u in users_a.get(o, ()) if a2b[u] >= 0}
             heap = [-i for i in todo]
             heapify(heap)
             while heap:
@@ -100,11 +108,11 @@ class Propagation:
             # instruction ``i`` and B's ``best`` get matched here: the candidates are B's
             # unmatched users, known upfront, in ascending order as before)
             users_b: dict[int, list[tuple[int, int]]] = {}
-            for j in _unmatched(b2a):
+            for j in unmatched(b2a):
                 for k, o in enumerate(ops_b[j]):
                     if o >= 0:
                         users_b.setdefault(o, []).append((k, j))
-            for i in _unmatched(a2b):
+            for i in unmatched(a2b):
                 a = ia[i]
                 if a2b[i] >= 0:
                     continue
@@ -124,6 +132,6 @@ class Propagation:
                     changed |= match(i, best)
 
 
-def _unmatched(x2y: list[int]) -> list[int]:
+def unmatched(x2y: list[int]) -> list[int]:
     """Indices of the unmatched (-1) entries, ascending."""
     return list(compress(range(len(x2y)), map(_UNMATCHED, x2y)))

@@ -168,6 +168,14 @@ class Parser(InstructionParser):
         self.percent, self.old_dialect = percent, old
         return comp, last + 1
 
+    def _all_taken_over(self, comp: Computation) -> bool:
+        """Whether ``comp``, none of whose instructions was parsed anew, has as many as the
+        reference's computation of the same name: then they are that computation's (each
+        taken over from one of its lines, or that line's instruction with another shape:
+        the same names and operands), whose operands are all defined."""
+        other = self.like.by_name.get(comp.name) if self.like is not None else None
+        return other is not None and len(other.instructions) == len(comp.instructions)
+
     def _twin(self, comp: Computation, fresh: list[int]) -> None:
         """Set ``comp.twin`` to the reference's computation of the same name if their
         instructions are the same position by position but for shapes and literals.
@@ -326,7 +334,8 @@ class Parser(InstructionParser):
                 break
             line = lines[i]
             if line.lstrip()[:1] == "}":  # (the '}' token: no other token starts with it)
-                _check_operands(comp, defined, self.path)
+                if like is None or fresh or not self._all_taken_over(comp):
+                    _check_operands(comp, defined, self.path)
                 comp.signature = sig
                 if like is not None:
                     self._twin(comp, fresh)
