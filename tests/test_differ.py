@@ -199,3 +199,35 @@ def test_to_evidence_carries_both_sides_and_paths() -> None:
     assert ev and all(isinstance(e, DiffEvidence) for e in ev)
     assert ev[0].module == "jit_step" and ev[0].a_path == d.a_path
     assert ev[0].a_text is not None and "0.1" in ev[0].a_text
+
+
+def test_a_call_switched_to_another_existing_computation_is_a_graph_change() -> None:
+    # GIVEN a program whose reduce-sum is made to apply the max region printed beside it
+    # (both regions stay in the module: the alignment pairs each with its own twin)
+    path = JAX / "batch_size" / "dumps" / "module_0000.jit_mlp.before_optimizations.txt"
+    text = path.read_text()
+    assert text.count("to_apply=%region_1.2") == 1
+    switched = text.replace("to_apply=%region_1.2", "to_apply=%region_0.1")
+    # WHEN the two are diffed
+    d = diff_modules(parse_hlo(text, "a"), parse_hlo(switched, "b"))
+    # THEN the change is named, with both computations, not called equivalent
+    assert not d.equivalent
+    assert d.causes == ["graph-changed"]
+    assert "reduce_sum.7: calls %region_1.2 → %region_0.1" in str(d.explanations)
+
+
+def test_a_call_to_a_renamed_twin_computation_is_no_change() -> None:
+    # GIVEN the same program with the max region copied under a new name, the reduce-max
+    # calling the copy
+    path = JAX / "batch_size" / "dumps" / "module_0000.jit_mlp.before_optimizations.txt"
+    text = path.read_text()
+    start = text.index("%region_0.1 (")
+    region = text[start : text.index("\n}\n", start) + 3]
+    twin = region.replace("%region_0.1 (", "%region_9.9 (")
+    copied = text.replace(region, region + "\n" + twin).replace(
+        "to_apply=%region_0.1", "to_apply=%region_9.9"
+    )
+    # WHEN diffed THEN the call is not reported: the copy computes the same
+    d = diff_modules(parse_hlo(text, "a"), parse_hlo(copied, "b"))
+    assert "region_9.9" in copied
+    assert "calls" not in str(d.explanations)

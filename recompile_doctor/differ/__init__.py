@@ -77,7 +77,10 @@ def diff_modules(
     try:
         fa = fa if fa is not None else compute(a)
         fb = fb if fb is not None else compute(b, like=fa)
-        md = explain(a, b, align(a, b, fa, fb))
+        full_a, full_b = fa.computation_full, fb.computation_full
+        md = explain(
+            a, b, align(a, b, fa, fb), lambda ca, cb: full_a.get(ca, 0) == full_b.get(cb, 1)
+        )
     finally:
         if enabled:
             gc.enable()

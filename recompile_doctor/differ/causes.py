@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import posixpath
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain, repeat
 from operator import attrgetter
 
@@ -194,14 +194,40 @@ def _names(items: Iterable[Instruction], limit: int = 3) -> str:
     return ", ".join(names[:limit]) + more
 
 
-def explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
+def explain(
+    a: HloModule,
+    b: HloModule,
+    al: Alignment,
+    same_computation: Callable[[str, str], bool] | None = None,
+) -> ModuleDiff:
+    """The causes of the differences between ``a`` and ``b`` as aligned by ``al``.
+    ``same_computation(ca, cb)``: whether A's computation ``ca`` and B's ``cb`` compute the
+    same (their fingerprints); without it, only the computations ``al`` paired count as the
+    same."""
     try:
-        return _explain(a, b, al)
+        return _explain(a, b, al, same_computation)
     finally:
         _USERS.clear()  # (it holds computations: they go with their modules)
 
 
-def _explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
+def _explain(
+    a: HloModule,
+    b: HloModule,
+    al: Alignment,
+    same_computation: Callable[[str, str], bool] | None,
+) -> ModuleDiff:
+    paired = set(al.computations)
+
+    def same_callees(x: Instruction, y: Instruction) -> bool:
+        """Whether ``x`` and ``y`` call the same computations: ones the alignment paired
+        (their differences are the pairs' own), or ones computing the same."""
+        if len(x.calls) != len(y.calls):
+            return False
+        return all(
+            (cx, cy) in paired or (same_computation is not None and same_computation(cx, cy))
+            for cx, cy in zip(x.calls, y.calls, strict=True)
+        )
+
     md = ModuleDiff(a.name if a.name == b.name else f"{a.name} / {b.name}", a.path, b.path, False)
     bld = _Builder(a, b, md)
     params: list[tuple[Instruction, Instruction]] = []
@@ -229,6 +255,12 @@ def _explain(a: HloModule, b: HloModule, al: Alignment) -> ModuleDiff:
                 elided.append((x, y))
             elif not same and x.shape.sig == y.shape.sig:
                 (large if _weight_shaped(a, x) else small).append((x, y))
+        if (x.calls or y.calls) and not same_callees(x, y):
+            # another computation called (a sum's reduce now applying a max): the pairs of
+            # computations the alignment made do not show it
+            was = ", ".join(f"%{c}" for c in x.calls) or "none"
+            now = ", ".join(f"%{c}" for c in y.calls) or "none"
+            other.append((x, y, f"calls {was} → {now}"))
         if x.attrs == y.attrs:  # the parser shares equal tuples: usually an identity check
             continue
         ax, ay = semantic_attrs(x), semantic_attrs(y)
