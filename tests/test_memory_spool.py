@@ -55,6 +55,7 @@ def small_spool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.setattr(spool, "SPOOL_AFTER", 50)
     monkeypatch.setattr(spool, "CHUNK", 16)
     monkeypatch.setattr(packed, "PACK_CHUNK", 8)
+    monkeypatch.setattr(packed, "PLAIN_CHUNKS", 1)
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     return temp
 
@@ -72,6 +73,7 @@ def test_spooled_report_is_the_in_memory_report(
     monkeypatch.setattr(spool, "SPOOL_AFTER", 50)
     monkeypatch.setattr(spool, "CHUNK", 16)
     monkeypatch.setattr(packed, "PACK_CHUNK", 8)
+    monkeypatch.setattr(packed, "PLAIN_CHUNKS", 1)
     spooled = [analyze([str(log)]) for log in logs]
     # THEN the events went to the spool, and the saved reports are byte for byte the same
     assert spooled[0].events.spooled  # type: ignore[attr-defined]
@@ -155,10 +157,14 @@ def test_events_of_several_inputs_follow_the_input_order(small_spool: Path) -> N
     assert len(got) == 22
 
 
-@given(st.lists(st.tuples(st.text(max_size=5), st.integers())), st.integers(1, 7))
-def test_packed_reads_back_what_was_appended(items: list[tuple[str, int]], size: int) -> None:
-    # GIVEN items appended to a packed sequence with tiny chunks
-    p: Packed[tuple[str, int]] = Packed(chunk=size)
+@given(
+    st.lists(st.tuples(st.text(max_size=5), st.integers())), st.integers(1, 7), st.integers(0, 3)
+)
+def test_packed_reads_back_what_was_appended(
+    items: list[tuple[str, int]], size: int, plain: int
+) -> None:
+    # GIVEN items appended to a packed sequence with tiny chunks, the first few left plain
+    p: Packed[tuple[str, int]] = Packed(chunk=size, plain=plain)
     for it in items:
         p.append(it)
     # THEN it reads back the same, by iteration and by index
@@ -166,9 +172,11 @@ def test_packed_reads_back_what_was_appended(items: list[tuple[str, int]], size:
     for i in range(-len(items), len(items)):
         assert p[i] == items[i]
     # AND an item can be replaced wherever it is
-    if items:
-        p[0] = ("new", 0)
-        assert list(p) == [("new", 0), *items[1:]]
+    expected = list(items)
+    for i in sorted({0, len(items) // 2, len(items) - 1}):
+        if 0 <= i < len(items):  # (in a plain chunk, a packed one or the tail)
+            p[i] = expected[i] = ("new", i)
+    assert list(p) == expected and [p[i] for i in range(len(items))] == expected
     with pytest.raises(IndexError):
         p[len(items)]
 

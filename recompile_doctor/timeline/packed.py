@@ -3,8 +3,9 @@ framework reasons, notes) takes a few bytes an item instead of a few hundred.
 
 Items are appended one at a time; every :data:`PACK_CHUNK` of them are pickled together and
 compressed (log lines repeat most of their words, so a chunk shrinks ten times or more), and
-unpacked again, a chunk at a time, whenever the sequence is read.  A short sequence is never
-packed.
+unpacked again, a chunk at a time, whenever the sequence is read.  The first
+:data:`PLAIN_CHUNKS` chunks stay as they are: a sequence of a few thousand items is never
+packed, and the analyses that pass over a long one many times unpack only its rest.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ T = TypeVar("T")
 
 #: items pickled and compressed together
 PACK_CHUNK = 1024
+#: chunks at the start of a sequence kept unpacked (16 x 1,024 items: a few MB at most)
+PLAIN_CHUNKS = 16
 
 
 def sequence_eq(self: Sequence[Any], other: object) -> bool:
@@ -36,9 +39,11 @@ class Packed(Sequence[T]):
     Equal to any sequence holding equal items in the same order.
     """
 
-    def __init__(self, chunk: int | None = None) -> None:
+    def __init__(self, chunk: int | None = None, plain: int | None = None) -> None:
         self._size = PACK_CHUNK if chunk is None else chunk
-        self._chunks: list[bytes] = []
+        self._plain = PLAIN_CHUNKS if plain is None else plain
+        #: full chunks: the first ``plain`` as lists, the rest packed
+        self._chunks: list[list[T] | bytes] = []
         self._tail: list[T] = []
         self._n = 0
         self._last: tuple[int, list[T]] | None = None  # the chunk unpacked last
@@ -47,7 +52,8 @@ class Packed(Sequence[T]):
         self._tail.append(item)
         self._n += 1
         if len(self._tail) >= self._size:
-            self._chunks.append(_pack(self._tail))
+            full = self._tail
+            self._chunks.append(full if len(self._chunks) < self._plain else _pack(full))
             self._tail = []
 
     def __len__(self) -> int:
@@ -78,9 +84,11 @@ class Packed(Sequence[T]):
         if k == len(self._chunks):
             self._tail[j] = item
             return
-        items: list[T] = _unpack(self._chunks[k])
+        data = self._chunks[k]
+        items: list[T] = _unpack(data)
         items[j] = item
-        self._chunks[k] = _pack(items)
+        if isinstance(data, bytes):
+            self._chunks[k] = _pack(items)
         self._last = None
 
     def _where(self, i: int) -> tuple[int, int]:
@@ -92,7 +100,8 @@ class Packed(Sequence[T]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        return f"Packed({len(self)} items, {len(self._chunks)} chunks packed)"
+        packed = sum(1 for c in self._chunks if isinstance(c, bytes))
+        return f"Packed({len(self)} items, {packed} chunks packed)"
 
 
 def _pack(items: list[T]) -> bytes:
@@ -141,6 +150,9 @@ class _Pickler(pickle.Pickler):
         return _rebuild, (type(obj), tuple([getattr(obj, n) for n, _ in setters]))
 
 
-def _unpack(data: bytes) -> list[T]:
+def _unpack(data: list[T] | bytes) -> list[T]:
+    """A chunk's items (a plain chunk is its own list)."""
+    if not isinstance(data, bytes):
+        return data
     items: list[T] = pickle.loads(zlib.decompress(data))
     return items
