@@ -121,6 +121,24 @@ def test_a_run_is_a_folder_with_its_trace_files(tmp_path: Path) -> None:
     assert discover_runs([str(run)])[0].run_id == task.run_id  # stable
 
 
+def test_streams_saved_beside_their_merged_log_are_not_counted_twice(tmp_path: Path) -> None:
+    # GIVEN a simulated run folder as the simulator writes it: run.log (both streams) and
+    # each stream alone beside it, and a run whose stderr file is not a copy of its log
+    run = tmp_path / "sim"
+    run.mkdir()
+    for name in ("run.log", "run.stdout.log", "run.stderr.log"):
+        (run / name).symlink_to(FIXTURES / "simulated" / "healthy" / name)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "run.log").symlink_to(FIXTURES / "jax" / "healthy" / "run.log")
+    (other / "run.stderr.log").symlink_to(FIXTURES / "jax" / "batch_size" / "run.log")
+    # WHEN the runs are discovered
+    oth, sim = discover_runs([str(tmp_path)])  # (sorted by folder)
+    # THEN the stream copies are left out, and a file that is not one is kept
+    assert [f.rel for f in sim.files] == ["run.log"]
+    assert [f.rel for f in oth.files] == ["run.log", "run.stderr.log"]
+
+
 def test_host_from_a_regular_expression(tmp_path: Path) -> None:
     # GIVEN a run under /<cluster>/<host>/<job>
     _link_case("jax/healthy", tmp_path / "clusterA" / "h042" / "job1", 0)

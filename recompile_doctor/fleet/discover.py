@@ -12,7 +12,10 @@ Conventions (documented in the README):
 * date: a ``date=YYYY-MM-DD`` (or bare ``YYYY-MM-DD``) folder in the path, else the UTC date
   of the newest file of the run;
 * rank of a file: ``rank<N>``, ``rank_<N>``, ``rank-<N>`` or ``rank=<N>`` in its name
-  (the parsers' own rank, where they know it, takes precedence for compilations).
+  (the parsers' own rank, where they know it, takes precedence for compilations);
+* streams saved beside their merge: ``NAME.stdout.log`` and ``NAME.stderr.log`` next to a
+  ``NAME.log`` exactly as long as they are together (``2>&1 | tee NAME.log`` beside each
+  stream, as the simulator writes them) are copies of its lines, not analysed again.
 """
 
 from __future__ import annotations
@@ -74,6 +77,26 @@ class RunTask:
     def signature(self) -> dict[str, list[int]]:
         """What the incremental index compares: every file's size and mtime."""
         return {f.rel: [f.size, f.mtime_ns] for f in self.files}
+
+
+#: the endings of a single stream's copy beside its merged log (``NAME.log``)
+STREAM_SUFFIXES = (".stdout.log", ".stderr.log")
+
+
+def without_stream_copies(files: Sequence[FileStat]) -> tuple[FileStat, ...]:
+    """``files`` without the single-stream logs whose merged log is among them: for each
+    ``NAME.log``, its ``NAME.stdout.log`` / ``NAME.stderr.log`` when their sizes add up to
+    its size exactly (then its lines are theirs; anything else is kept)."""
+    by_rel = {f.rel: f for f in files}
+    copies: set[str] = set()
+    for f in files:
+        if not f.rel.endswith(".log") or f.rel.endswith(STREAM_SUFFIXES) or f.size <= 0:
+            continue
+        stem = f.rel[: -len(".log")]
+        streams = [by_rel[r] for r in (stem + sfx for sfx in STREAM_SUFFIXES) if r in by_rel]
+        if streams and sum(s.size for s in streams) == f.size and min(s.size for s in streams) >= 0:
+            copies.update(s.rel for s in streams)
+    return tuple(f for f in files if f.rel not in copies)
 
 
 def run_id_for(run_dir: str) -> str:
@@ -192,7 +215,7 @@ def discover_runs(
         by_run.setdefault(run_dir, []).append(FileStat(rel, size, mtime))
     tasks = []
     for run_dir in sorted(by_run):
-        files = tuple(sorted(by_run[run_dir], key=lambda s: s.rel))
+        files = without_stream_copies(sorted(by_run[run_dir], key=lambda s: s.rel))
         dumps = os.path.join(run_dir, "dumps")
         has_dumps = not is_url(run_dir) and os.path.isdir(dumps)
         tasks.append(

@@ -42,6 +42,17 @@ from recompile_doctor.timeline.types import (
 
 _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
 
+_K = TypeVar("_K")
+
+
+def _index_of(index: dict[_K, array[int]], key: _K) -> array[int]:
+    """The positions of ``key``'s items (made on first use, not built for every call)."""
+    got = index.get(key)
+    if got is None:
+        got = index[key] = array("q")
+    return got
+
+
 #: the init fields of each kept event type
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
@@ -268,7 +279,7 @@ class TimelineBuilder:
         elif isinstance(ev, RecompileReason):
             self._on_reason(ev, proc)
         elif isinstance(ev, FrameworkNote) and ev.note not in UNREAD_NOTES:
-            self._note_index.setdefault(ev.note, array("q")).append(len(self._notes))
+            _index_of(self._note_index, ev.note).append(len(self._notes))
             self._notes.append(self._kept(ev))
         if ev.record is not None and ev.keep:
             self._events.append(ev.record)
@@ -416,7 +427,7 @@ class TimelineBuilder:
         """A reason belongs to the compilation of its function that starts next in the
         process, or to the one under way when the framework names its compile id."""
         index = len(self._reasons)
-        self._reason_index.setdefault(ev.rule, array("q")).append(index)
+        _index_of(self._reason_index, ev.rule).append(index)
         c = proc.current
         if ev.key.compile_id is not None:
             same = self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
