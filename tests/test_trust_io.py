@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._reader import (
     ReadStats,
     collect_notes,
@@ -136,6 +137,21 @@ def test_a_gzip_cut_short_yields_what_is_readable_and_says_where(tmp_path: Path)
     assert stats.truncated.message() == (
         f"{p}:{len(got)}: gzip stream ends early; analysed the {len(got)} lines before"
     )
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["fast", "plain"])
+def test_a_gzip_broken_at_its_header_is_named_by_its_first_error(
+    tmp_path: Path, fast: bool
+) -> None:
+    # GIVEN a file that starts with the gzip magic, then plain text (no compression method)
+    p = tmp_path / "run.log"
+    p.write_bytes(b"\x1f\x8b\n2026-11-22 19:10:38,361 WARNING jax: TRACING CACHE MISS at x.py:1\n")
+    c = ParseCounter(str(p))
+    # WHEN it is read, by either path
+    list(parse_log(str(p), c, fast=fast))
+    # THEN the break is gzip's first word on it, not what it says on reading further
+    assert c.read.truncated is not None
+    assert c.read.truncated.detail == "Unknown compression method"
 
 
 def test_a_gzip_cut_short_raises_when_strict(tmp_path: Path) -> None:

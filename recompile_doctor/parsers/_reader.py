@@ -28,7 +28,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, cast
 
 from recompile_doctor.errors import RecompileDoctorError
 
@@ -199,7 +199,7 @@ def _decompressed(buffered: io.BufferedReader, path: str, stats: ReadStats) -> B
         raise RecompileDoctorError(f"cannot read: {e.strerror or e}", path=path) from None
     if head == GZIP_MAGIC:
         stats.compressed = True
-        return _lines_ended(gzip.GzipFile(fileobj=buffered, mode="rb"))  # type: ignore[arg-type]
+        return _lines_ended(_GzipOnce(fileobj=buffered, mode="rb"))  # type: ignore[arg-type]
     return _lines_ended(buffered)
 
 
@@ -228,6 +228,38 @@ class _CrAsLf(io.RawIOBase):
             self._inner.close()
         finally:
             super().close()
+
+
+class _GzipOnce(gzip.GzipFile):
+    """A gzip stream that, once broken, stays broken with its first error: ``gzip`` itself
+    goes on reading after a bad header and fails again further on, with words (the bytes it
+    found there) that depend on how much each caller asked for."""
+
+    _broken: BaseException | None = None
+
+    def _once(self, read: Callable[..., Any], *args: Any) -> Any:
+        if self._broken is not None:
+            raise self._broken
+        try:
+            return read(*args)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+            self._broken = e
+            raise
+
+    def read(self, size: int | None = -1) -> bytes:
+        return cast(bytes, self._once(super().read, size))
+
+    def read1(self, size: int = -1) -> bytes:
+        return cast(bytes, self._once(super().read1, size))
+
+    def peek(self, n: int) -> bytes:
+        return cast(bytes, self._once(super().peek, n))
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return cast(bytes, self._once(super().readline, size))
+
+    def readinto(self, b: Any) -> int:
+        return cast(int, self._once(super().readinto, b))
 
 
 def _lines_ended(stream: BinaryIO) -> BinaryIO:
@@ -293,16 +325,6 @@ def skip_bom(f: BinaryIO, st: ReadStats) -> str:
     return enc
 
 
-def _gzip_problem(e: BaseException) -> str:
-    """What broke the stream: ``gzip``'s words, without the two bytes it quotes when a
-    member does not start with the gzip magic (where it looked for them depends on how far
-    the reader had asked it to read, not on the input)."""
-    text = str(e)
-    if text.startswith("Not a gzipped file ("):
-        return "Not a gzipped file"
-    return text
-
-
 def record_truncation(
     path: str, st: ReadStats, lines: int, e: BaseException, strict: bool, note: bool = True
 ) -> None:
@@ -312,7 +334,7 @@ def record_truncation(
         raise RecompileDoctorError(
             f"gzip stream ends early after line {lines} ({e})", path=path
         ) from None
-    t = Truncation(path, lines, "gzip stream ends early", _gzip_problem(e))
+    t = Truncation(path, lines, "gzip stream ends early", str(e))
     st.truncated = t
     sink = _NOTES.get()
     if note and sink is not None:

@@ -14,6 +14,7 @@ line-by-line path.
 
 from __future__ import annotations
 
+import gzip
 import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Protocol
@@ -140,7 +141,7 @@ class Blocks:
         self._fill = 0  # bytes in the buffer
         self._eof = False
         self._read1: Callable[[int], bytes] | None = None
-        if type(f).__name__ == "GzipFile" or not hasattr(f, "readinto"):
+        if isinstance(f, gzip.GzipFile) or not hasattr(f, "readinto"):
             # one decompressor step per read, so that a broken stream loses only the line
             # it breaks in (as the plain reader does)
             self._read1 = getattr(f, "read1", f.read)
