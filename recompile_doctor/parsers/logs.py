@@ -17,7 +17,7 @@ from itertools import chain
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
-from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat, anchor_sniffer
+from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     ReadStats,
@@ -38,6 +38,7 @@ from recompile_doctor.parsers._scan import (
     regex_literals,
 )
 from recompile_doctor.parsers.jax_detect import JAX
+from recompile_doctor.parsers.poplar_detect import POPLAR as POPLAR
 from recompile_doctor.parsers.ptxla_detect import PTXLA
 from recompile_doctor.parsers.tensorflow_detect import TENSORFLOW
 from recompile_doctor.parsers.torch_detect import TORCH
@@ -48,47 +49,6 @@ SNIFF_LINES = 400
 #: lines detection reads at most when the first SNIFF_LINES show no known format
 SNIFF_MAX_LINES = 20_000
 UNKNOWN_FORMAT = "unknown"
-
-_POPLAR_ANCHORS = (
-    "Begin XLA compilation",
-    "executable cache",
-    "Poplar version:",
-    "TF_POPLAR_FLAGS",
-    "PopLibs",
-    "POPLAR",
-    "phase: ",
-    "Compiling module ",
-    ".poplar_exec",
-    "poplar_compiler.cc",
-    "PopART",
-    "PopTorch",
-    "Graph compilation: 100%",
-)
-
-
-def _poplar_sniff(lines: Sequence[str]) -> int:
-    return anchor_sniffer(_POPLAR_ANCHORS)(lines)
-
-
-def _poplar_decoder(path: str) -> Decoder:
-    """A Poplar decoder: its modules are imported only when a Poplar log is read."""
-    from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
-
-    return PoplarDecoder(path)
-
-
-POPLAR = LogFormat(
-    name="poplar",
-    framework="poplar",
-    anchors=_POPLAR_ANCHORS,
-    sniff=_poplar_sniff,
-    decoder=_poplar_decoder,
-    how_to_log=(
-        "For a Graphcore TensorFlow-on-IPU run, log with TF_POPLAR_VLOG_LEVEL=1 (or "
-        "TF_CPP_VMODULE='poplar_compiler=1,poplar_executable=1') and POPLAR_LOG_LEVEL=INFO "
-        "(python train.py 2> run.log)."
-    ),
-)
 
 #: the registry: every log format, in the order detection prefers them on a tie
 LOG_FORMATS: list[LogFormat] = [POPLAR, JAX, TENSORFLOW, TORCH, TORCH_TRACE, PTXLA]
