@@ -55,3 +55,34 @@ def golden(name: str, actual: str) -> None:
         path.write_text(actual, encoding="utf-8")
     assert path.exists(), f"missing golden {path}; run with RD_REGEN_GOLDENS=1"
     assert actual == path.read_text(encoding="utf-8")
+
+
+def poplar_prefix(kind: int, sec: int) -> str:
+    """A line prefix the Poplar stack writes, at ``sec`` seconds from 2023-04-26 00:00
+    (``kind``: 0 TensorFlow local time, 1 Poplar UTC, 2 old Poplar time only, 3 PopTorch,
+    4 glog, 5 an invalid stamp, 6 none: the line inherits the time before it)."""
+    h, m, s = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
+    day = 26 + sec // 86400
+    if kind == 0:
+        return f"2023-04-{day:02d} {h:02d}:{m:02d}:{s:02d}.517107: I tensorflow/x.cc:1109] "
+    if kind == 1:
+        return f"2023-04-{day:02d}T{h:02d}:{m:02d}:{s:02d}.103248Z PO:ENGINE   3556.3556 I: "
+    if kind == 2:
+        return f"{h:02d}:{m:02d}:{s:02d}.878 15288 PO:ENGINE   [I] "
+    if kind == 3:
+        return f"[{h:02d}:{m:02d}:{s:02d}.611] [poptorch:cpp] [info] "
+    if kind == 4:
+        return f"I0426 {h:02d}:{m:02d}:{s:02d}.535000 3904 x.py:4760] "
+    if kind == 5:
+        return "2023-13-26T25:00:00.000000Z PO:ENGINE   3556.3556 I: "  # invalid stamp
+    return ""  # no stamp: inherits the time before
+
+
+def assert_same_fingerprints(got: Any, expected: Any) -> None:
+    """Two :class:`~recompile_doctor.differ.fingerprint.Fingerprints` of one module agree:
+    the same fingerprint per computation, and per instruction (full, parameters, callers,
+    root)."""
+    assert got.computation_full == expected.computation_full
+    for name, cf in expected.computations.items():
+        g = got.computations[name]
+        assert (g.full, g.params, g.callers, g.root) == (cf.full, cf.params, cf.callers, cf.root)

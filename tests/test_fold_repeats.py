@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import poplar_prefix
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -47,19 +48,6 @@ MESSAGES = (
 )
 
 
-def _prefix(kind: int, sec: int) -> str:
-    h, m, s = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
-    if kind == 0:
-        return f"2023-04-26 {h:02d}:{m:02d}:{s:02d}.517107: I tensorflow/x.cc:1109] "
-    if kind == 1:
-        return f"2023-04-26T{h:02d}:{m:02d}:{s:02d}.103248Z PO:ENGINE   3556.3556 I: "
-    if kind == 2:
-        return f"{h:02d}:{m:02d}:{s:02d}.878 15288 PO:ENGINE   [I] "
-    if kind == 3:
-        return "2023-13-26T25:00:00.000000Z PO:ENGINE   3556.3556 I: "  # invalid stamp
-    return ""  # no stamp: inherits the time before
-
-
 def _report(path: Path, fold: bool, monkeypatch: pytest.MonkeyPatch, chunk: int | None) -> str:
     with monkeypatch.context() as mp:
         if not fold:
@@ -79,7 +67,7 @@ def test_every_poplar_fixture_gives_the_same_report_folded(
 
 
 line = st.tuples(
-    st.integers(0, 4),  # prefix kind
+    st.sampled_from([0, 1, 2, 5, 6]),  # prefix kind (with an invalid stamp and none)
     st.integers(0, 300),  # seconds
     st.integers(0, len(MESSAGES) - 1),
     st.sampled_from(["", "", "", "\x1b[32m", "[1,0]<stdout>:", "[0,0]<stdout>:"]),
@@ -98,7 +86,9 @@ def test_generated_logs_give_the_same_report_folded(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    text = "".join(f"{glue}{_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines)
+    text = "".join(
+        f"{glue}{poplar_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines
+    )
     path = tmp_path / "run.log"
     path.write_text(text, encoding="utf-8")
     assert _report(path, True, monkeypatch, chunk) == _report(path, False, monkeypatch, None)
@@ -108,11 +98,18 @@ def test_folding_leaves_out_repeated_steps_and_load_starts_but_counts_their_line
     tmp_path: Path,
 ) -> None:
     # GIVEN a steady run: a compilation, then steps, each few steps a load
-    lines = [_prefix(0, 0) + MESSAGES[8], _prefix(0, 1) + MESSAGES[5], _prefix(0, 5) + MESSAGES[6]]
+    lines = [
+        poplar_prefix(0, 0) + MESSAGES[8],
+        poplar_prefix(0, 1) + MESSAGES[5],
+        poplar_prefix(0, 5) + MESSAGES[6],
+    ]
     for i in range(30):
-        lines.append(_prefix(0, 10 + i) + MESSAGES[0])
+        lines.append(poplar_prefix(0, 10 + i) + MESSAGES[0])
         if i % 10 == 9:
-            lines += [_prefix(1, 10 + i) + MESSAGES[3], _prefix(1, 11 + i) + MESSAGES[4]]
+            lines += [
+                poplar_prefix(1, 10 + i) + MESSAGES[3],
+                poplar_prefix(1, 11 + i) + MESSAGES[4],
+            ]
     path = tmp_path / "run.log"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     counts = {}

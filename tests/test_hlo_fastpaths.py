@@ -6,6 +6,7 @@ import importlib
 from pathlib import Path
 
 import pytest
+from conftest import assert_same_fingerprints
 
 from recompile_doctor.differ import diff_modules
 from recompile_doctor.differ.align import align
@@ -178,15 +179,7 @@ def test_signature_memo_gives_every_computation_its_own_fingerprints(
     _token_parser_only(monkeypatch)
     slow = compute(parse_hlo_file(path))
     # THEN every computation has the same fingerprints
-    assert fast.computation_full == slow.computation_full
-    for name, cf in slow.computations.items():
-        got = fast.computations[name]
-        assert (got.full, got.params, got.callers, got.root) == (
-            cf.full,
-            cf.params,
-            cf.callers,
-            cf.root,
-        )
+    assert_same_fingerprints(fast, slow)
 
 
 def test_parser_key_is_the_instruction_without_names_operands_callees_and_layout() -> None:

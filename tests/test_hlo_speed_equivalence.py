@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import assert_same_fingerprints
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -377,17 +378,10 @@ def test_fingerprints_taken_over_are_those_computed() -> None:
         # WHEN B's fingerprints take over A's for those computations
         fast, plain = compute(mb, like=fa), compute(mb)
         # THEN they are the fingerprints computed from scratch
-        assert fast.computation_full == plain.computation_full, (a, b)
-        for name, cf in plain.computations.items():
-            got = fast.computations[name]
-            assert (got.full, got.params, got.callers, got.root) == (
-                cf.full,
-                cf.params,
-                cf.callers,
-                cf.root,
-            )
+        assert_same_fingerprints(fast, plain)
+        for name in plain.computations:
             assert fast.skeleton(name) == plain.skeleton(name)
-            taken += got is fa.computations.get(name)
+            taken += fast.computations[name] is fa.computations.get(name)
     assert taken > 100  # (the fast path did take fingerprints over)
 
 
@@ -480,19 +474,24 @@ def test_one_changed_instruction_diffs_the_same_taking_over_equal_lines(
         return
     k, new = candidates[pick % len(candidates)]
     changed = "\n".join([*lines[:k], new, *lines[k + 1 :]])
+    # WHEN diffed taking over equal lines and from scratch, THEN the same
+    _assert_fast_is_plain(changed if swap else text, text if swap else changed)
+
+
+def _assert_fast_is_plain(text_a: str, text_b: str) -> None:
+    """The diff of A and B (as files) taking over what they share is the one from scratch:
+    the same JSON, or, when the change made the text invalid, the same error."""
     with tempfile.TemporaryDirectory() as tmp:
         a, b = Path(tmp) / "a.hlo", Path(tmp) / "b.hlo"
-        a.write_text(changed if swap else text)
-        b.write_text(text if swap else changed)
-        # WHEN diffed taking over equal lines and from scratch
+        a.write_text(text_a)
+        b.write_text(text_b)
         try:
             plain = _json(a, b, plain=True)
-        except RecompileDoctorError as e:  # the change made it invalid: the same error
+        except RecompileDoctorError as e:
             with pytest.raises(RecompileDoctorError) as fast_err:
                 _json(a, b, plain=False)
             assert str(fast_err.value) == str(e)
             return
-        # THEN the JSON diffs are the same
         assert _json(a, b, plain=False) == plain
 
 
@@ -563,21 +562,11 @@ def test_changed_called_computations_diff_the_same_taking_over_equal_lines(
     changed = _mutate_computation(lines, kind, pick)
     if changed is None:
         return
-    with tempfile.TemporaryDirectory() as tmp:
-        a, b = Path(tmp) / "a.hlo", Path(tmp) / "b.hlo"
-        a.write_text("\n".join(changed if swap else lines))
-        b.write_text("\n".join(lines if swap else changed))
-        # WHEN diffed taking over equal lines, computations and fingerprints, and from
-        # scratch
-        try:
-            plain = _json(a, b, plain=True)
-        except RecompileDoctorError as e:  # the change made it invalid: the same error
-            with pytest.raises(RecompileDoctorError) as fast_err:
-                _json(a, b, plain=False)
-            assert str(fast_err.value) == str(e)
-            return
-        # THEN the JSON diffs are the same
-        assert _json(a, b, plain=False) == plain
+    # WHEN diffed taking over equal lines, computations and fingerprints, and from scratch,
+    # THEN the same
+    _assert_fast_is_plain(
+        "\n".join(changed if swap else lines), "\n".join(lines if swap else changed)
+    )
 
 
 def test_each_called_computation_change_is_made() -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import poplar_prefix
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,24 +35,6 @@ MESSAGES = (
     "stream copy of 4096 bytes",  # no anchor: a skipped line
     "Execute a_inference_test_step_37__XlaMustCompile_true",
 )
-
-
-def _prefix(kind: int, sec: int) -> str:
-    h, m, s = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
-    day = 26 + sec // 86400
-    if kind == 0:
-        return f"2023-04-{day:02d} {h:02d}:{m:02d}:{s:02d}.517107: I tensorflow/x.cc:1109] "
-    if kind == 1:
-        return f"2023-04-{day:02d}T{h:02d}:{m:02d}:{s:02d}.103248Z PO:ENGINE   3556.3556 I: "
-    if kind == 2:
-        return f"{h:02d}:{m:02d}:{s:02d}.878 15288 PO:ENGINE   [I] "
-    if kind == 3:
-        return f"[{h:02d}:{m:02d}:{s:02d}.611] [poptorch:cpp] [info] "
-    if kind == 4:
-        return f"I0426 {h:02d}:{m:02d}:{s:02d}.535000 3904 x.py:4760] "
-    if kind == 5:
-        return "2023-13-26T25:00:00.000000Z PO:ENGINE   3556.3556 I: "  # invalid stamp
-    return ""  # no stamp: inherits the time before
 
 
 line = st.tuples(
@@ -93,7 +76,9 @@ def test_shortcuts_give_the_full_reading(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    text = "".join(f"{glue}{_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines)
+    text = "".join(
+        f"{glue}{poplar_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines
+    )
     path = tmp_path / "run.log"
     path.write_text(text, encoding="utf-8")
     assert _decode(path, True, monkeypatch, chunk) == _decode(path, False, monkeypatch)
@@ -103,11 +88,11 @@ def test_the_comparison_is_not_vacuous(tmp_path: Path, monkeypatch: pytest.Monke
     # GIVEN a mixed-clock log whose clock offset is estimated from a skipped line
     path = tmp_path / "run.log"
     path.write_text(
-        _prefix(0, 100) + MESSAGES[0] + "\n"
-        + _prefix(1, 3700) + MESSAGES[4] + "\n"
-        + _prefix(1, 3705) + MESSAGES[1] + "\n"
-        + _prefix(1, 3706) + MESSAGES[4] + "\n"
-        + _prefix(0, 107) + MESSAGES[0] + "\n",
+        poplar_prefix(0, 100) + MESSAGES[0] + "\n"
+        + poplar_prefix(1, 3700) + MESSAGES[4] + "\n"
+        + poplar_prefix(1, 3705) + MESSAGES[1] + "\n"
+        + poplar_prefix(1, 3706) + MESSAGES[4] + "\n"
+        + poplar_prefix(0, 107) + MESSAGES[0] + "\n",
         encoding="utf-8",
     )  # fmt: skip
     events = list(parse_log(str(path), log_format="poplar"))
@@ -123,7 +108,7 @@ def test_the_shortcut_is_taken_on_a_steady_log(
     # stamped lines between them
     path = tmp_path / "run.log"
     path.write_text(
-        "".join(f"{_prefix(1, 60 + i)}{MESSAGES[i % len(MESSAGES)]}\n" for i in range(60)),
+        "".join(f"{poplar_prefix(1, 60 + i)}{MESSAGES[i % len(MESSAGES)]}\n" for i in range(60)),
         encoding="utf-8",
     )
     read = []
@@ -149,11 +134,11 @@ def test_a_skipped_stamp_the_decoder_did_not_need_is_not_read_at_a_block_end(
     # line, a decoded line whose own stamp makes it irrelevant, the end of a block, then a
     # decoded line without a stamp (it takes the time of the line before it)
     lines = [
-        _prefix(0, 100) + MESSAGES[0],  # local time
-        _prefix(1, 3700) + MESSAGES[4],  # UTC, skipped: sets the offset (-3600 s)
-        _prefix(1, 3705) + MESSAGES[5],
-        _prefix(1, 3750) + MESSAGES[4],  # skipped, stamped
-        _prefix(1, 3800) + MESSAGES[5],  # decoded: the skipped stamp does not matter
+        poplar_prefix(0, 100) + MESSAGES[0],  # local time
+        poplar_prefix(1, 3700) + MESSAGES[4],  # UTC, skipped: sets the offset (-3600 s)
+        poplar_prefix(1, 3705) + MESSAGES[5],
+        poplar_prefix(1, 3750) + MESSAGES[4],  # skipped, stamped
+        poplar_prefix(1, 3800) + MESSAGES[5],  # decoded: the skipped stamp does not matter
         MESSAGES[0],  # decoded, no stamp
     ]
     path = tmp_path / "run.log"

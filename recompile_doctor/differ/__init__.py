@@ -10,7 +10,6 @@ each module within one run's dump folder.
 
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 from recompile_doctor.differ.align import align
@@ -28,6 +27,7 @@ from recompile_doctor.differ.result import (
 )
 from recompile_doctor.differ.sequence import mark_growth
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.gc_pause import gc_paused
 from recompile_doctor.parsers.dumps import (
     DumpFile,
     function_name,
@@ -72,18 +72,13 @@ def diff_modules(
     fb: Fingerprints | None = None,
 ) -> ModuleDiff:
     """The causes and instruction changes between two compilations ``a`` (old) and ``b`` (new)."""
-    enabled = gc.isenabled()
-    gc.disable()  # many small objects, no garbage: the cyclic GC only costs time here
-    try:
+    with gc_paused():  # many small objects, no garbage: the cyclic GC only costs time here
         fa = fa if fa is not None else compute(a)
         fb = fb if fb is not None else compute(b, like=fa)
         full_a, full_b = fa.computation_full, fb.computation_full
         md = explain(
             a, b, align(a, b, fa, fb), lambda ca, cb: full_a.get(ca, 0) == full_b.get(cb, 1)
         )
-    finally:
-        if enabled:
-            gc.enable()
     annotate(md, a.path, b.path)
     return md
 
@@ -225,13 +220,8 @@ def diff_paths(
     # The parser and the differ allocate many objects and free none until the modules go
     # (when _diff_paths returns): the cyclic GC would only scan them, once more after each
     # step that turns it back on.  Off until then, the modules are freed before it runs.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return _diff_paths(a, b, module, stage, plain)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _diff_paths(

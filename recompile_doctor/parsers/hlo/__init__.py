@@ -7,13 +7,13 @@ Files may be gzip-compressed (detected by magic bytes).
 
 from __future__ import annotations
 
-import gc
 import gzip
 import os
 import zlib
 from pathlib import Path
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.gc_pause import gc_paused
 from recompile_doctor.parsers.hlo._parser import Parser, Reference
 from recompile_doctor.parsers.hlo.model import (
     Computation,
@@ -52,15 +52,8 @@ def parse_hlo(text: str, path: str = "<string>") -> HloModule:
 
 
 def _parse(parser: Parser) -> HloModule:
-    # The parser allocates many small objects and frees none: the cyclic GC would only rescan
-    # them again and again (a third of the time on large modules).
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         return parser.parse()
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def plain_requested() -> bool:
