@@ -60,7 +60,8 @@ def golden(name: str, actual: str) -> None:
 def poplar_prefix(kind: int, sec: int) -> str:
     """A line prefix the Poplar stack writes, at ``sec`` seconds from 2023-04-26 00:00
     (``kind``: 0 TensorFlow local time, 1 Poplar UTC, 2 old Poplar time only, 3 PopTorch,
-    4 glog, 5 an invalid stamp, 6 none: the line inherits the time before it)."""
+    4 glog, 5 an invalid stamp, 6 none: the line inherits the time before it, 7 a stamp
+    whose hour is not two digits but reads as a number: no prefix at all)."""
     h, m, s = (sec // 3600) % 24, (sec // 60) % 60, sec % 60
     day = 26 + sec // 86400
     if kind == 0:
@@ -75,6 +76,8 @@ def poplar_prefix(kind: int, sec: int) -> str:
         return f"I0426 {h:02d}:{m:02d}:{s:02d}.535000 3904 x.py:4760] "
     if kind == 5:
         return "2023-13-26T25:00:00.000000Z PO:ENGINE   3556.3556 I: "  # invalid stamp
+    if kind == 7:
+        return f"2023-04-{day:02d} +1:{m:02d}:{s:02d}.517107: I tensorflow/x.cc:1109] "
     return ""  # no stamp: inherits the time before
 
 

@@ -6,8 +6,8 @@ with nothing the timeline uses in between, and the start of a load.  On a long r
 most of the decoded lines.
 
 GIVEN every Poplar log fixture, and generated logs mixing steps of two modules, loads,
-compilations, cache lines, MPI ranks, invalid stamps, lines without a stamp, colours and
-skipped lines, WHEN each is analysed with and without folding (line by line and by the fast
+compilations, cache lines, MPI ranks, invalid stamps (and stamps that only look like
+stamps), lines without a stamp, colours and skipped lines, WHEN each is analysed with and without folding (line by line and by the fast
 path in small blocks), THEN the reports are identical, and folding does leave events out.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import poplar_prefix
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor import api
@@ -45,6 +45,7 @@ MESSAGES = (
     "Couldn't find /tmp/cache/1f0e2d3c4b5a697.poplar_exec in executable cache",
     "Poplar version: 3.1.0 (e12d5f9f01) Poplar package: 9c103dc348",
     "stream copy of 4096 bytes",  # no anchor: a skipped line
+    "Ending phase: Loading executable",  # no duration: timed from the start of the load
 )
 
 
@@ -67,7 +68,8 @@ def test_every_poplar_fixture_gives_the_same_report_folded(
 
 
 line = st.tuples(
-    st.sampled_from([0, 1, 2, 5, 6]),  # prefix kind (with an invalid stamp and none)
+    # prefix kind (with an invalid stamp, none, and a stamp that only looks like one)
+    st.sampled_from([0, 1, 2, 5, 6, 7]),
     st.integers(0, 300),  # seconds
     st.integers(0, len(MESSAGES) - 1),
     st.sampled_from(["", "", "", "\x1b[32m", "[1,0]<stdout>:", "[0,0]<stdout>:"]),
@@ -80,6 +82,11 @@ line = st.tuples(
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(lines=st.lists(line, min_size=1, max_size=40), chunk=st.sampled_from([None, 256, 700]))
+# a repeated step whose stamp only looks like one; a load timed from its folded start
+@example(lines=[(0, 1, 0, ""), (7, 2, 0, ""), (0, 3, 0, "")], chunk=None)
+@example(
+    lines=[(1, 1, 3, ""), (1, 2, 10, ""), (0, 3, 2, ""), (1, 4, 3, ""), (1, 9, 10, "")], chunk=None
+)
 def test_generated_logs_give_the_same_report_folded(
     lines: list[tuple[int, int, int, str]],
     chunk: int | None,

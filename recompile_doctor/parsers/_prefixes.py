@@ -111,7 +111,7 @@ def safe_float(text: str | None, limit: float = MAX_FIELD_NUMBER) -> float | Non
 _MINUTES: dict[str, tuple[float, int] | None] = {}
 
 
-def _epoch(ts: str) -> float | None:
+def epoch_seconds(ts: str) -> float | None:
     """``YYYY-MM-DD?HH:MM:SS.ffffff`` -> seconds since the epoch (the stamp read as UTC), or
     ``None`` for a date or time that does not exist (``2023-13-26``, ``04-31``, ``25:00``)."""
     # the date and the minute are read once per minute of the log; the sum is formed as
@@ -200,11 +200,11 @@ def split_prefix(segment: str) -> tuple[Prefix, str, str]:
     if branch == "tf_file":
         ts = group("tf_ts")
         p = _stamped(
-            _epoch(ts), ts, "local", "tensorflow", _LEVELS[group("tf_lvl")], group("tf_file")
+            epoch_seconds(ts), ts, "local", "tensorflow", _LEVELS[group("tf_lvl")], group("tf_file")
         )
     elif branch == "iso_lvl":
         ts = group("iso_ts")
-        p = _stamped(_epoch(ts), ts, "utc", group("iso_logger"), _LEVELS[group("iso_lvl")])
+        p = _stamped(epoch_seconds(ts), ts, "utc", group("iso_logger"), _LEVELS[group("iso_lvl")])
     elif branch == "old_lvl":
         ts = group("old_ts")
         p = _stamped(

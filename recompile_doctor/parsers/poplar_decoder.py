@@ -34,6 +34,7 @@ from recompile_doctor.parsers._prefixes import (
     Clock,
     Prefix,
     clock_of,
+    epoch_seconds,
     split_prefix,
     strip_ansi,
 )
@@ -78,6 +79,14 @@ _FOLD_LOAD_START = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NO
 
 #: a folded line: recognized, but nothing in it the timeline would use
 _FOLDED = Decoded("recognized")
+
+#: the length of the time stamps of the two absolute clocks (TensorFlow's local time,
+#: Poplar's and PopART's UTC) and what each looks like, as the prefix pattern has them
+_STAMP_LEN = 26
+_STAMP_OF = {
+    "local": re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}"),
+    "utc": re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}"),
+}
 
 _MPI_TAG = "]<std"
 #: what a line that starts with a logger time stamp starts with
@@ -127,6 +136,10 @@ class PoplarDecoder:
         #: when folding: the message of the last line that gave events, if that line was
         #: a plain step (``Execute M``) -- the same message again changes nothing
         self._step: str | None = None
+        #: the lines :meth:`_folds_again` recognises, time stamp aside: (the text after the
+        #: stamp, the prefix) of that step and of the last load start folded
+        self._step_tail: tuple[str, Prefix] | None = None
+        self._load_tail: tuple[str, Prefix] | None = None
 
     def fold_repeats(self) -> None:
         """Leave out the events the timeline ignores (``parse_log(fold=True)``): a step
@@ -157,12 +170,50 @@ class PoplarDecoder:
         return iter(())
 
     def decode(self, lineno: int, raw: str) -> Decoded:
+        if self._fold and self._folds_again(raw):
+            return _FOLDED
         if "\r" in raw or "\x1b" in raw or raw[:1] == "[":
             return self._decode_segments(lineno, raw)
         # the common line: one segment, no colours, no MPI tag
         prefix, msg, head = split_prefix(raw)
         if head:
             return self._decode_segments(lineno, raw)
+        absolute = self._advance(prefix)
+        problem = prefix.problem
+        if self._fold and problem is None and msg == self._step:
+            return _FOLDED
+        res = match_message(msg)
+        if isinstance(res, Message):
+            t = self._clock.relative(absolute)
+            if self._fold:
+                if (
+                    _FOLD_LOAD_START
+                    and problem is None
+                    and res.kind == "phase-start"
+                    and res.detail.get("name") == LOAD_PHASE
+                ):
+                    self._load_start[self._last_rank] = t
+                    if prefix.clock in _STAMP_OF:
+                        self._load_tail = (raw[_STAMP_LEN:], prefix)
+                    return _FOLDED
+                step = res.kind == "execute" and problem is None
+                self._step = msg if step else None
+                self._step_tail = (
+                    (raw[_STAMP_LEN:], prefix) if step and prefix.clock in _STAMP_OF else None
+                )
+            events = self._typed(res, Span(self.path, lineno, raw, t, self._last_rank))
+            if problem is not None:
+                return Decoded("malformed", events, problem)
+            return Decoded("recognized", events)
+        if res is not None:
+            return Decoded("malformed", (), _message_problem(res))
+        if problem is not None:
+            return Decoded("malformed", (), problem)
+        return UNRECOGNIZED
+
+    def _advance(self, prefix: Prefix) -> float | None:
+        """Move the clock to the line of ``prefix`` (reading the last stamped line skipped
+        before it, when that makes a difference); its absolute time."""
         clock = self._clock
         self._first_seen = True
         walk_back = self.pending_last
@@ -177,32 +228,31 @@ class PoplarDecoder:
             self._last_stamped = None
             if not self._overridden(prefix, before):
                 self._read_stamp(before)
-        absolute = clock.absolute(prefix)
-        problem = prefix.problem
-        if self._fold and problem is None and msg == self._step:
-            return _FOLDED
-        res = match_message(msg)
-        if isinstance(res, Message):
-            t = clock.relative(absolute)
-            if self._fold:
-                if (
-                    _FOLD_LOAD_START
-                    and problem is None
-                    and res.kind == "phase-start"
-                    and res.detail.get("name") == LOAD_PHASE
-                ):
-                    self._load_start[self._last_rank] = t
-                    return _FOLDED
-                self._step = msg if res.kind == "execute" and problem is None else None
-            events = self._typed(res, Span(self.path, lineno, raw, t, self._last_rank))
-            if problem is not None:
-                return Decoded("malformed", events, problem)
-            return Decoded("recognized", events)
-        if res is not None:
-            return Decoded("malformed", (), _message_problem(res))
-        if problem is not None:
-            return Decoded("malformed", (), problem)
-        return UNRECOGNIZED
+        return clock.absolute(prefix)
+
+    def _folds_again(self, raw: str) -> bool:
+        """Fold ``raw`` without reading its prefix when it repeats, time stamp aside, the
+        step the folding decoder last kept or the load start it last folded: the same
+        logger, level, file and message give the same decision.  Only a well-formed stamp of
+        the same clock is read (anything else goes the long way, and may be malformed)."""
+        tail = raw[_STAMP_LEN:]
+        seen = self._step_tail
+        load = False
+        if seen is None or tail != seen[0]:
+            seen = self._load_tail
+            if seen is None or tail != seen[0]:
+                return False
+            load = True
+        was = seen[1]
+        if _STAMP_OF[was.clock].match(raw) is None:
+            return False
+        seconds = epoch_seconds(raw[:_STAMP_LEN])
+        if seconds is None:
+            return False
+        absolute = self._advance(Prefix(seconds, was.clock, was.logger, was.level, was.source_file))
+        if load:
+            self._load_start[self._last_rank] = self._clock.relative(absolute)
+        return True
 
     def _read_stamp(self, line: str) -> None:
         """Let the clock read the time stamp of ``line`` (a skipped line)."""
@@ -223,7 +273,7 @@ class PoplarDecoder:
         text glued in front of the prefix."""
         clock = self._clock
         self._first_seen = True
-        self._step = None  # (no folding across a rare line)
+        self._step = self._step_tail = None  # (no folding across a rare line)
         if self.pending_last is not None:
             self.pending_last()
         segments = raw.split("\r") if "\r" in raw else (raw,)
