@@ -13,6 +13,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from recompile_doctor.model import (
     SEVERITY_RANK,
@@ -59,6 +60,8 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 # --------------------------------------------------------------------------- findings
 
 
+# (a dataclass, not a named tuple, like FindingView: a field named ``count`` would hide
+# tuple.count; the other view records are named tuples, several times cheaper to define)
 @dataclass(frozen=True, slots=True)
 class ChangeLine:
     """One old -> new value behind a finding: ``x: f32[32,16] → f32[8,16] at capture.py:144``
@@ -114,8 +117,7 @@ def change_lines(changes: Sequence[ValueChange]) -> tuple[ChangeLine, ...]:
     return tuple(ChangeLine(*k, count=counts[k]) for k in order)
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceLine:
+class EvidenceLine(NamedTuple):
     """One log line behind a finding: where it is, and its message without the logger's
     prefix (time, level, source file)."""
 
@@ -211,8 +213,7 @@ def finding_view(f: Finding, graphcore: bool = True) -> FindingView:
 # --------------------------------------------------------------------------- functions
 
 
-@dataclass(frozen=True, slots=True)
-class FunctionRow:
+class FunctionRow(NamedTuple):
     """The compilations of one user function (on one rank)."""
 
     function: str
@@ -284,8 +285,7 @@ def function_rows(compilations: Sequence[Compilation]) -> tuple[FunctionRow, ...
 # --------------------------------------------------------------------------- headline
 
 
-@dataclass(frozen=True, slots=True)
-class Headline:
+class Headline(NamedTuple):
     compilations: int
     cache_hits: int
     functions: int
@@ -348,8 +348,7 @@ def headline(report: Report, findings: Sequence[FindingView]) -> Headline:
 CROSSRUN_RULES = frozenset({"flags-changed", "compile-options-changed", "version-changed"})
 
 
-@dataclass(frozen=True, slots=True)
-class CrossRunRow:
+class CrossRunRow(NamedTuple):
     """One part of the cache key that differs between two runs."""
 
     component: str
@@ -359,8 +358,7 @@ class CrossRunRow:
     function: str
 
 
-@dataclass(frozen=True, slots=True)
-class CrossRun:
+class CrossRun(NamedTuple):
     """Why run B did not reuse what run A compiled: the two runs, the key parts side by side."""
 
     run_a: str
@@ -385,8 +383,7 @@ def crossrun_views(findings: Sequence[FindingView]) -> tuple[CrossRun, ...]:
     return tuple(CrossRun(a, b, tuple(rows)) for (a, b), rows in pairs.items())
 
 
-@dataclass(frozen=True, slots=True)
-class ReportView:
+class ReportView(NamedTuple):
     report: Report
     headline: Headline
     functions: tuple[FunctionRow, ...]
