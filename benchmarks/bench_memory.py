@@ -1,13 +1,15 @@
 """Peak memory of ``recompile-doctor analyze`` against the size of the log: flat or not.
 
-Generates, deterministically (the generators of ``bench_scale.py``), a compile-heavy JAX log
-(one compilation every ~6.5 kB) and a Poplar log (20 % relevant lines) at a few sizes, then
+Generates, deterministically (the generators of ``bench_scale.py`` and ``bench_frameworks.py``),
+a compile-heavy JAX log (one compilation every ~6.5 kB), a JAX log where every compilation
+comes with JAX's explanation of the cache miss (one every ~2 kB: the 20 %-relevant log of
+``bench_frameworks.py``) and a Poplar log (20 % relevant lines) at a few sizes, then
 runs, each in a fresh process, ``recompile-doctor analyze LOG --format FMT -o FILE`` and
 prints the peak RSS and wall time per log, size and format.  Figures are printed, never
 asserted.
 
     python benchmarks/bench_memory.py [--mb 25 100 250] [--formats json text]
-                                      [--kinds jax poplar] [--dir DIR]
+                                      [--kinds jax jax-explained poplar] [--dir DIR]
 
 ``--dir`` keeps the generated logs there (reused by the next run; otherwise they go to a
 temporary folder removed at the end).  Flat means: the peak of the biggest size is close to
@@ -27,10 +29,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_scale  # the log generators
+import bench_frameworks  # the log generators
+import bench_scale
+
+#: the 20 %-relevant JAX case of bench_frameworks.py
+_JAX_EXPLAINED = next(c for c in bench_frameworks.CASES if c[0] == "jax")
 
 KINDS: dict[str, Callable[[], Iterator[str]]] = {
     "jax": lambda: bench_scale._jax_lines(8),
+    "jax-explained": lambda: bench_frameworks.case_lines("jax", *_JAX_EXPLAINED[2:]),
     "poplar": lambda: bench_scale._poplar_lines(4),
 }
 
@@ -57,7 +64,7 @@ def main() -> None:
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
         f"{platform.python_version()}"
     )
-    print(f"{'log':<8}{'MB':>6}{'format':>10}{'peak RSS MB':>14}{'seconds':>10}")
+    print(f"{'log':<14}{'MB':>6}{'format':>10}{'peak RSS MB':>14}{'seconds':>10}")
     try:
         for kind in args.kinds:
             for mb in sorted(args.mb):
@@ -69,7 +76,7 @@ def main() -> None:
                     cmd = [sys.executable, "-m", "recompile_doctor", "analyze", str(log)]
                     wall, rss, code = run([*cmd, "--format", fmt, "-o", str(out), "--force"])
                     note = "" if code in (0, 1) else f"  (exit {code})"
-                    print(f"{kind:<8}{mb:>6}{fmt:>10}{rss:>14.0f}{wall:>10.1f}{note}", flush=True)
+                    print(f"{kind:<14}{mb:>6}{fmt:>10}{rss:>14.0f}{wall:>10.1f}{note}", flush=True)
                     out.unlink(missing_ok=True)
     finally:
         if tmp is not None:

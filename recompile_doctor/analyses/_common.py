@@ -65,20 +65,37 @@ def event_evidence(e: Event) -> Evidence:
     return Evidence(e.source, e.line, e.text)
 
 
-def cap(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
-    """Unique evidence lines in input order, at most :data:`MAX_EVIDENCE` (the first of
-    equal lines kept).  Streams: only the lines kept so far are held, however many come."""
-    keys: list[tuple[str, int]] = []  # sorted, at most MAX_EVIDENCE
-    kept: dict[tuple[str, int], Evidence] = {}
-    for e in evidence:
+class Capped:
+    """:func:`cap` fed one line at a time: only the lines kept so far are held, however
+    many come (an analysis collecting the evidence of 100,000 recompilations)."""
+
+    __slots__ = ("_kept", "_keys")
+
+    def __init__(self) -> None:
+        self._keys: list[tuple[str, int]] = []  # sorted, at most MAX_EVIDENCE
+        self._kept: dict[tuple[str, int], Evidence] = {}
+
+    def add(self, e: Evidence) -> None:
+        keys, kept = self._keys, self._kept
         k = (e.source, e.line)
         if k in kept or (len(keys) >= MAX_EVIDENCE and k >= keys[-1]):
-            continue  # a line seen already, or after every line kept
+            return  # a line seen already, or after every line kept
         bisect.insort(keys, k)
         kept[k] = e
         if len(keys) > MAX_EVIDENCE:
             del kept[keys.pop()]
-    return tuple(kept[k] for k in keys)
+
+    def lines(self) -> tuple[Evidence, ...]:
+        return tuple(self._kept[k] for k in self._keys)
+
+
+def cap(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
+    """Unique evidence lines in input order, at most :data:`MAX_EVIDENCE` (the first of
+    equal lines kept).  Streams: only the lines kept so far are held, however many come."""
+    kept = Capped()
+    for e in evidence:
+        kept.add(e)
+    return kept.lines()
 
 
 def make_finding(

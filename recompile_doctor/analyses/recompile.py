@@ -19,10 +19,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
+from typing import TypeVar, overload
 
 from recompile_doctor.analyses._common import (
+    Capped,
     CompileDiff,
     Options,
     comp_evidence,
@@ -34,9 +37,14 @@ from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
+from recompile_doctor.timeline.packed import sequence_eq
+
+T = TypeVar("T")
 
 _MAX_DETAIL_LINES = 4
 _MAX_CHANGES = 20
+#: the dumps' instruction changes a finding shows
+_MAX_DIFF = 20
 _SHAPE_RE = re.compile(r"\[([\d,\s]*)\]")
 
 
@@ -97,6 +105,46 @@ def recompilations(
     return out
 
 
+class ReasonsAt(Sequence[RecompileReason]):
+    """Some of the timeline's reasons, by their places in it: a verdict holds these instead
+    of the reasons, which stay packed until read (a run of 100,000 recompilations never holds
+    all their reasons, with their verbatim lines, at once).  Read in log order, as the
+    analyses do, each packed chunk is unpacked once."""
+
+    __slots__ = ("_all", "_at")
+
+    def __init__(
+        self, reasons: Sequence[tuple[RecompileReason, int | None]], at: tuple[int, ...]
+    ) -> None:
+        self._all = reasons
+        self._at = at
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    @overload
+    def __getitem__(self, i: int) -> RecompileReason: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[RecompileReason]: ...
+    def __getitem__(self, i: int | slice) -> RecompileReason | Sequence[RecompileReason]:
+        if isinstance(i, slice):
+            return tuple(self._all[j][0] for j in self._at[i])
+        return self._all[self._at[i]][0]
+
+    def __iter__(self) -> Iterator[RecompileReason]:
+        for j in self._at:
+            yield self._all[j][0]
+
+    __eq__ = sequence_eq
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"ReasonsAt({list(self._at)})"
+
+
+_NO_REASONS: Sequence[RecompileReason] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """Why one recompilation happened: its rule ids (most important first), a note, the
@@ -107,7 +155,7 @@ class Verdict:
     rules: tuple[str, ...]
     note: str
     diff: CompileDiff | None
-    reasons: tuple[RecompileReason, ...] = ()
+    reasons: Sequence[RecompileReason] = _NO_REASONS
 
 
 #: rules a framework reports that are not the cause of one recompilation
@@ -137,24 +185,32 @@ def _dims(shape: str | None) -> tuple[int, ...] | None:
         return None
 
 
-def _growing(reasons_seq: list[tuple[RecompileReason, ...]]) -> set[int]:
-    """Indexes (into ``reasons_seq``) of recompilations where an argument keeps growing:
-    the same argument's shape grows at two or more consecutive recompilations."""
+def _grown_arguments(r: RecompileReason) -> frozenset[str]:
+    """The arguments whose shape ``r`` says grew (no dimension smaller, one larger)."""
+    grown: set[str] = set()
+    for ch in r.changes:
+        old, new = _dims(ch.old), _dims(ch.new)
+        if (
+            old is not None
+            and new is not None
+            and len(old) == len(new)
+            and new != old
+            and all(n >= o for n, o in zip(new, old, strict=True))
+        ):
+            grown.add(ch.what)
+    return frozenset(grown) if grown else _NOTHING_GREW
+
+
+_NOTHING_GREW: frozenset[str] = frozenset()
+
+
+def _growing(grown_seq: list[frozenset[str]]) -> set[int]:
+    """Indexes (into ``grown_seq``: per recompilation, the arguments whose shape grew) of
+    recompilations where an argument keeps growing: the same argument's shape grows at two
+    or more consecutive recompilations."""
     grown: set[int] = set()
     runs: dict[str, list[int]] = {}
-    for i, reasons in enumerate(reasons_seq):
-        seen_here = set()
-        for r in reasons:
-            for ch in r.changes:
-                old, new = _dims(ch.old), _dims(ch.new)
-                if (
-                    old is not None
-                    and new is not None
-                    and len(old) == len(new)
-                    and new != old
-                    and all(n >= o for n, o in zip(new, old, strict=True))
-                ):
-                    seen_here.add(ch.what)
+    for i, seen_here in enumerate(grown_seq):
         for what in list(runs):
             if what not in seen_here:
                 runs.pop(what)
@@ -179,20 +235,34 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
         return cached
     recs = recompilations(tl)
     by_fn: dict[str, list[int]] = defaultdict(list)
-    reasons_of: list[tuple[RecompileReason, ...]] = []
-    attached = tl.reasons_by_compilation()
+    # per recompilation: where its causes' reasons are, and which arguments they say grew
+    # (the reasons themselves are read as they are needed, in log order, not all held)
+    all_reasons = tl.reasons
+    reasons_at: list[tuple[int, ...]] = []
+    grew: list[frozenset[str]] = []
+    attached = tl.reason_ids_by_compilation()
     for k, (_, c, _, _) in enumerate(recs):
-        reasons_of.append(
-            tuple(r for r in attached.get(c.id, ()) if r.rule and r.rule not in _NOT_CAUSES)
-        )
+        at: list[int] = []
+        grown = _NOTHING_GREW
+        for i in attached.get(c.id, ()):
+            r = all_reasons[i][0]
+            if r.rule and r.rule not in _NOT_CAUSES:
+                at.append(i)
+                grown = grown | _grown_arguments(r)
+        reasons_at.append(tuple(at))
+        grew.append(grown)
         by_fn[function_key(c.module)].append(k)
+    del attached
     growing: set[int] = set()
     for idx in by_fn.values():
-        growing.update(idx[j] for j in _growing([reasons_of[i] for i in idx]))
+        growing.update(idx[j] for j in _growing([grew[i] for i in idx]))
+    del grew
     out = []
     for k, (prev, c, _comps, _index) in enumerate(recs):
         d = opts.joined.by_compilation.get(c.id)
-        reasons = reasons_of[k]
+        reasons: Sequence[RecompileReason] = (
+            ReasonsAt(all_reasons, reasons_at[k]) if reasons_at[k] else _NO_REASONS
+        )
         log_rules = _ordered(r.rule for r in reasons if r.rule)
         if len(log_rules) > 1 and "retracing" in log_rules:
             # a generic retracing warning beside a specific reason adds nothing
@@ -275,31 +345,33 @@ def recompilation_causes(tl: Timeline, opts: Options) -> dict[int, str]:
 def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
     """One finding per cause over all recompilations after warm-up."""
     groups: dict[str, list[tuple[Compilation, Compilation, str]]] = defaultdict(list)
+    # what a finding shows of each is capped: only what it can show is collected
     diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
-    reason_ev: dict[str, list[Evidence]] = defaultdict(list)
+    evidence: dict[str, Capped] = defaultdict(Capped)  # the reasons' lines come first
     changes: dict[str, list[ValueChange]] = defaultdict(list)
     for v in verdicts(tl, opts):
         for cause in v.rules:
             groups[cause].append((v.previous, v.compilation, v.note))
             if v.diff is not None:
-                diff_ev[cause].extend(v.diff.evidence)
+                _extend_to(diff_ev[cause], v.diff.evidence, _MAX_DIFF)
             for r in v.reasons:
                 if (
                     r.rule == cause
                     or (cause == "growing-shape" and r.rule in SHAPE_RULES)
                     or (r.rule == "retracing" and cause == v.rules[0])
                 ):
-                    reason_ev[cause].append(Evidence(r.span.source, r.span.line, r.span.text))
-                    changes[cause].extend(r.changes)
+                    evidence[cause].add(Evidence(r.span.source, r.span.line, r.span.text))
+                    _extend_to(changes[cause], r.changes, _MAX_CHANGES)
     findings = []
     for rule_id, items in groups.items():
         recs = [c for _, c, _ in items]
         uniq = {(c.source, c.line): c for c in recs}
         wasted = sum(seconds(c.duration_s) for c in uniq.values())
         detail = f"{plural(len(uniq), 'recompilation')} after warm-up: {_describe(items)}."
-        evidence: list[Evidence] = list(reason_ev.get(rule_id, ()))
+        kept = evidence[rule_id]
         for prev, c, _ in items:
-            evidence += [comp_evidence(prev), comp_evidence(c)]
+            kept.add(comp_evidence(prev))
+            kept.add(comp_evidence(c))
         frameworks = {c.framework for c in recs}
         framework = frameworks.pop() if len(frameworks) == 1 else None
         findings.append(
@@ -309,13 +381,20 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
                 modules=(c.module for c in recs),
                 count=len(uniq),
                 wasted=wasted if rule_id != "constants-elided" else 0.0,
-                evidence=evidence,
+                evidence=kept.lines(),
                 advice=_advice(rule_id, opts) or rule(rule_id).advice_for(framework),
-                diff=diff_ev.get(rule_id, ())[:20],
-                changes=changes.get(rule_id, ())[:_MAX_CHANGES],
+                diff=diff_ev.get(rule_id, ()),
+                changes=changes.get(rule_id, ()),
             )
         )
     return findings
+
+
+def _extend_to(kept: list[T], more: Iterable[T], most: int) -> None:
+    """``kept.extend(more)``, up to ``most`` items in all."""
+    room = most - len(kept)
+    if room > 0:
+        kept.extend(islice(more, room))
 
 
 def _describe(items: list[tuple[Compilation, Compilation, str]]) -> str:

@@ -49,6 +49,11 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
     def __len__(self) -> int:
         return len(self._items)
 
+    @property
+    def ids(self) -> array[int]:
+        """The compilation id of each item (:data:`NO_COMPILATION`: none)."""
+        return self._ids
+
     def __iter__(self) -> Iterator[tuple[T, int | None]]:
         for item, cid in zip(self._items, self._ids, strict=True):
             yield item, (None if cid == NO_COMPILATION else cid)
@@ -124,13 +129,20 @@ class Timeline:
         reasons = self.reasons
         return [reasons[i][0] for i in self.reason_index.get(rule, ())]
 
-    def reasons_by_compilation(self) -> dict[int, list[RecompileReason]]:
-        """The reasons attached to each compilation (by id), in log order: one pass over
-        the reasons (asking per compilation would pass over them once per compilation)."""
-        out: dict[int, list[RecompileReason]] = {}
-        for r, cid in self.reasons:
-            if cid is not None:
-                out.setdefault(cid, []).append(r)
+    def reason_ids_by_compilation(self) -> dict[int, list[int]]:
+        """Where the reasons attached to each compilation (by id) are in :attr:`reasons`, in
+        log order: one pass over their ids, none over the reasons themselves (which may be
+        packed: an analysis reads each one when it needs it, instead of holding them all)."""
+        ids = self.reasons.ids if isinstance(self.reasons, Attributed) else None
+        out: dict[int, list[int]] = {}
+        if ids is not None:
+            for i, cid in enumerate(ids):
+                if cid != NO_COMPILATION:
+                    out.setdefault(cid, []).append(i)
+            return out
+        for i, (_, c) in enumerate(self.reasons):
+            if c is not None:
+                out.setdefault(c, []).append(i)
         return out
 
     def by_function(self) -> dict[str, list[Compilation]]:

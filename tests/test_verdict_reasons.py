@@ -1,0 +1,138 @@
+"""The recompilation analysis reads the framework's reasons where they are kept, instead of
+holding them all.
+
+A verdict names where its reasons are in the timeline (``ReasonsAt``) and reads them when
+asked; the finding of each cause collects only the evidence lines, value changes and dump
+changes it can show.  On a run of 100,000 recompilations the reasons, with their verbatim
+lines, then stay packed.
+
+GIVEN every framework log fixture, read into a timeline whose reasons are packed in chunks
+of two (none kept plain), WHEN the recompilations are judged, THEN each verdict's reasons are
+exactly the causes' reasons attached to its compilation, in log order, and the findings and
+causes are those of the same timeline with its reasons unpacked.  GIVEN any evidence lines,
+WHEN fed one at a time to ``Capped``, THEN it keeps what ``cap`` keeps of the whole list.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recompile_doctor.analyses import Options, diagnose
+from recompile_doctor.analyses._common import MAX_EVIDENCE, Capped, cap
+from recompile_doctor.analyses.recompile import (
+    ReasonsAt,
+    recompilation_causes,
+    recompilations,
+    verdicts,
+)
+from recompile_doctor.model import Evidence
+from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.timeline import packed
+from recompile_doctor.timeline.builder import TimelineBuilder
+from recompile_doctor.timeline.types import Timeline
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = sorted(
+    p
+    for fw in ("jax", "tensorflow", "torch", "ptxla")
+    for p in (ROOT / "fixtures" / fw).rglob("*.log")
+    if p.is_file()
+)
+
+
+def _timeline(path: Path) -> Timeline:
+    b = TimelineBuilder(None)
+    for ev in parse_log(str(path), ParseCounter(str(path)), fold=True):
+        b.feed(ev)
+    return b.finish()
+
+
+def _packed_timeline(path: Path, monkeypatch: pytest.MonkeyPatch) -> Timeline:
+    with monkeypatch.context() as mp:
+        mp.setattr(packed, "PACK_CHUNK", 2)
+        mp.setattr(packed, "PLAIN_CHUNKS", 0)
+        return _timeline(path)
+
+
+def test_the_fixtures_have_reasons_to_read_and_packed(monkeypatch: pytest.MonkeyPatch) -> None:
+    n = sum(1 for p in LOGS for v in verdicts(_timeline(p), Options()) if v.reasons)
+    assert n >= 10
+    shown = [repr(_packed_timeline(p, monkeypatch).reasons._items) for p in LOGS]  # type: ignore[attr-defined]
+    assert any(" 0 chunks packed" not in s for s in shown)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_verdicts_read_the_reasons_of_their_compilation_where_they_are_kept(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tl = _packed_timeline(path, monkeypatch)
+    attached: dict[int, list[object]] = {}
+    for r, cid in tl.reasons:  # the plain reading: every reason, in log order
+        if (
+            cid is not None
+            and r.rule
+            and r.rule
+            not in (
+                "recompile-limit",
+                "compile-failed",
+                "graph-break",
+                "rank-divergence",
+            )
+        ):
+            attached.setdefault(cid, []).append(r)
+    vs = verdicts(tl, Options())
+    assert [v.compilation.id for v in vs] == [c.id for _, c, _, _ in recompilations(tl)]
+    for v in vs:
+        expected = attached.get(v.compilation.id, [])
+        assert list(v.reasons) == expected
+        assert len(v.reasons) == len(expected)
+        assert [v.reasons[i] for i in range(len(expected))] == expected
+        if expected:
+            assert isinstance(v.reasons, ReasonsAt)  # places, not the reasons themselves
+            assert v.reasons == tuple(expected)
+            assert list(v.reasons[1:]) == expected[1:]
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_packed_reasons_give_the_same_findings_and_causes(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packed_tl = _packed_timeline(path, monkeypatch)
+    plain_tl = _timeline(path)
+    assert diagnose(packed_tl, Options()) == diagnose(plain_tl, Options())
+    assert recompilation_causes(packed_tl, Options()) == recompilation_causes(plain_tl, Options())
+
+
+evidence_line = st.builds(
+    Evidence, st.sampled_from(["a.log", "b.log"]), st.integers(1, 40), st.text(max_size=3)
+)
+
+
+@given(st.lists(evidence_line, max_size=3 * MAX_EVIDENCE))
+def test_capped_keeps_what_cap_keeps(lines: list[Evidence]) -> None:
+    kept = Capped()
+    for e in lines:
+        kept.add(e)
+    assert kept.lines() == cap(lines)
+    assert len(kept.lines()) <= MAX_EVIDENCE
+
+
+def test_reasons_at_reads_each_place_it_names() -> None:
+    tl = _timeline(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
+    everything = [r for r, _ in tl.reasons]
+    assert len(everything) >= 4
+    at = ReasonsAt(tl.reasons, (3, 0, 2))
+    assert list(at) == [everything[3], everything[0], everything[2]]
+    assert [at[0], at[1], at[2], at[-1]] == [
+        everything[3],
+        everything[0],
+        everything[2],
+        everything[2],
+    ]
+    assert at[1:] == (everything[0], everything[2])
+    assert len(at) == 3
+    assert at != (everything[3], everything[0])
