@@ -24,7 +24,7 @@ from recompile_doctor.model import (
     Summary,
 )
 from recompile_doctor.parsers import ParseCounter, parse_log
-from recompile_doctor.parsers._reader import read_lines_around
+from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
 
@@ -56,6 +56,24 @@ def analyze(
         raise RecompileDoctorError("no log given")
     if warmup is not None and warmup < 0:
         raise RecompileDoctorError(f"--warmup must be >= 0, not {warmup}")
+    try:
+        return _analyze(logs, dumps, warmup, strict, log_format, on_progress, context)
+    finally:
+        # the private copies of inputs that cannot be read twice (stdin, pipes) served
+        # the second pass for evidence context, which is done: they go now, not at exit
+        for log in logs:
+            release_spool(os.fspath(log))
+
+
+def _analyze(
+    logs: Sequence[PathLike],
+    dumps: PathLike | Sequence[PathLike],
+    warmup: int | None,
+    strict: bool,
+    log_format: str | None,
+    on_progress: Callable[[str, int], None] | None,
+    context: int,
+) -> Report:
     builder = TimelineBuilder(warmup)
     counters: list[ParseCounter] = []
     try:

@@ -438,6 +438,20 @@ class Report:
     findings: tuple[Finding, ...]
     tool_version: str = __version__
 
+    def close(self) -> None:
+        """Remove the temporary file a long run's events are read back from, now rather
+        than when the report is dropped (its events cannot be read after that).  A report
+        is also a context manager: ``with analyze(log) as report: ...``."""
+        close = getattr(self.events, "close", None)
+        if close is not None:
+            close()
+
+    def __enter__(self) -> Report:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def worst_severity(self) -> Severity | None:
         if not self.findings:
             return None

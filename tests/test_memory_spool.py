@@ -82,6 +82,8 @@ def test_spooled_report_is_the_in_memory_report(
         assert a.dumps() == b.dumps()
         assert list(a.events) == list(b.events) and b.events == a.events
         assert b.events[-1] == list(a.events)[-1]
+    for r in (*in_memory, *spooled):
+        r.close()
 
 
 def test_spool_is_nameless_and_closed_with_the_report(tmp_path: Path, small_spool: Path) -> None:
@@ -98,6 +100,31 @@ def test_spool_is_nameless_and_closed_with_the_report(tmp_path: Path, small_spoo
     gc.collect()
     if os.path.isdir("/proc/self/fd"):
         assert _open_files_under(small_spool) == []
+
+
+def test_spool_is_closed_when_the_report_is_closed_or_its_with_block_ends(
+    tmp_path: Path, small_spool: Path
+) -> None:
+    # GIVEN a long log analyzed with a small spool, used in a with block
+    log = str(_long_jax_log(tmp_path))
+    with analyze([log]) as r:
+        assert r.events.spooled  # type: ignore[attr-defined]
+        n = len(list(r.events))
+        if os.path.isdir("/proc/self/fd"):
+            assert len(_open_files_under(small_spool)) == 1
+    # WHEN the block ends THEN the file is closed while the report is still held
+    assert n > 50
+    if os.path.isdir("/proc/self/fd"):
+        assert _open_files_under(small_spool) == []
+    with pytest.raises(ValueError, match="closed"):
+        list(r.events)
+    # AND close() does the same, any number of times, spooled or not
+    other = analyze([log])
+    other.close()
+    other.close()
+    if os.path.isdir("/proc/self/fd"):
+        assert _open_files_under(small_spool) == []
+    analyze([str(POPLAR_RUN)]).close()
 
 
 def test_spool_is_removed_when_the_analysis_fails(

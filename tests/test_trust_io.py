@@ -97,6 +97,36 @@ def test_analyze_of_a_fifo_finishes_with_evidence_context(
     assert evidence and all(e.get("context") for e in evidence)
 
 
+def test_analyze_lets_go_of_the_private_copy_once_the_context_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a pipe analysed from Python (a notebook reading many pipes in one process)
+    from recompile_doctor import api
+    from recompile_doctor.parsers import _reader
+
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    _feed_fifo(fifo, ALT.read_bytes())
+    import tempfile
+
+    copies: list[object] = []
+    real = tempfile.TemporaryFile
+
+    def kept(*args: object, **kwargs: object) -> object:
+        f = real(*args, **kwargs)  # type: ignore[call-overload]
+        copies.append(f)
+        return f
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", kept)
+    # WHEN the analysis returns
+    report = _run_with_timeout(lambda: api.analyze([str(fifo)]))
+    # THEN its findings carry context read from the copy, and the copy is closed (deleted)
+    evidence = [e for f in report.findings for e in f.evidence]
+    assert evidence and all(e.before or e.after for e in evidence)
+    assert len(copies) == 1 and copies[0].closed  # type: ignore[attr-defined]
+    assert str(fifo) not in _reader._SPOOLS
+
+
 def test_stdin_context_is_read_from_the_private_copy(monkeypatch: pytest.MonkeyPatch) -> None:
     import io
     import sys

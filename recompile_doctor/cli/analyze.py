@@ -102,7 +102,6 @@ def command(
     them and the change to make.
     """
     from recompile_doctor.api import analyze as run_analysis
-    from recompile_doctor.reports import render
 
     out_fmt = format_for(fmt, output)
     if out_fmt == "html":
@@ -123,6 +122,18 @@ def command(
             log_format=log_format,
             on_progress=progress,
         )
+    with report:  # a long run's spooled events go as soon as they are written
+        return _write(report, output, html, out_fmt, force, quiet, fail_on, no_color, logs, dumps)
+
+
+def _write(
+    report: Report, output: str | None, html: str | None, out_fmt: str, force: bool,
+    quiet: bool, fail_on: str | None, no_color: bool, logs: tuple[str, ...],
+    dumps: tuple[str, ...],
+) -> int:  # fmt: skip
+    """Write ``report`` where asked; the exit code."""
+    from recompile_doctor.reports import render
+
     if html is not None:
         write_output(
             render(report, "html").encode("utf-8"),

@@ -54,14 +54,9 @@ def command(
     check_dump_dirs(dumps)
     if output != "-":  # fail before a long analysis
         check_output_path(output, force, (*inputs, *dumps))
-    report = load(inputs, dumps, warmup)
-    write_output(
-        render(report).encode("utf-8"),
-        output,
-        force=force,
-        inputs=(*inputs, *dumps),
-        binary_ok_on_tty=False,
-    )
+    with load(inputs, dumps, warmup) as report:
+        page = render(report).encode("utf-8")
+    write_output(page, output, force=force, inputs=(*inputs, *dumps), binary_ok_on_tty=False)
     if output != "-":
         click.echo(f"recompile-doctor: wrote {output}", err=True)
     return 0

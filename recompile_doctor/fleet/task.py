@@ -98,7 +98,7 @@ def _failing_alone(paths: Sequence[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for p in paths:
         try:
-            analyze([p], context=0)
+            analyze([p], context=0).close()
         except Exception as e:
             out[p] = one_line(e)
     return out
@@ -325,10 +325,11 @@ def _analyze_local(task: RunTask) -> RunOutput:
         comps: list[Row] = []
         finds: list[Row] = []
     else:
-        rows = _Rows(task, report)
-        events = [rows.event(i, e) for i, e in enumerate(report.events)]
-        comps = [rows.compilation(c) for c in report.compilations]
-        finds = [rows.finding(i, f) for i, f in enumerate(report.findings)]
+        with report:  # a long run's spooled events go now, not when the report is dropped
+            rows = _Rows(task, report)
+            events = [rows.event(i, e) for i, e in enumerate(report.events)]
+            comps = [rows.compilation(c) for c in report.compilations]
+            finds = [rows.finding(i, f) for i, f in enumerate(report.findings)]
     tables = {
         "runs": _table("runs", runs),
         "events": _table("events", events),

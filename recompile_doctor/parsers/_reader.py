@@ -307,6 +307,12 @@ class _Utf16Lines:
     def readline(self, limit: int) -> bytes:
         return self._text.readline(limit // 2).encode("utf-8", errors="replace")
 
+    def __del__(self) -> None:
+        # the stream is its opener's to close: let go of it (a collected TextIOWrapper
+        # would close it, early, and Python would warn of an unclosed file)
+        with contextlib.suppress(ValueError):  # closed already
+            self._text.detach()
+
 
 #: what a broken compressed stream raises while it is read
 BROKEN_STREAM: tuple[type[BaseException], ...] = (EOFError, gzip.BadGzipFile, zlib.error)

@@ -120,6 +120,13 @@ class EventSpool:
             self._file = None
             self._closed = True
 
+    def __del__(self) -> None:
+        # a report dropped unclosed: its file goes with it, as its owner's, not as a file
+        # object the collector finds open (Python warns of those)
+        f = getattr(self, "_file", None)
+        if f is not None:
+            f.close()
+
 
 class ReportEvents(Sequence[Event]):
     """The report's events in log order: the spooled events merged with ``extra`` (the
