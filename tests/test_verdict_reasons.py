@@ -136,3 +136,44 @@ def test_reasons_at_reads_each_place_it_names() -> None:
     assert at[1:] == (everything[0], everything[2])
     assert len(at) == 3
     assert at != (everything[3], everything[0])
+
+
+def test_a_verdict_writes_its_note_when_read_in_each_case() -> None:
+    from recompile_doctor.analyses._common import CompileDiff
+    from recompile_doctor.analyses.recompile import Verdict
+
+    tl = _timeline(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
+    v = next(v for v in verdicts(tl, Options()) if v.reasons)
+    prev, c, reasons = v.previous, v.compilation, v.reasons
+    said = "history f32[1,4] → f32[2,4] at capture.py:164"
+    assert v.note == said  # the log's words alone
+    d = CompileDiff(("batch-size",), "x: f32[32,4] → f32[8,4]")
+    same = CompileDiff((), "")
+
+    def note(**kw: object) -> str:
+        return Verdict(prev, c, ("x",), reasons=reasons, **kw).note  # type: ignore[arg-type]
+
+    shape = ("batch-size",)
+    assert note(diff=d, log_rules=shape, dump_rules=shape) == (
+        f"{said}; the dumps agree: x: f32[32,4] → f32[8,4]"
+    )
+    assert note(diff=d, log_rules=("dtype-changed",), dump_rules=shape) == (
+        f"the log and the dumps disagree: the log says dtype-changed ({said}); "
+        "the dumps say batch-size (x: f32[32,4] → f32[8,4])"
+    )
+    assert note(diff=d, dump_rules=shape) == "x: f32[32,4] → f32[8,4]"
+    assert note(diff=same, log_rules=shape) == (
+        f"{said}; the dumps of the two compilations are identical (the HLO text cannot show "
+        "this change)"
+    )
+    plain = Verdict(prev, c, ("x",), None).note
+    assert plain.startswith("compiled again (line ")
+    assert Verdict(prev, c, ("x",), same).note == (
+        plain + "; the dumps of the two compilations are equivalent"
+    )
+    assert Verdict(prev, c, ("x",), None, dumps_given=True).note == (
+        plain + "; no dump of this compilation was found in --dumps"
+    )
+    assert note(diff=None, log_rules=shape, consequence=True) == (
+        f"{said} (constants computed from the shape changed with it)"
+    )

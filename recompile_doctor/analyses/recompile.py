@@ -148,14 +148,56 @@ _NO_REASONS: Sequence[RecompileReason] = ()
 @dataclass(frozen=True, slots=True)
 class Verdict:
     """Why one recompilation happened: its rule ids (most important first), a note, the
-    dump diff and the framework's own reasons behind it."""
+    dump diff and the framework's own reasons behind it.
+
+    The note is written when it is read (a finding shows the first and last of each
+    function's): what it is made of is kept instead -- the rules the log and the dumps
+    name, whether ``--dumps`` was given, whether the shape change also changed constants.
+    """
 
     previous: Compilation
     compilation: Compilation
     rules: tuple[str, ...]
-    note: str
     diff: CompileDiff | None
     reasons: Sequence[RecompileReason] = _NO_REASONS
+    log_rules: tuple[str, ...] = ()
+    dump_rules: tuple[str, ...] = ()
+    dumps_given: bool = False
+    #: constants computed from the changed shape changed with it (not a second cause)
+    consequence: bool = False
+
+    @property
+    def note(self) -> str:
+        """What changed, in a line: the framework's words, the dumps' summary, or both."""
+        d = self.diff
+        log_rules, dump_rules = self.log_rules, self.dump_rules
+        if log_rules:
+            said = "; ".join(
+                _reason_line(r) for r in self.reasons if r.rule != "retracing" or not dump_rules
+            )
+        if log_rules and dump_rules:
+            if set(log_rules) & set(dump_rules):
+                note = f"{said}; the dumps agree: {d.summary}" if d else said
+            else:
+                note = (
+                    f"the log and the dumps disagree: the log says {', '.join(log_rules)} "
+                    f"({said}); the dumps say {', '.join(dump_rules)} ({d.summary if d else ''})"
+                )
+        elif dump_rules:
+            note = d.summary if d else ""
+        elif log_rules:
+            note = said
+            if d is not None:
+                note += "; the dumps of the two compilations are identical (the HLO text cannot show this change)"
+        else:
+            note = _log_reason(self.previous, self.compilation)
+            if d is not None:
+                note += "; the dumps of the two compilations are equivalent"
+            elif self.dumps_given:
+                note += "; no dump of this compilation was found in --dumps"
+        if self.consequence:
+            note += " (constants computed from the shape changed with it)"
+        return note
 
 
 #: rules a framework reports that are not the cause of one recompilation
@@ -258,6 +300,7 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
         growing.update(idx[j] for j in _growing([grew[i] for i in idx]))
     del grew
     out = []
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
     for k, (prev, c, _comps, _index) in enumerate(recs):
         d = opts.joined.by_compilation.get(c.id)
         reasons: Sequence[RecompileReason] = (
@@ -272,38 +315,33 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
         dump_rules = _dump_rules(d)
         if k in growing and dump_rules and dump_rules[0] in SHAPE_RULES:
             dump_rules = _ordered(("growing-shape", *dump_rules[1:]))
-        said = "; ".join(
-            _reason_line(r) for r in reasons if r.rule != "retracing" or not dump_rules
-        )
         if log_rules == ("retracing",) and dump_rules:
             # the framework only says that it retraced; the dumps say what changed
             log_rules = ()
-            said = "; ".join(_reason_line(r) for r in reasons)
         if log_rules and dump_rules:
             if set(log_rules) & set(dump_rules):
                 rules = _ordered([x for x in log_rules if x in dump_rules] + list(dump_rules))
-                note = f"{said}; the dumps agree: {d.summary}" if d else said
             else:
                 rules = _ordered((*log_rules, *dump_rules))
-                note = (
-                    f"the log and the dumps disagree: the log says {', '.join(log_rules)} "
-                    f"({said}); the dumps say {', '.join(dump_rules)} ({d.summary if d else ''})"
-                )
-            out.append(Verdict(prev, c, rules, note, d, reasons))
         elif dump_rules:
-            out.append(Verdict(prev, c, _ordered(dump_rules), d.summary if d else "", d, reasons))
+            rules = _ordered(dump_rules)
         elif log_rules:
-            note = said
-            if d is not None:
-                note += "; the dumps of the two compilations are identical (the HLO text cannot show this change)"
-            out.append(Verdict(prev, c, log_rules, note, d, reasons))
+            rules = log_rules
         else:
-            note = _log_reason(prev, c)
-            if d is not None:
-                note += "; the dumps of the two compilations are equivalent"
-            elif opts.dumps_given:
-                note += "; no dump of this compilation was found in --dumps"
-            out.append(Verdict(prev, c, ("recompile-after-warmup",), note, d, reasons))
+            rules = ("recompile-after-warmup",)
+        # (one copy of each tuple of rules: a long run repeats a few)
+        out.append(
+            Verdict(
+                prev,
+                c,
+                shared.setdefault(rules, rules),
+                d,
+                reasons,
+                shared.setdefault(log_rules, log_rules),
+                shared.setdefault(dump_rules, dump_rules),
+                opts.dumps_given,
+            )
+        )
     out = [_without_consequences(v) for v in out]
     opts.memo[memo_key] = out
     return out
@@ -318,11 +356,7 @@ def _without_consequences(v: Verdict) -> Verdict:
     mean): those are its consequence, not a second cause."""
     if v.rules and v.rules[0] in _SHAPE_CAUSES and "constant-changed" in v.rules[1:]:
         rules = tuple(r for r in v.rules if r != "constant-changed")
-        return dataclasses.replace(
-            v,
-            rules=rules,
-            note=v.note + " (constants computed from the shape changed with it)",
-        )
+        return dataclasses.replace(v, rules=rules, consequence=True)
     return v
 
 
@@ -344,14 +378,14 @@ def recompilation_causes(tl: Timeline, opts: Options) -> dict[int, str]:
 
 def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
     """One finding per cause over all recompilations after warm-up."""
-    groups: dict[str, list[tuple[Compilation, Compilation, str]]] = defaultdict(list)
+    groups: dict[str, list[Verdict]] = defaultdict(list)
     # what a finding shows of each is capped: only what it can show is collected
     diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
     evidence: dict[str, Capped] = defaultdict(Capped)  # the reasons' lines come first
     changes: dict[str, list[ValueChange]] = defaultdict(list)
     for v in verdicts(tl, opts):
         for cause in v.rules:
-            groups[cause].append((v.previous, v.compilation, v.note))
+            groups[cause].append(v)
             if v.diff is not None:
                 _extend_to(diff_ev[cause], v.diff.evidence, _MAX_DIFF)
             for r in v.reasons:
@@ -364,14 +398,14 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
                     _extend_to(changes[cause], r.changes, _MAX_CHANGES)
     findings = []
     for rule_id, items in groups.items():
-        recs = [c for _, c, _ in items]
+        recs = [v.compilation for v in items]
         uniq = {(c.source, c.line): c for c in recs}
         wasted = sum(seconds(c.duration_s) for c in uniq.values())
         detail = f"{plural(len(uniq), 'recompilation')} after warm-up: {_describe(items)}."
         kept = evidence[rule_id]
-        for prev, c, _ in items:
-            kept.add(comp_evidence(prev))
-            kept.add(comp_evidence(c))
+        for v in items:
+            kept.add(comp_evidence(v.previous))
+            kept.add(comp_evidence(v.compilation))
         frameworks = {c.framework for c in recs}
         framework = frameworks.pop() if len(frameworks) == 1 else None
         findings.append(
@@ -397,21 +431,24 @@ def _extend_to(kept: list[T], more: Iterable[T], most: int) -> None:
         kept.extend(islice(more, room))
 
 
-def _describe(items: list[tuple[Compilation, Compilation, str]]) -> str:
-    """Per function: the note of its recompilation, or the first and last of several."""
-    by_fn: dict[str, list[tuple[Compilation, str]]] = defaultdict(list)
-    for _, c, note in items:
+def _describe(items: list[Verdict]) -> str:
+    """Per function: the note of its recompilation, or the first and last of several (the
+    only notes written)."""
+    by_fn: dict[str, list[Verdict]] = defaultdict(list)
+    for v in items:
+        c = v.compilation
         fn = c.function or function_key(c.module)
-        if not by_fn[fn] or by_fn[fn][-1][0] is not c:
-            by_fn[fn].append((c, note))
+        if not by_fn[fn] or by_fn[fn][-1].compilation is not c:
+            by_fn[fn].append(v)
     parts = []
     for fn, lst in list(by_fn.items())[:_MAX_DETAIL_LINES]:
+        first, last = lst[0], lst[-1]
         if len(lst) == 1:
-            parts.append(f"{fn} (line {lst[0][0].line}): {lst[0][1]}")
+            parts.append(f"{fn} (line {first.compilation.line}): {first.note}")
         else:
             parts.append(
-                f"{fn}, {len(lst)} times (lines {lst[0][0].line} to {lst[-1][0].line}); "
-                f"first: {lst[0][1]}; last: {lst[-1][1]}"
+                f"{fn}, {len(lst)} times (lines {first.compilation.line} to "
+                f"{last.compilation.line}); first: {first.note}; last: {last.note}"
             )
     if len(by_fn) > _MAX_DETAIL_LINES:
         parts.append(f"and {len(by_fn) - _MAX_DETAIL_LINES} more functions")
