@@ -177,3 +177,12 @@ def test_a_verdict_writes_its_note_when_read_in_each_case() -> None:
     assert note(diff=None, log_rules=shape, consequence=True) == (
         f"{said} (constants computed from the shape changed with it)"
     )
+
+
+@given(st.lists(st.integers(-1, 6), max_size=40), st.integers(-2, 9))
+def test_reason_places_list_each_compilations_reasons_in_log_order(
+    ids: list[int], cid: int
+) -> None:
+    from recompile_doctor.timeline.types import ReasonPlaces
+
+    assert list(ReasonPlaces(ids).of(cid)) == [i for i, c in enumerate(ids) if c == cid != -1]

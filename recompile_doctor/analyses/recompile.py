@@ -282,11 +282,11 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
     all_reasons = tl.reasons
     reasons_at: list[tuple[int, ...]] = []
     grew: list[frozenset[str]] = []
-    attached = tl.reason_ids_by_compilation()
+    attached = tl.reasons_by_compilation()
     for k, (_, c, _, _) in enumerate(recs):
         at: list[int] = []
         grown = _NOTHING_GREW
-        for i in attached.get(c.id, ()):
+        for i in attached.of(c.id):
             r = all_reasons[i][0]
             if r.rule and r.rule not in _NOT_CAUSES:
                 at.append(i)

@@ -75,6 +75,35 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
         return f"Attributed({len(self)} items)"
 
 
+class ReasonPlaces:
+    """The places of each compilation's reasons, as two arrays of 8-byte numbers (the first
+    place of each compilation, the next place after each reason) rather than a list per
+    compilation: a run of 100,000 recompilations asks for them all at once."""
+
+    __slots__ = ("_first", "_next")
+
+    def __init__(self, ids: Sequence[int]) -> None:
+        n = max(ids, default=-1) + 1
+        first = array("q", [-1]) * n
+        after = array("q", [-1]) * len(ids)
+        for i in range(len(ids) - 1, -1, -1):  # backwards: each list ends up in log order
+            cid = ids[i]
+            if cid != NO_COMPILATION:
+                after[i] = first[cid]
+                first[cid] = i
+        self._first = first
+        self._next = after
+
+    def of(self, compilation_id: int) -> Iterator[int]:
+        """The places of that compilation's reasons, in log order."""
+        first = self._first
+        i = first[compilation_id] if 0 <= compilation_id < len(first) else -1
+        after = self._next
+        while i != -1:
+            yield i
+            i = after[i]
+
+
 class Switch(NamedTuple):
     """The device ran another executable than the step before (``Execute B`` after
     ``Execute A``): the stack must load B again unless both fit.  ``back``: B had run on
@@ -129,21 +158,14 @@ class Timeline:
         reasons = self.reasons
         return [reasons[i][0] for i in self.reason_index.get(rule, ())]
 
-    def reason_ids_by_compilation(self) -> dict[int, list[int]]:
-        """Where the reasons attached to each compilation (by id) are in :attr:`reasons`, in
-        log order: one pass over their ids, none over the reasons themselves (which may be
+    def reasons_by_compilation(self) -> ReasonPlaces:
+        """Where the reasons attached to each compilation are in :attr:`reasons`, in log
+        order: one pass over their ids, none over the reasons themselves (which may be
         packed: an analysis reads each one when it needs it, instead of holding them all)."""
         ids = self.reasons.ids if isinstance(self.reasons, Attributed) else None
-        out: dict[int, list[int]] = {}
-        if ids is not None:
-            for i, cid in enumerate(ids):
-                if cid != NO_COMPILATION:
-                    out.setdefault(cid, []).append(i)
-            return out
-        for i, (_, c) in enumerate(self.reasons):
-            if c is not None:
-                out.setdefault(c, []).append(i)
-        return out
+        if ids is None:
+            ids = array("q", (NO_COMPILATION if c is None else c for _, c in self.reasons))
+        return ReasonPlaces(ids)
 
     def by_function(self) -> dict[str, list[Compilation]]:
         out: dict[str, list[Compilation]] = {}
