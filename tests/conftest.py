@@ -81,6 +81,18 @@ def poplar_prefix(kind: int, sec: int) -> str:
     return ""  # no stamp: inherits the time before
 
 
+def write_poplar_log(
+    path: Path, lines: list[tuple[int, int, int, str]], messages: tuple[str, ...]
+) -> Path:
+    """Write a generated Poplar log to ``path``: per line (prefix kind of
+    :func:`poplar_prefix`, its seconds, the index of its message, text glued in front)."""
+    text = "".join(
+        f"{glue}{poplar_prefix(kind, sec)}{messages[msg]}\n" for kind, sec, msg, glue in lines
+    )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
 def assert_same_fingerprints(got: Any, expected: Any) -> None:
     """Two :class:`~recompile_doctor.differ.fingerprint.Fingerprints` of one module agree:
     the same fingerprint per computation, and per instruction (full, parameters, callers,

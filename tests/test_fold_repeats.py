@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import poplar_prefix
+from conftest import poplar_prefix, write_poplar_log
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -93,11 +93,7 @@ def test_generated_logs_give_the_same_report_folded(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    text = "".join(
-        f"{glue}{poplar_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines
-    )
-    path = tmp_path / "run.log"
-    path.write_text(text, encoding="utf-8")
+    path = write_poplar_log(tmp_path / "run.log", lines, MESSAGES)
     assert _report(path, True, monkeypatch, chunk) == _report(path, False, monkeypatch, None)
 
 

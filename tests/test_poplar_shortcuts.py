@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import poplar_prefix
+from conftest import poplar_prefix, write_poplar_log
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -76,11 +76,7 @@ def test_shortcuts_give_the_full_reading(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    text = "".join(
-        f"{glue}{poplar_prefix(kind, sec)}{MESSAGES[msg]}\n" for kind, sec, msg, glue in lines
-    )
-    path = tmp_path / "run.log"
-    path.write_text(text, encoding="utf-8")
+    path = write_poplar_log(tmp_path / "run.log", lines, MESSAGES)
     assert _decode(path, True, monkeypatch, chunk) == _decode(path, False, monkeypatch)
 
 

@@ -277,21 +277,28 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
         return cached
     recs = recompilations(tl)
     by_fn: dict[str, list[int]] = defaultdict(list)
-    # per recompilation: where its causes' reasons are, and which arguments they say grew
-    # (the reasons themselves are read as they are needed, in log order, not all held)
+    # per recompilation, in one reading of its reasons (not all held: they are read again
+    # only where a finding shows them): where its causes' reasons are, the rules they name,
+    # and which arguments they say grew; one copy of each tuple of rules (a run repeats a few)
     all_reasons = tl.reasons
     reasons_at: list[tuple[int, ...]] = []
+    named: list[tuple[str, ...]] = []
     grew: list[frozenset[str]] = []
+    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
     attached = tl.reasons_by_compilation()
     for k, (_, c, _, _) in enumerate(recs):
         at: list[int] = []
+        said: list[str] = []
         grown = _NOTHING_GREW
         for i in attached.of(c.id):
             r = all_reasons[i][0]
             if r.rule and r.rule not in _NOT_CAUSES:
                 at.append(i)
+                said.append(r.rule)
                 grown = grown | _grown_arguments(r)
         reasons_at.append(tuple(at))
+        log_rules = _ordered(said)
+        named.append(shared.setdefault(log_rules, log_rules))
         grew.append(grown)
         by_fn[function_key(c.module)].append(k)
     del attached
@@ -300,13 +307,12 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
         growing.update(idx[j] for j in _growing([grew[i] for i in idx]))
     del grew
     out = []
-    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
     for k, (prev, c, _comps, _index) in enumerate(recs):
         d = opts.joined.by_compilation.get(c.id)
         reasons: Sequence[RecompileReason] = (
             ReasonsAt(all_reasons, reasons_at[k]) if reasons_at[k] else _NO_REASONS
         )
-        log_rules = _ordered(r.rule for r in reasons if r.rule)
+        log_rules = named[k]
         if len(log_rules) > 1 and "retracing" in log_rules:
             # a generic retracing warning beside a specific reason adds nothing
             log_rules = tuple(x for x in log_rules if x != "retracing")
@@ -329,7 +335,6 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
             rules = log_rules
         else:
             rules = ("recompile-after-warmup",)
-        # (one copy of each tuple of rules: a long run repeats a few)
         out.append(
             Verdict(
                 prev,

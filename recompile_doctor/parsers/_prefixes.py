@@ -23,11 +23,19 @@ from typing import NamedTuple
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
+#: the time stamps of the two absolute clocks at the start of a prefix: TensorFlow's local
+#: time and Poplar's / PopART's UTC (both :data:`STAMP_LEN` characters)
+_TF_STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}"
+_ISO_STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}"
+STAMP_LEN = 26
+#: clock -> what a well-formed stamp of it looks like (matched at the start of a line)
+STAMP_OF = {"local": re.compile(_TF_STAMP), "utc": re.compile(_ISO_STAMP)}
+
 # One alternation, each branch with its own named groups.  Ordered most specific first.
 _PREFIX_RE = re.compile(
-    r"(?P<tf_ts>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}): (?P<tf_lvl>[IWEF])(?: +\d+)? "
+    rf"(?P<tf_ts>{_TF_STAMP}): (?P<tf_lvl>[IWEF])(?: +\d+)? "
     r"(?P<tf_file>[^\s:\]]+):\d+\] ?"
-    r"|(?P<iso_ts>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6})Z "
+    rf"|(?P<iso_ts>{_ISO_STAMP})Z "
     r"(?P<iso_logger>(?:PO|PL):[A-Z]+|popart:[a-z]+) +\d+\.\d+ (?P<iso_lvl>[TDIWEC]):(?: |$)"
     r"|(?P<old_ts>\d\d:\d\d:\d\d\.\d{3}) \d+ (?P<old_logger>(?:PO|PL):[A-Z]+|POPRUN) +"
     r"\[(?P<old_lvl>[TDIWEC])\](?: |$)"

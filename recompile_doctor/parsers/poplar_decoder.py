@@ -31,6 +31,8 @@ from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import (
     NO_PREFIX,
+    STAMP_LEN,
+    STAMP_OF,
     Clock,
     Prefix,
     clock_of,
@@ -79,14 +81,6 @@ _FOLD_LOAD_START = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NO
 
 #: a folded line: recognized, but nothing in it the timeline would use
 _FOLDED = Decoded("recognized")
-
-#: the length of the time stamps of the two absolute clocks (TensorFlow's local time,
-#: Poplar's and PopART's UTC) and what each looks like, as the prefix pattern has them
-_STAMP_LEN = 26
-_STAMP_OF = {
-    "local": re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}"),
-    "utc": re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}"),
-}
 
 _MPI_TAG = "]<std"
 #: what a line that starts with a logger time stamp starts with
@@ -193,13 +187,13 @@ class PoplarDecoder:
                     and res.detail.get("name") == LOAD_PHASE
                 ):
                     self._load_start[self._last_rank] = t
-                    if prefix.clock in _STAMP_OF:
-                        self._load_tail = (raw[_STAMP_LEN:], prefix)
+                    if prefix.clock in STAMP_OF:
+                        self._load_tail = (raw[STAMP_LEN:], prefix)
                     return _FOLDED
                 step = res.kind == "execute" and problem is None
                 self._step = msg if step else None
                 self._step_tail = (
-                    (raw[_STAMP_LEN:], prefix) if step and prefix.clock in _STAMP_OF else None
+                    (raw[STAMP_LEN:], prefix) if step and prefix.clock in STAMP_OF else None
                 )
             events = self._typed(res, Span(self.path, lineno, raw, t, self._last_rank))
             if problem is not None:
@@ -235,7 +229,7 @@ class PoplarDecoder:
         step the folding decoder last kept or the load start it last folded: the same
         logger, level, file and message give the same decision.  Only a well-formed stamp of
         the same clock is read (anything else goes the long way, and may be malformed)."""
-        tail = raw[_STAMP_LEN:]
+        tail = raw[STAMP_LEN:]
         seen = self._step_tail
         load = False
         if seen is None or tail != seen[0]:
@@ -244,9 +238,9 @@ class PoplarDecoder:
                 return False
             load = True
         was = seen[1]
-        if _STAMP_OF[was.clock].match(raw) is None:
+        if STAMP_OF[was.clock].match(raw) is None:
             return False
-        seconds = epoch_seconds(raw[:_STAMP_LEN])
+        seconds = epoch_seconds(raw[:STAMP_LEN])
         if seconds is None:
             return False
         absolute = self._advance(Prefix(seconds, was.clock, was.logger, was.level, was.source_file))

@@ -123,9 +123,8 @@ class EventSpool:
     def __del__(self) -> None:
         # a report dropped unclosed: its file goes with it, as its owner's, not as a file
         # object the collector finds open (Python warns of those)
-        f = getattr(self, "_file", None)
-        if f is not None:
-            f.close()
+        if getattr(self, "_file", None) is not None:
+            self.close()
 
 
 class ReportEvents(Sequence[Event]):
