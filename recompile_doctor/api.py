@@ -141,6 +141,7 @@ def _dump_only_compilations(tl: Timeline, joined: Joined | None) -> int:
 
 def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None = None) -> Summary:
     comps = tl.compilations
+    loads = tl.load_tally()
     stores = cache_by_store(tl)
     exec_hits = sum(d["hits"] for k, d in stores.items() if k in EXECUTABLE_STORES)
     exec_misses = sum(d["misses"] for k, d in stores.items() if k in EXECUTABLE_STORES)
@@ -148,11 +149,11 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
         compilations=len(comps) + _dump_only_compilations(tl, joined),
         cache_hits=exec_hits,
         cache_misses=exec_misses,
-        loads=len(tl.loads),
+        loads=loads.count,
         distinct_graphs=len({c.hash or f"module:{c.module}" for c in comps}),
         recompilations_after_warmup=sum(1 for c in comps if not c.warmup),
         compile_seconds=round(sum(c.duration_s or 0.0 for c in comps if c.compiled), 6),
-        load_seconds=round(sum(ld.duration_s or 0.0 for ld in tl.loads), 6),
+        load_seconds=round(loads.seconds, 6),
         wasted_seconds=round(sum(f.wasted_seconds for f in findings), 6),
         cache_by_store=stores,
     )

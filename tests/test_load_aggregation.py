@@ -33,3 +33,20 @@ def test_many_loads_are_aggregated_not_lost(monkeypatch: object) -> None:
     assert agg.detail["first_line"] == loads[2].line and agg.detail["last_line"] == loads[-3].line
     assert r.summary.loads == full.summary.loads == len(loads)
     assert [f.rule for f in r.findings] == [f.rule for f in full.findings]
+
+
+def test_the_loads_are_tallied_as_they_are_added() -> None:
+    # GIVEN every Poplar fixture with loads, WHEN its timeline is built, THEN the tally the
+    # builder kept is the one a pass over the (packed) loads gives, and the analyses read it
+    from recompile_doctor.parsers import parse_log
+    from recompile_doctor.timeline import build_timeline
+    from recompile_doctor.timeline.types import LoadTally
+
+    seen = 0
+    logs = {*FIXTURES.glob("**/run.log"), *FIXTURES.glob("poplar/**/*.log")}
+    for log in sorted(logs):
+        tl = build_timeline(parse_log(str(log)))
+        assert tl.loads_tallied is not None
+        assert tl.loads_tallied == LoadTally.of(tl.loads), log
+        seen += tl.loads_tallied.reloads + 1000 * bool(tl.loads_tallied.unattributed)
+    assert seen > 1000  # re-loads after warm-up, and some no Execute line attributes

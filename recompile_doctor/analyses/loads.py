@@ -31,15 +31,8 @@ def _reloads(tl: Timeline) -> Iterator[Load]:
 def _switching(tl: Timeline) -> bool:
     """Every re-load after warm-up (two or more) is attributed to a module, and the device
     ran two or more modules."""
-    n = 0
-    for ld in _reloads(tl):
-        if not ld.attributed:
-            return False
-        n += 1
-    if n < 2:
-        return False
-    modules = {ld.module for ld in tl.loads if ld.attributed and ld.module is not None}
-    return len(modules) >= 2
+    tally = tl.load_tally()
+    return not tally.unattributed and tally.reloads >= 2 and len(tally.modules) >= 2
 
 
 def _graphs_per_process(tl: Timeline) -> dict[int, set[str]]:
@@ -58,12 +51,9 @@ def _inferred(tl: Timeline) -> Callable[[Load], bool] | None:
     def inferred(ld: Load) -> bool:
         return not ld.attributed and len(graphs.get(ld.process, ())) >= 2
 
-    n = 0
-    for ld in _reloads(tl):
-        n += inferred(ld)
-        if n >= 2:
-            return inferred
-    return None
+    unattributed = tl.load_tally().unattributed
+    n = sum(k for p, k in unattributed.items() if len(graphs.get(p, ())) >= 2)
+    return inferred if n >= 2 else None
 
 
 def _switch_loads(tl: Timeline) -> Callable[[], Iterator[Load]] | None:
@@ -93,7 +83,7 @@ def _totals(loads: Iterable[Load]) -> tuple[int, float, list[str]]:
 def _switch_lines(tl: Timeline) -> list[Switch]:
     """Switches back to an executable that ran before on the device, from the Execute lines
     (the log shows no load lines, e.g. at POPLAR_LOG_LEVEL=WARN)."""
-    loaded_procs = {ld.process for ld in tl.loads}
+    loaded_procs = tl.load_tally().processes
     back = [s for s in tl.switches if s.back and s.process not in loaded_procs]
     modules = {m for s in back for m in (s.from_module, s.to_module)}
     return back if len(back) >= 2 and len(modules) >= 2 else []

@@ -6,7 +6,7 @@ import dataclasses
 import itertools
 import sys
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -35,6 +35,7 @@ from recompile_doctor.timeline.types import (
     NO_COMPILATION,
     Attributed,
     Load,
+    LoadTally,
     ProcessInfo,
     Switch,
     Timeline,
@@ -130,6 +131,7 @@ class TimelineBuilder:
         self.warmup = warmup
         self._pending: list[_Pending] = []
         self._loads: Packed[Load] = Packed()  # one per executable load: packed
+        self._tally = LoadTally()  # what the analyses ask of them all
         self._events = EventSpool()
         self._procs: list[_Process] = []
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
@@ -476,21 +478,21 @@ class TimelineBuilder:
             if m is not None:
                 proc.loaded.add(m)
             proc.last_loaded = m
-            self._loads.append(
-                Load(
-                    sp.source,
-                    sp.line,
-                    sp.t,
-                    item.duration_s,
-                    m,
-                    proc.index,
-                    warmup,
-                    reload,
-                    sp.text,
-                    attributed,
-                    sp.rank,
-                )
+            ld = Load(
+                sp.source,
+                sp.line,
+                sp.t,
+                item.duration_s,
+                m,
+                proc.index,
+                warmup,
+                reload,
+                sp.text,
+                attributed,
+                sp.rank,
             )
+            self._loads.append(ld)
+            self._tally.add(ld)
         proc.unattributed.clear()
 
     # -- result --------------------------------------------------------------------------
@@ -534,6 +536,7 @@ class TimelineBuilder:
             switches=self._switches,
             note_index=self._note_index,
             reason_index=self._reason_index,
+            loads_tallied=self._tally,
         )
 
     def _finish_compilations(self) -> tuple[tuple[Compilation, ...], tuple[int, ...]]:
@@ -626,16 +629,21 @@ def _load_events(loads: Sequence[Load]) -> tuple[Event, ...]:
         return tuple(_load_event(ld) for ld in loads)
     half = MAX_LOAD_EVENTS // 2
 
-    def middle() -> Iterator[Load]:  # read in passes: the loads may be packed
-        return itertools.islice(loads, half, n - half)
-
+    # one pass over the middle: the loads may be packed
     per_module: dict[str, int] = {}
+    first: Load | None = None
     last: Load | None = None
-    for ld in middle():
+    seconds = 0.0
+    after_warmup = reloads = 0
+    for ld in itertools.islice(loads, half, n - half):
         per_module[ld.module or "?"] = per_module.get(ld.module or "?", 0) + 1
+        seconds += ld.duration_s or 0.0
+        after_warmup += not ld.warmup
+        reloads += ld.reload
+        if first is None:
+            first = ld
         last = ld
-    first = next(middle())
-    assert last is not None
+    assert first is not None and last is not None
     aggregate = Event(
         kind="loads",
         source=first.source,
@@ -645,11 +653,11 @@ def _load_events(loads: Sequence[Load]) -> tuple[Event, ...]:
         module=None,
         detail={
             "count": n - 2 * half,
-            "duration_s": round(sum(ld.duration_s or 0.0 for ld in middle()), 6),
+            "duration_s": round(seconds, 6),
             "first_line": first.line,
             "last_line": last.line,
-            "after_warmup": sum(1 for ld in middle() if not ld.warmup),
-            "reloads": sum(1 for ld in middle() if ld.reload),
+            "after_warmup": after_warmup,
+            "reloads": reloads,
             "modules": dict(sorted(per_module.items())),
         },
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar, overload
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
@@ -29,6 +29,39 @@ class Load(NamedTuple):
     text: str
     attributed: bool = True  # module known from the next Execute line (else a best guess)
     rank: str | None = None  # the MPI rank tag of the line, if any
+
+
+@dataclass(slots=True)
+class LoadTally:
+    """What the analyses ask of the loads as a whole, counted as each load is added: a
+    switching run has hundreds of thousands of loads, kept packed, and each pass over them
+    unpacks them all."""
+
+    count: int = 0
+    seconds: float = 0.0  # every load's duration, summed in log order
+    processes: set[int] = field(default_factory=set)  # the processes that loaded
+    modules: set[str] = field(default_factory=set)  # the modules of the attributed loads
+    reloads: int = 0  # re-loads after warm-up
+    #: re-loads after warm-up that no Execute line attributes, per process
+    unattributed: dict[int, int] = field(default_factory=dict)
+
+    def add(self, ld: Load) -> None:
+        self.count += 1
+        self.seconds += ld.duration_s or 0.0
+        self.processes.add(ld.process)
+        if ld.attributed and ld.module is not None:
+            self.modules.add(ld.module)
+        if ld.reload and not ld.warmup:
+            self.reloads += 1
+            if not ld.attributed:
+                self.unattributed[ld.process] = self.unattributed.get(ld.process, 0) + 1
+
+    @classmethod
+    def of(cls, loads: Iterable[Load]) -> LoadTally:
+        tally = cls()
+        for ld in loads:
+            tally.add(ld)
+        return tally
 
 
 T = TypeVar("T")
@@ -142,6 +175,14 @@ class Timeline:
     #: them all): an analysis asking for a kind the run never logged reads nothing
     note_index: Mapping[str, Sequence[int]] | None = None
     reason_index: Mapping[str | None, Sequence[int]] | None = None
+    #: the loads counted as they were added (None: :meth:`load_tally` passes over them)
+    loads_tallied: LoadTally | None = None
+
+    def load_tally(self) -> LoadTally:
+        """What the analyses ask of the loads as a whole (:class:`LoadTally`)."""
+        if self.loads_tallied is not None:
+            return self.loads_tallied
+        return LoadTally.of(self.loads)
 
     def notes_of(self, *kinds: str) -> list[FrameworkNote]:
         """The notes of these kinds, in log order."""
