@@ -5,9 +5,12 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+#: seconds between two redraws of the bar
+REDRAW_S = 0.1
 #: inputs smaller than this (in total) get no progress bar
 PROGRESS_MIN_BYTES = 50 * 1024 * 1024
 
@@ -36,6 +39,8 @@ def progress_for(
     from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
 
     done: dict[str, int] = {}
+    # redrawn from the updates, not by a thread of its own: a process with one thread may
+    # fork a worker for the second half of a big log (parsers._parallel)
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
@@ -43,11 +48,17 @@ def progress_for(
         TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
+        auto_refresh=False,
     ) as bar:
         task = bar.add_task("reading logs", total=total)
+        drawn = [0.0]
 
         def update(path: str, n: int) -> None:
             done[path] = n
             bar.update(task, completed=min(sum(done.values()), total))
+            now = time.monotonic()
+            if now - drawn[0] >= REDRAW_S:
+                drawn[0] = now
+                bar.refresh()
 
         yield update

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers._parallel import one_process_per_input
 
 T = TypeVar("T")
 #: seconds to wait for a scheduler to answer
@@ -67,5 +68,6 @@ def executor_for(scheduler: str | None, jobs: int | None) -> Iterator[tuple[Exec
         with InlineExecutor() as inline:
             yield inline, 1
         return
-    with ProcessPoolExecutor(max_workers=n) as pool:
+    # each run is read by one process: the pool has the CPUs
+    with ProcessPoolExecutor(max_workers=n, initializer=one_process_per_input) as pool:
         yield pool, n

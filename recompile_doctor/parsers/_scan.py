@@ -150,17 +150,31 @@ class Blocks:
         self.end = 0
         self.consumed = 0
         self.lost = 0
+        #: read no further than this many bytes (the input ends there until :meth:`go_on`)
+        self.limit: int | None = None
+
+    def go_on(self) -> None:
+        """Read on past :attr:`limit` (after :meth:`next` has returned False there)."""
+        self.limit = None
+        self._eof = self.broken is not None
 
     def _read(self, at: int) -> int:
         if self._eof:
             return 0
+        room = len(self._buf) - at
+        if self.limit is not None:
+            room = min(room, self.limit - self.consumed)
+            if room <= 0:
+                self._eof = True
+                return 0
         try:
             if self._read1 is not None:
-                chunk = self._read1(len(self._buf) - at)
+                chunk = self._read1(room)
                 n = len(chunk)
                 self._buf[at : at + n] = chunk
             else:
-                n = self._f.readinto(memoryview(self._buf)[at:])  # type: ignore[attr-defined]
+                view = memoryview(self._buf)[at : at + room]
+                n = self._f.readinto(view)  # type: ignore[attr-defined]
         except BROKEN_STREAM as e:
             self.broken = e
             n = 0

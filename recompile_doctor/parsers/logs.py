@@ -13,11 +13,14 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
+from typing import BinaryIO
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
+from recompile_doctor.parsers import _parallel
 from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat
+from recompile_doctor.parsers._parallel import Counts
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     ReadStats,
@@ -169,7 +172,12 @@ def parse_log(
             return
         skip_bom(f, st)
         fastpart = _FastPart(path, Blocks(f, path), st, engine, on_progress, strict)
-        yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict, fold)
+        if not strict and _parallel.eligible(f, st):
+            fastpart.parallel = f
+        try:
+            yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict, fold)
+        finally:
+            fastpart.close()
 
 
 class _FastPart:
@@ -196,6 +204,16 @@ class _FastPart:
         self._pos = 0
         self._loaded = False
         self._detected = False
+        #: the input, when a worker may decode its second part (:mod:`._parallel`)
+        self.parallel: BinaryIO | None = None
+        self._worker: _parallel.Worker | None = None
+        #: the worker's events, once the parent has taken them over
+        self.adopted: Iterator[TypedEvent] | None = None
+
+    def close(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
 
     def head(self, forced: LogFormat | None) -> Iterator[tuple[int, str]]:
         if forced is not None:
@@ -228,25 +246,101 @@ class _FastPart:
         if literals is None:  # not a literal alternation: every line is a candidate
             literals = ["\n"]
         blocks, st = self.blocks, self.st
-        fl = FastLines(
-            blocks,
-            _MatcherOnFirstUse(literals, self.engine),
-            decoder,
-            is_anchor,
-            c,
-            self.on_progress,
-            start=self._pos,
-            loaded=self._loaded,
-            lineno=self._head,
-            literal_anchors=exact,
-        )
+        matcher = _MatcherOnFirstUse(literals, self.engine)
+
+        def lines_from(
+            blocks: Blocks, counts: Counts | ParseCounter, lineno: int, start: int = -1
+        ) -> FastLines:
+            return FastLines(
+                blocks,
+                matcher,
+                decoder,
+                is_anchor,
+                counts,
+                self.on_progress,
+                start=start,
+                loaded=start >= 0,
+                lineno=lineno,
+                literal_anchors=exact,
+            )
+
+        if self.parallel is not None:
+            self._fork(decoder, lines_from)
+        fl = lines_from(blocks, c, self._head, self._pos if self._loaded else -1)
         yield from fl.lines()
+        if self._worker is not None:  # the first part is done: on to the seam
+            blocks.go_on()
+            fl = lines_from(blocks, c, fl.lineno)
+            yield from self._seam(fl, decoder, c, fmt)
+            if self.adopted is not None:
+                return
         st.lines = fl.lineno
         st.bytes = self.bom + blocks.consumed - blocks.lost
         if blocks.broken is not None:
             record_truncation(self.path, st, st.lines, blocks.broken, self.strict)
         if st.lines == 0 and st.truncated is None:
             raise RecompileDoctorError("empty input", path=self.path)
+        if self.on_progress is not None:
+            self.on_progress(st.bytes)
+
+    def _fork(self, decoder: Decoder, lines_from: Callable[..., FastLines]) -> None:
+        """Start a worker on the second part of the input, if it is big enough for one."""
+        f, blocks = self.parallel, self.blocks
+        assert f is not None
+        split = _parallel.split_at(f, self.bom, blocks.consumed, self.st.size or 0)
+        if split is None:
+            return
+
+        def worker_lines(f: BinaryIO, dec: Decoder, counts: Counts, lineno: int) -> FastLines:
+            return lines_from(Blocks(f, self.path), counts, lineno)
+
+        try:
+            self._worker = _parallel.Worker(self.path, f, self.bom, split, decoder, worker_lines)
+        except OSError:
+            return  # no process to spare: this one reads it all
+        blocks.limit = split
+
+    def _seam(
+        self, fl: FastLines, decoder: Decoder, c: ParseCounter, fmt: LogFormat
+    ) -> Iterator[tuple[int, str]]:
+        """The lines after the split, decoded by this process until its decoder is in the
+        state the worker's was in after the same line; then the worker's events."""
+        worker = self._worker
+        assert worker is not None
+        got = worker.result()
+        if got is None:  # the worker failed: this process reads on
+            yield from fl.lines()
+            return
+        at = got.at()
+        last = max(at, default=0)
+        lines = fl.lines()
+        for lineno, raw in lines:  # (a generator: closed when the worker's events are taken)
+            yield lineno, raw  # (decoded when this generator resumes)
+            i = at.get(lineno)
+            if i is not None and _parallel.checkpoint(decoder) == got.checkpoints[i][1]:
+                self._adopt(got, i, c, fmt)
+                return
+            if lineno >= last:
+                break
+        worker.close()
+        self._worker = None
+        yield from lines
+
+    def _adopt(self, got: _parallel.WorkerResult, i: int, c: ParseCounter, fmt: LogFormat) -> None:
+        """Take the worker's counts and events from its ``i``-th checkpoint on."""
+        _line, _state, recognized, unrecognized, malformed, events = got.checkpoints[i]
+        total = got.totals
+        c.recognized += total.recognized - recognized
+        c.unrecognized += total.unrecognized - unrecognized
+        c.malformed += total.malformed - malformed
+        if c.format == UNKNOWN_FORMAT and total.recognized > recognized:
+            c.format = fmt.name
+        worker = self._worker
+        assert worker is not None
+        st = self.st
+        st.lines = got.lines
+        st.bytes = self.bom + worker.split + got.nbytes
+        self.adopted = got.events_after(events)
         if self.on_progress is not None:
             self.on_progress(st.bytes)
 
@@ -317,7 +411,10 @@ def _drive(
         else:
             c.unrecognized += 1
         yield from res.events
-    yield from decoder.finish()
+    if fastpart is not None and fastpart.adopted is not None:
+        yield from fastpart.adopted  # (the worker's decoder finished)
+    else:
+        yield from decoder.finish()
 
 
 def _plain_lines(
