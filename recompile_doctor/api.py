@@ -129,7 +129,9 @@ def cache_by_store(tl: Timeline) -> dict[str, dict[str, int]]:
 def _dump_only_compilations(tl: Timeline, joined: Joined | None) -> int:
     """Compilations only the dumps show: a function's dumps beyond the compilations the log
     has of it (TensorFlow logs only the first)."""
-    if joined is None or any(c.function is None for c in tl.compilations):
+    if joined is None or not joined.sequences:
+        return 0
+    if any(c.function is None for c in tl.compilations):
         return 0  # unnamed compilations (a Poplar progress bar) cannot be matched to dumps
     by_fn = tl.by_function()
     extra = 0

@@ -50,3 +50,28 @@ def test_the_loads_are_tallied_as_they_are_added() -> None:
         assert tl.loads_tallied == LoadTally.of(tl.loads), log
         seen += tl.loads_tallied.reloads + 1000 * bool(tl.loads_tallied.unattributed)
     assert seen > 1000  # re-loads after warm-up, and some no Execute line attributes
+
+
+def test_the_aggregate_is_the_same_whatever_the_cap() -> None:
+    # GIVEN a switching run, WHEN the cap on load events is each value from 2 to past the
+    # number of loads (odd ones too), THEN the report keeps min(cap, loads) of them one by
+    # one (or all of them), the aggregate counts the rest, and nothing is lost
+    import pytest
+
+    log = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+    full = [e for e in analyze([str(log)]).events if e.kind == "load"]
+    for cap in range(2, len(full) + 2):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(builder, "MAX_LOAD_EVENTS", cap)
+            events = analyze([str(log)]).events
+        kept = [e for e in events if e.kind == "load"]
+        aggs = [e for e in events if e.kind == "loads"]
+        if len(full) <= cap:
+            assert kept == full and not aggs
+            continue
+        (agg,) = aggs
+        half = cap // 2
+        assert kept == full[:half] + full[len(full) - half :]
+        assert agg.detail["count"] == len(full) - 2 * half
+        assert agg.detail["first_line"] == full[half].line
+        assert agg.detail["last_line"] == full[len(full) - half - 1].line

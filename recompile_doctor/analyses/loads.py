@@ -46,12 +46,14 @@ def _inferred(tl: Timeline) -> Callable[[Load], bool] | None:
     """Which re-loads after warm-up are inferred switches: those no Execute line names, in a
     process that compiled two or more graphs for its device (the graphs take turns, train /
     eval each epoch); None unless there are two or more."""
+    unattributed = tl.load_tally().unattributed
+    if not unattributed:
+        return None  # (without a pass over the compilations)
     graphs = _graphs_per_process(tl)
 
     def inferred(ld: Load) -> bool:
         return not ld.attributed and len(graphs.get(ld.process, ())) >= 2
 
-    unattributed = tl.load_tally().unattributed
     n = sum(k for p, k in unattributed.items() if len(graphs.get(p, ())) >= 2)
     return inferred if n >= 2 else None
 
@@ -97,18 +99,17 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
     """Executables that take turns on a device after warm-up, from whichever evidence the
     log has: load lines attributed by the Execute lines after them; Execute lines alone;
     or recurring load lines while several graphs were compiled for the device."""
-    switching = _switching(tl)
-    basis = "'Loading executable' lines, each attributed to the module that executed next"
-    if not switching:
-        graphs = max((len(g) for g in _graphs_per_process(tl).values()), default=0)
-        basis = (
-            "'Loading executable' lines that recur while "
-            f"{graphs} graphs were compiled "
-            "for the device (the log does not name the loaded module: TF_POPLAR_VLOG_LEVEL=1 "
-            "prints the Execute lines)"
-        )
     loads = _switch_loads(tl)
     if loads is not None:
+        basis = "'Loading executable' lines, each attributed to the module that executed next"
+        if not _switching(tl):
+            graphs = max((len(g) for g in _graphs_per_process(tl).values()), default=0)
+            basis = (
+                "'Loading executable' lines that recur while "
+                f"{graphs} graphs were compiled "
+                "for the device (the log does not name the loaded module: "
+                "TF_POPLAR_VLOG_LEVEL=1 prints the Execute lines)"
+            )
         count, wasted, mods = _totals(loads())
         names = sorted({function_key(m) for m in mods})
         mean_ms = 1000.0 * wasted / count

@@ -491,6 +491,8 @@ def dump_only_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
         for d in diffs:
             for cause in _dump_rules(d)[:1] or ():
                 groups[cause].append((fn, d))
+    if not groups:
+        return []
     by_fn = tl.by_function()
     findings = []
     for rule_id, items in groups.items():

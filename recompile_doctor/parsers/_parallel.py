@@ -45,7 +45,7 @@ from recompile_doctor.parsers._scan import FastLines
 PARALLEL_MIN_BYTES = 48 << 20
 #: the parent's share of the bytes after the head: it also builds the timeline from every
 #: event, and decodes the worker's events back into objects
-PARENT_SHARE = 0.5
+PARENT_SHARE = 0.51
 #: the worker records its state after each of its first decoded lines, then after every
 #: :data:`CHECKPOINT_EVERY`-th up to :data:`CHECKPOINTS` decoded lines (once the two
 #: decoders are in the same state they stay so: a later checkpoint matches as well)
@@ -172,7 +172,7 @@ _FIELDS = {
     c: tuple(f.name for f in dataclasses.fields(c) if f.name not in ("span", "record", "keep"))
     for c in _CLASSES
 }
-#: value classes that events hold, encoded as [tag, field, ...] (tags below 0); a list as
+#: value classes that events hold, encoded as [tag, (field, ...)] (tags below 0); a list as
 #: [_LIST, item, ...], a tuple or dict holding anything but plain values as [_TUPLE, item,
 #: ...] or [_DICT, {key: item}]; the shared empty detail as [_EMPTY_TAG]
 _VALUES: tuple[type, ...] = (CompileKey, ValueChange)
@@ -181,6 +181,12 @@ _VALUE_FIELDS = {c: tuple(f.name for f in dataclasses.fields(c)) for c in _VALUE
 _LIST, _TUPLE, _DICT, _EMPTY_TAG = 0, 1, 2, 3
 _SAME_RECORD = 0  # the record of the event before
 _EMPTY = Event("", "", 0, None, "").detail  # the shared empty detail
+
+
+#: the value objects decoded lately, by their encoded fields: frozen, so one is shared by all
+#: the events that hold an equal one (as the timeline shares its keys)
+_MADE: dict[tuple[Any, ...], Any] = {}
+_MADE_MAX = 4096
 
 
 class Unencodable(Exception):
@@ -199,7 +205,7 @@ def _enc(v: Any) -> Any:
         return [_LIST, *[_enc(x) for x in v]]
     tag = _VALUE_TAG.get(t)
     if tag is not None:
-        return [tag, *[_enc(getattr(v, n)) for n in _VALUE_FIELDS[t]]]
+        return [tag, tuple([_enc(getattr(v, n)) for n in _VALUE_FIELDS[t]])]
     if v is _EMPTY:
         return [_EMPTY_TAG]
     if t is dict:
@@ -221,8 +227,17 @@ def _dec(v: Any) -> Any:
         return {k: _dec(x) for k, x in v[1].items()}
     if tag == _EMPTY_TAG:
         return _EMPTY
-    cls = _VALUES[-1 - tag]
-    return cls(*[_dec(x) for x in v[1:]])
+    fields = v[1]
+    try:
+        got = _MADE.get(fields)  # the same key again (a function's every compilation)
+    except TypeError:  # a field holding a list or a dict
+        return _VALUES[-1 - tag](*[_dec(x) for x in fields])
+    if got is None or type(got) is not _VALUES[-1 - tag]:
+        got = _VALUES[-1 - tag](*[_dec(x) for x in fields])
+        if len(_MADE) >= _MADE_MAX:
+            _MADE.clear()
+        _MADE[fields] = got
+    return got
 
 
 def _enc_record(r: Event) -> tuple[Any, ...]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -132,6 +132,7 @@ class TimelineBuilder:
         self._pending: list[_Pending] = []
         self._loads: Packed[Load] = Packed()  # one per executable load: packed
         self._tally = LoadTally()  # what the analyses ask of them all
+        self._load_events = _LoadEvents()  # what the report keeps of them
         self._events = EventSpool()
         self._procs: list[_Process] = []
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
@@ -493,6 +494,7 @@ class TimelineBuilder:
             )
             self._loads.append(ld)
             self._tally.add(ld)
+            self._load_events.add(ld)
         proc.unattributed.clear()
 
     # -- result --------------------------------------------------------------------------
@@ -518,7 +520,7 @@ class TimelineBuilder:
         self._by_compile_id.clear()
         comps, comp_process = self._finish_compilations()
         loads = self._loads
-        load_events = _load_events(loads)
+        load_events = self._load_events.events()
         order: dict[str, int] = {}
         for p in self._procs:
             order.setdefault(p.source, len(order))
@@ -623,49 +625,72 @@ def _rank(tag: str | None) -> int | None:
 MAX_LOAD_EVENTS = 2000
 
 
-def _load_events(loads: Sequence[Load]) -> tuple[Event, ...]:
-    n = len(loads)
-    if n <= MAX_LOAD_EVENTS:
-        return tuple(_load_event(ld) for ld in loads)
-    half = MAX_LOAD_EVENTS // 2
+class _LoadEvents:
+    """The report's load events, gathered as the loads are added: the first and the last
+    :data:`MAX_LOAD_EVENTS` // 2 one by one, the loads between as one aggregate, each load
+    joining it when it is no longer among the last ones (the loads are kept packed: a pass
+    over them at the end would unpack them all)."""
 
-    # one pass over the middle: the loads may be packed
-    per_module: dict[str, int] = {}
-    first: Load | None = None
-    last: Load | None = None
-    seconds = 0.0
-    after_warmup = reloads = 0
-    for ld in itertools.islice(loads, half, n - half):
-        per_module[ld.module or "?"] = per_module.get(ld.module or "?", 0) + 1
-        seconds += ld.duration_s or 0.0
-        after_warmup += not ld.warmup
-        reloads += ld.reload
-        if first is None:
-            first = ld
-        last = ld
-    assert first is not None and last is not None
-    aggregate = Event(
-        kind="loads",
-        source=first.source,
-        line=first.line,
-        t=first.t,
-        text=first.text,
-        module=None,
-        detail={
-            "count": n - 2 * half,
-            "duration_s": round(seconds, 6),
-            "first_line": first.line,
-            "last_line": last.line,
-            "after_warmup": after_warmup,
-            "reloads": reloads,
-            "modules": dict(sorted(per_module.items())),
-        },
-    )
-    return (
-        *(_load_event(ld) for ld in itertools.islice(loads, half)),
-        aggregate,
-        *(_load_event(ld) for ld in itertools.islice(loads, n - half, None)),
-    )
+    def __init__(self) -> None:
+        self.half = MAX_LOAD_EVENTS // 2
+        self.first: list[Load] = []
+        self.recent: deque[Load] = deque()
+        self.middle = 0
+        self.per_module: dict[str, int] = {}
+        self.seconds = 0.0  # summed in log order
+        self.after_warmup = 0
+        self.reloads = 0
+        self.first_middle: Load | None = None
+        self.last_middle: Load | None = None
+
+    def add(self, ld: Load) -> None:
+        if len(self.first) < self.half:
+            self.first.append(ld)
+            return
+        recent = self.recent
+        recent.append(ld)
+        if len(recent) <= self.half:
+            return
+        m = recent.popleft()
+        self.middle += 1
+        key = m.module or "?"
+        self.per_module[key] = self.per_module.get(key, 0) + 1
+        self.seconds += m.duration_s or 0.0
+        self.after_warmup += not m.warmup
+        self.reloads += m.reload
+        if self.first_middle is None:
+            self.first_middle = m
+        self.last_middle = m
+
+    def events(self) -> tuple[Event, ...]:
+        first, last = self.first_middle, self.last_middle
+        if first is None or last is None:  # no more than MAX_LOAD_EVENTS
+            return tuple(_load_event(ld) for ld in (*self.first, *self.recent))
+        if len(self.first) + self.middle + len(self.recent) <= MAX_LOAD_EVENTS:
+            # (an odd MAX_LOAD_EVENTS: the one load between is kept as it is)
+            return tuple(_load_event(ld) for ld in (*self.first, first, *self.recent))
+        aggregate = Event(
+            kind="loads",
+            source=first.source,
+            line=first.line,
+            t=first.t,
+            text=first.text,
+            module=None,
+            detail={
+                "count": self.middle,
+                "duration_s": round(self.seconds, 6),
+                "first_line": first.line,
+                "last_line": last.line,
+                "after_warmup": self.after_warmup,
+                "reloads": self.reloads,
+                "modules": dict(sorted(self.per_module.items())),
+            },
+        )
+        return (
+            *(_load_event(ld) for ld in self.first),
+            aggregate,
+            *(_load_event(ld) for ld in self.recent),
+        )
 
 
 def _load_event(ld: Load) -> Event:
