@@ -1,11 +1,12 @@
-"""Two processes over one log give the one-process result.
+"""Several processes over one log give the one-process result.
 
-GIVEN a log long enough for a worker (every fixture log repeated; generated logs with anchors
+GIVEN a log long enough for workers (every fixture log repeated; generated logs with anchors
 across chunk boundaries, CRLF, invalid UTF-8, very long lines), WHEN it is parsed by one
-process and by two (the split anywhere), THEN both give the same events (sharing their
-records the same way), the same counters and the same read statistics; the worker's part is
-taken over for every log format; a failed worker, an abandoned parse and a process where
-forking is unsafe all fall back to one process.
+process and by two to four (the parts split anywhere), THEN all give the same events (sharing
+their records the same way), the same counters and the same read statistics; the workers'
+parts are taken over for every log format, and workers hand over to each other; a failed
+worker (first, in the middle), no process to spare, states that never meet, an abandoned
+parse and a process where forking is unsafe all fall back to fewer processes.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers import (
     LOG_FORMATS,
     ParseCounter,
+    _event_codec,
     _parallel,
     _reader,
     _scan,
@@ -37,43 +39,47 @@ from tests.test_fastpath import logs as generated_logs
 
 ROOT = Path(__file__).resolve().parent.parent
 
+#: the processes usable() allows in the run under way
+_ALLOWED = [1]
+
 
 @pytest.fixture(autouse=True)
 def _workers_on(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    # small inputs get a worker too, and neither the machine's CPUs nor the threads other
-    # tests left behind (a cluster's IO loop) decide
+    # small inputs get workers too, and neither the machine's CPUs nor the threads other
+    # tests left behind (a cluster's IO loop) decide: each run says how many processes
     if request.node.name != "test_forking_only_where_it_is_safe":
-        monkeypatch.setattr(_parallel, "usable", lambda: True)
+        monkeypatch.setattr(_parallel, "usable", lambda: _ALLOWED[0])
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(_parallel, "PART_MIN_BYTES", 1)
     monkeypatch.setattr(_scan, "CHUNK_BYTES", 4096)  # the head does not take it all
-    monkeypatch.delenv(_parallel.WORKERS_ENV, raising=False)
 
 
 class Spy:
-    """Counts the workers started and the parts taken over (per format)."""
+    """Counts the workers started, the parts taken over (per format) and the chains of
+    more than one part."""
 
     def __init__(self, mp: pytest.MonkeyPatch) -> None:
         self.workers = 0
         self.adopted: Counter[str] = Counter()
-        start = _parallel.Worker.__init__
+        self.chained = 0
+        start = _parallel.Team.__init__
         adopt = logs._FastPart._adopt
 
-        def counted_start(worker: _parallel.Worker, *a: Any) -> None:
-            self.workers += 1
-            start(worker, *a)
+        def counted_start(team: _parallel.Team, *a: Any) -> None:
+            start(team, *a)
+            self.workers += sum(m is not None for m in team.members)
 
-        def counted_adopt(
-            part: logs._FastPart, got: Any, i: int, c: ParseCounter, fmt: Any
-        ) -> None:
+        def counted_adopt(part: logs._FastPart, chain: Any, c: ParseCounter, fmt: Any) -> None:
             self.adopted[fmt.name] += 1
-            adopt(part, got, i, c, fmt)
+            self.chained += len(chain) > 1
+            adopt(part, chain, c, fmt)
 
-        mp.setattr(_parallel.Worker, "__init__", counted_start)
+        mp.setattr(_parallel.Team, "__init__", counted_start)
         mp.setattr(logs._FastPart, "_adopt", counted_adopt)
 
 
-def _run(path: Path, workers: bool, fmt: str | None = None, fold: bool = False) -> Any:
-    os.environ[_parallel.WORKERS_ENV] = "" if workers else "1"
+def _run(path: Path, processes: int, fmt: str | None = None, fold: bool = False) -> Any:
+    _ALLOWED[0] = processes
     try:
         c = ParseCounter(str(path))
         try:
@@ -81,7 +87,7 @@ def _run(path: Path, workers: bool, fmt: str | None = None, fold: bool = False) 
         except RecompileDoctorError as e:
             return ("error", str(e), c.read.lines)
     finally:
-        os.environ.pop(_parallel.WORKERS_ENV, None)
+        _ALLOWED[0] = 1
     r = c.read
     shared = [i for i in range(1, len(events)) if events[i].record is events[i - 1].record]
     return (
@@ -105,20 +111,24 @@ def _repeated(src: Path, dst: Path, lines: int = 3000) -> Path:
 PLAIN_FIXTURES = [p for p in _fixture_logs() if p.suffix != ".gz"]
 
 
-@pytest.mark.parametrize("share", [0.15, 0.5, 0.85])
-def test_two_processes_match_one_on_every_fixture(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, share: float
+@pytest.mark.parametrize(("processes", "share"), [(2, 0.15), (2, 0.5), (2, 0.85), (4, 0.5)])
+def test_several_processes_match_one_on_every_fixture(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: int, share: float
 ) -> None:
     monkeypatch.setattr(_parallel, "PARENT_SHARE", share)
     spy = Spy(monkeypatch)
     for i, src in enumerate(PLAIN_FIXTURES):
         path = _repeated(src, tmp_path / f"{i}.log")
         for fold in (False, True):
-            one = _run(path, workers=False, fold=fold)
-            assert _run(path, workers=True, fold=fold) == one, src
-    assert spy.workers > len(PLAIN_FIXTURES)
-    # the worker's part is taken over (not decoded again by the parent) for every format
+            started = spy.workers
+            one = _run(path, 1, fold=fold)
+            assert spy.workers == started  # (the reference is one process)
+            assert _run(path, processes, fold=fold) == one, src
+    assert spy.workers > len(PLAIN_FIXTURES) * (processes - 1)
+    # the workers' parts are taken over (not decoded again) for every format
     assert set(spy.adopted) >= {f.name for f in LOG_FORMATS}, spy.adopted
+    if processes > 2:
+        assert spy.chained > 10  # workers hand over to the workers after them
 
 
 @settings(
@@ -134,14 +144,16 @@ def test_two_processes_match_one_on_every_fixture(
     fmt=st.sampled_from([None] + [f.name for f in LOG_FORMATS]),
     share=st.floats(0.0, 1.0),
     fold=st.booleans(),
+    processes=st.integers(2, 4),
 )
-def test_two_processes_match_one_on_generated_logs(
+def test_several_processes_match_one_on_generated_logs(
     tmp_path_factory: pytest.TempPathFactory,
     data: bytes,
     chunk: int,
     fmt: str | None,
     share: float,
     fold: bool,
+    processes: int,
 ) -> None:
     path = tmp_path_factory.mktemp("log") / "run.log"
     path.write_bytes(data)
@@ -153,7 +165,7 @@ def test_two_processes_match_one_on_generated_logs(
         mp.setattr(_scan, "MAX_LINE_BYTES", 50)
         mp.setattr(_reader, "MAX_LINE_BYTES", 50)
         mp.setattr(_parallel, "PARENT_SHARE", share)
-        assert _run(path, True, fmt, fold) == _run(path, False, fmt, fold)
+        assert _run(path, processes, fmt, fold) == _run(path, 1, fmt, fold)
 
 
 def _big_log(tmp_path: Path) -> Path:
@@ -161,96 +173,121 @@ def _big_log(tmp_path: Path) -> Path:
     return _repeated(src, tmp_path / "big.log", lines=20_000)
 
 
-def test_a_failed_worker_leaves_the_parent_to_read_on(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("processes", "failing"), [(2, 1), (3, 1), (3, 2), (4, 2), (4, 3)])
+def test_a_failed_worker_leaves_the_others_to_read_its_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: int, failing: int
 ) -> None:
     path = _big_log(tmp_path)
-    one = _run(path, workers=False)
+    one = _run(path, 1)
+    work = _parallel.Team._work
 
-    def fail(*_a: Any) -> None:
-        raise OSError("no space left on device")
+    def fail_one(team: _parallel.Team, k: int, *a: Any) -> None:
+        if k == failing:
+            raise OSError("no space left on device")
+        work(team, k, *a)
 
-    monkeypatch.setattr(_parallel.Worker, "_work", fail)
+    monkeypatch.setattr(_parallel.Team, "_work", fail_one)
     spy = Spy(monkeypatch)
-    assert _run(path, workers=True) == one
-    assert spy.workers == 1 and not spy.adopted
+    assert _run(path, processes) == one
+    assert spy.workers == processes - 1
 
 
-def test_no_process_to_spare_leaves_the_parent_to_read_alone(
+def test_no_process_to_spare_leaves_fewer_to_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _big_log(tmp_path)
-    one = _run(path, workers=False)
+    one = _run(path, 1)
+    fork = os.fork
+    forks = [0]
 
-    def no_fork() -> int:
-        raise BlockingIOError("Resource temporarily unavailable")
+    def second_fork_fails() -> int:
+        forks[0] += 1
+        if forks[0] == 2:
+            raise BlockingIOError("Resource temporarily unavailable")
+        return fork()
 
-    monkeypatch.setattr(_parallel.os, "fork", no_fork)
-    assert _run(path, workers=True) == one
+    monkeypatch.setattr(_parallel.os, "fork", second_fork_fails)
+    assert _run(path, 4) == one
+    monkeypatch.setattr(_parallel.os, "fork", lambda: (_ for _ in ()).throw(OSError("no")))
+    assert _run(path, 3) == one
 
 
 def test_states_that_never_meet_leave_the_parent_to_read_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _big_log(tmp_path)
-    one = _run(path, workers=False)
-    monkeypatch.setattr(_parallel, "checkpoint", lambda _d: object())  # never equal
+    one = _run(path, 1)
+    # each process's states are its own (the process id): no two ever equal
+    monkeypatch.setattr(_parallel, "checkpoint", lambda _d: os.getpid())
     spy = Spy(monkeypatch)
-    assert _run(path, workers=True) == one
-    assert spy.workers == 1 and not spy.adopted
+    assert _run(path, 3) == one
+    assert spy.workers == 2 and not spy.adopted
 
 
-def test_an_abandoned_parse_stops_its_worker(
+def test_an_abandoned_parse_stops_its_workers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = _big_log(tmp_path)
-    started: list[_parallel.Worker] = []
-    start = _parallel.Worker.__init__
+    teams: list[_parallel.Team] = []
+    start = _parallel.Team.__init__
 
-    def keep(worker: _parallel.Worker, *a: Any) -> None:
-        start(worker, *a)
-        started.append(worker)
+    def keep(team: _parallel.Team, *a: Any) -> None:
+        start(team, *a)
+        teams.append(team)
 
-    monkeypatch.setattr(_parallel.Worker, "__init__", keep)
-    monkeypatch.setattr(_parallel.Worker, "_work", lambda *_a: threading.Event().wait(60))
+    monkeypatch.setattr(_parallel.Team, "__init__", keep)
+    monkeypatch.setattr(_parallel.Team, "_work", lambda *_a: threading.Event().wait(60))
+    _ALLOWED[0] = 3
     events = parse_log(str(path))
-    while not started:
+    while not teams:
         next(events)
-    [worker] = started
-    assert os.waitpid(worker.pid, os.WNOHANG) == (0, 0)  # the worker runs
+    [team] = teams
+    pids = [m.pid for m in team.members if m is not None]
+    assert len(pids) == 2
+    for pid in pids:
+        assert os.waitpid(pid, os.WNOHANG) == (0, 0)  # the workers run
     events.close()
-    with pytest.raises(ChildProcessError):  # stopped, and reaped
-        os.waitpid(worker.pid, os.WNOHANG)
+    _ALLOWED[0] = 1
+    for pid in pids:
+        with pytest.raises(ChildProcessError):  # stopped, and reaped
+            os.waitpid(pid, os.WNOHANG)
+    assert not os.path.exists(team.dir)  # their files are gone
 
 
-def test_the_report_is_the_same_with_two_processes(tmp_path: Path) -> None:
+def test_the_report_is_the_same_with_several_processes(tmp_path: Path) -> None:
     path = _big_log(tmp_path)
-    os.environ[_parallel.WORKERS_ENV] = "1"
-    try:
-        with api.analyze(str(path)) as rep:
-            one = "".join(rep.iter_json())
-    finally:
-        del os.environ[_parallel.WORKERS_ENV]
-    with api.analyze(str(path)) as rep:
-        assert "".join(rep.iter_json()) == one
+    reports = []
+    for n in (1, 2, 3):
+        _ALLOWED[0] = n
+        try:
+            with api.analyze(str(path)) as rep:
+                reports.append("".join(rep.iter_json()))
+        finally:
+            _ALLOWED[0] = 1
+    assert reports[1] == reports[0] and reports[2] == reports[0]
 
 
 def test_forking_only_where_it_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_parallel.WORKERS_ENV, raising=False)
     monkeypatch.setattr(_parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: set(range(16)))
+    assert _parallel.usable() == _parallel.MAX_PROCESSES
     monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0, 1})
-    assert _parallel.usable()
+    assert _parallel.usable() == 2
     monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0})
-    assert not _parallel.usable()  # one CPU
-    monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0, 1})
+    assert _parallel.usable() == 1  # one CPU
+    monkeypatch.setenv(_parallel.WORKERS_ENV, "3")
+    assert _parallel.usable() == 3  # asked for
     monkeypatch.setenv(_parallel.WORKERS_ENV, "1")
-    assert not _parallel.usable()
+    assert _parallel.usable() == 1
     monkeypatch.delenv(_parallel.WORKERS_ENV)
+    monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0, 1})
     monkeypatch.setattr(_parallel.threading, "active_count", lambda: 2)
-    assert not _parallel.usable()  # another thread could hold a lock the worker needs
+    assert _parallel.usable() == 1  # another thread could hold a lock the worker needs
     monkeypatch.setattr(_parallel.threading, "active_count", lambda: 1)
     _parallel.one_process_per_input()  # a fleet pool's worker
     try:
-        assert not _parallel.usable()
+        assert _parallel.usable() == 1
     finally:
         del os.environ[_parallel.WORKERS_ENV]
 
@@ -263,12 +300,12 @@ def test_events_survive_the_encoding() -> None:
         items = []
         last = None
         for ev in evs:
-            items.append(_parallel.encode(ev, last))
+            items.append(_event_codec.encode(ev, last))
             last = ev.record
         back = []
         last = None
         for item in items:
-            back.append(_parallel.decode(item, last))
+            back.append(_event_codec.decode(item, last))
             last = back[-1].record
         assert [repr(e) for e in back] == [repr(e) for e in evs], path
         for i in range(1, len(evs)):

@@ -1,24 +1,27 @@
-"""Two processes over one big log: the second half is decoded by a forked worker while the
-parent decodes the first, and the parent takes the worker's events from the first line where
-the two decoders are in the same state.
+"""Several processes over one big log: forked workers decode the later parts while the parent
+decodes the first, and each part's events are taken from the first line where the decoder
+that read up to it and the part's own decoder are in the same state.
 
-How the halves join (the *seam*): the worker starts at a line boundary ``split`` with a copy
-of the parent's decoder as it was after the head of the input (detection's lines), so it
-already knows what the head set up (the log's first time stamp, the folding) but not what
-came between the head and the split (the clock, a block under way, the last step).  For its
-first :data:`CHECKPOINTS` decoded lines it records the decoder's :func:`checkpoint` (its state
-as plain values).  The parent decodes up to the split, then goes on past it with its own
-(true) decoder, comparing its checkpoint after each line the worker recorded; at the first
-line where the two are equal, everything after that line is what the worker decoded (the same
-state, the same lines: the same events), so the parent stops reading and yields the worker's
-events from there.  If the states never meet (or the worker failed), the parent simply decodes
-the rest itself: the result is always the one-process result, only the time differs.
+How the parts join (the *seams*): worker ``k`` starts at a line boundary ``splits[k-1]`` with
+a copy of the parent's decoder as it was after the head of the input (detection's lines), so
+it already knows what the head set up (the log's first time stamp, the folding) but not what
+came between the head and its part (the clock, a block under way, the last step).  For its
+first :data:`CHECKPOINTS` decoded lines in its part it records the decoder's checkpoint (its
+state as plain values, :mod:`._checkpoint`) and publishes them.  Whoever reads up to the part
+(the parent, or the worker before) goes on past its start, comparing its own checkpoint after
+each line the part's worker recorded; at the first line where the two are equal, everything
+after it is what that worker decoded (the same state, the same lines: the same events), so
+the reader stops there (a worker writes down where it handed over).  If the states never
+meet, the reader decodes the whole next part itself and tries the part after; if a worker
+fails, the parent reads on alone from the last line whose state it shares.  Each part is
+decoded once by each process that reads it, and the result is always the one-process result:
+only the time differs.
 
-The worker writes its events to an anonymous temporary file, a compact marshal encoding of
-the event objects (:func:`encode` / :func:`decode`: three times faster than pickle), read back
-a batch at a time: memory stays flat.  The worker is forked (never spawned: it inherits the
-primed decoder) only where that is safe: a POSIX system, a single-threaded process that is not
-itself a pool worker, two or more usable CPUs.  ``RECOMPILE_DOCTOR_WORKERS=1`` turns it off.
+Workers write their events to anonymous temporary files (:mod:`._event_codec`), read back a
+batch at a time: memory stays flat.  They are forked (never spawned: they inherit the primed
+decoder) only where that is safe: a POSIX system, a single-threaded process that is not a
+pool's worker.  ``RECOMPILE_DOCTOR_WORKERS=N`` sets the number of processes (1: none); by
+default one per usable CPU, at most :data:`MAX_PROCESSES`, one per :data:`PART_MIN_BYTES`.
 """
 
 from __future__ import annotations
@@ -26,36 +29,50 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
-import marshal
 import os
-import re
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterator
 from typing import IO, Any, BinaryIO
 
-from recompile_doctor import events as _events
-from recompile_doctor.events import CompileKey, Span, TypedEvent
-from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.events import TypedEvent
+from recompile_doctor.parsers._checkpoint import checkpoint
+from recompile_doctor.parsers._event_codec import (
+    EventWriter,
+    get_record,
+    put_record,
+    read_events,
+)
 from recompile_doctor.parsers._format import Decoded, Decoder
 from recompile_doctor.parsers._reader import ReadStats
-from recompile_doctor.parsers._scan import FastLines
+from recompile_doctor.parsers._scan import Blocks, FastLines
 
 #: inputs smaller than this are read by one process (a fork and a seam cost ~20 ms)
 PARALLEL_MIN_BYTES = 48 << 20
-#: the parent's share of the bytes after the head: it also builds the timeline from every
-#: event, and decodes the worker's events back into objects
+#: a part is at least this big
+PART_MIN_BYTES = 24 << 20
+#: processes reading one input at most (the parent builds the timeline from every event, and
+#: decodes the workers' events back into objects: past a few processes it is the bottleneck)
+MAX_PROCESSES = 8
+#: the parent's share of the bytes after the head with two processes (its part is this times
+#: 2/N of them with N): the workers first count the newlines before their parts
 PARENT_SHARE = 0.51
-#: the worker records its state after each of its first decoded lines, then after every
-#: :data:`CHECKPOINT_EVERY`-th up to :data:`CHECKPOINTS` decoded lines (once the two
+#: a worker records its state after each of its first decoded lines, then after every
+#: :data:`CHECKPOINT_EVERY`-th up to :data:`CHECKPOINTS` decoded lines of its part (once two
 #: decoders are in the same state they stay so: a later checkpoint matches as well)
 CHECKPOINTS = 5000
 CHECKPOINTS_DENSE = 32
 CHECKPOINT_EVERY = 64
-#: events per marshal record of the worker's file
-_BATCH = 4096
-#: set to 1 to read every input with one process
+#: seconds a worker waits for the next worker's checkpoints before it reads that part itself
+WAIT_S = 30.0
+#: the number of processes per input (1: no workers)
 WORKERS_ENV = "RECOMPILE_DOCTOR_WORKERS"
+
+#: a checkpoint: (line, state, recognized, unrecognized, malformed, events so far)
+Checkpoint = tuple[int, object, int, int, int, int]
+#: how a worker's lines are made: (its blocks, the decoder, its counters, lines before)
+MakeLines = Callable[[Blocks, Decoder, "Counts", int], FastLines]
 
 
 def one_process_per_input() -> None:
@@ -64,218 +81,73 @@ def one_process_per_input() -> None:
     os.environ[WORKERS_ENV] = "1"
 
 
-def eligible(f: BinaryIO, st: ReadStats) -> bool:
-    """Whether the input ``f`` (opened for the first pass) gets a worker: a big regular
-    file, neither compressed nor copied, in a process where forking is safe."""
+def processes_for(f: BinaryIO, st: ReadStats) -> int:
+    """How many processes read the input ``f`` (opened for the first pass): more than one
+    only for a big regular file, neither compressed nor copied, in a process where forking
+    is safe."""
     if not isinstance(f, io.BufferedReader) or not isinstance(f.raw, io.FileIO):
-        return False  # (a gzip stream, a lone-CR view)
+        return 1  # (a gzip stream, a lone-CR view)
     if st.compressed or st.spooled or st.size is None or st.size < PARALLEL_MIN_BYTES:
-        return False
-    return usable()
+        return 1
+    return min(usable(), max(2, st.size // PART_MIN_BYTES))
 
 
-def usable() -> bool:
-    """Whether a worker may be forked here and now (see the module doc)."""
-    if os.environ.get(WORKERS_ENV, "").strip() in ("0", "1"):
-        return False
+def usable() -> int:
+    """How many processes may read an input here and now (1: forking is not safe)."""
+    wanted = os.environ.get(WORKERS_ENV, "").strip()
+    if wanted in ("0", "1"):
+        return 1
     if not hasattr(os, "fork") or sys.platform == "darwin":
-        return False  # macOS: system libraries are not fork-safe
+        return 1  # macOS: system libraries are not fork-safe
     if threading.active_count() != 1:
-        return False
+        return 1  # another thread could hold a lock the worker needs
     import multiprocessing  # only here: not at every start
 
     if multiprocessing.current_process().daemon:
-        return False  # a pool's worker (the fleet's): the pool has the CPUs
+        return 1  # a pool's worker (the fleet's): the pool has the CPUs
+    if wanted.isdigit():
+        return min(int(wanted), 64)
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cpus = os.cpu_count() or 1
-    return cpus >= 2
+    return max(1, min(cpus, MAX_PROCESSES))
 
 
-def split_at(f: BinaryIO, bom: int, done: int, size: int) -> int | None:
-    """Where the worker's part begins (after ``bom`` bytes of mark; the start of a line,
-    :data:`PARENT_SHARE` of the way from ``done``, the bytes read so far); None when the
-    input is too small for two parts."""
+def splits_for(f: BinaryIO, bom: int, done: int, size: int, processes: int) -> list[int]:
+    """Where the workers' parts begin (after ``bom`` bytes of mark; each the start of a
+    line, in order): the parent's part first, from ``done`` (the bytes read so far), then
+    equal parts.  Fewer parts when lines are long; none when the input is too small."""
     rest = size - bom - done
-    if rest <= 0:
-        return None
-    pos = bom + done + int(rest * PARENT_SHARE)
+    if processes < 2 or rest <= 0:
+        return []
+    first = PARENT_SHARE * 2 / processes
+    marks = [first + (1 - first) * k / (processes - 1) for k in range(processes - 1)]
     fd = f.fileno()
+    out: list[int] = []
+    for mark in marks:
+        pos = max(bom + done + int(rest * mark), bom + (out[-1] if out else done))
+        split = _line_start(fd, pos, size)
+        if split is None or split - bom >= size - bom:
+            break
+        if not out or split - bom > out[-1]:
+            out.append(split - bom)
+    return out
+
+
+def _line_start(fd: int, pos: int, size: int) -> int | None:
+    """The start of the first line after byte ``pos`` (None: none before ``size``)."""
     while pos < size:
         chunk = os.pread(fd, 1 << 16, pos)
         if not chunk:
             return None
         k = chunk.find(b"\n")
         if k >= 0:
-            split = pos + k + 1 - bom
-            return split if split < size - bom else None
+            return pos + k + 1
         pos += len(chunk)
     return None
 
 
-# -- the decoder's state as plain values ---------------------------------------------------
-class Unsyncable(Exception):
-    """A decoder holds state that cannot be compared (a callback under way)."""
-
-
-_PLAIN = (str, int, float, bool, bytes, type(None))
-
-
-def state_of(value: object) -> object:
-    """``value`` as plain, comparable, marshal-able values (objects by their fields)."""
-    if isinstance(value, _PLAIN):
-        return value
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(state_of(v) for v in value))
-    if isinstance(value, Mapping):
-        return ("{}", tuple((state_of(k), state_of(v)) for k, v in value.items()))
-    if isinstance(value, (set, frozenset)):
-        return ("set", tuple(sorted(repr(state_of(v)) for v in value)))
-    if isinstance(value, re.Pattern):
-        return ("re", value.pattern, value.flags)
-    if callable(value):
-        raise Unsyncable(type(value).__name__)
-    slots = [s for c in type(value).__mro__ for s in getattr(c, "__slots__", ())]
-    fields = dict(getattr(value, "__dict__", {}))
-    for s in slots:
-        if hasattr(value, s):
-            fields[s] = getattr(value, s)
-    if not fields and not slots:
-        raise Unsyncable(type(value).__name__)
-    return (type(value).__qualname__, tuple((k, state_of(v)) for k, v in sorted(fields.items())))
-
-
-def checkpoint(decoder: Decoder) -> object:
-    """The state of ``decoder`` that decides what it makes of the lines to come: its own
-    ``checkpoint()`` where it has one, else all its attributes; None when it cannot be told
-    (a put-off walk back is under way)."""
-    own: Callable[[], object] | None = getattr(decoder, "checkpoint", None)
-    try:
-        if own is not None:
-            return own()
-        if getattr(decoder, "pending_last", None) is not None:
-            return None
-        return state_of(decoder)
-    except Unsyncable:
-        return None
-
-
-# -- events as marshal-able values ----------------------------------------------------------
-_CLASSES: tuple[type, ...] = tuple(
-    c
-    for c in vars(_events).values()
-    if isinstance(c, type) and issubclass(c, _events._Base) and c is not _events._Base
-)
-_CLASS_TAG = {c: i for i, c in enumerate(_CLASSES)}
-_FIELDS = {
-    c: tuple(f.name for f in dataclasses.fields(c) if f.name not in ("span", "record", "keep"))
-    for c in _CLASSES
-}
-#: value classes that events hold, encoded as [tag, (field, ...)] (tags below 0); a list as
-#: [_LIST, item, ...], a tuple or dict holding anything but plain values as [_TUPLE, item,
-#: ...] or [_DICT, {key: item}]; the shared empty detail as [_EMPTY_TAG]
-_VALUES: tuple[type, ...] = (CompileKey, ValueChange)
-_VALUE_TAG = {c: -1 - i for i, c in enumerate(_VALUES)}
-_VALUE_FIELDS = {c: tuple(f.name for f in dataclasses.fields(c)) for c in _VALUES}
-_LIST, _TUPLE, _DICT, _EMPTY_TAG = 0, 1, 2, 3
-_SAME_RECORD = 0  # the record of the event before
-_EMPTY = Event("", "", 0, None, "").detail  # the shared empty detail
-
-
-#: the value objects decoded lately, by their encoded fields: frozen, so one is shared by all
-#: the events that hold an equal one (as the timeline shares its keys)
-_MADE: dict[tuple[Any, ...], Any] = {}
-_MADE_MAX = 4096
-
-
-class Unencodable(Exception):
-    """An event holds a value the encoding does not know."""
-
-
-def _enc(v: Any) -> Any:
-    t = type(v)
-    if t in _PLAIN:
-        return v
-    if t is tuple:
-        if all(type(x) in _PLAIN for x in v):
-            return v  # (as it is: decoded as it is)
-        return [_TUPLE, *[_enc(x) for x in v]]
-    if t is list:
-        return [_LIST, *[_enc(x) for x in v]]
-    tag = _VALUE_TAG.get(t)
-    if tag is not None:
-        return [tag, tuple([_enc(getattr(v, n)) for n in _VALUE_FIELDS[t]])]
-    if v is _EMPTY:
-        return [_EMPTY_TAG]
-    if t is dict:
-        if all(type(x) in _PLAIN for x in v.values()):
-            return v
-        return [_DICT, {k: _enc(x) for k, x in v.items()}]
-    raise Unencodable(t.__name__)
-
-
-def _dec(v: Any) -> Any:
-    if type(v) is not list:
-        return v  # a plain value, or a tuple or dict of plain values
-    tag = v[0]
-    if tag == _LIST:
-        return [_dec(x) for x in v[1:]]
-    if tag == _TUPLE:
-        return tuple([_dec(x) for x in v[1:]])
-    if tag == _DICT:
-        return {k: _dec(x) for k, x in v[1].items()}
-    if tag == _EMPTY_TAG:
-        return _EMPTY
-    fields = v[1]
-    try:
-        got = _MADE.get(fields)  # the same key again (a function's every compilation)
-    except TypeError:  # a field holding a list or a dict
-        return _VALUES[-1 - tag](*[_dec(x) for x in fields])
-    if got is None or type(got) is not _VALUES[-1 - tag]:
-        got = _VALUES[-1 - tag](*[_dec(x) for x in fields])
-        if len(_MADE) >= _MADE_MAX:
-            _MADE.clear()
-        _MADE[fields] = got
-    return got
-
-
-def _enc_record(r: Event) -> tuple[Any, ...]:
-    kind, source, line, t, text, module, hsh, detail = r
-    return (kind, source, line, t, text, module, hsh, _enc(detail))
-
-
-def encode(ev: TypedEvent, before: Event | None) -> list[Any]:
-    """``ev`` as marshal-able values; ``before``: the record of the event before (events of
-    one line share theirs, and stay sharing it)."""
-    cls = type(ev)
-    rec = ev.record
-    r: Any = None
-    if rec is not None:
-        r = _SAME_RECORD if rec is before else _enc_record(rec)
-    out = [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep]
-    for name in _FIELDS[cls]:
-        out.append(_enc(getattr(ev, name)))
-    return out
-
-
-def decode(item: list[Any], before: Event | None) -> TypedEvent:
-    """The event :func:`encode` gave ``item`` for."""
-    cls = _CLASSES[item[0]]
-    r = item[2]
-    rec: Event | None
-    if r is None:
-        rec = None
-    elif r == _SAME_RECORD and type(r) is int:
-        rec = before
-    else:
-        rec = Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dec(r[7]))
-    fields = [v if type(v) is not list else _dec(v) for v in item[4:]]
-    ev: TypedEvent = cls(Span(*item[1]), rec, *fields, keep=item[3])
-    return ev
-
-
-# -- the worker ----------------------------------------------------------------------------
 @dataclasses.dataclass(slots=True)
 class Counts:
     recognized: int = 0
@@ -283,8 +155,9 @@ class Counts:
     malformed: int = 0
 
 
-#: what one decoded line does to the counters (the driver's rule, shared with the worker)
 def count(res: Decoded, c: Counts) -> None:
+    """What one decoded line does to the counters (the driver's rule, shared with the
+    workers)."""
     if res.status == "recognized":
         c.recognized += 1
     elif res.status == "malformed":
@@ -293,193 +166,300 @@ def count(res: Decoded, c: Counts) -> None:
         c.unrecognized += 1
 
 
-class Worker:
-    """A forked process decoding ``path`` from byte ``split`` (after ``bom`` bytes of mark)
-    to the end; see the module doc."""
+def first_match(
+    lines: Iterator[tuple[int, str]], decoder: Decoder, target: list[Checkpoint] | None
+) -> Iterator[tuple[int, str] | int]:
+    """``lines``, each followed (once it has been decoded: when this generator resumes) by
+    a check of ``decoder`` against the ``target`` checkpoints; the index of the first
+    checkpoint matched comes after its line.  After the last checkpoint's line (or the
+    match), the lines without checks."""
+    at = {cp[0]: i for i, cp in enumerate(target or ())}
+    last = max(at, default=-1)
+    for lineno, raw in lines:
+        yield lineno, raw
+        if lineno > last:
+            break
+        i = at.get(lineno)
+        if i is not None and target is not None and checkpoint(decoder) == target[i][1]:
+            yield i
+            break
+    yield from lines
+
+
+@dataclasses.dataclass(slots=True)
+class Part:
+    """What a worker wrote: the lines before its part, its checkpoints, its counts and
+    reading at the end (``lines``: the last line's number; ``nbytes``: read from its start),
+    whom it handed over to (``(worker, checkpoint)``; None: it read to the end), its
+    events."""
+
+    before: int
+    checkpoints: list[Checkpoint]
+    totals: Counts
+    lines: int
+    nbytes: int
+    handoff: tuple[int, int] | None
+    events: IO[bytes]
+
+
+class _Member:
+    """One forked worker: its process and files."""
+
+    def __init__(self, pid: int, events: IO[bytes], meta: IO[bytes]) -> None:
+        self.pid = pid
+        self.events = events
+        self.meta = meta
+        self.status: int | None = None
+
+    def exited(self, block: bool) -> bool:
+        if self.status is None:
+            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+            if pid == 0:
+                return False
+            self.status = status
+        return True
+
+
+class Team:
+    """The workers of one input: worker ``k`` (1-based) decodes from ``splits[k-1]`` (bytes
+    after a mark of ``bom`` bytes) to the next split and on past it until it hands over."""
 
     def __init__(
         self,
         path: str,
         f: BinaryIO,
         bom: int,
-        split: int,
+        splits: list[int],
         decoder: Decoder,
-        lines: Callable[[BinaryIO, Decoder, Counts, int], FastLines],
+        make_lines: MakeLines,
     ) -> None:
         import signal  # (here: not at every start)
         import tempfile
 
-        self.split = split
-        # both closed by close() (or by WorkerResult.events_after)
-        self._events: IO[bytes] = tempfile.TemporaryFile(prefix="recompile-doctor-")  # noqa: SIM115
-        self._meta: IO[bytes] = tempfile.TemporaryFile(prefix="recompile-doctor-")  # noqa: SIM115
-        self._status: int | None = None
-        try:
-            ident = os.fstat(f.fileno())
-            self.pid = os.fork()
-        except OSError:  # (no process to spare: the caller reads on alone)
-            self._events.close()
-            self._meta.close()
-            raise
-        if self.pid == 0:  # the worker: never returns
-            code = 1
+        self.path = path
+        self.bom = bom
+        self.splits = splits
+        self.dir = tempfile.mkdtemp(prefix="recompile-doctor-")
+        self.members: list[_Member | None] = []  # worker k is members[k - 1]
+        self._published: set[str] = set()
+        st = os.fstat(f.fileno())
+        ident = (st.st_dev, st.st_ino)
+        for k in range(1, len(splits) + 1):
+            events = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115 - closed by close()
+            meta = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115
             try:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                self._work(path, (ident.st_dev, ident.st_ino), bom, decoder, lines)
-                code = 0
-            except BaseException:
-                pass
-            finally:
-                os._exit(code)
+                pid = os.fork()
+            except OSError:  # no process to spare: the part is read by the one before
+                events.close()
+                meta.close()
+                self._fail(k)
+                self.members.append(None)
+                continue
+            if pid == 0:  # the worker: never returns
+                code = 1
+                try:
+                    signal.signal(signal.SIGINT, signal.SIG_DFL)
+                    self._work(k, ident, decoder, make_lines, events, meta)
+                    code = 0
+                except BaseException:
+                    self._fail(k)  # (the workers after it stop waiting for it)
+                finally:
+                    os._exit(code)
+            self.members.append(_Member(pid, events, meta))
 
+    # -- files the workers share ---------------------------------------------------------
+    def _publish(self, name: str, value: Any) -> None:
+        """Write ``value`` to the team's file ``name`` whole, or not at all."""
+        path = os.path.join(self.dir, name)
+        self._published.add(name)
+        if value is None:
+            with open(path + ".failed", "wb"):
+                pass
+            return
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "wb") as out:
+            put_record(out, value)
+        os.replace(tmp, path)
+
+    def _fail(self, k: int) -> None:
+        """Worker ``k`` failed: what it has not published yet says so."""
+        for name in (f"n-{k}", f"cp-{k}"):
+            if name not in self._published:
+                self._publish(name, None)
+
+    def _read(self, name: str) -> tuple[bool, Any]:
+        """(whether the file is there, its value: None for a failure)."""
+        path = os.path.join(self.dir, name)
+        if os.path.exists(path + ".failed"):
+            return True, None
+        try:
+            with open(path, "rb") as f:
+                return True, get_record(f)
+        except (FileNotFoundError, EOFError):
+            return False, None
+
+    def _await(self, name: str, gone: Callable[[], bool] | None = None) -> Any:
+        """The value of the team's file ``name`` once it is there (None: the worker that
+        writes it failed, ``gone`` says it is no more, or :data:`WAIT_S` passed)."""
+        deadline = time.monotonic() + WAIT_S
+        pause = 0.0005
+        while True:
+            there, value = self._read(name)
+            if there:
+                return value
+            if gone is not None and gone():
+                return self._read(name)[1]
+            if gone is None and time.monotonic() > deadline:
+                return None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.01)
+
+    # -- a worker ------------------------------------------------------------------------
     def _work(
         self,
-        path: str,
+        k: int,
         ident: tuple[int, int],
-        bom: int,
         decoder: Decoder,
-        lines: Callable[[BinaryIO, Decoder, Counts, int], FastLines],
+        make_lines: MakeLines,
+        events: IO[bytes],
+        meta: IO[bytes],
     ) -> None:
         if hasattr(decoder, "pending_last"):
             decoder.pending_last = None  # the parent's walk back: not this process's
-        with open(path, "rb", buffering=0) as f:
+        splits, bom = self.splits, self.bom
+        start = splits[k - 1]
+        with open(self.path, "rb", buffering=0) as f:
             st = os.fstat(f.fileno())
             if (st.st_dev, st.st_ino) != ident:
-                return  # not the file the parent reads
-            before = _newlines(f, bom + self.split)
+                raise OSError("not the file the parent reads")
+            # each worker counts the lines of the part before its own (the first: from the
+            # start), and adds up the counts of the workers before it
+            lo = bom + splits[k - 2] if k > 1 else 0
+            self._publish(f"n-{k}", _newlines(f, lo, bom + start))
+            before = 0
+            for i in range(1, k + 1):
+                n = self._await(f"n-{i}")
+                if n is None:
+                    raise OSError("a worker before this one failed")
+                before += n
+            f.seek(bom + start)
+            blocks = Blocks(f, self.path)
             c = Counts()
-            out = self._events
-            batch: list[Any] = []
-            cps: list[tuple[int, object, int, int, int, int]] = []
-            n = 0
-            last: Event | None = None
-            fl = lines(f, decoder, c, before)
+            out = EventWriter(events)
+            cps: list[Checkpoint] = []
+            published = False
+            blocks.limit = splits[k] - start if k < len(splits) else None
+            fl = make_lines(blocks, decoder, c, before)
             for decoded, (lineno, raw) in enumerate(fl.lines(), 1):
                 res = decoder.decode(lineno, raw)
                 count(res, c)
-                for ev in res.events:
-                    batch.append(encode(ev, last))
-                    last = ev.record
-                n += len(res.events)
-                if len(batch) >= _BATCH:
-                    _put(out, batch)
-                    batch = []
+                out.add(res.events)
                 if decoded <= CHECKPOINTS_DENSE or (
                     decoded <= CHECKPOINTS and decoded % CHECKPOINT_EVERY == 0
                 ):
                     cp = checkpoint(decoder)
                     if cp is not None:
-                        cps.append((lineno, cp, c.recognized, c.unrecognized, c.malformed, n))
-            for ev in decoder.finish():
-                batch.append(encode(ev, last))
-                last = ev.record
-            if batch:
-                _put(out, batch)
+                        cps.append((lineno, cp, *_counted(c), out.count))
+                if decoded == CHECKPOINTS:  # all of them: the reader before may use them
+                    self._publish(f"cp-{k}", cps)
+                    published = True
+            if not published:
+                self._publish(f"cp-{k}", cps)
+            handoff = None
+            j = k + 1
+            while j <= len(splits) and handoff is None:  # on into the next parts
+                target: list[Checkpoint] | None = self._await(f"cp-{j}")
+                blocks.go_on()
+                blocks.limit = splits[j] - start if j < len(splits) else None
+                fl = make_lines(blocks, decoder, c, fl.lineno)
+                for got in first_match(fl.lines(), decoder, target):
+                    if isinstance(got, int):
+                        handoff = (j, got)
+                        break
+                    res = decoder.decode(*got)
+                    count(res, c)
+                    out.add(res.events)
+                j += 1
+            if handoff is None:
+                out.add(decoder.finish())
             out.flush()
-            totals = (c.recognized, c.unrecognized, c.malformed)
             read = (fl.lineno, fl.blocks.consumed - fl.blocks.lost)
-            _put(self._meta, (before, cps, totals, read))
-            self._meta.flush()
+            put_record(meta, (before, cps, _counted(c), read, handoff))
+            meta.flush()
 
-    def result(self) -> WorkerResult | None:
-        """Wait for the worker; what it found (None when it failed)."""
-        if self._status is None:
-            _, status = os.waitpid(self.pid, 0)
-            self._status = status
-        if self._status != 0:
-            self.close()
+    # -- the parent's side ---------------------------------------------------------------
+    def checkpoints(self, k: int) -> list[Checkpoint] | None:
+        """Worker ``k``'s checkpoints, once published (None: it failed)."""
+        m = self.members[k - 1]
+        if m is None:
             return None
-        self._meta.seek(0)
+        return self._await(f"cp-{k}", lambda: m.exited(block=False))  # type: ignore[no-any-return]
+
+    def part(self, k: int) -> Part | None:
+        """What worker ``k`` wrote, once it has exited (None: it failed)."""
+        m = self.members[k - 1]
+        if m is None or not m.exited(block=True) or m.status != 0:
+            return None
+        m.meta.seek(0)
         try:
-            before, cps, totals, (lines, nbytes) = _get(self._meta)
+            before, cps, totals, (lines, nbytes), handoff = get_record(m.meta)
         except (EOFError, ValueError, TypeError):
-            self.close()
             return None
-        self._meta.close()
-        return WorkerResult(before, cps, Counts(*totals), lines, nbytes, self._events)
+        return Part(before, cps, Counts(*totals), lines, nbytes, handoff, m.events)
+
+    def chain(self, k: int, i: int) -> list[tuple[int, Part, int]] | None:
+        """The parts that follow once worker ``k`` takes over at its checkpoint ``i``:
+        ``(worker, part, checkpoint)`` up to the one that read to the end (None: one of
+        them failed)."""
+        out = []
+        at: tuple[int, int] | None = (k, i)
+        while at is not None:
+            w, j = at
+            got = self.part(w)
+            if got is None or j >= len(got.checkpoints):
+                return None
+            out.append((w, got, j))
+            at = got.handoff
+        return out
 
     def close(self) -> None:
-        """Stop the worker if it still runs; drop its files."""
+        """Stop the workers still running; drop their files."""
+        import shutil
         import signal
 
-        if self._status is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            _, self._status = os.waitpid(self.pid, 0)
-        self._events.close()
-        self._meta.close()
+        for m in self.members:
+            if m is None:
+                continue
+            if m.status is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(m.pid, signal.SIGKILL)
+                m.exited(block=True)
+            m.events.close()
+            m.meta.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def _put(f: IO[bytes], value: Any) -> None:
-    """Write one record: its length, then its marshal encoding (``marshal.load`` from a
-    file reads a few bytes at a time: ten times slower than ``loads`` of the record)."""
-    data = marshal.dumps(value)
-    f.write(len(data).to_bytes(8, "little"))
-    f.write(data)
+def _counted(c: Counts) -> tuple[int, int, int]:
+    return (c.recognized, c.unrecognized, c.malformed)
 
 
-def _get(f: IO[bytes]) -> Any:
-    """The next record :func:`_put` wrote; EOFError at the end."""
-    head = f.read(8)
-    if len(head) < 8:
-        raise EOFError
-    n = int.from_bytes(head, "little")
-    data = f.read(n)
-    if len(data) < n:
-        raise EOFError
-    return marshal.loads(data)
-
-
-def _newlines(f: BinaryIO, end: int) -> int:
-    """The newlines in the first ``end`` bytes of ``f``; leaves ``f`` at ``end``."""
+def _newlines(f: BinaryIO, lo: int, hi: int) -> int:
+    """The newlines in bytes ``lo`` to ``hi`` of ``f``."""
     buf = bytearray(8 << 20)
     view = memoryview(buf)
-    f.seek(0)
-    n = done = 0
-    while done < end:
-        k = f.readinto(view[: min(len(buf), end - done)])  # type: ignore[attr-defined]
+    f.seek(lo)
+    n = 0
+    done = lo
+    while done < hi:
+        k = f.readinto(view[: min(len(buf), hi - done)])  # type: ignore[attr-defined]
         if not k:
             break
         n += buf.count(b"\n", 0, k)
         done += k
-    f.seek(end)
     return n
 
 
-@dataclasses.dataclass(slots=True)
-class WorkerResult:
-    """What the worker found: lines before its part, its checkpoints ``(line, state,
-    recognized, unrecognized, malformed, events so far)``, its totals, its events."""
-
-    before: int
-    checkpoints: list[tuple[int, object, int, int, int, int]]
-    totals: Counts
-    #: the number of the input's last line, and the bytes the worker read
-    lines: int
-    nbytes: int
-    events_file: IO[bytes]
-
-    def at(self) -> dict[int, int]:
-        """Checkpoint index by line number."""
-        return {cp[0]: i for i, cp in enumerate(self.checkpoints)}
-
-    def events_after(self, skip: int) -> Iterator[TypedEvent]:
-        """The worker's events but the first ``skip``; closes the file at the end."""
-        f = self.events_file
-        try:
-            f.seek(0)
-            last: Event | None = None
-            while True:
-                try:
-                    batch = _get(f)
-                except EOFError:
-                    return
-                for item in batch:
-                    ev = decode(item, last)
-                    last = ev.record
-                    if skip:
-                        skip -= 1
-                        continue
-                    yield ev
-        finally:
-            f.close()
+def adopted_events(chain: list[tuple[int, Part, int]]) -> Iterator[TypedEvent]:
+    """The events of a chain of parts, each from its checkpoint on."""
+    for _w, part, i in chain:
+        yield from read_events(part.events, part.checkpoints[i][5])

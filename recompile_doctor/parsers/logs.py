@@ -172,8 +172,9 @@ def parse_log(
             return
         skip_bom(f, st)
         fastpart = _FastPart(path, Blocks(f, path), st, engine, on_progress, strict)
-        if not strict and _parallel.eligible(f, st):
-            fastpart.parallel = f
+        if not strict:
+            fastpart.processes = _parallel.processes_for(f, st)
+            fastpart.f = f
         try:
             yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict, fold)
         finally:
@@ -204,16 +205,17 @@ class _FastPart:
         self._pos = 0
         self._loaded = False
         self._detected = False
-        #: the input, when a worker may decode its second part (:mod:`._parallel`)
-        self.parallel: BinaryIO | None = None
-        self._worker: _parallel.Worker | None = None
-        #: the worker's events, once the parent has taken them over
+        #: the input, and how many processes may read it (:mod:`._parallel`)
+        self.f: BinaryIO | None = None
+        self.processes = 1
+        self._team: _parallel.Team | None = None
+        #: the workers' events, once this process has taken them over
         self.adopted: Iterator[TypedEvent] | None = None
 
     def close(self) -> None:
-        if self._worker is not None:
-            self._worker.close()
-            self._worker = None
+        if self._team is not None:
+            self._team.close()
+            self._team = None
 
     def head(self, forced: LogFormat | None) -> Iterator[tuple[int, str]]:
         if forced is not None:
@@ -249,7 +251,11 @@ class _FastPart:
         matcher = _MatcherOnFirstUse(literals, self.engine)
 
         def lines_from(
-            blocks: Blocks, counts: Counts | ParseCounter, lineno: int, start: int = -1
+            blocks: Blocks,
+            counts: Counts | ParseCounter,
+            lineno: int,
+            start: int = -1,
+            progress: bool = True,
         ) -> FastLines:
             return FastLines(
                 blocks,
@@ -257,23 +263,31 @@ class _FastPart:
                 decoder,
                 is_anchor,
                 counts,
-                self.on_progress,
+                self.on_progress if progress else None,
                 start=start,
                 loaded=start >= 0,
                 lineno=lineno,
                 literal_anchors=exact,
             )
 
-        if self.parallel is not None:
-            self._fork(decoder, lines_from)
+        team = self._fork(decoder, lines_from) if self.processes > 1 else None
         fl = lines_from(blocks, c, self._head, self._pos if self._loaded else -1)
         yield from fl.lines()
-        if self._worker is not None:  # the first part is done: on to the seam
-            blocks.go_on()
-            fl = lines_from(blocks, c, fl.lineno)
-            yield from self._seam(fl, decoder, c, fmt)
-            if self.adopted is not None:
-                return
+        if team is not None:  # the first part is done: on to the seams
+            splits = team.splits
+            for k in range(1, len(splits) + 1):
+                blocks.go_on()
+                blocks.limit = splits[k] if k < len(splits) else None
+                fl = lines_from(blocks, c, fl.lineno)
+                target = team.checkpoints(k)
+                for got in _parallel.first_match(fl.lines(), decoder, target):
+                    if not isinstance(got, int):
+                        yield got  # (decoded when first_match resumes)
+                        continue
+                    chain = team.chain(k, got)
+                    if chain is not None:
+                        self._adopt(chain, c, fmt)
+                        return
         st.lines = fl.lineno
         st.bytes = self.bom + blocks.consumed - blocks.lost
         if blocks.broken is not None:
@@ -283,64 +297,48 @@ class _FastPart:
         if self.on_progress is not None:
             self.on_progress(st.bytes)
 
-    def _fork(self, decoder: Decoder, lines_from: Callable[..., FastLines]) -> None:
-        """Start a worker on the second part of the input, if it is big enough for one."""
-        f, blocks = self.parallel, self.blocks
+    def _fork(
+        self, decoder: Decoder, lines_from: Callable[..., FastLines]
+    ) -> _parallel.Team | None:
+        """Start the workers on the later parts of the input, if it is big enough."""
+        f, blocks = self.f, self.blocks
         assert f is not None
-        split = _parallel.split_at(f, self.bom, blocks.consumed, self.st.size or 0)
-        if split is None:
-            return
+        size = self.st.size or 0
+        splits = _parallel.splits_for(f, self.bom, blocks.consumed, size, self.processes)
+        if not splits:
+            return None
 
-        def worker_lines(f: BinaryIO, dec: Decoder, counts: Counts, lineno: int) -> FastLines:
-            return lines_from(Blocks(f, self.path), counts, lineno)
+        def worker_lines(blocks: Blocks, _dec: Decoder, counts: Counts, lineno: int) -> FastLines:
+            # (the decoder: the worker's copy; no progress bar drawn from a worker)
+            return lines_from(blocks, counts, lineno, progress=False)
 
         try:
-            self._worker = _parallel.Worker(self.path, f, self.bom, split, decoder, worker_lines)
+            self._team = _parallel.Team(self.path, f, self.bom, splits, decoder, worker_lines)
         except OSError:
-            return  # no process to spare: this one reads it all
-        blocks.limit = split
+            return None  # no temporary folder: this process reads it all
+        blocks.limit = splits[0]
+        return self._team
 
-    def _seam(
-        self, fl: FastLines, decoder: Decoder, c: ParseCounter, fmt: LogFormat
-    ) -> Iterator[tuple[int, str]]:
-        """The lines after the split, decoded by this process until its decoder is in the
-        state the worker's was in after the same line; then the worker's events."""
-        worker = self._worker
-        assert worker is not None
-        got = worker.result()
-        if got is None:  # the worker failed: this process reads on
-            yield from fl.lines()
-            return
-        at = got.at()
-        last = max(at, default=0)
-        lines = fl.lines()
-        for lineno, raw in lines:  # (a generator: closed when the worker's events are taken)
-            yield lineno, raw  # (decoded when this generator resumes)
-            i = at.get(lineno)
-            if i is not None and _parallel.checkpoint(decoder) == got.checkpoints[i][1]:
-                self._adopt(got, i, c, fmt)
-                return
-            if lineno >= last:
-                break
-        worker.close()
-        self._worker = None
-        yield from lines
-
-    def _adopt(self, got: _parallel.WorkerResult, i: int, c: ParseCounter, fmt: LogFormat) -> None:
-        """Take the worker's counts and events from its ``i``-th checkpoint on."""
-        _line, _state, recognized, unrecognized, malformed, events = got.checkpoints[i]
-        total = got.totals
-        c.recognized += total.recognized - recognized
-        c.unrecognized += total.unrecognized - unrecognized
-        c.malformed += total.malformed - malformed
-        if c.format == UNKNOWN_FORMAT and total.recognized > recognized:
-            c.format = fmt.name
-        worker = self._worker
-        assert worker is not None
+    def _adopt(
+        self, chain: list[tuple[int, _parallel.Part, int]], c: ParseCounter, fmt: LogFormat
+    ) -> None:
+        """Take the counts and events of a chain of workers' parts, each from the
+        checkpoint where the reader before it handed over."""
+        for _k, part, i in chain:
+            _line, _state, recognized, unrecognized, malformed, _events = part.checkpoints[i]
+            total = part.totals
+            c.recognized += total.recognized - recognized
+            c.unrecognized += total.unrecognized - unrecognized
+            c.malformed += total.malformed - malformed
+            if c.format == UNKNOWN_FORMAT and total.recognized > recognized:
+                c.format = fmt.name
+        k, last, _i = chain[-1]
+        team = self._team
+        assert team is not None
         st = self.st
-        st.lines = got.lines
-        st.bytes = self.bom + worker.split + got.nbytes
-        self.adopted = got.events_after(events)
+        st.lines = last.lines
+        st.bytes = self.bom + team.splits[k - 1] + last.nbytes
+        self.adopted = _parallel.adopted_events(chain)
         if self.on_progress is not None:
             self.on_progress(st.bytes)
 

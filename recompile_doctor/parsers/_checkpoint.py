@@ -1,0 +1,62 @@
+"""A decoder's state as plain values: two decoders whose checkpoints are equal make the
+same events of the same lines from there on (:mod:`recompile_doctor.parsers._parallel`).
+
+The state is every attribute of the decoder, recursively (objects by their fields, in name
+order), unless the decoder has a ``checkpoint()`` of its own.  Anything that cannot be
+compared (a callback under way, an object without fields) makes the checkpoint None: it
+then never equals another, and the worker's part is read again by the process that has the
+true state -- never a wrong result, only a slower one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from recompile_doctor.parsers._format import Decoder
+
+
+class Unsyncable(Exception):
+    """A decoder holds state that cannot be compared (a callback under way)."""
+
+
+_PLAIN = (str, int, float, bool, bytes, type(None))
+
+
+def state_of(value: object) -> object:
+    """``value`` as plain, comparable, marshal-able values (objects by their fields)."""
+    if isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(state_of(v) for v in value))
+    if isinstance(value, Mapping):
+        return ("{}", tuple((state_of(k), state_of(v)) for k, v in value.items()))
+    if isinstance(value, (set, frozenset)):
+        return ("set", tuple(sorted(repr(state_of(v)) for v in value)))
+    if isinstance(value, re.Pattern):
+        return ("re", value.pattern, value.flags)
+    if callable(value):
+        raise Unsyncable(type(value).__name__)
+    slots = [s for c in type(value).__mro__ for s in getattr(c, "__slots__", ())]
+    fields = dict(getattr(value, "__dict__", {}))
+    for s in slots:
+        if hasattr(value, s):
+            fields[s] = getattr(value, s)
+    if not fields and not slots:
+        raise Unsyncable(type(value).__name__)
+    return (type(value).__qualname__, tuple((k, state_of(v)) for k, v in sorted(fields.items())))
+
+
+def checkpoint(decoder: Decoder) -> object:
+    """The state of ``decoder`` that decides what it makes of the lines to come: its own
+    ``checkpoint()`` where it has one, else all its attributes; None when it cannot be told
+    (a put-off walk back is under way)."""
+    own: Callable[[], object] | None = getattr(decoder, "checkpoint", None)
+    try:
+        if own is not None:
+            return own()
+        if getattr(decoder, "pending_last", None) is not None:
+            return None
+        return state_of(decoder)
+    except Unsyncable:
+        return None

@@ -1,0 +1,206 @@
+"""Typed events as plain values for ``marshal``, and records of them in a file: how a
+worker process hands its events to the parent (:mod:`recompile_doctor.parsers._parallel`).
+
+Three times faster than pickle both ways: an event is ``[class, span, record, keep,
+field, ...]``; a record shared by the events of one line stays shared; value objects
+(compile keys, value changes) come back once per distinct value, shared as the timeline
+shares its keys.  A value the encoding does not know raises :class:`Unencodable` (the
+worker then fails, and the parent reads that part itself).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import marshal
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from recompile_doctor import events as _events
+from recompile_doctor.events import CompileKey, Span, TypedEvent
+from recompile_doctor.model import Event, ValueChange
+
+_PLAIN = (str, int, float, bool, bytes, type(None))
+
+_CLASSES: tuple[type, ...] = tuple(
+    c
+    for c in vars(_events).values()
+    if isinstance(c, type) and issubclass(c, _events._Base) and c is not _events._Base
+)
+_CLASS_TAG = {c: i for i, c in enumerate(_CLASSES)}
+_FIELDS = {
+    c: tuple(f.name for f in dataclasses.fields(c) if f.name not in ("span", "record", "keep"))
+    for c in _CLASSES
+}
+#: value classes that events hold, encoded as [tag, (field, ...)] (tags below 0); a list as
+#: [_LIST, item, ...], a tuple or dict holding anything but plain values as [_TUPLE, item,
+#: ...] or [_DICT, {key: item}]; the shared empty detail as [_EMPTY_TAG]
+_VALUES: tuple[type, ...] = (CompileKey, ValueChange)
+_VALUE_TAG = {c: -1 - i for i, c in enumerate(_VALUES)}
+_VALUE_FIELDS = {c: tuple(f.name for f in dataclasses.fields(c)) for c in _VALUES}
+_LIST, _TUPLE, _DICT, _EMPTY_TAG = 0, 1, 2, 3
+_SAME_RECORD = 0  # the record of the event before
+_EMPTY = Event("", "", 0, None, "").detail  # the shared empty detail
+
+
+#: the value objects decoded lately, by their encoded fields: frozen, so one is shared by all
+#: the events that hold an equal one (as the timeline shares its keys)
+_MADE: dict[tuple[Any, ...], Any] = {}
+_MADE_MAX = 4096
+
+
+class Unencodable(Exception):
+    """An event holds a value the encoding does not know."""
+
+
+def _enc(v: Any) -> Any:
+    t = type(v)
+    if t in _PLAIN:
+        return v
+    if t is tuple:
+        if all(type(x) in _PLAIN for x in v):
+            return v  # (as it is: decoded as it is)
+        return [_TUPLE, *[_enc(x) for x in v]]
+    if t is list:
+        return [_LIST, *[_enc(x) for x in v]]
+    tag = _VALUE_TAG.get(t)
+    if tag is not None:
+        return [tag, tuple([_enc(getattr(v, n)) for n in _VALUE_FIELDS[t]])]
+    if v is _EMPTY:
+        return [_EMPTY_TAG]
+    if t is dict:
+        if all(type(x) in _PLAIN for x in v.values()):
+            return v
+        return [_DICT, {k: _enc(x) for k, x in v.items()}]
+    raise Unencodable(t.__name__)
+
+
+def _dec(v: Any) -> Any:
+    if type(v) is not list:
+        return v  # a plain value, or a tuple or dict of plain values
+    tag = v[0]
+    if tag == _LIST:
+        return [_dec(x) for x in v[1:]]
+    if tag == _TUPLE:
+        return tuple([_dec(x) for x in v[1:]])
+    if tag == _DICT:
+        return {k: _dec(x) for k, x in v[1].items()}
+    if tag == _EMPTY_TAG:
+        return _EMPTY
+    fields = v[1]
+    try:
+        got = _MADE.get(fields)  # the same key again (a function's every compilation)
+    except TypeError:  # a field holding a list or a dict
+        return _VALUES[-1 - tag](*[_dec(x) for x in fields])
+    if got is None or type(got) is not _VALUES[-1 - tag]:
+        got = _VALUES[-1 - tag](*[_dec(x) for x in fields])
+        if len(_MADE) >= _MADE_MAX:
+            _MADE.clear()
+        _MADE[fields] = got
+    return got
+
+
+def _enc_record(r: Event) -> tuple[Any, ...]:
+    kind, source, line, t, text, module, hsh, detail = r
+    return (kind, source, line, t, text, module, hsh, _enc(detail))
+
+
+def encode(ev: TypedEvent, before: Event | None) -> list[Any]:
+    """``ev`` as marshal-able values; ``before``: the record of the event before (events of
+    one line share theirs, and stay sharing it)."""
+    cls = type(ev)
+    rec = ev.record
+    r: Any = None
+    if rec is not None:
+        r = _SAME_RECORD if rec is before else _enc_record(rec)
+    out = [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep]
+    for name in _FIELDS[cls]:
+        out.append(_enc(getattr(ev, name)))
+    return out
+
+
+def decode(item: list[Any], before: Event | None) -> TypedEvent:
+    """The event :func:`encode` gave ``item`` for."""
+    cls = _CLASSES[item[0]]
+    r = item[2]
+    rec: Event | None
+    if r is None:
+        rec = None
+    elif r == _SAME_RECORD and type(r) is int:
+        rec = before
+    else:
+        rec = Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dec(r[7]))
+    fields = [v if type(v) is not list else _dec(v) for v in item[4:]]
+    ev: TypedEvent = cls(Span(*item[1]), rec, *fields, keep=item[3])
+    return ev
+
+
+def put_record(f: IO[bytes], value: Any) -> None:
+    """Write one record: its length, then its marshal encoding (``marshal.load`` from a
+    file reads a few bytes at a time: ten times slower than ``loads`` of the record)."""
+    data = marshal.dumps(value)
+    f.write(len(data).to_bytes(8, "little"))
+    f.write(data)
+
+
+def get_record(f: IO[bytes]) -> Any:
+    """The next record :func:`put_record` wrote; EOFError at the end."""
+    head = f.read(8)
+    if len(head) < 8:
+        raise EOFError
+    n = int.from_bytes(head, "little")
+    data = f.read(n)
+    if len(data) < n:
+        raise EOFError
+    return marshal.loads(data)
+
+
+#: events per record of an event file
+BATCH = 4096
+
+
+class EventWriter:
+    """Events to a file, :data:`BATCH` to a record; ``count``: how many so far."""
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self.f = f
+        self.count = 0
+        self._batch: list[Any] = []
+        self._last: Event | None = None
+
+    def add(self, events: Iterable[TypedEvent]) -> None:
+        batch = self._batch
+        for ev in events:
+            batch.append(encode(ev, self._last))
+            self._last = ev.record
+            self.count += 1
+        if len(batch) >= BATCH:
+            put_record(self.f, batch)
+            self._batch = []
+
+    def flush(self) -> None:
+        if self._batch:
+            put_record(self.f, self._batch)
+            self._batch = []
+        self.f.flush()
+
+
+def read_events(f: IO[bytes], skip: int) -> Iterator[TypedEvent]:
+    """The events an :class:`EventWriter` wrote to ``f``, but the first ``skip``; closes
+    ``f`` at the end."""
+    try:
+        f.seek(0)
+        last: Event | None = None
+        while True:
+            try:
+                batch = get_record(f)
+            except EOFError:
+                return
+            for item in batch:
+                ev = decode(item, last)
+                last = ev.record
+                if skip:
+                    skip -= 1
+                    continue
+                yield ev
+    finally:
+        f.close()
