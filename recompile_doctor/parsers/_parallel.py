@@ -49,9 +49,9 @@ from recompile_doctor.parsers._reader import ReadStats
 from recompile_doctor.parsers._scan import Blocks, FastLines
 
 #: inputs smaller than this are read by one process (a fork and a seam cost ~20 ms)
-PARALLEL_MIN_BYTES = 48 << 20
+PARALLEL_MIN_BYTES = 32 << 20
 #: a part is at least this big
-PART_MIN_BYTES = 24 << 20
+PART_MIN_BYTES = 16 << 20
 #: processes reading one input at most (the parent builds the timeline from every event, and
 #: decodes the workers' events back into objects: past a few processes it is the bottleneck)
 MAX_PROCESSES = 8
