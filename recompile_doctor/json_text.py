@@ -67,6 +67,37 @@ def dumps_indented(obj: Any, level: int = 0, indent: int = 2) -> str:
     return _text(obj, level, " " * indent)
 
 
+#: the text around each value of an object, per (keys, level): made once per shape
+_SHAPES: dict[tuple[tuple[str, ...], int, int], tuple[tuple[str, ...], str]] = {}
+
+
+def fields_text(keys: tuple[str, ...], values: tuple[Any, ...], level: int, indent: int = 2) -> str:
+    """``dumps_indented(dict(zip(keys, values)), level, indent)`` without building the dict
+    or writing the keys again: for the report's long lists of objects of one shape (events,
+    compilations), twice as fast as the dict."""
+    if not keys:
+        return "{}"
+    shape = _SHAPES.get((keys, level, indent))
+    if shape is None:
+        step = " " * indent
+        inner = "\n" + step * (level + 1)
+        shape = _SHAPES[(keys, level, indent)] = (
+            ("{" + inner + _key(keys[0]) + ": ", *("," + inner + _key(k) + ": " for k in keys[1:])),
+            "\n" + step * level + "}",
+        )
+    before, end = shape
+    get = _SCALARS.get
+    deeper = level + 1
+    step = " " * indent
+    parts = []
+    for text, v in zip(before, values, strict=True):
+        parts.append(text)
+        w = get(v.__class__)
+        parts.append(w(v) if w is not None else _text(v, deeper, step))
+    parts.append(end)
+    return "".join(parts)
+
+
 def _text(o: Any, level: int, step: str) -> str:
     scalar = _SCALARS.get(o.__class__)
     if scalar is not None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recompile_doctor.json_text import dumps_indented
+from recompile_doctor.json_text import dumps_indented, fields_text
 
 leaf = st.one_of(
     st.none(),
@@ -48,3 +48,33 @@ def test_what_json_cannot_write_is_refused_alike() -> None:
         dumps_indented({"a": {1, 2}})
     with pytest.raises(TypeError):
         dumps_indented({(1, 2): 3})
+
+
+@given(
+    pairs=st.dictionaries(st.text(), values, min_size=0, max_size=6),
+    level=st.integers(0, 3),
+    indent=st.integers(1, 4),
+)
+def test_fields_text_writes_the_dict_of_its_keys_and_values(
+    pairs: dict[str, Any], level: int, indent: int
+) -> None:
+    keys, vals = tuple(pairs), tuple(pairs.values())
+    assert fields_text(keys, vals, level, indent) == dumps_indented(pairs, level, indent)
+    assert fields_text(keys, vals, level, indent) == dumps_indented(pairs, level, indent)  # cached
+
+
+def test_events_and_compilations_write_their_json() -> None:
+    # GIVEN the report of every fixture run, THEN each event's and compilation's text is
+    # that of its to_json() dict
+    from pathlib import Path
+
+    from recompile_doctor import analyze
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    n = 0
+    for log in sorted(fixtures.glob("**/run.log")):
+        with analyze(str(log)) as rep:
+            for item in (*rep.events, *rep.compilations):
+                assert item.json_text(2) == dumps_indented(item.to_json(), 2)
+                n += 1
+    assert n > 500
