@@ -4,27 +4,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from recompile_doctor.model import Report
+from recompile_doctor.model import COMPILATION_KEYS, EVENT_KEYS, Report
 
 if TYPE_CHECKING:
     import pandas as pd
 
-EVENT_COLUMNS = ["kind", "source", "line", "t", "module", "hash", "detail", "text"]
-COMPILATION_COLUMNS = [
-    "id",
-    "module",
-    "hash",
-    "source",
-    "line",
-    "t",
-    "duration_s",
-    "cache",
-    "warmup",
-    "cause",
-    "end_line",
-    "cache_file",
-    "ordinal",
-]
+EVENT_COLUMNS = list(EVENT_KEYS)
+#: a compilation's fields up to its ordinal (not its verbatim text and what follows it)
+COMPILATION_COLUMNS = list(COMPILATION_KEYS[: COMPILATION_KEYS.index("ordinal") + 1])
 
 
 def events_frame(report: Report) -> pd.DataFrame:

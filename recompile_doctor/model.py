@@ -60,8 +60,8 @@ class Evidence:
 #: the detail of an event that has none (read-only: shared by all of them)
 _NO_DETAIL: Mapping[str, Any] = MappingProxyType({})
 #: the keys of an event's and a compilation's JSON, in order
-_EVENT_KEYS = ("kind", "source", "line", "t", "module", "hash", "detail", "text")
-_COMPILATION_KEYS = (
+EVENT_KEYS = ("kind", "source", "line", "t", "module", "hash", "detail", "text")
+COMPILATION_KEYS = (
     "id",
     "module",
     "hash",
@@ -118,11 +118,11 @@ class Event(NamedTuple):
         )
 
     def to_json(self) -> JsonDict:
-        return dict(zip(_EVENT_KEYS, self._json_values(), strict=True))
+        return dict(zip(EVENT_KEYS, self._json_values(), strict=True))
 
     def json_text(self, level: int) -> str:
         """``dumps_indented(self.to_json(), level)``, faster (a report writes thousands)."""
-        return fields_text(_EVENT_KEYS, self._json_values(), level)
+        return fields_text(EVENT_KEYS, self._json_values(), level)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Event:
@@ -197,11 +197,11 @@ class Compilation:
         )
 
     def to_json(self) -> JsonDict:
-        return dict(zip(_COMPILATION_KEYS, self._json_values(), strict=True))
+        return dict(zip(COMPILATION_KEYS, self._json_values(), strict=True))
 
     def json_text(self, level: int) -> str:
         """``dumps_indented(self.to_json(), level)``, faster (a report writes thousands)."""
-        return fields_text(_COMPILATION_KEYS, self._json_values(), level)
+        return fields_text(COMPILATION_KEYS, self._json_values(), level)
 
     @property
     def function_name(self) -> str:
