@@ -39,6 +39,10 @@ from tests.test_fastpath import logs as generated_logs
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# The tests fork whatever threads earlier tests left running (a cluster's IO loop), which
+# Python 3.12 and later warn about (usable() itself never forks a process with threads)
+pytestmark = pytest.mark.filterwarnings("ignore:This process:DeprecationWarning")
+
 #: the processes usable() allows in the run under way
 _ALLOWED = [1]
 
