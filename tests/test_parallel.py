@@ -279,6 +279,24 @@ def test_the_report_is_the_same_with_several_processes(tmp_path: Path) -> None:
     assert reports[1] == reports[0] and reports[2] == reports[0]
 
 
+def test_progress_only_goes_up_and_ends_at_the_size(tmp_path: Path) -> None:
+    # with workers, the first part's share read stands for the whole while they read the
+    # rest: the bar moves at the pace of the whole, never back, and ends at the size
+    path = _big_log(tmp_path)
+    size = path.stat().st_size
+    for n in (1, 2, 3):
+        seen: list[int] = []
+        _ALLOWED[0] = n
+        try:
+            list(parse_log(str(path), on_progress=seen.append))
+        finally:
+            _ALLOWED[0] = 1
+        assert len(seen) > 10
+        assert seen == sorted(set(seen)) and seen[-1] == size, n
+        if n > 1:  # most of the size is shown before the first part is over
+            assert seen[-2] > 0.75 * size
+
+
 def test_forking_only_where_it_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(_parallel.WORKERS_ENV, raising=False)
     monkeypatch.setattr(_parallel.threading, "active_count", lambda: 1)

@@ -211,6 +211,9 @@ class _FastPart:
         self._team: _parallel.Team | None = None
         #: the workers' events, once this process has taken them over
         self.adopted: Iterator[TypedEvent] | None = None
+        #: while workers read the later parts: the size of the first (see _progress)
+        self._first_part: int | None = None
+        self._shown = 0  # the bytes reported so far
 
     def close(self) -> None:
         if self._team is not None:
@@ -263,7 +266,7 @@ class _FastPart:
                 decoder,
                 is_anchor,
                 counts,
-                self.on_progress if progress else None,
+                self._progress if progress and self.on_progress is not None else None,
                 start=start,
                 loaded=start >= 0,
                 lineno=lineno,
@@ -273,6 +276,7 @@ class _FastPart:
         team = self._fork(decoder, lines_from) if self.processes > 1 else None
         fl = lines_from(blocks, c, self._head, self._pos if self._loaded else -1)
         yield from fl.lines()
+        self._first_part = None
         if team is not None:  # the first part is done: on to the seams
             splits = team.splits
             for k in range(1, len(splits) + 1):
@@ -294,8 +298,20 @@ class _FastPart:
             record_truncation(self.path, st, st.lines, blocks.broken, self.strict)
         if st.lines == 0 and st.truncated is None:
             raise RecompileDoctorError("empty input", path=self.path)
-        if self.on_progress is not None:
-            self.on_progress(st.bytes)
+        self._progress(st.bytes)
+
+    def _progress(self, n: int) -> None:
+        """Report ``n`` bytes read, never fewer than before.  While workers read the later
+        parts, the share of the first part read stands for the whole (all parts are read at
+        about the same pace)."""
+        if self.on_progress is None:
+            return
+        first = self._first_part
+        if first:
+            n = n * max(0, (self.st.size or 0) - self.bom) // first
+        if n > self._shown:
+            self._shown = n
+            self.on_progress(n)
 
     def _fork(
         self, decoder: Decoder, lines_from: Callable[..., FastLines]
@@ -316,7 +332,7 @@ class _FastPart:
             self._team = _parallel.Team(self.path, f, self.bom, splits, decoder, worker_lines)
         except OSError:
             return None  # no temporary folder: this process reads it all
-        blocks.limit = splits[0]
+        blocks.limit = self._first_part = splits[0]
         return self._team
 
     def _adopt(
@@ -339,8 +355,7 @@ class _FastPart:
         st.lines = last.lines
         st.bytes = self.bom + team.splits[k - 1] + last.nbytes
         self.adopted = _parallel.adopted_events(chain)
-        if self.on_progress is not None:
-            self.on_progress(st.bytes)
+        self._progress(st.bytes)
 
 
 class _MatcherOnFirstUse:
