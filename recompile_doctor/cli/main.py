@@ -7,7 +7,6 @@ traceback instead.
 
 from __future__ import annotations
 
-import gc
 import importlib
 import sys
 from collections.abc import Iterator, MutableMapping, Sequence
@@ -16,6 +15,7 @@ import click
 
 from recompile_doctor._version import __version__
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.gc_pause import collect_less_often
 
 #: subcommand -> (its module, which exposes ``command``; the first paragraph of its help).
 #: A module is imported only when its command runs (or asks for its own help), so that
@@ -206,14 +206,7 @@ def internal_error(e: BaseException) -> str:
     )
 
 
-#: the collector's thresholds for the command line's process: an analysis keeps millions of
-#: small objects alive (a compilation, its line, its key), few of them in cycles, and the
-#: default thresholds scan them all again and again (a quarter of the time of a JAX log with
-#: 47,000 explained recompilations)
-GC_THRESHOLDS = (50_000, 20, 100)
-
-
 def run() -> None:
     """Console-script entry point."""
-    gc.set_threshold(*GC_THRESHOLDS)  # (the process is ours: a library call leaves it alone)
+    collect_less_often()  # (the process is ours)
     sys.exit(main())

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from recompile_doctor.parsers._event_codec import PLAIN
 from recompile_doctor.parsers._format import Decoder
 
 
@@ -20,12 +21,9 @@ class Unsyncable(Exception):
     """A decoder holds state that cannot be compared (a callback under way)."""
 
 
-_PLAIN = (str, int, float, bool, bytes, type(None))
-
-
 def state_of(value: object) -> object:
     """``value`` as plain, comparable, marshal-able values (objects by their fields)."""
-    if isinstance(value, _PLAIN):
+    if isinstance(value, PLAIN):
         return value
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple(state_of(v) for v in value))

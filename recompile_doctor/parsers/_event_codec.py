@@ -19,7 +19,8 @@ from recompile_doctor import events as _events
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
 
-_PLAIN = (str, int, float, bool, bytes, type(None))
+#: the values ``marshal`` writes as they are (a checkpoint's state is made of them too)
+PLAIN = (str, int, float, bool, bytes, type(None))
 
 _CLASSES: tuple[type, ...] = tuple(
     c
@@ -54,10 +55,10 @@ class Unencodable(Exception):
 
 def _enc(v: Any) -> Any:
     t = type(v)
-    if t in _PLAIN:
+    if t in PLAIN:
         return v
     if t is tuple:
-        if all(type(x) in _PLAIN for x in v):
+        if all(type(x) in PLAIN for x in v):
             return v  # (as it is: decoded as it is)
         return [_TUPLE, *[_enc(x) for x in v]]
     if t is list:
@@ -68,7 +69,7 @@ def _enc(v: Any) -> Any:
     if v is _EMPTY:
         return [_EMPTY_TAG]
     if t is dict:
-        if all(type(x) in _PLAIN for x in v.values()):
+        if all(type(x) in PLAIN for x in v.values()):
             return v
         return [_DICT, {k: _enc(x) for k, x in v.items()}]
     raise Unencodable(t.__name__)

@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import IO, Any, BinaryIO
+from typing import IO, Any, BinaryIO, NamedTuple, Protocol
 
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.parsers._checkpoint import checkpoint
@@ -71,8 +71,8 @@ WORKERS_ENV = "RECOMPILE_DOCTOR_WORKERS"
 
 #: a checkpoint: (line, state, recognized, unrecognized, malformed, events so far)
 Checkpoint = tuple[int, object, int, int, int, int]
-#: how a worker's lines are made: (its blocks, the decoder, its counters, lines before)
-MakeLines = Callable[[Blocks, Decoder, "Counts", int], FastLines]
+#: how the lines a process decodes are made: (its blocks, its counters, lines before)
+MakeLines = Callable[[Blocks, "Counted", int], FastLines]
 
 
 def one_process_per_input() -> None:
@@ -148,6 +148,14 @@ def _line_start(fd: int, pos: int, size: int) -> int | None:
     return None
 
 
+class Counted(Protocol):
+    """What a decoded line is counted in (the driver's ParseCounter, a worker's Counts)."""
+
+    recognized: int
+    unrecognized: int
+    malformed: int
+
+
 @dataclasses.dataclass(slots=True)
 class Counts:
     recognized: int = 0
@@ -155,9 +163,8 @@ class Counts:
     malformed: int = 0
 
 
-def count(res: Decoded, c: Counts) -> None:
-    """What one decoded line does to the counters (the driver's rule, shared with the
-    workers)."""
+def count(res: Decoded, c: Counted) -> None:
+    """What one decoded line does to the counters (the driver's rule, and the workers')."""
     if res.status == "recognized":
         c.recognized += 1
     elif res.status == "malformed":
@@ -166,7 +173,45 @@ def count(res: Decoded, c: Counts) -> None:
         c.unrecognized += 1
 
 
-def first_match(
+class Match(NamedTuple):
+    """The state of the reading process equals worker ``worker``'s at its checkpoint
+    ``checkpoint``: from there on the events are that worker's."""
+
+    worker: int
+    checkpoint: int
+
+
+class Reading:
+    """What a process reading past its own part is reading now (:func:`read_onward`)."""
+
+    def __init__(self, lines: FastLines) -> None:
+        self.lines = lines
+
+
+def read_onward(
+    team: Team,
+    blocks: Blocks,
+    offset: int,
+    first: int,
+    make_lines: Callable[[Blocks, int], FastLines],
+    decoder: Decoder,
+    reading: Reading,
+) -> Iterator[tuple[int, str] | Match]:
+    """The lines of worker ``first``'s part and the parts after it, for a process that has
+    read up to that part with ``decoder`` (its ``blocks`` began ``offset`` bytes after the
+    mark; ``reading`` holds the lines it reads now).  Each line is followed, once decoded
+    (when this generator resumes), by a check against the part's worker; a :class:`Match`
+    after the line where the states are equal.  The parent and the workers read on alike."""
+    splits = team.splits
+    for k in range(first, len(splits) + 1):
+        blocks.go_on()
+        blocks.limit = splits[k] - offset if k < len(splits) else None
+        reading.lines = make_lines(blocks, reading.lines.lineno)
+        for got in _first_match(reading.lines.lines(), decoder, team.checkpoints(k)):
+            yield Match(k, got) if isinstance(got, int) else got
+
+
+def _first_match(
     lines: Iterator[tuple[int, str]], decoder: Decoder, target: list[Checkpoint] | None
 ) -> Iterator[tuple[int, str] | int]:
     """``lines``, each followed (once it has been decoded: when this generator resumes) by
@@ -188,12 +233,10 @@ def first_match(
 
 @dataclasses.dataclass(slots=True)
 class Part:
-    """What a worker wrote: the lines before its part, its checkpoints, its counts and
-    reading at the end (``lines``: the last line's number; ``nbytes``: read from its start),
-    whom it handed over to (``(worker, checkpoint)``; None: it read to the end), its
-    events."""
+    """What a worker wrote: its checkpoints, its counts and reading at the end (``lines``:
+    the last line's number; ``nbytes``: read from its start), whom it handed over to
+    (``(worker, checkpoint)``; None: it read to the end), its events."""
 
-    before: int
     checkpoints: list[Checkpoint]
     totals: Counts
     lines: int
@@ -233,8 +276,7 @@ class Team:
         decoder: Decoder,
         make_lines: MakeLines,
     ) -> None:
-        import signal  # (here: not at every start)
-        import tempfile
+        import tempfile  # (here: not at every start)
 
         self.path = path
         self.bom = bom
@@ -242,30 +284,48 @@ class Team:
         self.dir = tempfile.mkdtemp(prefix="recompile-doctor-")
         self.members: list[_Member | None] = []  # worker k is members[k - 1]
         self._published: set[str] = set()
+        self._parent = os.getpid()
         st = os.fstat(f.fileno())
         ident = (st.st_dev, st.st_ino)
-        for k in range(1, len(splits) + 1):
-            events = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115 - closed by close()
+        try:
+            for k in range(1, len(splits) + 1):
+                self.members.append(self._fork(k, ident, decoder, make_lines))
+        except BaseException:  # (no temporary file): the workers started so far go
+            self.close()
+            raise
+
+    def _fork(
+        self, k: int, ident: tuple[int, int], decoder: Decoder, make_lines: MakeLines
+    ) -> _Member | None:
+        """Start worker ``k`` (None: no process to spare, the part is read by the one
+        before)."""
+        import signal
+        import tempfile
+
+        events = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115 - closed by close()
+        try:
             meta = tempfile.TemporaryFile(dir=self.dir)  # noqa: SIM115
+        except BaseException:
+            events.close()
+            raise
+        try:
+            pid = os.fork()
+        except OSError:
+            events.close()
+            meta.close()
+            self._fail(k)
+            return None
+        if pid == 0:  # the worker: never returns
+            code = 1
             try:
-                pid = os.fork()
-            except OSError:  # no process to spare: the part is read by the one before
-                events.close()
-                meta.close()
-                self._fail(k)
-                self.members.append(None)
-                continue
-            if pid == 0:  # the worker: never returns
-                code = 1
-                try:
-                    signal.signal(signal.SIGINT, signal.SIG_DFL)
-                    self._work(k, ident, decoder, make_lines, events, meta)
-                    code = 0
-                except BaseException:
-                    self._fail(k)  # (the workers after it stop waiting for it)
-                finally:
-                    os._exit(code)
-            self.members.append(_Member(pid, events, meta))
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                self._work(k, ident, decoder, make_lines, events, meta)
+                code = 0
+            except BaseException:
+                self._fail(k)  # (the workers after it stop waiting for it)
+            finally:
+                os._exit(code)
+        return _Member(pid, events, meta)
 
     # -- files the workers share ---------------------------------------------------------
     def _publish(self, name: str, value: Any) -> None:
@@ -349,7 +409,7 @@ class Team:
             cps: list[Checkpoint] = []
             published = False
             blocks.limit = splits[k] - start if k < len(splits) else None
-            fl = make_lines(blocks, decoder, c, before)
+            fl = make_lines(blocks, c, before)
             for decoded, (lineno, raw) in enumerate(fl.lines(), 1):
                 res = decoder.decode(lineno, raw)
                 count(res, c)
@@ -365,31 +425,30 @@ class Team:
                     published = True
             if not published:
                 self._publish(f"cp-{k}", cps)
-            handoff = None
-            j = k + 1
-            while j <= len(splits) and handoff is None:  # on into the next parts
-                target: list[Checkpoint] | None = self._await(f"cp-{j}")
-                blocks.go_on()
-                blocks.limit = splits[j] - start if j < len(splits) else None
-                fl = make_lines(blocks, decoder, c, fl.lineno)
-                for got in first_match(fl.lines(), decoder, target):
-                    if isinstance(got, int):
-                        handoff = (j, got)
-                        break
-                    res = decoder.decode(*got)
-                    count(res, c)
-                    out.add(res.events)
-                j += 1
+            handoff: tuple[int, int] | None = None
+            reading = Reading(fl)
+            for got in read_onward(  # on into the next parts, until one takes over
+                self, blocks, start, k + 1, lambda b, n: make_lines(b, c, n), decoder, reading
+            ):
+                if isinstance(got, Match):
+                    handoff = (got.worker, got.checkpoint)
+                    break
+                res = decoder.decode(*got)
+                count(res, c)
+                out.add(res.events)
             if handoff is None:
                 out.add(decoder.finish())
             out.flush()
-            read = (fl.lineno, fl.blocks.consumed - fl.blocks.lost)
-            put_record(meta, (before, cps, _counted(c), read, handoff))
+            read = (reading.lines.lineno, blocks.consumed - blocks.lost)
+            put_record(meta, (cps, _counted(c), read, handoff))
             meta.flush()
 
     # -- the parent's side ---------------------------------------------------------------
     def checkpoints(self, k: int) -> list[Checkpoint] | None:
-        """Worker ``k``'s checkpoints, once published (None: it failed)."""
+        """Worker ``k``'s checkpoints, once published (None: it failed).  The parent sees
+        its workers end; a worker waits at most :data:`WAIT_S`."""
+        if os.getpid() != self._parent:
+            return self._await(f"cp-{k}")  # type: ignore[no-any-return]
         m = self.members[k - 1]
         if m is None:
             return None
@@ -402,10 +461,10 @@ class Team:
             return None
         m.meta.seek(0)
         try:
-            before, cps, totals, (lines, nbytes), handoff = get_record(m.meta)
+            cps, totals, (lines, nbytes), handoff = get_record(m.meta)
         except (EOFError, ValueError, TypeError):
             return None
-        return Part(before, cps, Counts(*totals), lines, nbytes, handoff, m.events)
+        return Part(cps, Counts(*totals), lines, nbytes, handoff, m.events)
 
     def chain(self, k: int, i: int) -> list[tuple[int, Part, int]] | None:
         """The parts that follow once worker ``k`` takes over at its checkpoint ``i``:

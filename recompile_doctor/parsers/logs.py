@@ -20,7 +20,7 @@ from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
 from recompile_doctor.parsers import _parallel
 from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat
-from recompile_doctor.parsers._parallel import Counts
+from recompile_doctor.parsers._parallel import count
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     ReadStats,
@@ -255,7 +255,7 @@ class _FastPart:
 
         def lines_from(
             blocks: Blocks,
-            counts: Counts | ParseCounter,
+            counts: _parallel.Counted,
             lineno: int,
             start: int = -1,
             progress: bool = True,
@@ -278,20 +278,18 @@ class _FastPart:
         yield from fl.lines()
         self._first_part = None
         if team is not None:  # the first part is done: on to the seams
-            splits = team.splits
-            for k in range(1, len(splits) + 1):
-                blocks.go_on()
-                blocks.limit = splits[k] if k < len(splits) else None
-                fl = lines_from(blocks, c, fl.lineno)
-                target = team.checkpoints(k)
-                for got in _parallel.first_match(fl.lines(), decoder, target):
-                    if not isinstance(got, int):
-                        yield got  # (decoded when first_match resumes)
-                        continue
-                    chain = team.chain(k, got)
-                    if chain is not None:
-                        self._adopt(chain, c, fmt)
-                        return
+            reading = _parallel.Reading(fl)
+            for got in _parallel.read_onward(
+                team, blocks, 0, 1, lambda b, n: lines_from(b, c, n), decoder, reading
+            ):
+                if not isinstance(got, _parallel.Match):
+                    yield got  # (decoded when read_onward resumes)
+                    continue
+                chain = team.chain(got.worker, got.checkpoint)
+                if chain is not None:
+                    self._adopt(chain, c, fmt)
+                    return
+            fl = reading.lines
         st.lines = fl.lineno
         st.bytes = self.bom + blocks.consumed - blocks.lost
         if blocks.broken is not None:
@@ -324,9 +322,8 @@ class _FastPart:
         if not splits:
             return None
 
-        def worker_lines(blocks: Blocks, _dec: Decoder, counts: Counts, lineno: int) -> FastLines:
-            # (the decoder: the worker's copy; no progress bar drawn from a worker)
-            return lines_from(blocks, counts, lineno, progress=False)
+        def worker_lines(blocks: Blocks, counts: _parallel.Counted, lineno: int) -> FastLines:
+            return lines_from(blocks, counts, lineno, progress=False)  # (no bar from a worker)
 
         try:
             self._team = _parallel.Team(self.path, f, self.bom, splits, decoder, worker_lines)
@@ -413,16 +410,12 @@ def _drive(
         todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
     for lineno, raw in todo:
         res: Decoded = decoder.decode(lineno, raw)
+        count(res, c)
         if res.status == "recognized":
-            c.recognized += 1
             if c.format == UNKNOWN_FORMAT:
                 c.format = fmt.name
-        elif res.status == "malformed":
-            c.malformed += 1
-            if strict:
-                raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
-        else:
-            c.unrecognized += 1
+        elif res.status == "malformed" and strict:
+            raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
         yield from res.events
     if fastpart is not None and fastpart.adopted is not None:
         yield from fastpart.adopted  # (the worker's decoder finished)

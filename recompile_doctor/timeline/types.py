@@ -37,7 +37,6 @@ class LoadTally:
     switching run has hundreds of thousands of loads, kept packed, and each pass over them
     unpacks them all."""
 
-    count: int = 0
     seconds: float = 0.0  # every load's duration, summed in log order
     processes: set[int] = field(default_factory=set)  # the processes that loaded
     modules: set[str] = field(default_factory=set)  # the modules of the attributed loads
@@ -46,7 +45,6 @@ class LoadTally:
     unattributed: dict[int, int] = field(default_factory=dict)
 
     def add(self, ld: Load) -> None:
-        self.count += 1
         self.seconds += ld.duration_s or 0.0
         self.processes.add(ld.process)
         if ld.attributed and ld.module is not None:
