@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,49 @@ def test_a_failed_worker_leaves_the_others_to_read_its_part(
     spy = Spy(monkeypatch)
     assert _run(path, processes) == one
     assert spy.workers == processes - 1
+
+
+@pytest.mark.parametrize(("processes", "failing"), [(2, 1), (3, 1), (3, 2)])
+def test_a_worker_failing_while_its_events_are_taken_leaves_the_rest_to_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: int, failing: int
+) -> None:
+    # GIVEN a worker that writes its records of events but the last, then pauses (the
+    # parent takes them) and fails: THEN the parent decodes on from where it handed over,
+    # leaving out the events taken already: the one-process result
+    src = ROOT / "fixtures" / "poplar" / "cases" / "alternating_graphs.log"
+    path = _repeated(src, tmp_path / "big.log", lines=20_000)  # (decoders that meet soon)
+    one = _run(path, 1)
+    monkeypatch.setattr(_event_codec, "BATCH", 64)
+    flush = _event_codec.EventWriter.flush
+    me = [0]
+
+    def fail_at_the_end(out: _event_codec.EventWriter) -> None:
+        if me[0] != failing:
+            flush(out)
+            return
+        out.f.flush()  # (the records written so far: not the last one)
+        time.sleep(1.0)  # the parent takes them
+        raise OSError("no space left on device")
+
+    work = _parallel.Team._work
+
+    def numbered(team: _parallel.Team, k: int, *a: Any) -> None:
+        me[0] = k  # (in the worker's process)
+        work(team, k, *a)
+
+    monkeypatch.setattr(_event_codec.EventWriter, "flush", fail_at_the_end)
+    monkeypatch.setattr(_parallel.Team, "_work", numbered)
+    taken: list[int] = []
+    events = _parallel.Stream.events
+
+    def seen(stream: _parallel.Stream) -> Any:
+        yield from events(stream)
+        if stream.chain is None:
+            taken.append(stream.taken)
+
+    monkeypatch.setattr(_parallel.Stream, "events", seen)
+    assert _run(path, processes) == one
+    assert taken and taken[0] > 0  # (events of the failed worker were taken, then left out)
 
 
 def test_no_process_to_spare_leaves_fewer_to_read(

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
-from collections.abc import Iterable, Iterator
+import os
+from collections.abc import Iterable
 from typing import IO, Any
 
 from recompile_doctor import events as _events
@@ -176,6 +177,7 @@ class EventWriter:
             self.count += 1
         if len(batch) >= BATCH:
             put_record(self.f, batch)
+            self.f.flush()  # (the parent reads each record as soon as it is whole)
             self._batch = []
 
     def flush(self) -> None:
@@ -185,23 +187,31 @@ class EventWriter:
         self.f.flush()
 
 
-def read_events(f: IO[bytes], skip: int) -> Iterator[TypedEvent]:
-    """The events an :class:`EventWriter` wrote to ``f``, but the first ``skip``; closes
-    ``f`` at the end."""
-    try:
-        f.seek(0)
-        last: Event | None = None
-        while True:
-            try:
-                batch = get_record(f)
-            except EOFError:
-                return
-            for item in batch:
-                ev = decode(item, last)
-                last = ev.record
-                if skip:
-                    skip -= 1
-                    continue
-                yield ev
-    finally:
-        f.close()
+def record_at(fd: int, pos: int) -> tuple[Any, int] | None:
+    """The record :func:`put_record` wrote at byte ``pos`` of the file ``fd`` and where the
+    next one begins (None: not all of it is there, yet).  Reads with ``pread``: the file's
+    offset, shared with the process that writes it, stays where it is."""
+    head = os.pread(fd, 8, pos)
+    if len(head) < 8:
+        return None
+    n = int.from_bytes(head, "little")
+    data = os.pread(fd, n, pos + 8)
+    if len(data) < n:
+        return None
+    return marshal.loads(data), pos + 8 + n
+
+
+def decode_batch(
+    batch: list[Any], last: Event | None, skip: int
+) -> tuple[list[TypedEvent], Event | None]:
+    """The events of one record of an event file but the first ``skip``, and the record of
+    its last event (``last``: that of the record before)."""
+    out: list[TypedEvent] = []
+    for item in batch:
+        ev = decode(item, last)
+        last = ev.record
+        if skip:
+            skip -= 1
+            continue
+        out.append(ev)
+    return out, last

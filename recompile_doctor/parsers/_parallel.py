@@ -17,8 +17,11 @@ fails, the parent reads on alone from the last line whose state it shares.  Each
 decoded once by each process that reads it, and the result is always the one-process result:
 only the time differs.
 
-Workers write their events to anonymous temporary files (:mod:`._event_codec`), read back a
-batch at a time: memory stays flat.  They are forked (never spawned: they inherit the primed
+Workers write their events to anonymous temporary files (:mod:`._event_codec`); the parent
+takes them a record at a time as soon as each is written (:class:`Stream`), so that it builds
+on them while the workers still read, and memory stays flat.  If a worker fails after some
+were taken, the parent decodes on from the line where it handed over and leaves out the
+events it took already.  They are forked (never spawned: they inherit the primed
 decoder) only where that is safe: a POSIX system, a single-threaded process that is not a
 pool's worker.  ``RECOMPILE_DOCTOR_WORKERS=N`` sets the number of processes (1: none); by
 default one per usable CPU, at most :data:`MAX_PROCESSES`, one per :data:`PART_MIN_BYTES`.
@@ -40,9 +43,10 @@ from recompile_doctor.events import TypedEvent
 from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers._event_codec import (
     EventWriter,
+    decode_batch,
     get_record,
     put_record,
-    read_events,
+    record_at,
 )
 from recompile_doctor.parsers._format import Decoded, Decoder
 from recompile_doctor.parsers._reader import ReadStats
@@ -56,8 +60,11 @@ PART_MIN_BYTES = 16 << 20
 #: decodes the workers' events back into objects: past a few processes it is the bottleneck)
 MAX_PROCESSES = 8
 #: the parent's share of the bytes after the head with two processes (its part is this times
-#: 2/N of them with N): the workers first count the newlines before their parts
-PARENT_SHARE = 0.51
+#: 2/N of them with N): less than half, for it also decodes the workers' events back and
+#: builds the timeline of them all (measured with two processes: at 0.39 a Poplar log's
+#: parent and worker finish together; with the framework logs, whose reports cost more, the
+#: parent still finishes last, and 0.39 beats 0.51 for them too)
+PARENT_SHARE = 0.39
 #: a worker records its state after each of its first decoded lines, then after every
 #: :data:`CHECKPOINT_EVERY`-th up to :data:`CHECKPOINTS` decoded lines of its part (once two
 #: decoders are in the same state they stay so: a later checkpoint matches as well)
@@ -235,14 +242,14 @@ def _first_match(
 class Part:
     """What a worker wrote: its checkpoints, its counts and reading at the end (``lines``:
     the last line's number; ``nbytes``: read from its start), whom it handed over to
-    (``(worker, checkpoint)``; None: it read to the end), its events."""
+    (``(worker, checkpoint)``; None: it read to the end), how many events it wrote."""
 
     checkpoints: list[Checkpoint]
     totals: Counts
     lines: int
     nbytes: int
     handoff: tuple[int, int] | None
-    events: IO[bytes]
+    written: int
 
 
 class _Member:
@@ -440,7 +447,7 @@ class Team:
                 out.add(decoder.finish())
             out.flush()
             read = (reading.lines.lineno, blocks.consumed - blocks.lost)
-            put_record(meta, (cps, _counted(c), read, handoff))
+            put_record(meta, (cps, _counted(c), read, handoff, out.count))
             meta.flush()
 
     # -- the parent's side ---------------------------------------------------------------
@@ -461,25 +468,10 @@ class Team:
             return None
         m.meta.seek(0)
         try:
-            cps, totals, (lines, nbytes), handoff = get_record(m.meta)
+            cps, totals, (lines, nbytes), handoff, written = get_record(m.meta)
         except (EOFError, ValueError, TypeError):
             return None
-        return Part(cps, Counts(*totals), lines, nbytes, handoff, m.events)
-
-    def chain(self, k: int, i: int) -> list[tuple[int, Part, int]] | None:
-        """The parts that follow once worker ``k`` takes over at its checkpoint ``i``:
-        ``(worker, part, checkpoint)`` up to the one that read to the end (None: one of
-        them failed)."""
-        out = []
-        at: tuple[int, int] | None = (k, i)
-        while at is not None:
-            w, j = at
-            got = self.part(w)
-            if got is None or j >= len(got.checkpoints):
-                return None
-            out.append((w, got, j))
-            at = got.handoff
-        return out
+        return Part(cps, Counts(*totals), lines, nbytes, handoff, written)
 
     def close(self) -> None:
         """Stop the workers still running; drop their files."""
@@ -518,7 +510,67 @@ def _newlines(f: BinaryIO, lo: int, hi: int) -> int:
     return n
 
 
-def adopted_events(chain: list[tuple[int, Part, int]]) -> Iterator[TypedEvent]:
-    """The events of a chain of parts, each from its checkpoint on."""
-    for _w, part, i in chain:
-        yield from read_events(part.events, part.checkpoints[i][5])
+class Stream:
+    """The events of the workers' parts from a :class:`Match` on (the events of worker
+    ``k`` after its checkpoint ``i``, then of the worker it handed over to, and so on),
+    read while the workers still write them.  ``taken``: the events given so far; ``chain``
+    once all are given, ``(worker, part, checkpoint)`` for each part; None after
+    :meth:`events` ends while a worker of the chain failed: whoever reads on must decode
+    the lines after the match itself, and leave out the first ``taken`` events."""
+
+    def __init__(self, team: Team, match: Match) -> None:
+        self.team = team
+        self.match = match
+        self.taken = 0
+        self.chain: list[tuple[int, Part, int]] | None = None
+
+    def events(self) -> Iterator[TypedEvent]:
+        team = self.team
+        done: list[tuple[int, Part, int]] = []
+        at: tuple[int, int] | None = self.match
+        while at is not None:
+            w, j = at
+            m = team.members[w - 1]
+            cps = team.checkpoints(w) if m is not None else None
+            if m is None or cps is None or j >= len(cps):
+                return
+            skip = cps[j][5]
+            read = skip
+            for batch in _follow(m, skip):
+                read += len(batch)
+                self.taken += len(batch)
+                yield from batch
+            part = team.part(w)
+            if part is None or read != part.written:
+                return
+            done.append((w, part, j))
+            at = part.handoff
+        self.chain = done
+
+
+#: seconds between looks at a worker's event file while it has no new record whole
+PAUSE_S = (0.0005, 0.01)
+
+
+def _follow(m: _Member, skip: int) -> Iterator[list[TypedEvent]]:
+    """The events worker ``m`` writes (but the first ``skip``), a record at a time, as it
+    writes them, until it exits (then the rest)."""
+    fd = m.events.fileno()
+    pos = 0
+    last = None
+    pause = PAUSE_S[0]
+    while True:
+        gone = m.exited(block=False)  # (before the read: a worker gone has written all)
+        got = record_at(fd, pos)
+        if got is None:
+            if gone:
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, PAUSE_S[1])
+            continue
+        pause = PAUSE_S[0]
+        batch, pos = got
+        events, last = decode_batch(batch, last, skip)
+        skip -= len(batch) - len(events)
+        if events:
+            yield events

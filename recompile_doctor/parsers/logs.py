@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, islice
 from typing import BinaryIO
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -209,8 +209,10 @@ class _FastPart:
         self.f: BinaryIO | None = None
         self.processes = 1
         self._team: _parallel.Team | None = None
-        #: the workers' events, once this process has taken them over
-        self.adopted: Iterator[TypedEvent] | None = None
+        #: the workers' events from the line where this process handed over to them
+        self.stream: _parallel.Stream | None = None
+        self._onward: Iterator[tuple[int, str] | _parallel.Match] = iter(())
+        self._reading: _parallel.Reading | None = None
         #: while workers read the later parts: the size of the first (see _progress)
         self._first_part: int | None = None
         self._shown = 0  # the bytes reported so far
@@ -250,7 +252,7 @@ class _FastPart:
         exact = literals is not None
         if literals is None:  # not a literal alternation: every line is a candidate
             literals = ["\n"]
-        blocks, st = self.blocks, self.st
+        blocks = self.blocks
         matcher = _MatcherOnFirstUse(literals, self.engine)
 
         def lines_from(
@@ -277,19 +279,36 @@ class _FastPart:
         fl = lines_from(blocks, c, self._head, self._pos if self._loaded else -1)
         yield from fl.lines()
         self._first_part = None
-        if team is not None:  # the first part is done: on to the seams
-            reading = _parallel.Reading(fl)
-            for got in _parallel.read_onward(
-                team, blocks, 0, 1, lambda b, n: lines_from(b, c, n), decoder, reading
-            ):
-                if not isinstance(got, _parallel.Match):
-                    yield got  # (decoded when read_onward resumes)
+        if team is None:
+            self._end(fl)
+            return
+        # the first part is done: on to the seams
+        self._reading = _parallel.Reading(fl)
+        self._onward = _parallel.read_onward(
+            team, blocks, 0, 1, lambda b, n: lines_from(b, c, n), decoder, self._reading
+        )
+        yield from self.read_on()
+
+    def read_on(self, adopt: bool = True) -> Iterator[tuple[int, str]]:
+        """The lines after the first part up to the first line where a worker's state is
+        this process's (then :attr:`stream` holds the workers' events from there on), or to
+        the end.  After a worker of the stream failed (``adopt`` False): the lines after
+        that line, to the end."""
+        self.stream = None
+        for got in self._onward:
+            if isinstance(got, _parallel.Match):
+                if not adopt:
                     continue
-                chain = team.chain(got.worker, got.checkpoint)
-                if chain is not None:
-                    self._adopt(chain, c, fmt)
-                    return
-            fl = reading.lines
+                assert self._team is not None
+                self.stream = _parallel.Stream(self._team, got)
+                return
+            yield got  # (decoded when read_onward resumes)
+        assert self._reading is not None
+        self._end(self._reading.lines)
+
+    def _end(self, fl: FastLines) -> None:
+        """This process read the input to its end (its last lines: ``fl``)."""
+        st, blocks = self.st, self.blocks
         st.lines = fl.lineno
         st.bytes = self.bom + blocks.consumed - blocks.lost
         if blocks.broken is not None:
@@ -335,8 +354,8 @@ class _FastPart:
     def _adopt(
         self, chain: list[tuple[int, _parallel.Part, int]], c: ParseCounter, fmt: LogFormat
     ) -> None:
-        """Take the counts and events of a chain of workers' parts, each from the
-        checkpoint where the reader before it handed over."""
+        """Take the counts of a chain of workers' parts (their events are given), each
+        from the checkpoint where the reader before it handed over."""
         for _k, part, i in chain:
             _line, _state, recognized, unrecognized, malformed, _events = part.checkpoints[i]
             total = part.totals
@@ -351,7 +370,6 @@ class _FastPart:
         st = self.st
         st.lines = last.lines
         st.bytes = self.bom + team.splits[k - 1] + last.nbytes
-        self.adopted = _parallel.adopted_events(chain)
         self._progress(st.bytes)
 
 
@@ -408,7 +426,33 @@ def _drive(
     todo = _plain_lines(chain(head, lines), decoder, is_anchor, c)
     if fastpart is not None:
         todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
-    for lineno, raw in todo:
+    yield from _decoded(todo, decoder, c, fmt, path, strict)
+    while fastpart is not None and fastpart.stream is not None:
+        stream = fastpart.stream
+        yield from stream.events()
+        if stream.chain is not None:  # (the last worker's decoder finished)
+            fastpart._adopt(stream.chain, c, fmt)
+            return
+        # a worker failed on the way: this process decodes on from where it handed over,
+        # to the end, and leaves out the events the workers gave already
+        yield from islice(
+            _decoded(fastpart.read_on(adopt=False), decoder, c, fmt, path, strict),
+            stream.taken,
+            None,
+        )
+    yield from decoder.finish()
+
+
+def _decoded(
+    lines: Iterator[tuple[int, str]],
+    decoder: Decoder,
+    c: ParseCounter,
+    fmt: LogFormat,
+    path: str,
+    strict: bool,
+) -> Iterator[TypedEvent]:
+    """The events of ``lines``, each line counted."""
+    for lineno, raw in lines:
         res: Decoded = decoder.decode(lineno, raw)
         count(res, c)
         if res.status == "recognized":
@@ -417,10 +461,6 @@ def _drive(
         elif res.status == "malformed" and strict:
             raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
         yield from res.events
-    if fastpart is not None and fastpart.adopted is not None:
-        yield from fastpart.adopted  # (the worker's decoder finished)
-    else:
-        yield from decoder.finish()
 
 
 def _plain_lines(
