@@ -11,11 +11,15 @@ of two (none kept plain), WHEN the recompilations are judged, THEN each verdict'
 exactly the causes' reasons attached to its compilation, in log order, and the findings and
 causes are those of the same timeline with its reasons unpacked.  GIVEN any evidence lines,
 WHEN fed one at a time to ``Capped``, THEN it keeps what ``cap`` keeps of the whole list.
+GIVEN every fixture run, WHEN each cause's finding is gathered one verdict at a time (the
+verdicts themselves made when read, not held), THEN it is the finding made of every verdict
+of the cause held in a list.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -29,7 +33,7 @@ from recompile_doctor.analyses.recompile import (
     recompilations,
     verdicts,
 )
-from recompile_doctor.model import Evidence
+from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.timeline import packed
 from recompile_doctor.timeline.builder import TimelineBuilder
@@ -85,7 +89,7 @@ def test_verdicts_read_the_reasons_of_their_compilation_where_they_are_kept(
         ):
             attached.setdefault(cid, []).append(r)
     vs = verdicts(tl, Options())
-    assert [v.compilation.id for v in vs] == [c.id for _, c, _, _ in recompilations(tl)]
+    assert [v.compilation.id for v in vs] == [c.id for _, c in recompilations(tl)]
     for v in vs:
         expected = attached.get(v.compilation.id, [])
         assert list(v.reasons) == expected
@@ -186,3 +190,105 @@ def test_reason_places_list_each_compilations_reasons_in_log_order(
     from recompile_doctor.timeline.types import ReasonPlaces
 
     assert list(ReasonPlaces(ids).of(cid)) == [i for i, c in enumerate(ids) if c == cid != -1]
+
+
+def _findings_holding_every_verdict(tl: Timeline, opts: Options) -> list[Finding]:
+    """The recompilation findings made the plain way: every verdict of each cause held in a
+    list, then each finding made of its list (what diagnose_recompilations gathers one
+    verdict at a time)."""
+    from collections import defaultdict
+
+    from recompile_doctor.analyses._common import comp_evidence, make_finding, plural, seconds
+    from recompile_doctor.analyses.recompile import Verdict, _advice
+    from recompile_doctor.rules import SHAPE_RULES, rule
+    from recompile_doctor.timeline import function_key
+
+    groups: dict[str, list[Verdict]] = defaultdict(list)
+    evidence: dict[str, list[Evidence]] = defaultdict(list)
+    diffs: dict[str, list[Any]] = defaultdict(list)
+    changes: dict[str, list[Any]] = defaultdict(list)
+    for v in verdicts(tl, opts):
+        for cause in v.rules:
+            groups[cause].append(v)
+            if v.diff is not None:
+                diffs[cause].extend(v.diff.evidence)
+            for r in v.reasons:
+                if (
+                    r.rule == cause
+                    or (cause == "growing-shape" and r.rule in SHAPE_RULES)
+                    or (r.rule == "retracing" and cause == v.rules[0])
+                ):
+                    evidence[cause].append(Evidence(r.span.source, r.span.line, r.span.text))
+                    changes[cause].extend(r.changes)
+    out = []
+    for rule_id, items in groups.items():
+        recs = [v.compilation for v in items]
+        uniq = {(c.source, c.line): c for c in recs}
+        by_fn: dict[str, list[Verdict]] = defaultdict(list)
+        for v in items:
+            fn = v.compilation.function or function_key(v.compilation.module)
+            if not by_fn[fn] or by_fn[fn][-1].compilation is not v.compilation:
+                by_fn[fn].append(v)
+        parts = []
+        for fn, lst in list(by_fn.items())[:4]:
+            first, last = lst[0], lst[-1]
+            parts.append(
+                f"{fn} (line {first.compilation.line}): {first.note}"
+                if len(lst) == 1
+                else f"{fn}, {len(lst)} times (lines {first.compilation.line} to "
+                f"{last.compilation.line}); first: {first.note}; last: {last.note}"
+            )
+        if len(by_fn) > 4:
+            parts.append(f"and {len(by_fn) - 4} more functions")
+        kept = [*evidence[rule_id]]
+        for v in items:
+            kept += [comp_evidence(v.previous), comp_evidence(v.compilation)]
+        frameworks = {c.framework for c in recs}
+        out.append(
+            make_finding(
+                rule_id,
+                detail=f"{plural(len(uniq), 'recompilation')} after warm-up: {'; '.join(parts)}.",
+                modules=(c.module for c in recs),
+                count=len(uniq),
+                wasted=sum(seconds(c.duration_s) for c in uniq.values())
+                if rule_id != "constants-elided"
+                else 0.0,
+                evidence=kept,
+                advice=_advice(rule_id, opts)
+                or rule(rule_id).advice_for(frameworks.pop() if len(frameworks) == 1 else None),
+                diff=diffs[rule_id][:20],
+                changes=changes[rule_id][:20],
+            )
+        )
+    return out
+
+
+RUNS = sorted((ROOT / "fixtures").rglob("run.log")) + LOGS
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_findings_gathered_one_verdict_at_a_time_are_those_of_every_verdict_held(
+    path: Path,
+) -> None:
+    from recompile_doctor.analyses.recompile import diagnose_recompilations
+
+    tl = _timeline(path)
+    assert diagnose_recompilations(tl, Options()) == _findings_holding_every_verdict(tl, Options())
+
+
+def test_verdicts_are_made_when_read_and_not_held() -> None:
+    import gc
+
+    from recompile_doctor.analyses.recompile import Verdict
+
+    tl = _timeline(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
+    vs = verdicts(tl, Options())
+    assert len(vs) >= 3
+    every = list(vs)
+    assert [vs[i] for i in range(len(vs))] == every == list(vs[:]) and vs[-1] == every[-1]
+    assert vs[0] == vs[0] and vs[0] is not vs[0]  # (made again at each reading)
+    with pytest.raises(IndexError):
+        vs[len(vs)]
+    assert vs.causes() == {v.compilation.id: v.rules[0] for v in every if v.rules}
+    held = [x for r in gc.get_referents(vs) for x in gc.get_referents(r)]
+    assert not any(isinstance(x, Verdict) for x in held)

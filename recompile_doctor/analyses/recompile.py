@@ -16,13 +16,13 @@ compilation before it.
 
 from __future__ import annotations
 
-import dataclasses
 import re
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
     Capped,
@@ -90,17 +90,15 @@ def _how_to_log(framework: str) -> str:
     return said[0] if said else ""
 
 
-def recompilations(
-    tl: Timeline,
-) -> list[tuple[Compilation, Compilation, list[Compilation], int]]:
-    """``(previous, recompilation, all compilations of its function, its index there)`` for
-    every real compilation after warm-up, in log order (eager operations and compilations
-    served from a persistent cache are not recompilations)."""
+def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation]]:
+    """``(previous, recompilation)`` for every real compilation after warm-up (the previous:
+    the compilation of its function before it), in log order (eager operations and
+    compilations served from a persistent cache are not recompilations)."""
     out = []
     for comps in tl.by_function().values():
         for i, c in enumerate(comps):
             if i > 0 and not c.warmup and not c.eager and c.cache != "hit":
-                out.append((comps[i - 1], c, comps, i))
+                out.append((comps[i - 1], c))
     out.sort(key=lambda t: (t[1].source, t[1].line))
     return out
 
@@ -263,7 +261,7 @@ def _growing(grown_seq: list[frozenset[str]]) -> set[int]:
     return grown
 
 
-def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
+def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     """A verdict for every recompilation after warm-up, in log order.
 
     The log's reasons (what the framework said changed) and the dumps' diff (what the HLO
@@ -273,45 +271,42 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
     """
     memo_key = f"verdicts:{id(tl)}"
     if memo_key in opts.memo:
-        cached: list[Verdict] = opts.memo[memo_key]
+        cached: Verdicts = opts.memo[memo_key]
         return cached
     recs = recompilations(tl)
     by_fn: dict[str, list[int]] = defaultdict(list)
     # per recompilation, in one reading of its reasons (not all held: they are read again
     # only where a finding shows them): where its causes' reasons are, the rules they name,
     # and which arguments they say grew; one copy of each tuple of rules (a run repeats a few)
-    all_reasons = tl.reasons
-    reasons_at: list[tuple[int, ...]] = []
+    out = Verdicts(tl.reasons, opts)
+    shared = out.shared
     named: list[tuple[str, ...]] = []
     grew: list[frozenset[str]] = []
-    shared: dict[tuple[str, ...], tuple[str, ...]] = {}
     attached = tl.reasons_by_compilation()
-    for k, (_, c, _, _) in enumerate(recs):
-        at: list[int] = []
+    all_reasons = tl.reasons
+    sets: dict[frozenset[str], frozenset[str]] = {}
+    for k, (_, c) in enumerate(recs):
         said: list[str] = []
         grown = _NOTHING_GREW
         for i in attached.of(c.id):
             r = all_reasons[i][0]
             if r.rule and r.rule not in _NOT_CAUSES:
-                at.append(i)
+                out.reason_at.append(i)
                 said.append(r.rule)
                 grown = grown | _grown_arguments(r)
-        reasons_at.append(tuple(at))
+        out.reasons_end.append(len(out.reason_at))
         log_rules = _ordered(said)
         named.append(shared.setdefault(log_rules, log_rules))
-        grew.append(grown)
+        grew.append(sets.setdefault(grown, grown))  # (one copy of each: a run repeats a few)
         by_fn[function_key(c.module)].append(k)
     del attached
     growing: set[int] = set()
     for idx in by_fn.values():
         growing.update(idx[j] for j in _growing([grew[i] for i in idx]))
-    del grew
-    out = []
-    for k, (prev, c, _comps, _index) in enumerate(recs):
+    del grew, by_fn
+    del sets
+    for k, (prev, c) in enumerate(recs):
         d = opts.joined.by_compilation.get(c.id)
-        reasons: Sequence[RecompileReason] = (
-            ReasonsAt(all_reasons, reasons_at[k]) if reasons_at[k] else _NO_REASONS
-        )
         log_rules = named[k]
         if len(log_rules) > 1 and "retracing" in log_rules:
             # a generic retracing warning beside a specific reason adds nothing
@@ -335,34 +330,100 @@ def verdicts(tl: Timeline, opts: Options) -> list[Verdict]:
             rules = log_rules
         else:
             rules = ("recompile-after-warmup",)
-        out.append(
-            Verdict(
-                prev,
-                c,
-                shared.setdefault(rules, rules),
-                d,
-                reasons,
-                shared.setdefault(log_rules, log_rules),
-                shared.setdefault(dump_rules, dump_rules),
-                opts.dumps_given,
-            )
-        )
-    out = [_without_consequences(v) for v in out]
+        out.add(prev, c, rules, log_rules, dump_rules)
     opts.memo[memo_key] = out
     return out
 
 
+class Verdicts(Sequence[Verdict]):
+    """The verdicts of a run's recompilations, each made when it is read: what they are
+    made of is kept in flat lists (the compilations, one shared tuple per distinct set of
+    rules, the reasons' places in the timeline), a few dozen bytes per recompilation
+    instead of a few hundred (a run of 100,000 recompilations)."""
+
+    def __init__(
+        self, reasons: Sequence[tuple[RecompileReason, int | None]], opts: Options
+    ) -> None:
+        self._reasons = reasons
+        self._by_compilation = opts.joined.by_compilation
+        self._dumps_given = opts.dumps_given
+        self.shared: dict[tuple[str, ...], tuple[str, ...]] = {}
+        self._previous: list[Compilation] = []
+        self._compilation: list[Compilation] = []
+        self._rules: list[tuple[str, ...]] = []
+        self._log_rules: list[tuple[str, ...]] = []
+        self._dump_rules: list[tuple[str, ...]] = []
+        self._consequence = bytearray()
+        #: the places of each one's reasons: reason_at[reasons_end[k - 1]:reasons_end[k]]
+        self.reason_at = array("q")
+        self.reasons_end = array("q")
+
+    def add(
+        self,
+        previous: Compilation,
+        c: Compilation,
+        rules: tuple[str, ...],
+        log_rules: tuple[str, ...],
+        dump_rules: tuple[str, ...],
+    ) -> None:
+        # a shape change also changes the constants computed from it (``1/32`` -> ``1/8``
+        # of a mean): those are its consequence, not a second cause
+        consequence = rules[0] in _SHAPE_CAUSES and "constant-changed" in rules[1:]
+        if consequence:
+            rules = tuple(r for r in rules if r != "constant-changed")
+        shared = self.shared
+        self._previous.append(previous)
+        self._compilation.append(c)
+        self._rules.append(shared.setdefault(rules, rules))
+        self._log_rules.append(shared.setdefault(log_rules, log_rules))
+        self._dump_rules.append(shared.setdefault(dump_rules, dump_rules))
+        self._consequence.append(consequence)
+
+    def __len__(self) -> int:
+        return len(self._compilation)
+
+    def causes(self) -> dict[int, str]:
+        """Compilation id -> the first of its rules (without making the verdicts)."""
+        return {c.id: r[0] for c, r in zip(self._compilation, self._rules, strict=True) if r}
+
+    def _make(self, k: int) -> Verdict:
+        c = self._compilation[k]
+        a = self.reasons_end[k - 1] if k > 0 else 0
+        b = self.reasons_end[k]
+        return Verdict(
+            self._previous[k],
+            c,
+            self._rules[k],
+            self._by_compilation.get(c.id),
+            ReasonsAt(self._reasons, tuple(self.reason_at[a:b])) if b > a else _NO_REASONS,
+            self._log_rules[k],
+            self._dump_rules[k],
+            self._dumps_given,
+            bool(self._consequence[k]),
+        )
+
+    @overload
+    def __getitem__(self, i: int) -> Verdict: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Verdict]: ...
+    def __getitem__(self, i: int | slice) -> Verdict | Sequence[Verdict]:
+        if isinstance(i, slice):
+            return [self._make(k) for k in range(len(self))[i]]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        return self._make(i % n)
+
+    def __iter__(self) -> Iterator[Verdict]:
+        for k in range(len(self)):
+            yield self._make(k)
+
+    __eq__ = sequence_eq
+    __hash__ = None  # type: ignore[assignment]
+
+
 #: causes whose change of shape also changes constants derived from it (a mean's 1/n)
 _SHAPE_CAUSES = frozenset({*SHAPE_RULES, "growing-shape"})
-
-
-def _without_consequences(v: Verdict) -> Verdict:
-    """A shape change also changes the constants computed from it (``1/32`` -> ``1/8`` of a
-    mean): those are its consequence, not a second cause."""
-    if v.rules and v.rules[0] in _SHAPE_CAUSES and "constant-changed" in v.rules[1:]:
-        rules = tuple(r for r in v.rules if r != "constant-changed")
-        return dataclasses.replace(v, rules=rules, consequence=True)
-    return v
 
 
 def _reason_line(r: RecompileReason) -> str:
@@ -378,55 +439,118 @@ def _reason_line(r: RecompileReason) -> str:
 
 def recompilation_causes(tl: Timeline, opts: Options) -> dict[int, str]:
     """Compilation id -> the rule id that explains it, for every recompilation."""
-    return {v.compilation.id: v.rules[0] for v in verdicts(tl, opts) if v.rules}
+    return verdicts(tl, opts).causes()
 
 
 def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
     """One finding per cause over all recompilations after warm-up."""
-    groups: dict[str, list[Verdict]] = defaultdict(list)
-    # what a finding shows of each is capped: only what it can show is collected
-    diff_ev: dict[str, list[DiffEvidence]] = defaultdict(list)
-    evidence: dict[str, Capped] = defaultdict(Capped)  # the reasons' lines come first
-    changes: dict[str, list[ValueChange]] = defaultdict(list)
+    groups: dict[str, _Cause] = {}
     for v in verdicts(tl, opts):
         for cause in v.rules:
-            groups[cause].append(v)
+            g = groups.get(cause)
+            if g is None:
+                g = groups[cause] = _Cause()
+            g.add(v)
             if v.diff is not None:
-                _extend_to(diff_ev[cause], v.diff.evidence, _MAX_DIFF)
+                _extend_to(g.diff, v.diff.evidence, _MAX_DIFF)
             for r in v.reasons:
                 if (
                     r.rule == cause
                     or (cause == "growing-shape" and r.rule in SHAPE_RULES)
                     or (r.rule == "retracing" and cause == v.rules[0])
                 ):
-                    evidence[cause].add(Evidence(r.span.source, r.span.line, r.span.text))
-                    _extend_to(changes[cause], r.changes, _MAX_CHANGES)
+                    g.evidence.add(Evidence(r.span.source, r.span.line, r.span.text))
+                    _extend_to(g.changes, r.changes, _MAX_CHANGES)
     findings = []
-    for rule_id, items in groups.items():
-        recs = [v.compilation for v in items]
-        uniq = {(c.source, c.line): c for c in recs}
-        wasted = sum(seconds(c.duration_s) for c in uniq.values())
-        detail = f"{plural(len(uniq), 'recompilation')} after warm-up: {_describe(items)}."
-        kept = evidence[rule_id]
-        for v in items:
-            kept.add(comp_evidence(v.previous))
-            kept.add(comp_evidence(v.compilation))
-        frameworks = {c.framework for c in recs}
-        framework = frameworks.pop() if len(frameworks) == 1 else None
+    for rule_id, g in groups.items():
+        count, wasted = g.recompilations()
+        detail = f"{plural(count, 'recompilation')} after warm-up: {g.describe()}."
+        # the reasons' lines come first: of two equal lines, a reason's is kept
+        kept = Capped()
+        for e in (*g.evidence.lines(), *g.compiled.lines()):
+            kept.add(e)
+        framework = next(iter(g.frameworks)) if len(g.frameworks) == 1 else None
         findings.append(
             make_finding(
                 rule_id,
                 detail=detail,
-                modules=(c.module for c in recs),
-                count=len(uniq),
+                modules=g.modules,
+                count=count,
                 wasted=wasted if rule_id != "constants-elided" else 0.0,
                 evidence=kept.lines(),
                 advice=_advice(rule_id, opts) or rule(rule_id).advice_for(framework),
-                diff=diff_ev.get(rule_id, ()),
-                changes=changes.get(rule_id, ()),
+                diff=g.diff,
+                changes=g.changes,
             )
         )
     return findings
+
+
+class _Cause:
+    """What a finding shows of the recompilations of one cause, gathered one verdict at a
+    time (their verdicts are not held: a run can have 100,000)."""
+
+    def __init__(self) -> None:
+        self.diff: list[DiffEvidence] = []
+        self.evidence = Capped()  # the reasons' lines
+        self.compiled = Capped()  # the lines of each recompilation and the one before
+        self.changes: list[ValueChange] = []
+        self.modules: set[str] = set()
+        self.frameworks: set[str] = set()
+        #: per function, in the order first seen: [first verdict, last verdict, how many]
+        self.functions: dict[str, list[Any]] = {}
+        self._count = 0
+        self._seconds = 0.0
+        #: the recompilation last added, counted once however many verdicts name it
+        self._last: tuple[str, int] | None = None
+        self._last_s = 0.0
+
+    def add(self, v: Verdict) -> None:
+        c = v.compilation
+        self.compiled.add(comp_evidence(v.previous))
+        self.compiled.add(comp_evidence(c))
+        self.modules.add(c.module)
+        self.frameworks.add(c.framework)
+        # the verdicts come in log order: two of one line are next to each other
+        at = (c.source, c.line)
+        if at != self._last:
+            self._commit()
+            self._count += 1
+            self._last = at
+        self._last_s = seconds(c.duration_s)  # (the last of one line counts)
+        fn = c.function or function_key(c.module)
+        seen = self.functions.get(fn)
+        if seen is None:
+            self.functions[fn] = [v, v, 1]
+        elif seen[1].compilation is not c:
+            seen[1] = v
+            seen[2] += 1
+
+    def _commit(self) -> None:
+        if self._last is not None:
+            self._seconds += self._last_s
+
+    def recompilations(self) -> tuple[int, float]:
+        """How many recompilations (one per line) and their seconds."""
+        self._commit()
+        self._last = None
+        return self._count, self._seconds
+
+    def describe(self) -> str:
+        """Per function: the note of its recompilation, or the first and last of several
+        (the only notes written)."""
+        parts = []
+        for fn, (first, last, n) in islice(self.functions.items(), _MAX_DETAIL_LINES):
+            if n == 1:
+                parts.append(f"{fn} (line {first.compilation.line}): {first.note}")
+            else:
+                parts.append(
+                    f"{fn}, {n} times (lines {first.compilation.line} to "
+                    f"{last.compilation.line}); first: {first.note}; last: {last.note}"
+                )
+        if len(self.functions) > _MAX_DETAIL_LINES:
+            parts.append(f"and {len(self.functions) - _MAX_DETAIL_LINES} more functions")
+        return "; ".join(parts)
 
 
 def _extend_to(kept: list[T], more: Iterable[T], most: int) -> None:
@@ -434,30 +558,6 @@ def _extend_to(kept: list[T], more: Iterable[T], most: int) -> None:
     room = most - len(kept)
     if room > 0:
         kept.extend(islice(more, room))
-
-
-def _describe(items: list[Verdict]) -> str:
-    """Per function: the note of its recompilation, or the first and last of several (the
-    only notes written)."""
-    by_fn: dict[str, list[Verdict]] = defaultdict(list)
-    for v in items:
-        c = v.compilation
-        fn = c.function or function_key(c.module)
-        if not by_fn[fn] or by_fn[fn][-1].compilation is not c:
-            by_fn[fn].append(v)
-    parts = []
-    for fn, lst in list(by_fn.items())[:_MAX_DETAIL_LINES]:
-        first, last = lst[0], lst[-1]
-        if len(lst) == 1:
-            parts.append(f"{fn} (line {first.compilation.line}): {first.note}")
-        else:
-            parts.append(
-                f"{fn}, {len(lst)} times (lines {first.compilation.line} to "
-                f"{last.compilation.line}); first: {first.note}; last: {last.note}"
-            )
-    if len(by_fn) > _MAX_DETAIL_LINES:
-        parts.append(f"and {len(by_fn) - _MAX_DETAIL_LINES} more functions")
-    return "; ".join(parts)
 
 
 def _advice(rule_id: str, opts: Options) -> str | None:

@@ -199,19 +199,3 @@ def record_at(fd: int, pos: int) -> tuple[Any, int] | None:
     if len(data) < n:
         return None
     return marshal.loads(data), pos + 8 + n
-
-
-def decode_batch(
-    batch: list[Any], last: Event | None, skip: int
-) -> tuple[list[TypedEvent], Event | None]:
-    """The events of one record of an event file but the first ``skip``, and the record of
-    its last event (``last``: that of the record before)."""
-    out: list[TypedEvent] = []
-    for item in batch:
-        ev = decode(item, last)
-        last = ev.record
-        if skip:
-            skip -= 1
-            continue
-        out.append(ev)
-    return out, last

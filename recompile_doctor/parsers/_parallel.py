@@ -43,7 +43,7 @@ from recompile_doctor.events import TypedEvent
 from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers._event_codec import (
     EventWriter,
-    decode_batch,
+    decode,
     get_record,
     put_record,
     record_at,
@@ -536,10 +536,10 @@ class Stream:
                 return
             skip = cps[j][5]
             read = skip
-            for batch in _follow(m, skip):
-                read += len(batch)
-                self.taken += len(batch)
-                yield from batch
+            for ev in _follow(m, skip):
+                read += 1
+                self.taken += 1
+                yield ev
             part = team.part(w)
             if part is None or read != part.written:
                 return
@@ -552,9 +552,10 @@ class Stream:
 PAUSE_S = (0.0005, 0.01)
 
 
-def _follow(m: _Member, skip: int) -> Iterator[list[TypedEvent]]:
-    """The events worker ``m`` writes (but the first ``skip``), a record at a time, as it
-    writes them, until it exits (then the rest)."""
+def _follow(m: _Member, skip: int) -> Iterator[TypedEvent]:
+    """The events worker ``m`` writes (but the first ``skip``), as it writes them (a record
+    at a time), until it exits (then the rest).  Each is made when it is taken: a record's
+    events are never all made at once (memory stays flat, and compact)."""
     fd = m.events.fileno()
     pos = 0
     last = None
@@ -570,7 +571,10 @@ def _follow(m: _Member, skip: int) -> Iterator[list[TypedEvent]]:
             continue
         pause = PAUSE_S[0]
         batch, pos = got
-        events, last = decode_batch(batch, last, skip)
-        skip -= len(batch) - len(events)
-        if events:
-            yield events
+        for item in batch:
+            ev = decode(item, last)
+            last = ev.record
+            if skip:
+                skip -= 1
+                continue
+            yield ev
