@@ -34,6 +34,8 @@ from recompile_doctor.parsers import (
     logs,
     parse_log,
 )
+from recompile_doctor.parsers._checkpoint import checkpoint
+from recompile_doctor.parsers.jax_detect import JAX
 from recompile_doctor.parsers.logs import records
 from tests.test_fastpath import _fixture_logs
 from tests.test_fastpath import logs as generated_logs
@@ -246,6 +248,37 @@ def test_a_worker_failing_while_its_events_are_taken_leaves_the_rest_to_the_pare
     monkeypatch.setattr(_parallel.Stream, "events", seen)
     assert _run(path, processes) == one
     assert taken and taken[0] > 0  # (events of the failed worker were taken, then left out)
+
+
+def test_decoders_that_learnt_the_same_in_another_order_meet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a JAX log whose functions are first compiled in one order and, in the worker's
+    # part, in another: the decoders learn the same modules' functions in other orders,
+    # which the JAX decoder only looks up: THEN their states meet, and the worker's part
+    # is taken over
+    def compiles(names: str) -> str:
+        return "".join(
+            f"Compiling jit({f}) with global shapes and types (ShapedArray(float32[{n}]),). "
+            "Argument mapping: (UnspecifiedValue,).\n"
+            f"Finished XLA compilation of jit({f}) in 0.01 sec\nstep {n}\n"
+            for n in range(2)
+            for f in names
+        )
+
+    path = tmp_path / "jax.log"
+    path.write_text(compiles("abc") * 300 + compiles("cba") * 300, encoding="utf-8")
+    one = _run(path, 1, "jax")
+    spy = Spy(monkeypatch)
+    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+    assert _run(path, 2, "jax") == one
+    assert spy.adopted["jax"] == 1
+    a, b = JAX.decoder("x"), JAX.decoder("x")
+    a._function_of.update({"jit_f": "f", "jit_g": "g"})  # type: ignore[attr-defined]
+    b._function_of.update({"jit_g": "g", "jit_f": "f"})  # type: ignore[attr-defined]
+    assert checkpoint(a) == checkpoint(b)
+    b._function_of["jit_h"] = "h"  # type: ignore[attr-defined]
+    assert checkpoint(a) != checkpoint(b)
 
 
 def test_no_process_to_spare_leaves_fewer_to_read(

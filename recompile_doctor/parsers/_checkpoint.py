@@ -2,7 +2,9 @@
 same events of the same lines from there on (:mod:`recompile_doctor.parsers._parallel`).
 
 The state is every attribute of the decoder, recursively (objects by their fields, in name
-order), unless the decoder has a ``checkpoint()`` of its own.  Anything that cannot be
+order), unless the decoder has a ``checkpoint()`` of its own.  A dictionary the decoder
+only looks up (never iterates) may be named in its class's ``UNORDERED_STATE``: two decoders
+that learnt the same entries in another order are then in the same state.  Anything that cannot be
 compared (a callback under way, an object without fields) makes the checkpoint None: it
 then never equals another, and the worker's part is read again by the process that has the
 true state -- never a wrong result, only a slower one.
@@ -42,7 +44,21 @@ def state_of(value: object) -> object:
             fields[s] = getattr(value, s)
     if not fields and not slots:
         raise Unsyncable(type(value).__name__)
-    return (type(value).__qualname__, tuple((k, state_of(v)) for k, v in sorted(fields.items())))
+    unordered: frozenset[str] = getattr(type(value), "UNORDERED_STATE", frozenset())
+    return (
+        type(value).__qualname__,
+        tuple(
+            (k, _unordered(v) if k in unordered else state_of(v)) for k, v in sorted(fields.items())
+        ),
+    )
+
+
+def _unordered(value: object) -> object:
+    """The state of a mapping whose order makes no difference (only looked up, never
+    iterated): its items sorted."""
+    if not isinstance(value, Mapping):
+        return state_of(value)
+    return ("{}", tuple(sorted(((state_of(k), state_of(v)) for k, v in value.items()), key=repr)))
 
 
 def checkpoint(decoder: Decoder) -> object:

@@ -373,6 +373,10 @@ _LOOK_FOR_STAMPS = 1000
 class JaxDecoder:
     """Decoder of one JAX log (see the module's docstring for what its lines mean)."""
 
+    #: only looked up, never iterated: the order its entries came in makes no difference
+    #: (a worker that read a later part of the log learns them in another order)
+    UNORDERED_STATE = frozenset({"_function_of"})
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.continuing = False
