@@ -281,6 +281,34 @@ def test_decoders_that_learnt_the_same_in_another_order_meet(
     assert checkpoint(a) != checkpoint(b)
 
 
+def test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN workers that find their parent gone (as after the parent was killed: they are
+    # another process's children then): THEN each removes the team's folder and stops,
+    # writing nothing; the parent (here alive) reads the parts itself
+    import shutil
+
+    path = _big_log(tmp_path)
+    one = _run(path, 1)
+    removed = tmp_path / "removed"
+    rmtree = shutil.rmtree
+
+    def noted(folder: str, ignore_errors: bool = False) -> None:
+        if os.getpid() != parent:
+            removed.mkdir(exist_ok=True)
+            (removed / str(os.getpid())).write_text(folder)
+        rmtree(folder, ignore_errors=ignore_errors)
+
+    parent = os.getpid()
+    monkeypatch.setattr(shutil, "rmtree", noted)
+    monkeypatch.setattr(_parallel.os, "getppid", lambda: -1)
+    spy = Spy(monkeypatch)
+    assert _run(path, 3) == one
+    assert spy.workers == 2 and not spy.adopted
+    assert len(list(removed.iterdir())) == 2  # (each worker removed the folder)
+
+
 def test_no_process_to_spare_leaves_fewer_to_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -73,6 +73,8 @@ CHECKPOINTS_DENSE = 32
 CHECKPOINT_EVERY = 64
 #: seconds a worker waits for the next worker's checkpoints before it reads that part itself
 WAIT_S = 30.0
+#: a worker looks whether its parent is still there every this many decoded lines
+PARENT_CHECK_EVERY = 4096
 #: the number of processes per input (1: no workers)
 WORKERS_ENV = "RECOMPILE_DOCTOR_WORKERS"
 
@@ -153,6 +155,10 @@ def _line_start(fd: int, pos: int, size: int) -> int | None:
             return pos + k + 1
         pos += len(chunk)
     return None
+
+
+class _Orphaned(Exception):
+    """A worker's parent is gone."""
 
 
 class Counted(Protocol):
@@ -328,6 +334,10 @@ class Team:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 self._work(k, ident, decoder, make_lines, events, meta)
                 code = 0
+            except _Orphaned:  # the parent is gone, and cannot remove the team's files
+                import shutil
+
+                shutil.rmtree(self.dir, ignore_errors=True)
             except BaseException:
                 self._fail(k)  # (the workers after it stop waiting for it)
             finally:
@@ -374,6 +384,8 @@ class Team:
             there, value = self._read(name)
             if there:
                 return value
+            if gone is None:
+                self._parent_alive()
             if gone is not None and gone():
                 return self._read(name)[1]
             if gone is None and time.monotonic() > deadline:
@@ -382,6 +394,12 @@ class Team:
             pause = min(pause * 2, 0.01)
 
     # -- a worker ------------------------------------------------------------------------
+    def _parent_alive(self) -> None:
+        """In a worker: raise :class:`_Orphaned` if the parent is gone (killed: it can
+        neither take the worker's events nor remove the team's files)."""
+        if os.getppid() != self._parent:
+            raise _Orphaned
+
     def _work(
         self,
         k: int,
@@ -418,6 +436,8 @@ class Team:
             blocks.limit = splits[k] - start if k < len(splits) else None
             fl = make_lines(blocks, c, before)
             for decoded, (lineno, raw) in enumerate(fl.lines(), 1):
+                if not decoded % PARENT_CHECK_EVERY:
+                    self._parent_alive()
                 res = decoder.decode(lineno, raw)
                 count(res, c)
                 out.add(res.events)
@@ -434,12 +454,15 @@ class Team:
                 self._publish(f"cp-{k}", cps)
             handoff: tuple[int, int] | None = None
             reading = Reading(fl)
-            for got in read_onward(  # on into the next parts, until one takes over
+            onward = read_onward(  # on into the next parts, until one takes over
                 self, blocks, start, k + 1, lambda b, n: make_lines(b, c, n), decoder, reading
-            ):
+            )
+            for n, got in enumerate(onward, 1):
                 if isinstance(got, Match):
                     handoff = (got.worker, got.checkpoint)
                     break
+                if not n % PARENT_CHECK_EVERY:
+                    self._parent_alive()
                 res = decoder.decode(*got)
                 count(res, c)
                 out.add(res.events)
