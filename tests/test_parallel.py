@@ -309,6 +309,47 @@ def test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops(
     assert len(list(removed.iterdir())) == 2  # (each worker removed the folder)
 
 
+def test_what_a_decoder_compares_unordered_it_only_looks_up() -> None:
+    # GIVEN each decoder's UNORDERED_STATE (dictionaries whose order a checkpoint ignores):
+    # THEN its module only indexes them, gets or sets their items and makes them empty:
+    # never iterates, pops or hands them on, so the order of their entries cannot change
+    # an event (and a later change that does fails here)
+    import ast
+    import inspect
+
+    checked: Counter[str] = Counter()
+    for fmt in LOG_FORMATS:
+        cls = type(fmt.decoder("x"))
+        names = getattr(cls, "UNORDERED_STATE", frozenset())
+        module = inspect.getmodule(cls)
+        assert module is not None
+        tree = ast.parse(inspect.getsource(module))
+        parent = {kid: node for node in ast.walk(tree) for kid in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Attribute)
+                and node.attr in names
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "self"
+            ):
+                continue
+            up = parent[node]
+            looked_up = (isinstance(up, ast.Subscript) and up.value is node) or (
+                isinstance(up, ast.Attribute)
+                and up.attr in ("get", "setdefault")
+                and isinstance(parent[up], ast.Call)
+                and parent[up].func is up  # type: ignore[attr-defined]
+            )
+            emptied = (
+                isinstance(up, (ast.Assign, ast.AnnAssign))
+                and isinstance(up.value, ast.Dict)
+                and not up.value.keys
+            )
+            assert looked_up or emptied, (cls.__name__, node.attr, node.lineno)
+            checked[cls.__name__] += 1
+    assert len(checked) >= 5 and sum(checked.values()) >= 20, checked
+
+
 def test_no_process_to_spare_leaves_fewer_to_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -132,6 +132,10 @@ def _parse_graph(lines: Sequence[str]) -> _Graph:
 class PtxlaDecoder:
     """Decoder of one PyTorch/XLA log (debug analysis blocks and metrics reports)."""
 
+    #: only looked up, never iterated: the order their entries came in makes no difference
+    #: (a worker that read a later part of the log learns them in another order)
+    UNORDERED_STATE = frozenset({"_last_hash"})
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.continuing = False

@@ -249,6 +249,10 @@ class _Compile:
 class TensorFlowDecoder:
     """Decoder of one TensorFlow log."""
 
+    #: only looked up, never iterated: the order their entries came in makes no difference
+    #: (a worker that read a later part of the log learns them in another order)
+    UNORDERED_STATE = frozenset({"_compiled_args", "_compiled_arg_names", "_counts", "_last_id"})
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.continuing = False

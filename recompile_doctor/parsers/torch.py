@@ -79,6 +79,10 @@ class _Block:
 class TorchLogDecoder:
     """Decoder of one ``TORCH_LOGS`` text log."""
 
+    #: only looked up, never iterated: the order their entries came in makes no difference
+    #: (a worker that read a later part of the log learns them in another order)
+    UNORDERED_STATE = frozenset({"_names", "_known", "_guessed"})
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.continuing = False

@@ -72,6 +72,10 @@ class _Envelope:
 class TorchTraceDecoder:
     """Decoder of one structured trace file."""
 
+    #: only looked up, never iterated: the order their entries came in makes no difference
+    #: (a worker that read a later part of the log learns them in another order)
+    UNORDERED_STATE = frozenset({"_strings", "_known"})
+
     def __init__(self, path: str) -> None:
         self.path = path
         self.continuing = False
