@@ -285,7 +285,7 @@ def test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN workers that find their parent gone (as after the parent was killed: they are
-    # another process's children then): THEN each removes the team's folder and stops,
+    # another process's children then): THEN they remove the team's folder and stop,
     # writing nothing; the parent (here alive) reads the parts itself
     import shutil
 
@@ -306,7 +306,8 @@ def test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops(
     spy = Spy(monkeypatch)
     assert _run(path, 3) == one
     assert spy.workers == 2 and not spy.adopted
-    assert len(list(removed.iterdir())) == 2  # (each worker removed the folder)
+    # the first to see it removes the folder (the other may then fail to write its files)
+    assert list(removed.iterdir())
 
 
 def test_what_a_decoder_compares_unordered_it_only_looks_up() -> None:

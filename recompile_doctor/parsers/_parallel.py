@@ -409,6 +409,7 @@ class Team:
         events: IO[bytes],
         meta: IO[bytes],
     ) -> None:
+        self._parent_alive()
         if hasattr(decoder, "pending_last"):
             decoder.pending_last = None  # the parent's walk back: not this process's
         splits, bom = self.splits, self.bom
