@@ -427,8 +427,8 @@ def _drive(
     if fastpart is not None:
         todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
     yield from _decoded(todo, decoder, c, fmt, path, strict)
-    while fastpart is not None and fastpart.stream is not None:
-        stream = fastpart.stream
+    stream = fastpart.stream if fastpart is not None else None
+    if fastpart is not None and stream is not None:  # the workers' events from there on
         yield from stream.events()
         if stream.chain is not None:  # (the last worker's decoder finished)
             fastpart._adopt(stream.chain, c, fmt)
