@@ -59,6 +59,7 @@ def _workers_on(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(_parallel, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_parallel, "PART_MIN_BYTES", 1)
     monkeypatch.setattr(_scan, "CHUNK_BYTES", 4096)  # the head does not take it all
+    monkeypatch.setattr(_event_codec, "BATCH", 16)  # many records: taken while written
 
 
 class Spy:
