@@ -62,7 +62,8 @@ def main() -> None:
         before = Path(tmp)
         extract(args.rev, before)
         print(
-            f"{'log':>28} {'MB':>7} {'before s':>9} {'cpu':>7} {'now s':>7} {'cpu':>7} {'now/before':>10}"
+            f"{'log':>28} {'MB':>7} {'before s':>9} {'cpu':>7} {'now s':>7} {'cpu':>7} "
+            f"{'wall now/before':>16} {'cpu now/before':>15}"
         )
         for log in map(os.path.abspath, args.logs):
             best = {"before": (float("inf"),) * 2, "now": (float("inf"),) * 2}
@@ -75,7 +76,7 @@ def main() -> None:
             mb = os.path.getsize(log) / 1e6
             print(
                 f"{os.path.basename(log):>28} {mb:7.0f} {w0:9.2f} {c0:7.2f} {w1:7.2f} {c1:7.2f} "
-                f"{c1 / c0:10.2f}",
+                f"{w1 / w0:16.2f} {c1 / c0:15.2f}",
                 flush=True,
             )
     print(f"before: {args.rev}; now: this checkout; best of {args.repeat}, wall and CPU seconds")
