@@ -2,18 +2,18 @@
 same events of the same lines from there on (:mod:`recompile_doctor.parsers._parallel`).
 
 The state is every attribute of the decoder, recursively (objects by their fields, in name
-order), unless the decoder has a ``checkpoint()`` of its own.  A dictionary the decoder
-only looks up (never iterates) may be named in its class's ``UNORDERED_STATE``: two decoders
-that learnt the same entries in another order are then in the same state.  Anything that cannot be
-compared (a callback under way, an object without fields) makes the checkpoint None: it
-then never equals another, and the worker's part is read again by the process that has the
-true state -- never a wrong result, only a slower one.
+order).  A dictionary the decoder only looks up (never iterates) may be named in its class's
+``UNORDERED_STATE``: two decoders that learnt the same entries in another order are then in
+the same state.  Anything that cannot be compared (a callback under way, an object without
+fields) makes the checkpoint None: it then never equals another, and the worker's part is
+read again by the process that has the true state -- never a wrong result, only a slower
+one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 from recompile_doctor.parsers._event_codec import PLAIN
 from recompile_doctor.parsers._format import Decoder
@@ -62,15 +62,11 @@ def _unordered(value: object) -> object:
 
 
 def checkpoint(decoder: Decoder) -> object:
-    """The state of ``decoder`` that decides what it makes of the lines to come: its own
-    ``checkpoint()`` where it has one, else all its attributes; None when it cannot be told
-    (a put-off walk back is under way)."""
-    own: Callable[[], object] | None = getattr(decoder, "checkpoint", None)
+    """The state of ``decoder`` that decides what it makes of the lines to come; None when
+    it cannot be told (a put-off walk back is under way)."""
+    if getattr(decoder, "pending_last", None) is not None:
+        return None
     try:
-        if own is not None:
-            return own()
-        if getattr(decoder, "pending_last", None) is not None:
-            return None
         return state_of(decoder)
     except Unsyncable:
         return None

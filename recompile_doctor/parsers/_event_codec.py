@@ -144,18 +144,6 @@ def put_record(f: IO[bytes], value: Any) -> None:
     f.write(data)
 
 
-def get_record(f: IO[bytes]) -> Any:
-    """The next record :func:`put_record` wrote; EOFError at the end."""
-    head = f.read(8)
-    if len(head) < 8:
-        raise EOFError
-    n = int.from_bytes(head, "little")
-    data = f.read(n)
-    if len(data) < n:
-        raise EOFError
-    return marshal.loads(data)
-
-
 #: events per record of an event file
 BATCH = 4096
 

@@ -44,7 +44,6 @@ from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers._event_codec import (
     EventWriter,
     decode,
-    get_record,
     put_record,
     record_at,
 )
@@ -371,9 +370,10 @@ class Team:
             return True, None
         try:
             with open(path, "rb") as f:
-                return True, get_record(f)
-        except (FileNotFoundError, EOFError):
+                got = record_at(f.fileno(), 0)
+        except FileNotFoundError:
             return False, None
+        return (False, None) if got is None else (True, got[0])
 
     def _await(self, name: str, gone: Callable[[], bool] | None = None) -> Any:
         """The value of the team's file ``name`` once it is there (None: the worker that
@@ -490,10 +490,12 @@ class Team:
         m = self.members[k - 1]
         if m is None or not m.exited(block=True) or m.status != 0:
             return None
-        m.meta.seek(0)
+        got = record_at(m.meta.fileno(), 0)
+        if got is None:
+            return None
         try:
-            cps, totals, (lines, nbytes), handoff, written = get_record(m.meta)
-        except (EOFError, ValueError, TypeError):
+            cps, totals, (lines, nbytes), handoff, written = got[0]
+        except (ValueError, TypeError):
             return None
         return Part(cps, Counts(*totals), lines, nbytes, handoff, written)
 
