@@ -14,6 +14,7 @@ from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses.recompile import recompilation_causes
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES
+from recompile_doctor.events_json import EventsText
 from recompile_doctor.join import Joined, join_dumps
 from recompile_doctor.model import (
     Compilation,
@@ -42,10 +43,14 @@ def analyze(
     log_format: str | None = None,
     on_progress: Callable[[str, int], None] | None = None,
     context: int = CONTEXT_LINES,
+    events_json: bool = False,
 ) -> Report:
     """Parse ``logs`` (paths, ``-`` for stdin, plain or gzip), build the timeline, run every
     diagnosis and return the report.  ``dumps`` are XLA dump folders of the same run: the
     compilations of every recompiled module are diffed and the cause attached.
+    ``events_json``: the report will be written as JSON; a second process may write the
+    events' JSON text while the analyses run (:mod:`recompile_doctor.events_json`; close
+    the report, or use it as a context manager, to stop that process early).
 
     Raises :class:`~recompile_doctor.errors.RecompileDoctorError` for unreadable or (with
     ``strict``) malformed input.
@@ -57,7 +62,7 @@ def analyze(
     if warmup is not None and warmup < 0:
         raise RecompileDoctorError(f"--warmup must be >= 0, not {warmup}")
     try:
-        return _analyze(logs, dumps, warmup, strict, log_format, on_progress, context)
+        return _analyze(logs, dumps, warmup, strict, log_format, on_progress, context, events_json)
     finally:
         # the private copies of inputs that cannot be read twice (stdin, pipes) served
         # the second pass for evidence context, which is done: they go now, not at exit
@@ -73,6 +78,7 @@ def _analyze(
     log_format: str | None,
     on_progress: Callable[[str, int], None] | None,
     context: int,
+    events_json: bool,
 ) -> Report:
     builder = TimelineBuilder(warmup)
     counters: list[ParseCounter] = []
@@ -91,14 +97,21 @@ def _analyze(
         builder.close()  # the spooled events' temporary file goes now, not when collected
         raise
     del builder  # what was under way is no longer needed
-    if isinstance(dumps, (str, os.PathLike)):
-        dumps = [dumps]
-    opts = Options(join_dumps(tl, [os.fspath(d) for d in dumps]))
-    findings = diagnose(tl, opts)
-    if context > 0:
-        findings = _with_context(findings, context)
-    summary = summarize(tl, findings, opts.joined)
-    causes = recompilation_causes(tl, opts)
+    # the events are final: their JSON text may be written while the analyses run
+    ahead = EventsText.start(tl.events) if events_json else None
+    try:
+        if isinstance(dumps, (str, os.PathLike)):
+            dumps = [dumps]
+        opts = Options(join_dumps(tl, [os.fspath(d) for d in dumps]))
+        findings = diagnose(tl, opts)
+        if context > 0:
+            findings = _with_context(findings, context)
+        summary = summarize(tl, findings, opts.joined)
+        causes = recompilation_causes(tl, opts)
+    except BaseException:
+        if ahead is not None:
+            ahead.close()
+        raise
     # the timeline's compilations become the report's: each one is replaced in place, so a
     # run of 100,000 compilations never holds two copies of them
     comps = list(tl.compilations)
@@ -112,6 +125,7 @@ def _analyze(
         compilations=tuple(comps),
         events=events,
         findings=findings,
+        events_text=ahead,
     )
 
 

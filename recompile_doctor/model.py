@@ -9,13 +9,16 @@ a report can be re-rendered without the logs.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from recompile_doctor._version import __version__
 from recompile_doctor.json_text import dumps_indented, fields_text
+
+if TYPE_CHECKING:
+    from recompile_doctor.events_json import EventsText
 
 SCHEMA_REPORT = "recompile-doctor/report/1"
 
@@ -463,6 +466,18 @@ class Summary:
         )
 
 
+def list_items_json(items: Iterable[InputInfo | Compilation | Event | Finding]) -> Iterator[str]:
+    """The text of the items of one of a report's lists in its JSON (between ``[`` and the
+    list's last line), one piece per item."""
+    for n, item in enumerate(items):
+        text = (
+            item.json_text(2)
+            if isinstance(item, (Event, Compilation))
+            else dumps_indented(item.to_json(), 2)
+        )
+        yield ("\n    " if n == 0 else ",\n    ") + text
+
+
 @dataclass(frozen=True, slots=True)
 class Report:
     """Everything an analysis found; renderers turn it into text, JSON, Markdown or HTML."""
@@ -475,11 +490,16 @@ class Report:
     events: Sequence[Event]
     findings: tuple[Finding, ...]
     tool_version: str = __version__
+    #: the JSON text of ``events``, being written by a second process (``analyze(...,
+    #: events_json=True)``): :meth:`iter_json` copies it instead of writing the events
+    events_text: EventsText | None = field(default=None, compare=False, repr=False)
 
     def close(self) -> None:
         """Remove the temporary file a long run's events are read back from, now rather
         than when the report is dropped (its events cannot be read after that).  A report
         is also a context manager: ``with analyze(log) as report: ...``."""
+        if self.events_text is not None:
+            self.events_text.close()
         close = getattr(self.events, "close", None)
         if close is not None:
             close()
@@ -541,13 +561,11 @@ class Report:
                 yield "[]"
             else:
                 yield "["
-                for n, item in enumerate(items):
-                    text = (
-                        item.json_text(2)
-                        if isinstance(item, (Event, Compilation))
-                        else dumps_indented(item.to_json(), 2)
-                    )
-                    yield ("\n    " if n == 0 else ",\n    ") + text
+                ahead = self.events_text
+                written = None
+                if ahead is not None and items is self.events and ahead.events is items:
+                    written = ahead.pieces()  # (None: the second process failed)
+                yield from written if written is not None else list_items_json(items)
                 yield "\n  ]"
         yield "\n}"
 

@@ -121,6 +121,7 @@ def command(
             strict=strict,
             log_format=log_format,
             on_progress=progress,
+            events_json=out_fmt == "json",  # (written by a second process meanwhile)
         )
     with report:  # a long run's spooled events go as soon as they are written
         return _write(report, output, html, out_fmt, force, quiet, fail_on, no_color, logs, dumps)

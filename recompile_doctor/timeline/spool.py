@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import os
 import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, overload
@@ -106,9 +107,11 @@ class EventSpool:
         f = self._file
         if f is not None:
             f.flush()
+            fd = f.fileno()
             for offset, length in self._chunks:
-                f.seek(offset)
-                rows: list[_EventTuple] = pickle.loads(f.read(length))
+                # (``pread``: the file's offset stays where it is, for a forked process
+                # reading the same file -- :mod:`recompile_doctor.events_json`)
+                rows: list[_EventTuple] = pickle.loads(os.pread(fd, length, offset))
                 for row in rows:
                     yield Event(*row)
         yield from list(self._buffer)

@@ -1,0 +1,151 @@
+"""A report's events written as JSON text by a second process while the analyses run.
+
+The JSON report of a long log lists every event: writing 100,000 of them takes a second or
+more, and it used to come after the analyses, on one CPU.  The events are final once the
+timeline is built, so ``analyze(..., events_json=True)`` (the command line's ``--format
+json``) forks a process that writes their text, with the same function the report uses
+(:func:`~recompile_doctor.model.list_items_json`), into an anonymous temporary file while
+this process runs the analyses; :meth:`Report.iter_json` then copies that text.  Where the
+process cannot be forked or fails, the report writes its events itself: the JSON is the
+same either way (a test compares them byte for byte).
+
+Not for fewer than :data:`MIN_EVENTS` events (a fork costs more than it saves), and not where
+the log reader would not fork either (:func:`~recompile_doctor.parsers._parallel.usable`:
+``RECOMPILE_DOCTOR_WORKERS=1``, macOS, a process running threads, a fleet pool's worker).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import signal
+from collections.abc import Iterator, Sequence
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from recompile_doctor.model import Event
+
+#: fewer events than this are written by the report itself
+MIN_EVENTS = 20_000
+#: bytes of text written (and read back) at once
+PIECE = 1 << 20
+#: how the text is stored: any ``str`` goes through unchanged, lone surrogates included
+_ENCODING, _ERRORS = "utf-8", "surrogatepass"
+
+
+class EventsText:
+    """The JSON text of ``events`` (the items of the report's ``events`` list), written by a
+    forked process.  :meth:`pieces` waits for it; :meth:`close` stops it and removes the
+    file.  A copy for another process (pickled) carries no text: ``None``."""
+
+    def __init__(self, events: Sequence[Event], pid: int, f: IO[bytes]) -> None:
+        self.events = events
+        self._pid: int | None = pid
+        self._f: IO[bytes] | None = f
+        self._ok: bool | None = None  # the writer's outcome, once known
+
+    @classmethod
+    def start(cls, events: Sequence[Event]) -> EventsText | None:
+        """Start writing the text of ``events`` in a forked process (None: not worth it,
+        not safe here, or the fork failed)."""
+        if len(events) < MIN_EVENTS:
+            return None
+        from recompile_doctor.parsers._parallel import usable
+
+        if usable() < 2:
+            return None
+        import tempfile
+
+        f = tempfile.TemporaryFile(prefix="recompile-doctor-json-")  # noqa: SIM115 - close()
+        parent = os.getpid()
+        try:
+            pid = os.fork()
+        except OSError:
+            f.close()
+            return None
+        if pid == 0:  # the writer: never returns
+            code = 1
+            try:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                _write(events, f, parent)
+                code = 0
+            finally:
+                os._exit(code)
+        return cls(events, pid, f)
+
+    def done(self) -> bool:
+        """Wait for the writer; True when it wrote the whole text."""
+        if self._ok is None:
+            pid = self._pid
+            self._pid = None
+            if pid is None:
+                self._ok = False
+            else:
+                try:
+                    _, status = os.waitpid(pid, 0)
+                except ChildProcessError:  # reaped by someone else: its outcome is unknown
+                    status = -1
+                self._ok = status == 0 and self._f is not None
+        return self._ok
+
+    def pieces(self) -> Iterator[str] | None:
+        """The text, once the writer is done (None: it failed or the file is closed; the
+        report writes its events itself)."""
+        if not self.done() or self._f is None:
+            return None
+        return self._read(self._f.fileno())
+
+    def _read(self, fd: int) -> Iterator[str]:
+        decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
+        pos = 0
+        while data := os.pread(fd, PIECE, pos):
+            pos += len(data)
+            yield decoder.decode(data)
+        yield decoder.decode(b"", final=True)
+
+    def close(self) -> None:
+        """Stop the writer if it still writes, and remove the file."""
+        pid = self._pid
+        if pid is not None:
+            self._pid = None
+            self._ok = False
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == 0:  # still writing
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+            except ChildProcessError:  # reaped by someone else (its pid may be another's)
+                pass
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def __del__(self) -> None:
+        # a report dropped unclosed: the writer is reaped and its file goes with it
+        if getattr(self, "_f", None) is not None or getattr(self, "_pid", None) is not None:
+            self.close()
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return (_none, ())
+
+
+def _none() -> None:
+    return None
+
+
+def _write(events: Sequence[Event], f: IO[bytes], parent: int) -> None:
+    """In the writer: the text of ``events`` to ``f``; stops if the parent is gone (no one
+    would read it)."""
+    from recompile_doctor.model import list_items_json
+
+    batch: list[str] = []
+    size = 0
+    for piece in list_items_json(events):
+        batch.append(piece)
+        size += len(piece)
+        if size >= PIECE:
+            if os.getppid() != parent:
+                return
+            f.write("".join(batch).encode(_ENCODING, _ERRORS))
+            batch, size = [], 0
+    f.write("".join(batch).encode(_ENCODING, _ERRORS))
+    f.flush()

@@ -1,0 +1,186 @@
+"""The events' JSON text written by a second process while the analyses run: the report's
+JSON is byte for byte the one it writes itself, whatever happens to that process."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from recompile_doctor import analyze
+from recompile_doctor import events_json as ej
+from recompile_doctor.model import Event, list_items_json
+from recompile_doctor.parsers import _parallel
+from recompile_doctor.timeline import spool
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+JAX_RUN = FIXTURES / "jax" / "growing_shape" / "run.log"
+POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+
+
+@pytest.fixture
+def forking(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A second process for 10 events or more, the spool past 50, temporary files in a
+    folder of the test's own."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(ej, "MIN_EVENTS", 10)
+    monkeypatch.setattr(ej, "PIECE", 64)  # (many pieces: characters split between them)
+    monkeypatch.setattr(spool, "SPOOL_AFTER", 50)
+    monkeypatch.setattr(spool, "CHUNK", 16)
+    monkeypatch.setenv(_parallel.WORKERS_ENV, "2")
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def _long_jax_log(folder: Path, copies: int = 20) -> Path:
+    log = folder / "long.log"
+    log.write_text(JAX_RUN.read_text(encoding="utf-8") * copies, encoding="utf-8")
+    return log
+
+
+def _alone(log: Path) -> str:
+    with analyze([str(log)]) as report:
+        assert report.events_text is None
+        return report.dumps()
+
+
+def test_json_is_the_same_with_the_second_process(tmp_path: Path, forking: Path) -> None:
+    for log in (_long_jax_log(tmp_path), POPLAR_RUN):
+        # GIVEN the JSON a report writes of its events itself
+        expected = _alone(log)
+        # WHEN the events' text is written by a second process during the analyses
+        with analyze([str(log)], events_json=True) as report:
+            ahead = report.events_text
+            assert ahead is not None
+            got = report.dumps()
+            # THEN that process wrote it, and the report is byte for byte the same
+            assert ahead.done()
+            assert got == expected
+            assert report.dumps() == expected  # (the text can be read again)
+    assert os.listdir(forking) == []  # nameless files
+
+
+def test_a_failing_writer_leaves_the_report_to_write_its_events(
+    tmp_path: Path, forking: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a writer that fails half way (it raises after writing something)
+    log = _long_jax_log(tmp_path)
+    expected = _alone(log)
+
+    def broken(events: object, f: object, parent: int) -> None:
+        os.write(f.fileno(), b'"half')  # type: ignore[attr-defined]
+        raise OSError("disk full")
+
+    monkeypatch.setattr(ej, "_write", broken)
+    # WHEN the report is written
+    with analyze([str(log)], events_json=True) as report:
+        assert report.events_text is not None
+        # THEN the writer's failure is seen and the report writes the events itself
+        assert report.dumps() == expected
+        assert not report.events_text.done()
+
+
+def test_a_killed_writer_leaves_the_report_to_write_its_events(
+    tmp_path: Path, forking: Path
+) -> None:
+    log = _long_jax_log(tmp_path)
+    expected = _alone(log)
+    with analyze([str(log)], events_json=True) as report:
+        ahead = report.events_text
+        assert ahead is not None and ahead._pid is not None
+        os.kill(ahead._pid, signal.SIGKILL)
+        assert report.dumps() == expected
+
+
+def test_closing_the_report_stops_and_reaps_the_writer(tmp_path: Path, forking: Path) -> None:
+    # GIVEN a writer still at work (it waits for a signal that never comes)
+    log = _long_jax_log(tmp_path)
+    report = analyze([str(log)], events_json=True)
+    ahead = report.events_text
+    assert ahead is not None
+    pid = ahead._pid
+    assert pid is not None
+    # WHEN the report is closed before its JSON is written
+    report.close()
+    # THEN the writer is gone and reaped, its file closed, and the report has no text
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+    assert ahead.pieces() is None
+    assert os.listdir(forking) == []
+
+
+def test_no_second_process_where_it_is_not_worth_it_or_not_safe(
+    tmp_path: Path, forking: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _long_jax_log(tmp_path)
+    # few events
+    monkeypatch.setattr(ej, "MIN_EVENTS", 10**9)
+    with analyze([str(log)], events_json=True) as report:
+        assert report.events_text is None
+    # one process asked for
+    monkeypatch.setattr(ej, "MIN_EVENTS", 10)
+    monkeypatch.setenv(_parallel.WORKERS_ENV, "1")
+    with analyze([str(log)], events_json=True) as report:
+        assert report.events_text is None
+    # no fork
+    monkeypatch.setenv(_parallel.WORKERS_ENV, "2")
+
+    def no_fork() -> int:
+        raise OSError("no more processes")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    expected = _alone(log)
+    with analyze([str(log)], events_json=True) as report:
+        assert report.events_text is None
+        assert report.dumps() == expected
+    assert os.listdir(forking) == []
+
+
+def test_a_copy_of_the_report_for_another_process_has_no_writer(
+    tmp_path: Path, forking: Path
+) -> None:
+    log = _long_jax_log(tmp_path)
+    with analyze([str(log)], events_json=True) as report:
+        copy = pickle.loads(pickle.dumps(report))
+        assert copy.events_text is None
+        assert copy.dumps() == report.dumps()
+
+
+def test_any_text_goes_through_unchanged(forking: Path) -> None:
+    # GIVEN events whose text holds what UTF-8 cannot hold as it is (a lone surrogate),
+    # characters of 2-4 bytes split between pieces, quotes and control characters
+    events = [
+        Event("compile-begin", "a.log", n, None, f'é€𝄞 "q" \t \udc80 {n}', detail={"k": "ü"})
+        for n in range(1, 40)
+    ]
+    ahead = ej.EventsText.start(events)
+    assert ahead is not None
+    try:
+        pieces = ahead.pieces()
+        assert pieces is not None
+        # THEN the text read back is the text the report would write
+        assert "".join(pieces) == "".join(list_items_json(events))
+    finally:
+        ahead.close()
+
+
+def test_the_writer_stops_when_its_parent_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a writer whose parent is some other process (here: one already ended)
+    monkeypatch.setattr(ej, "PIECE", 4096)
+    events = [Event("compile-begin", "a.log", n, None, "x" * 100) for n in range(1, 2000)]
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    with tempfile.TemporaryFile(dir=tmp_path) as f:
+        ej._write(events, f, int(gone.stdout))
+        # THEN it stopped at the first piece: no one would read the rest
+        f.seek(0)
+        assert len(f.read()) == 0
