@@ -184,3 +184,37 @@ def test_the_writer_stops_when_its_parent_is_gone(
         # THEN it stopped at the first piece: no one would read the rest
         f.seek(0)
         assert len(f.read()) == 0
+
+
+def test_the_command_line_writes_json_with_the_second_process(
+    tmp_path: Path, forking: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    from tests.conftest import run_cli
+
+    log = str(_long_jax_log(tmp_path))
+    expected = _alone(Path(log))
+    # GIVEN the command line's analyze, watched for the writers it starts
+    started: list[ej.EventsText] = []
+    start = ej.EventsText.start
+
+    def watched(events: object) -> ej.EventsText | None:
+        got = start(events)  # type: ignore[arg-type]
+        if got is not None:
+            started.append(got)
+        return got
+
+    monkeypatch.setattr(ej.EventsText, "start", staticmethod(watched))
+    # WHEN it writes JSON to stdout and to a file, and text
+    code, out, err = run_cli("analyze", log, "--format", "json", capsys=capsys)
+    assert code == 0 and err == ""
+    out_file = tmp_path / "r.json"
+    assert run_cli("analyze", log, "-o", str(out_file), capsys=capsys)[0] == 0
+    code, text, _ = run_cli("analyze", log, capsys=capsys)
+    # THEN the two JSON outputs came from a second process and are the report's own JSON;
+    # the text report started none
+    assert len(started) == 2 and all(w.done() for w in started)
+    assert out == expected
+    assert out_file.read_text(encoding="utf-8") == expected
+    assert code == 0 and text.startswith("recompile-doctor:")
+    assert os.listdir(forking) == []
