@@ -14,7 +14,6 @@ from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses.recompile import recompilation_causes
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES
-from recompile_doctor.events_json import EventsText
 from recompile_doctor.join import Joined, join_dumps
 from recompile_doctor.model import (
     Compilation,
@@ -97,8 +96,11 @@ def _analyze(
         builder.close()  # the spooled events' temporary file goes now, not when collected
         raise
     del builder  # what was under way is no longer needed
-    # the events are final: their JSON text may be written while the analyses run
-    ahead = EventsText.start(tl.events) if events_json else None
+    ahead = None
+    if events_json:  # the events are final: their JSON text may be written meanwhile
+        from recompile_doctor.events_json import EventsText
+
+        ahead = EventsText.start(tl.events)
     try:
         if isinstance(dumps, (str, os.PathLike)):
             dumps = [dumps]

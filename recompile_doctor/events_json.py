@@ -16,9 +16,7 @@ the log reader would not fork either (:func:`~recompile_doctor.parsers._parallel
 
 from __future__ import annotations
 
-import codecs
 import os
-import signal
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -64,6 +62,8 @@ class EventsText:
             f.close()
             return None
         if pid == 0:  # the writer: never returns
+            import signal
+
             code = 1
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -96,6 +96,8 @@ class EventsText:
         return self._read(self._f.fileno())
 
     def _read(self, fd: int) -> Iterator[str]:
+        import codecs
+
         decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
         pos = 0
         while data := os.pread(fd, PIECE, pos):
@@ -111,6 +113,8 @@ class EventsText:
             self._ok = False
             try:
                 if os.waitpid(pid, os.WNOHANG)[0] == 0:  # still writing
+                    import signal
+
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
             except ChildProcessError:  # reaped by someone else (its pid may be another's)
