@@ -9,9 +9,11 @@ this process runs the analyses; :meth:`Report.iter_json` then copies that text. 
 process cannot be forked or fails, the report writes its events itself: the JSON is the
 same either way (a test compares them byte for byte).
 
-Not for fewer than :data:`MIN_EVENTS` events (a fork costs more than it saves), and not where
-the log reader would not fork either (:func:`~recompile_doctor.parsers._parallel.usable`:
-``RECOMPILE_DOCTOR_WORKERS=1``, macOS, a process running threads, a fleet pool's worker).
+Not for fewer than :data:`MIN_EVENTS` events (a fork costs more than it saves), not where the
+log reader would not fork either (:func:`~recompile_doctor.parsers._parallel.usable`:
+``RECOMPILE_DOCTOR_WORKERS=1``, macOS, a process running threads, a fleet pool's worker), and
+not when the text could take more than half the free room of the temporary folder (which may
+be memory: ``tmpfs``); a writer that runs out of room fails, and the report writes its events.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 
 #: fewer events than this are written by the report itself
 MIN_EVENTS = 20_000
+#: bytes of JSON text an event takes, for the room the file needs (a JAX event: about 500)
+EVENT_BYTES = 1024
 #: bytes of text written (and read back) at once
 PIECE = 1 << 20
 #: how the text is stored: any ``str`` goes through unchanged, lone surrogates included
@@ -52,8 +56,15 @@ class EventsText:
 
         if usable() < 2:
             return None
+        import shutil
         import tempfile
 
+        try:  # (the temporary folder may be memory: the text takes at most half its room)
+            free = shutil.disk_usage(tempfile.gettempdir()).free
+        except OSError:
+            return None
+        if len(events) * EVENT_BYTES > free // 2:
+            return None
         f = tempfile.TemporaryFile(prefix="recompile-doctor-json-")  # noqa: SIM115 - close()
         parent = os.getpid()
         try:

@@ -9,7 +9,9 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -22,6 +24,14 @@ from recompile_doctor.timeline import spool
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 JAX_RUN = FIXTURES / "jax" / "growing_shape" / "run.log"
 POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+
+
+class Usage(NamedTuple):
+    """What ``shutil.disk_usage`` returns."""
+
+    total: int
+    used: int
+    free: int
 
 
 @pytest.fixture
@@ -218,3 +228,30 @@ def test_the_command_line_writes_json_with_the_second_process(
     assert out_file.read_text(encoding="utf-8") == expected
     assert code == 0 and text.startswith("recompile-doctor:")
     assert os.listdir(forking) == []
+
+
+def test_no_second_process_when_the_text_could_fill_the_temporary_folder(
+    tmp_path: Path, forking: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    log = _long_jax_log(tmp_path)
+    with analyze([str(log)]) as report:
+        n = len(report.events)
+    # GIVEN a temporary folder with room for the text of fewer events than the report has
+    room = n * ej.EVENT_BYTES  # (half of it: the text of n / 2 events)
+
+    def usage(free: int) -> Callable[[str], Usage]:
+        return lambda path: Usage(free * 4, free * 3, free)
+
+    monkeypatch.setattr(shutil, "disk_usage", usage(room))
+    # THEN no second process is started, and the report writes its events itself
+    expected = _alone(log)
+    with analyze([str(log)], events_json=True) as report:
+        assert report.events_text is None
+        assert report.dumps() == expected
+    # and with room for twice the text, one is
+    monkeypatch.setattr(shutil, "disk_usage", usage(room * 2))
+    with analyze([str(log)], events_json=True) as report:
+        assert report.events_text is not None
+        assert report.dumps() == expected
