@@ -4,13 +4,15 @@ GIVEN a log long enough for workers (every fixture log repeated; generated logs 
 across chunk boundaries, CRLF, invalid UTF-8, very long lines), WHEN it is parsed by one
 process and by two to four (the parts split anywhere), THEN all give the same events (sharing
 their records the same way), the same counters and the same read statistics; the workers'
-parts are taken over for every log format, and workers hand over to each other; a failed
+parts are taken over for every log format, and workers hand over to each other; gzip logs
+(cut short, of several members) alike; a failed
 worker (first, in the middle), no process to spare, states that never meet, an abandoned
 parse and a process where forking is unsafe all fall back to fewer processes.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import threading
 import time
@@ -147,6 +149,78 @@ def test_several_processes_match_one_on_every_fixture(
     assert spy.chained > 10
 
 
+def test_gzip_logs_are_read_by_several_processes_as_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN every fixture log repeated and gzipped (the workers decompress up to their parts)
+    spy = Spy(monkeypatch)
+    for i, src in enumerate(PLAIN_FIXTURES):
+        plain = _repeated(src, tmp_path / f"{i}.log", lines=2000)
+        path = tmp_path / f"{i}.log.gz"
+        path.write_bytes(gzip.compress(plain.read_bytes(), compresslevel=1))
+        fold, ways = WAYS[i % 2]
+        one = _run(path, 1, fold=fold)
+        assert one[-1][2] is True  # (read as gzip)
+        for processes, share in ways:
+            monkeypatch.setattr(_parallel, "PARENT_SHARE", share)
+            assert _run(path, processes, fold=fold) == one, (src, processes, share)
+    # THEN workers read them, and their parts were taken over for every format
+    assert spy.workers > len(PLAIN_FIXTURES) * 3
+    assert set(spy.adopted) >= {f.name for f in LOG_FORMATS}, spy.adopted
+
+
+@pytest.mark.parametrize("cut", [0.03, 0.3, 0.7, 0.97, -8])
+def test_a_gzip_log_ending_early_is_read_as_one_process_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: float
+) -> None:
+    # GIVEN a gzipped log cut short (before the first split, in a worker's part, near the
+    # end, in its trailer): its trailer is garbage or gone, and the stream breaks
+    data = gzip.compress(_big_log(tmp_path).read_bytes(), compresslevel=1)
+    n = int(len(data) * cut) if cut > 0 else len(data) + int(cut)
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(data[:n])
+    one = _run(path, 1)
+    assert one[-1][-1] is not None  # (one process saw the break)
+    # THEN several processes read the same lines, events and the same break
+    for processes in (2, 3):
+        assert _run(path, processes) == one
+
+
+@pytest.mark.parametrize("cut", [0.5, 0.8, 0.95])
+def test_a_worker_meeting_the_break_of_a_gzip_log_leaves_it_to_the_reader_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: float
+) -> None:
+    # GIVEN a gzipped log cut short whose last bytes happen to read as the size of its text
+    # (so parts are placed over the whole text: the break falls in a worker's part)
+    text = _big_log(tmp_path).read_bytes()
+    data = gzip.compress(text, compresslevel=1)
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(data[: int(len(data) * cut)] + len(text).to_bytes(4, "little"))
+    one = _run(path, 1)
+    assert one[-1][-1] is not None
+    spy = Spy(monkeypatch)
+    # THEN workers start, the one that meets the break fails, and whoever reads on from
+    # the part before reads to the break: the one-process result
+    assert _run(path, 2) == one
+    assert _run(path, 3) == one
+    assert spy.workers >= 2
+
+
+def test_a_gzip_log_of_several_members_is_read_as_one_process_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN two gzip members one after the other (``cat a.gz b.gz``): the trailer tells the
+    # size of the last member only, less than the text
+    data = _big_log(tmp_path).read_bytes()
+    half = data.index(b"\n", len(data) // 3) + 1
+    path = tmp_path / "two.log.gz"
+    path.write_bytes(gzip.compress(data[:half]) + gzip.compress(data[half:]))
+    spy = Spy(monkeypatch)
+    # THEN the parts are placed by that size, and the result is one process's
+    assert _run(path, 2) == _run(path, 1)
+    assert spy.workers == 1
+
+
 @settings(
     max_examples=int(os.environ.get("FASTPATH_EXAMPLES", "150")),
     deadline=None,
@@ -161,6 +235,7 @@ def test_several_processes_match_one_on_every_fixture(
     share=st.floats(0.0, 1.0),
     fold=st.booleans(),
     processes=st.integers(2, 4),
+    gzipped=st.booleans(),
 )
 def test_several_processes_match_one_on_generated_logs(
     tmp_path_factory: pytest.TempPathFactory,
@@ -170,9 +245,10 @@ def test_several_processes_match_one_on_generated_logs(
     share: float,
     fold: bool,
     processes: int,
+    gzipped: bool,
 ) -> None:
     path = tmp_path_factory.mktemp("log") / "run.log"
-    path.write_bytes(data)
+    path.write_bytes(gzip.compress(data, compresslevel=1) if gzipped else data)
     with pytest.MonkeyPatch.context() as mp:
         # a short head and small buffers: the split falls anywhere, lines cross buffers
         mp.setattr(logs, "SNIFF_LINES", 3)

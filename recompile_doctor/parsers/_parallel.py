@@ -48,7 +48,12 @@ from recompile_doctor.parsers._event_codec import (
     record_at,
 )
 from recompile_doctor.parsers._format import Decoded, Decoder
-from recompile_doctor.parsers._reader import ReadStats
+from recompile_doctor.parsers._reader import (
+    BROKEN_STREAM,
+    ReadStats,
+    decompressed,
+    gzip_text_size,
+)
 from recompile_doctor.parsers._scan import Blocks, FastLines
 
 #: inputs smaller than this are read by one process (a fork and a seam cost ~20 ms)
@@ -91,13 +96,24 @@ def one_process_per_input() -> None:
 
 def processes_for(f: BinaryIO, st: ReadStats) -> int:
     """How many processes read the input ``f`` (opened for the first pass): more than one
-    only for a big regular file, neither compressed nor copied, in a process where forking
-    is safe."""
-    if not isinstance(f, io.BufferedReader) or not isinstance(f.raw, io.FileIO):
-        return 1  # (a gzip stream, a lone-CR view)
-    if st.compressed or st.spooled or st.size is None or st.size < PARALLEL_MIN_BYTES:
+    only for a big regular file, not copied (gzip: one whose trailer tells the size of its
+    text), in a process where forking is safe."""
+    size = text_size(f, st)
+    if size is None or size < PARALLEL_MIN_BYTES:
         return 1
-    return min(usable(), max(2, st.size // PART_MIN_BYTES))
+    return min(usable(), max(2, size // PART_MIN_BYTES))
+
+
+def text_size(f: BinaryIO, st: ReadStats) -> int | None:
+    """The size of the text of the input ``f`` for splitting it into parts (None: it cannot
+    be split: not a regular file, a copy, a lone-CR view, gzip of unknown size)."""
+    if st.spooled or st.size is None:
+        return None
+    if st.compressed:
+        return gzip_text_size(f)
+    if not isinstance(f, io.BufferedReader) or not isinstance(f.raw, io.FileIO):
+        return None  # (a lone-CR view)
+    return st.size
 
 
 def usable() -> int:
@@ -122,20 +138,23 @@ def usable() -> int:
     return max(1, min(cpus, MAX_PROCESSES))
 
 
-def splits_for(f: BinaryIO, bom: int, done: int, size: int, processes: int) -> list[int]:
+def splits_for(
+    line_start: Callable[[int], int | None], bom: int, done: int, size: int, processes: int
+) -> list[int]:
     """Where the workers' parts begin (after ``bom`` bytes of mark; each the start of a
     line, in order): the parent's part first, from ``done`` (the bytes read so far), then
-    equal parts.  Fewer parts when lines are long; none when the input is too small."""
+    equal parts of the ``size`` bytes of text.  ``line_start(pos)``: the start of the first
+    line after byte ``pos`` (asked in increasing order).  Fewer parts when lines are long;
+    none when the input is too small."""
     rest = size - bom - done
     if processes < 2 or rest <= 0:
         return []
     first = PARENT_SHARE * 2 / processes
     marks = [first + (1 - first) * k / (processes - 1) for k in range(processes - 1)]
-    fd = f.fileno()
     out: list[int] = []
     for mark in marks:
         pos = max(bom + done + int(rest * mark), bom + (out[-1] if out else done))
-        split = _line_start(fd, pos, size)
+        split = line_start(pos)
         if split is None or split - bom >= size - bom:
             break
         if not out or split - bom > out[-1]:
@@ -143,17 +162,54 @@ def splits_for(f: BinaryIO, bom: int, done: int, size: int, processes: int) -> l
     return out
 
 
-def _line_start(fd: int, pos: int, size: int) -> int | None:
-    """The start of the first line after byte ``pos`` (None: none before ``size``)."""
-    while pos < size:
-        chunk = os.pread(fd, 1 << 16, pos)
-        if not chunk:
-            return None
-        k = chunk.find(b"\n")
-        if k >= 0:
-            return pos + k + 1
-        pos += len(chunk)
-    return None
+def file_line_start(fd: int, size: int) -> Callable[[int], int | None]:
+    """``line_start`` of :func:`splits_for` for a regular file of ``size`` bytes."""
+
+    def line_start(pos: int) -> int | None:
+        while pos < size:
+            chunk = os.pread(fd, 1 << 16, pos)
+            if not chunk:
+                return None
+            k = chunk.find(b"\n")
+            if k >= 0:
+                return pos + k + 1
+            pos += len(chunk)
+        return None
+
+    return line_start
+
+
+class StreamLineStart:
+    """``line_start`` of :func:`splits_for` for a stream read forward once (the text of a
+    gzip file: each worker's part begins where the text decompressed to that point has
+    its first line start; the bytes before the last line start found are not kept).  A
+    stream that breaks has no line start past the break."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        # (one decompressor step a read: a stream that breaks gives what came before)
+        self._read: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
+        self._base = 0  # the offset of _buf[0]
+        self._buf = b""
+
+    def __call__(self, pos: int) -> int | None:
+        pos = max(pos, self._base)
+        while True:
+            at = pos - self._base
+            k = self._buf.find(b"\n", at) if at < len(self._buf) else -1
+            if k >= 0:
+                self._base += k + 1
+                self._buf = self._buf[k + 1 :]
+                return self._base
+            drop = min(len(self._buf), at)
+            self._buf = self._buf[drop:]
+            self._base += drop
+            try:
+                chunk = self._read(1 << 20)
+            except BROKEN_STREAM:  # (the parts before the break are split as they are)
+                return None
+            if not chunk:
+                return None
+            self._buf += chunk
 
 
 class _Orphaned(Exception):
@@ -287,10 +343,12 @@ class Team:
         splits: list[int],
         decoder: Decoder,
         make_lines: MakeLines,
+        compressed: bool = False,
     ) -> None:
         import tempfile  # (here: not at every start)
 
         self.path = path
+        self.compressed = compressed  # (gzip: a worker decompresses up to its part)
         self.bom = bom
         self.splits = splits
         self.dir = tempfile.mkdtemp(prefix="recompile-doctor-")
@@ -414,10 +472,11 @@ class Team:
             decoder.pending_last = None  # the parent's walk back: not this process's
         splits, bom = self.splits, self.bom
         start = splits[k - 1]
-        with open(self.path, "rb", buffering=0) as f:
-            st = os.fstat(f.fileno())
+        with open(self.path, "rb", buffering=0) as file:
+            st = os.fstat(file.fileno())
             if (st.st_dev, st.st_ino) != ident:
                 raise OSError("not the file the parent reads")
+            f = decompressed(file, self.path) if self.compressed else file
             # each worker counts the lines of the part before its own (the first: from the
             # start), and adds up the counts of the workers before it
             lo = bom + splits[k - 2] if k > 1 else 0
@@ -467,6 +526,8 @@ class Team:
                 res = decoder.decode(*got)
                 count(res, c)
                 out.add(res.events)
+            if blocks.broken is not None:  # (gzip ending early: the reader before sees it)
+                raise OSError("the input breaks in this part")
             if handoff is None:
                 out.add(decoder.finish())
             out.flush()

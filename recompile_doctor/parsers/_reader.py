@@ -278,6 +278,33 @@ def _lines_ended(stream: BinaryIO) -> BinaryIO:
     return io.BufferedReader(_CrAsLf(stream), buffer_size=1 << 20)
 
 
+def gzip_text_size(f: BinaryIO) -> int | None:
+    """The size of the text of ``f``, a gzip stream over a regular file, as the file's trailer
+    gives it (the last member's size, modulo 4 GiB: a lower bound for a file of one member
+    under 4 GiB, whose trailer tells it exactly); None when ``f`` is not such a stream or the
+    trailer cannot be right (less text than the file has bytes)."""
+    if not isinstance(f, _GzipOnce):  # (a lone-CR view, or not gzip)
+        return None
+    raw = f.fileobj
+    if not isinstance(raw, io.BufferedReader) or not isinstance(raw.raw, io.FileIO):
+        return None
+    try:
+        fd = raw.fileno()
+        size = os.fstat(fd).st_size
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or size < 18:
+            return None
+        text = int.from_bytes(os.pread(fd, 4, size - 4), "little")
+    except OSError:
+        return None
+    return text if text >= size else None
+
+
+def decompressed(raw: BinaryIO, path: str) -> BinaryIO:
+    """The text stream of the file opened as ``raw``, read as the first pass reads it
+    (gunzipped, lone CRs as LF): the same bytes at the same offsets."""
+    return _decompressed(_buffered(raw), path, ReadStats())
+
+
 def open_source(path: str, stats: ReadStats | None = None) -> BinaryIO:
     """Open ``path`` (or stdin for ``-``) for binary reading, transparently gunzipping."""
     st = stats if stats is not None else ReadStats()

@@ -25,6 +25,7 @@ from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     ReadStats,
     bom_encoding,
+    decompressed,
     iter_lines,
     open_input,
     reader_lines,
@@ -334,10 +335,27 @@ class _FastPart:
         self, decoder: Decoder, lines_from: Callable[..., FastLines]
     ) -> _parallel.Team | None:
         """Start the workers on the later parts of the input, if it is big enough."""
-        f, blocks = self.f, self.blocks
+        f, blocks, st = self.f, self.blocks, self.st
         assert f is not None
-        size = self.st.size or 0
-        splits = _parallel.splits_for(f, self.bom, blocks.consumed, size, self.processes)
+        size = _parallel.text_size(f, st) or 0
+        if st.compressed:  # the text to each split, decompressed once more, here
+            try:
+                file = open(self.path, "rb")  # noqa: SIM115 - closed below
+            except OSError:
+                return None
+            with file:
+                try:
+                    text = _parallel.StreamLineStart(decompressed(file, self.path))
+                    splits = _parallel.splits_for(
+                        text, self.bom, blocks.consumed, size, self.processes
+                    )
+                except (OSError, RecompileDoctorError):
+                    return None  # (no second reading: this process reads it all)
+        else:
+            line_start = _parallel.file_line_start(f.fileno(), size)
+            splits = _parallel.splits_for(
+                line_start, self.bom, blocks.consumed, size, self.processes
+            )
         if not splits:
             return None
 
@@ -345,10 +363,14 @@ class _FastPart:
             return lines_from(blocks, counts, lineno, progress=False)  # (no bar from a worker)
 
         try:
-            self._team = _parallel.Team(self.path, f, self.bom, splits, decoder, worker_lines)
+            self._team = _parallel.Team(
+                self.path, f, self.bom, splits, decoder, worker_lines, st.compressed
+            )
         except OSError:
             return None  # no temporary folder: this process reads it all
-        blocks.limit = self._first_part = splits[0]
+        blocks.limit = splits[0]
+        # (the bar's size of a gzip file is the file's, not its text's: no share of it)
+        self._first_part = None if st.compressed else splits[0]
         return self._team
 
     def _adopt(
