@@ -503,10 +503,15 @@ def test_the_report_is_the_same_with_several_processes(tmp_path: Path) -> None:
     assert reports[1] == reports[0] and reports[2] == reports[0]
 
 
-def test_progress_only_goes_up_and_ends_at_the_size(tmp_path: Path) -> None:
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_progress_only_goes_up_and_ends_at_the_size(tmp_path: Path, gzipped: bool) -> None:
     # with workers, the first part's share read stands for the whole while they read the
-    # rest: the bar moves at the pace of the whole, never back, and ends at the size
+    # rest: the bar moves at the pace of the whole, never back, and ends at the size (of
+    # the file: a gzip log's text read is shown as that share of the file's bytes)
     path = _big_log(tmp_path)
+    if gzipped:
+        path = tmp_path / "big.log.gz"
+        path.write_bytes(gzip.compress(_big_log(tmp_path).read_bytes()))
     size = path.stat().st_size
     for n in (1, 2, 3):
         seen: list[int] = []

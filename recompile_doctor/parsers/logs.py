@@ -26,6 +26,7 @@ from recompile_doctor.parsers._reader import (
     ReadStats,
     bom_encoding,
     decompressed,
+    gzip_text_size,
     iter_lines,
     open_input,
     reader_lines,
@@ -173,6 +174,8 @@ def parse_log(
             return
         skip_bom(f, st)
         fastpart = _FastPart(path, Blocks(f, path), st, engine, on_progress, strict)
+        if st.compressed:
+            fastpart.gzip_text = gzip_text_size(f)
         if not strict:
             fastpart.processes = _parallel.processes_for(f, st)
             fastpart.f = f
@@ -216,6 +219,8 @@ class _FastPart:
         self._reading: _parallel.Reading | None = None
         #: while workers read the later parts: the size of the first (see _progress)
         self._first_part: int | None = None
+        #: a gzip input's text size (its trailer's): the bar counts the file's bytes
+        self.gzip_text: int | None = None
         self._shown = 0  # the bytes reported so far
 
     def close(self) -> None:
@@ -321,12 +326,16 @@ class _FastPart:
     def _progress(self, n: int) -> None:
         """Report ``n`` bytes read, never fewer than before.  While workers read the later
         parts, the share of the first part read stands for the whole (all parts are read at
-        about the same pace)."""
+        about the same pace).  A gzip input's text bytes are shown as that share of the
+        file's bytes (the bar's size is the file's)."""
         if self.on_progress is None:
             return
         first = self._first_part
+        text = self.gzip_text
         if first:
-            n = n * max(0, (self.st.size or 0) - self.bom) // first
+            n = n * max(0, (text or self.st.size or 0) - self.bom) // first
+        if text:  # (text bytes read, shown as the share of the file's size)
+            n = n * (self.st.size or 0) // text
         if n > self._shown:
             self._shown = n
             self.on_progress(n)
@@ -368,9 +377,7 @@ class _FastPart:
             )
         except OSError:
             return None  # no temporary folder: this process reads it all
-        blocks.limit = splits[0]
-        # (the bar's size of a gzip file is the file's, not its text's: no share of it)
-        self._first_part = None if st.compressed else splits[0]
+        blocks.limit = self._first_part = splits[0]
         return self._team
 
     def _adopt(
