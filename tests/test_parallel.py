@@ -573,3 +573,34 @@ def test_events_survive_the_encoding() -> None:
             shared += same
         n += len(evs)
     assert n > 1000 and shared > 10
+
+
+def test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory() -> None:
+    import io as _io
+    import tracemalloc
+
+    # GIVEN a text of short lines, a line of 3 MB, and short lines again, read forward once
+    text = b"a\nbb\n" * 1000 + b"x" * (3 << 20) + b"\nccc\n" * 1000
+    reads: list[int] = []
+
+    class Stream(_io.BytesIO):
+        def read1(self, n: int = -1) -> bytes:
+            got = super().read1(n)
+            reads.append(len(got))
+            return got
+
+    find = _parallel.StreamLineStart(Stream(text))
+    # THEN each line start is the first after its position (each asked for at or after the
+    # last one found, as splits_for asks), as in the text itself
+    last = 0
+    for pos in (0, 2, 4999, 6000, (3 << 20) + 5000, (3 << 20) + 5001, len(text) - 3):
+        pos = max(pos, last)
+        expected = text.find(b"\n", pos)
+        tracemalloc.start()
+        last = find(pos) or 0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        assert last == (expected + 1 if expected >= 0 else 0), pos
+        assert peak < 5 << 19, (pos, peak)  # (never the whole long line: about a read held)
+    assert find(len(text)) is None
+    assert max(reads) <= 1 << 20

@@ -200,16 +200,15 @@ class StreamLineStart:
                 self._base += k + 1
                 self._buf = self._buf[k + 1 :]
                 return self._base
-            drop = min(len(self._buf), at)
-            self._buf = self._buf[drop:]
-            self._base += drop
+            # no line starts in what is held (or it all lies before pos): none of it is
+            # needed, whatever the length of a line
+            self._base += len(self._buf)
             try:
-                chunk = self._read(1 << 20)
+                self._buf = self._read(1 << 20)
             except BROKEN_STREAM:  # (the parts before the break are split as they are)
                 return None
-            if not chunk:
+            if not self._buf:
                 return None
-            self._buf += chunk
 
 
 class _Orphaned(Exception):
