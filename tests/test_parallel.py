@@ -129,16 +129,22 @@ WAYS = [
 ]
 
 
+@pytest.mark.parametrize("gzipped", [False, True])
 def test_several_processes_match_one_on_every_fixture(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gzipped: bool
 ) -> None:
+    # GIVEN every fixture log repeated (and gzipped: workers decompress up to their parts)
     spy = Spy(monkeypatch)
     for i, src in enumerate(PLAIN_FIXTURES):
         path = _repeated(src, tmp_path / f"{i}.log", lines=2000)
+        if gzipped:
+            path = path.with_suffix(".log.gz")
+            path.write_bytes(gzip.compress((tmp_path / f"{i}.log").read_bytes(), 1))
         fold, ways = WAYS[i % 2]
         started = spy.workers
         one = _run(path, 1, fold=fold)
         assert spy.workers == started  # (the reference is one process)
+        assert one[-1][2] is gzipped  # (read as gzip, or not)
         for processes, share in ways:
             monkeypatch.setattr(_parallel, "PARENT_SHARE", share)
             assert _run(path, processes, fold=fold) == one, (src, processes, share)
@@ -147,26 +153,6 @@ def test_several_processes_match_one_on_every_fixture(
     # hand over to the workers after them
     assert set(spy.adopted) >= {f.name for f in LOG_FORMATS}, spy.adopted
     assert spy.chained > 10
-
-
-def test_gzip_logs_are_read_by_several_processes_as_by_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # GIVEN every fixture log repeated and gzipped (the workers decompress up to their parts)
-    spy = Spy(monkeypatch)
-    for i, src in enumerate(PLAIN_FIXTURES):
-        plain = _repeated(src, tmp_path / f"{i}.log", lines=2000)
-        path = tmp_path / f"{i}.log.gz"
-        path.write_bytes(gzip.compress(plain.read_bytes(), compresslevel=1))
-        fold, ways = WAYS[i % 2]
-        one = _run(path, 1, fold=fold)
-        assert one[-1][2] is True  # (read as gzip)
-        for processes, share in ways:
-            monkeypatch.setattr(_parallel, "PARENT_SHARE", share)
-            assert _run(path, processes, fold=fold) == one, (src, processes, share)
-    # THEN workers read them, and their parts were taken over for every format
-    assert spy.workers > len(PLAIN_FIXTURES) * 3
-    assert set(spy.adopted) >= {f.name for f in LOG_FORMATS}, spy.adopted
 
 
 @pytest.mark.parametrize("cut", [0.03, 0.3, 0.7, 0.97, -8])
