@@ -104,14 +104,19 @@ class EventsText:
         report writes its events itself)."""
         if not self.done() or self._f is None:
             return None
-        return self._read(self._f.fileno())
+        return self._read(self._f)
 
-    def _read(self, fd: int) -> Iterator[str]:
+    def _read(self, f: IO[bytes]) -> Iterator[str]:
         import codecs
 
         decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
         pos = 0
-        while data := os.pread(fd, PIECE, pos):
+        while True:
+            if f.closed:  # (closed while being read: its descriptor may be another's)
+                raise ValueError("the events' JSON text was closed")
+            data = os.pread(f.fileno(), PIECE, pos)
+            if not data:
+                break
             pos += len(data)
             yield decoder.decode(data)
         yield decoder.decode(b"", final=True)

@@ -255,3 +255,28 @@ def test_no_second_process_when_the_text_could_fill_the_temporary_folder(
     with analyze([str(log)], events_json=True) as report:
         assert report.events_text is not None
         assert report.dumps() == expected
+
+
+def test_text_closed_while_read_is_an_error_not_other_bytes(tmp_path: Path, forking: Path) -> None:
+    # GIVEN a report's JSON being read piece by piece (small pieces, a small spool)
+    log = _long_jax_log(tmp_path)
+    report = analyze([str(log)], events_json=True)
+    assert report.events_text is not None
+    pieces = report.iter_json()
+    read = ""
+    while '"events": ' not in read:
+        read += next(pieces)
+    read += next(pieces) + next(pieces) + next(pieces)  # ("[", then the writer's text)
+    assert '"kind": ' in read.split('"events": ')[1] and report.events_text.done()
+    # WHEN the report is closed half way and files are opened meanwhile (their descriptors
+    # may be the closed files' numbers)
+    report.close()
+    others = [open(log, "rb") for _ in range(4)]  # noqa: SIM115
+    try:
+        # THEN reading on fails, rather than giving another file's bytes
+        with pytest.raises(ValueError, match="closed"):
+            for _ in pieces:
+                pass
+    finally:
+        for f in others:
+            f.close()

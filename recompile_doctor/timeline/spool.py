@@ -107,11 +107,12 @@ class EventSpool:
         f = self._file
         if f is not None:
             f.flush()
-            fd = f.fileno()
             for offset, length in self._chunks:
+                if f.closed:  # (closed while being read: its descriptor may be another's)
+                    raise ValueError("the events' temporary file was closed")
                 # (``pread``: the file's offset stays where it is, for a forked process
                 # reading the same file -- :mod:`recompile_doctor.events_json`)
-                rows: list[_EventTuple] = pickle.loads(os.pread(fd, length, offset))
+                rows: list[_EventTuple] = pickle.loads(os.pread(f.fileno(), length, offset))
                 for row in rows:
                     yield Event(*row)
         yield from list(self._buffer)
