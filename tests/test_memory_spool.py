@@ -236,3 +236,33 @@ def test_capped_evidence_is_the_first_lines_of_all(keys: list[tuple[str, int]]) 
     for e in evidence:
         first.setdefault((e.source, e.line), e)
     assert got == tuple(first[k] for k in sorted(first)[:MAX_EVIDENCE])
+
+
+def test_spool_and_gzip_size_without_pread(
+    tmp_path: Path, small_spool: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gzip
+
+    from recompile_doctor.parsers import _reader
+
+    # GIVEN a long JAX log, gzipped, analyzed with a small spool where the system has pread
+    log = tmp_path / "long.log.gz"
+    log.write_bytes(gzip.compress(_long_jax_log(tmp_path).read_bytes()))
+    with analyze([str(log)]) as report:
+        expected = report.dumps()
+        assert report.events.spooled  # type: ignore[attr-defined]
+    with open(log, "rb") as raw:
+        size = _reader.gzip_text_size(_reader.decompressed(raw, str(log)))
+    assert size == len(gzip.decompress(log.read_bytes()))
+    # WHEN the system has no pread (Windows)
+    monkeypatch.delattr(os, "pread")
+    # THEN the spool reads back by seeking, the trailer is read the same way, and the
+    # report is the same
+    with open(log, "rb") as raw:
+        f = _reader.decompressed(raw, str(log))
+        before = f.read(100)
+        assert _reader.gzip_text_size(f) == size
+        assert f.read(100) == gzip.decompress(log.read_bytes())[100:200]  # (not moved)
+        assert before
+    with analyze([str(log)]) as report:
+        assert report.dumps() == expected

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import IO, Any, BinaryIO, cast
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.read_at import read_at
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is truncated (the rest is skipped)
@@ -289,11 +290,11 @@ def gzip_text_size(f: BinaryIO) -> int | None:
     if not isinstance(raw, io.BufferedReader) or not isinstance(raw.raw, io.FileIO):
         return None
     try:
-        fd = raw.fileno()
-        size = os.fstat(fd).st_size
-        if not stat.S_ISREG(os.fstat(fd).st_mode) or size < 18:
+        st = os.fstat(raw.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size < 18:
             return None
-        text = int.from_bytes(os.pread(fd, 4, size - 4), "little")
+        size = st.st_size
+        text = int.from_bytes(read_at(raw, 4, size - 4), "little")
     except OSError:
         return None
     return text if text >= size else None

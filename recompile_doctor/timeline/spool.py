@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import os
 import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import IO, Any, overload
 
 from recompile_doctor.model import Event
+from recompile_doctor.read_at import read_at
 
 #: events kept in memory before the spool goes to a temporary file
 SPOOL_AFTER = 4096
@@ -110,9 +110,9 @@ class EventSpool:
             for offset, length in self._chunks:
                 if f.closed:  # (closed while being read: its descriptor may be another's)
                     raise ValueError("the events' temporary file was closed")
-                # (``pread``: the file's offset stays where it is, for a forked process
-                # reading the same file -- :mod:`recompile_doctor.events_json`)
-                rows: list[_EventTuple] = pickle.loads(os.pread(f.fileno(), length, offset))
+                # (the file's offset stays where it is, for a forked process reading the
+                # same file -- :mod:`recompile_doctor.events_json`)
+                rows: list[_EventTuple] = pickle.loads(read_at(f, length, offset))
                 for row in rows:
                     yield Event(*row)
         yield from list(self._buffer)
