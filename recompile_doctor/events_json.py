@@ -22,6 +22,8 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
+from recompile_doctor.read_at import read_at
+
 if TYPE_CHECKING:
     from recompile_doctor.model import Event
 
@@ -111,12 +113,8 @@ class EventsText:
 
         decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
         pos = 0
-        while True:
-            if f.closed:  # (closed while being read: its descriptor may be another's)
-                raise ValueError("the events' JSON text was closed")
-            data = os.pread(f.fileno(), PIECE, pos)
-            if not data:
-                break
+        # (read_at of a file closed meanwhile raises ValueError: never another file's bytes)
+        while data := read_at(f, PIECE, pos):
             pos += len(data)
             yield decoder.decode(data)
         yield decoder.decode(b"", final=True)

@@ -563,7 +563,7 @@ class Report:
                 yield "["
                 ahead = self.events_text
                 written = None
-                if ahead is not None and items is self.events and ahead.events is items:
+                if ahead is not None and ahead.events is items:
                     written = ahead.pieces()  # (None: the second process failed)
                 yield from written if written is not None else list_items_json(items)
                 yield "\n  ]"

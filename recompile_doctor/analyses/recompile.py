@@ -303,8 +303,7 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     growing: set[int] = set()
     for idx in by_fn.values():
         growing.update(idx[j] for j in _growing([grew[i] for i in idx]))
-    del grew, by_fn
-    del sets
+    del grew, by_fn, sets
     for k, (prev, c) in enumerate(recs):
         d = opts.joined.by_compilation.get(c.id)
         log_rules = named[k]

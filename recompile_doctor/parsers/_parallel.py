@@ -79,6 +79,9 @@ CHECKPOINT_EVERY = 64
 WAIT_S = 30.0
 #: a worker looks whether its parent is still there every this many decoded lines
 PARENT_CHECK_EVERY = 4096
+#: seconds between looks at a file another process is still writing (first, at most): a
+#: worker's events, a file the team publishes
+PAUSE_S = (0.0005, 0.01)
 #: the number of processes per input (1: no workers)
 WORKERS_ENV = "RECOMPILE_DOCTOR_WORKERS"
 
@@ -436,7 +439,7 @@ class Team:
         """The value of the team's file ``name`` once it is there (None: the worker that
         writes it failed, ``gone`` says it is no more, or :data:`WAIT_S` passed)."""
         deadline = time.monotonic() + WAIT_S
-        pause = 0.0005
+        pause = PAUSE_S[0]
         while True:
             there, value = self._read(name)
             if there:
@@ -448,7 +451,7 @@ class Team:
             if gone is None and time.monotonic() > deadline:
                 return None
             time.sleep(pause)
-            pause = min(pause * 2, 0.01)
+            pause = min(pause * 2, PAUSE_S[1])
 
     # -- a worker ------------------------------------------------------------------------
     def _parent_alive(self) -> None:
@@ -632,10 +635,6 @@ class Stream:
             done.append((w, part, j))
             at = part.handoff
         self.chain = done
-
-
-#: seconds between looks at a worker's event file while it has no new record whole
-PAUSE_S = (0.0005, 0.01)
 
 
 def _follow(m: _Member, skip: int) -> Iterator[TypedEvent]:

@@ -108,10 +108,9 @@ class EventSpool:
         if f is not None:
             f.flush()
             for offset, length in self._chunks:
-                if f.closed:  # (closed while being read: its descriptor may be another's)
-                    raise ValueError("the events' temporary file was closed")
                 # (the file's offset stays where it is, for a forked process reading the
-                # same file -- :mod:`recompile_doctor.events_json`)
+                # same file -- :mod:`recompile_doctor.events_json`; a file closed meanwhile
+                # raises ValueError: its descriptor may be another file's by now)
                 rows: list[_EventTuple] = pickle.loads(read_at(f, length, offset))
                 for row in rows:
                     yield Event(*row)
