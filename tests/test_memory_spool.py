@@ -266,3 +266,30 @@ def test_spool_and_gzip_size_without_pread(
         assert before
     with analyze([str(log)]) as report:
         assert report.dumps() == expected
+
+
+def test_repeated_compile_lines_are_kept_once(tmp_path: Path) -> None:
+    """A run that compiles the same signatures again and again keeps one copy of each line:
+    the report's compilations share their text, and are equal to what they were."""
+    log = _long_jax_log(tmp_path)
+    with analyze(log) as report:
+        comps = report.compilations
+        by_text: dict[str, set[int]] = {}
+        for c in comps:
+            by_text.setdefault(c.text, set()).add(id(c.text))
+        assert len(comps) > 2 * len(by_text)  # (the same lines, 40 times)
+        assert all(len(ids) == 1 for ids in by_text.values())
+
+
+def test_one_copy_is_bounded_and_gives_equal_strings() -> None:
+    from recompile_doctor.timeline.builder import OneCopy
+
+    one = OneCopy()
+    first = one("".join(["Compiling ", "jit(f)"]))
+    assert one("".join(["Compiling ", "jit(f)"])) is first
+    assert one(None) is None
+    for i in range(OneCopy.LIMIT + 10):  # a run whose lines all differ
+        assert one(f"line {i}") == f"line {i}"
+    assert len(one._seen) <= OneCopy.LIMIT
+    again = one("".join(["Compiling ", "jit(f)"]))
+    assert again == first and again is not first  # forgotten: the table stays bounded

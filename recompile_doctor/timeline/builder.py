@@ -8,7 +8,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
@@ -153,6 +153,9 @@ class TimelineBuilder:
         #: one copy of each distinct compilation key (a function compiled 100,000 times
         #: has one key, not 100,000 equal ones)
         self._keys: dict[CompileKey, CompileKey] = {}
+        #: one copy of each recent distinct line and cache entry a compilation keeps: a run
+        #: that recompiles the same signature again and again repeats the very same line
+        self._one_copy = OneCopy()
 
     def close(self) -> None:
         """Drop the events spooled so far (their temporary file) when the run is abandoned;
@@ -189,7 +192,7 @@ class TimelineBuilder:
             line=sp.line,
             t=sp.t,
             ordinal=ev.ordinal if isinstance(ev, CompileStarted) and not synthetic else None,
-            text=sp.text,
+            text=self._one_copy(sp.text),
             process=proc.index,
             synthetic=synthetic,
             last_t=sp.t,
@@ -365,14 +368,14 @@ class TimelineBuilder:
             if c is None or c.cache is not None:
                 c = self._open_compilation(ev, ev.key or CompileKey("?", None), True, proc)
             c.cache = "hit"
-            c.cache_file = ev.entry
+            c.cache_file = self._one_copy(ev.entry)
             self._touch(c, ev.span)
         elif ev.outcome == "miss" and ev.store in EXECUTABLE_STORES:
             c = proc.current
             if c is None or c.cache is not None:
                 c = self._open_compilation(ev, ev.key or CompileKey("?", None), True, proc)
             c.cache = "miss"
-            c.cache_file = ev.entry
+            c.cache_file = self._one_copy(ev.entry)
             self._touch(c, ev.span)
         elif ev.outcome == "write":
             if ev.entry is not None:
@@ -610,6 +613,36 @@ class TimelineBuilder:
                 )
             )
         return tuple(out), tuple(processes)
+
+
+class OneCopy:
+    """One copy of each distinct string among the recent ones: equal strings made from
+    different lines are different objects, and 100,000 compilations of a few signatures
+    would otherwise hold 100,000 copies of a few lines.  At most :attr:`LIMIT` are
+    remembered (then forgotten at once), so a run whose lines are all different pays a
+    bounded table, not one entry per compilation."""
+
+    LIMIT = 4096
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[str, str] = {}
+
+    @overload
+    def __call__(self, s: str) -> str: ...
+    @overload
+    def __call__(self, s: None) -> None: ...
+    def __call__(self, s: str | None) -> str | None:
+        if s is None:
+            return None
+        seen = self._seen
+        got = seen.get(s)
+        if got is None:
+            if len(seen) >= self.LIMIT:
+                seen.clear()
+            got = seen[s] = s
+        return got
 
 
 def _rank(tag: str | None) -> int | None:
