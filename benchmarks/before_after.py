@@ -21,6 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_scale import machine_line  # (this folder is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -61,6 +63,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         before = Path(tmp)
         extract(args.rev, before)
+        print(machine_line(str(ROOT)))
         print(
             f"{'log':>28} {'MB':>7} {'before s':>9} {'cpu':>7} {'now s':>7} {'cpu':>7} "
             f"{'wall now/before':>16} {'cpu now/before':>15}"

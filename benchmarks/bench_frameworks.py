@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench_scale import write_log  # the same writer (this folder is on sys.path)
+from bench_scale import machine_line, write_log  # (this folder is on sys.path)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures"
@@ -182,9 +181,7 @@ def main() -> None:
     where.mkdir(parents=True, exist_ok=True)
     only = {s for s in args.only.split(",") if s}
     size = int(args.mb * 1e6)
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}"
-    )
+    print(machine_line())
     print(
         f"{'log':>12} {'MB':>6} {'relevant':>8} {'ours s':>7} {'MB/s':>6} {'grep s':>7} "
         f"{'x grep':>6} {'cpu s':>6} {'grep cpu':>8} {'x grep':>6} {'peak RSS':>9}"

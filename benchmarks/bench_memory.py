@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -60,10 +59,7 @@ def main() -> None:
     tmp = tempfile.TemporaryDirectory() if args.dir is None else None
     where = Path(tmp.name) if tmp is not None else args.dir
     where.mkdir(parents=True, exist_ok=True)
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}"
-    )
+    print(bench_scale.machine_line())
     print(f"{'log':<14}{'MB':>6}{'format':>10}{'peak RSS MB':>14}{'seconds':>10}")
     try:
         for kind in args.kinds:

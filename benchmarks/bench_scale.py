@@ -209,10 +209,31 @@ def _best_of(
     return g, gcpu, secs, cpu, rss, rc
 
 
-def _engine() -> str:
-    from recompile_doctor.parsers._scan import has_hyperscan
+#: asks the Python the timed runs use which matcher its recompile_doctor scans with
+_PROBE = (
+    "from recompile_doctor.parsers._scan import has_hyperscan; "
+    "print('hyperscan' if has_hyperscan() else 'bytes.find')"
+)
 
-    return "hyperscan" if has_hyperscan() else "bytes.find"
+
+def machine_line(pythonpath: str | None = None) -> str:
+    """The machine, the Python and the matcher of the timed runs, asked of the interpreter
+    that runs them, in the folder they run in (the ``bytes.find`` fallback is slower than
+    hyperscan: a figure means little without it).  Exits with a one-line message when that
+    interpreter cannot import the package (a Python other than the project's venv's)."""
+    env = dict(os.environ) if pythonpath is None else dict(os.environ, PYTHONPATH=pythonpath)
+    got = subprocess.run(
+        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=False
+    )
+    if got.returncode != 0:
+        raise SystemExit(
+            f"{sys.executable} cannot import recompile_doctor: run `make setup`, then "
+            "the benchmark with .venv/bin/python"
+        )
+    return (
+        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
+        f"{platform.python_version()}, matcher: {got.stdout.strip()}"
+    )
 
 
 def main() -> None:
@@ -242,10 +263,7 @@ def main() -> None:
         ("poplar-20%", "poplar_20pct.log", _poplar_lines(4), big // 4, "poplar"),
         ("jax", "jax.log", _jax_lines(8), big // 4, "jax"),
     ]
-    print(
-        f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}, matcher: {_engine()}"
-    )
+    print(machine_line())
     print(
         f"{'log':>15} {'MB':>7} {'relevant':>9} {'ours s':>7} {'MB/s':>6} {'grep s':>7} "
         f"{'x grep':>6} {'ours cpu':>8} {'grep cpu':>8} {'x grep':>6} {'peak RSS':>9} "
