@@ -27,6 +27,7 @@ from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
+from recompile_doctor.timeline.packed import replaced
 
 PathLike = str | os.PathLike[str]
 #: lines of context kept around each evidence line
@@ -182,7 +183,7 @@ def _set_causes(comps: list[Compilation], causes: dict[int, str]) -> None:
     for i, c in enumerate(comps):
         cause = causes.get(c.id)
         if cause is not None:
-            comps[i] = dataclasses.replace(c, cause=cause)
+            comps[i] = replaced(c, cause=cause)
 
 
 def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:

@@ -293,3 +293,33 @@ def test_one_copy_is_bounded_and_gives_equal_strings() -> None:
     assert len(one._seen) <= OneCopy.LIMIT
     again = one("".join(["Compiling ", "jit(f)"]))
     assert again == first and again is not first  # forgotten: the table stays bounded
+
+
+def test_replaced_is_dataclasses_replace() -> None:
+    """The timeline's and the report's copies with a field changed (slots set directly)
+    equal ``dataclasses.replace``'s, for a class with inherited fields too."""
+    import dataclasses
+
+    from recompile_doctor.events import CacheLookup, CompileKey, Span
+    from recompile_doctor.model import Compilation
+    from recompile_doctor.timeline.packed import replaced
+
+    c = Compilation(5, "jit_f", None, "a.log", 1000, 1.0, 0.5, "miss", False, text="Compiling")
+    assert replaced(c, cause="batch-size") == dataclasses.replace(c, cause="batch-size")
+    assert replaced(c, cause="batch-size") is not c and c.cause is None
+    rec = Event("cache", "a.log", 3, None, "Loaded x from y")
+    span = Span("a.log", 3, "Loaded x from y")
+    lk = CacheLookup(span, rec, "executable", "hit", keep=False)
+    key = CompileKey("x", None)
+    got = replaced(lk, record=None, key=key)
+    assert got == dataclasses.replace(lk, record=None, key=key)
+    assert got.keep is False and got.span is lk.span
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        replaced(c, nope=1)
+
+    @dataclasses.dataclass(frozen=True)
+    class Plain:  # not slotted: dataclasses.replace itself
+        a: int
+        b: int = 0
+
+    assert replaced(Plain(1), b=2) == Plain(1, 2)

@@ -29,7 +29,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import CacheOutcome, Compilation, Event
 from recompile_doctor.timeline.names import elided_match, function_key
-from recompile_doctor.timeline.packed import Packed
+from recompile_doctor.timeline.packed import Packed, replaced
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from recompile_doctor.timeline.types import (
     NO_COMPILATION,
@@ -52,10 +52,6 @@ def _index_of(index: dict[_K, array[int]], key: _K) -> array[int]:
     if got is None:
         got = index[key] = array("q")
     return got
-
-
-#: the init fields of each kept event type
-_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
@@ -234,14 +230,7 @@ class TimelineBuilder:
         kept_key = self._key(key) if key is not None else None
         if record is ev.record and kept_key is key:
             return ev
-        cls = type(ev)
-        names = _FIELDS.get(cls)
-        if names is None:
-            names = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls) if f.init)
-        values = {n: getattr(ev, n) for n in names}  # twice as fast as dataclasses.replace
-        values["record"] = record
-        values["key"] = kept_key
-        return cls(**values)
+        return replaced(ev, record=record, key=kept_key)
 
     def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
         waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
