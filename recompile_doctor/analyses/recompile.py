@@ -277,7 +277,8 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         cached: Verdicts = opts.memo[memo_key]
         return cached
     recs = recompilations(tl)
-    by_fn: dict[str, list[int]] = defaultdict(list)
+    # (8 bytes a recompilation, not a list of Python ints: a run can have 100,000)
+    by_fn: defaultdict[str, array[int]] = defaultdict(lambda: array("q"))
     # per recompilation, in one reading of its reasons (not all held: they are read again
     # only where a finding shows them): where its causes' reasons are, the rules they name,
     # and which arguments they say grew; one copy of each tuple of rules (a run repeats a few)
@@ -303,9 +304,10 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         grew.append(sets.setdefault(grown, grown))  # (one copy of each: a run repeats a few)
         by_fn[function_key(c.module)].append(k)
     del attached
-    growing: set[int] = set()
+    growing = bytearray(len(recs))  # 1: its function's shapes keep growing there
     for idx in by_fn.values():
-        growing.update(idx[j] for j in _growing([grew[i] for i in idx]))
+        for j in _growing([grew[i] for i in idx]):
+            growing[idx[j]] = 1
     del grew, by_fn, sets
     for k, (prev, c) in enumerate(recs):
         d = opts.joined.by_compilation.get(c.id)
@@ -313,10 +315,10 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         if len(log_rules) > 1 and "retracing" in log_rules:
             # a generic retracing warning beside a specific reason adds nothing
             log_rules = tuple(x for x in log_rules if x != "retracing")
-        if k in growing and log_rules and log_rules[0] in SHAPE_RULES:
+        if growing[k] and log_rules and log_rules[0] in SHAPE_RULES:
             log_rules = _ordered(("growing-shape", *log_rules[1:]))
         dump_rules = _dump_rules(d)
-        if k in growing and dump_rules and dump_rules[0] in SHAPE_RULES:
+        if growing[k] and dump_rules and dump_rules[0] in SHAPE_RULES:
             dump_rules = _ordered(("growing-shape", *dump_rules[1:]))
         if log_rules == ("retracing",) and dump_rules:
             # the framework only says that it retraced; the dumps say what changed
