@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,9 @@ CASES = FIXTURES / "poplar" / "cases"
 REAL = FIXTURES / "poplar" / "real"
 SCHEMAS = ROOT / "recompile_doctor" / "schemas"
 GOLDENS = Path(__file__).resolve().parent / "goldens"
+#: a recorded JAX run and a simulated Poplar run, both with recompilations
+JAX_RUN = FIXTURES / "jax" / "growing_shape" / "run.log"
+POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
 
 
 @pytest.fixture(autouse=True)
@@ -25,6 +29,23 @@ def _stable_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("COLUMNS", "100")
     monkeypatch.delenv("NO_COLOR", raising=False)
     yield
+
+
+@pytest.fixture
+def own_tempdir(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The system's temporary folder, for this test: a folder of its own (what the run
+    leaves there can be listed)."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def long_jax_log(folder: Path, copies: int) -> Path:
+    """The recorded JAX run, repeated: a log of many compilations and events."""
+    log = folder / "long.log"
+    log.write_text(JAX_RUN.read_text(encoding="utf-8") * copies, encoding="utf-8")
+    return log
 
 
 def run_cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -20,10 +20,7 @@ from recompile_doctor import events_json as ej
 from recompile_doctor.model import Event, list_items_json
 from recompile_doctor.parsers import _parallel
 from recompile_doctor.timeline import spool
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-JAX_RUN = FIXTURES / "jax" / "growing_shape" / "run.log"
-POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+from tests.conftest import POPLAR_RUN, long_jax_log
 
 
 class Usage(NamedTuple):
@@ -35,24 +32,15 @@ class Usage(NamedTuple):
 
 
 @pytest.fixture
-def forking(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def forking(monkeypatch: pytest.MonkeyPatch, own_tempdir: Path) -> Path:
     """A second process for 10 events or more, the spool past 50, temporary files in a
     folder of the test's own."""
-    temp = tmp_path / "temp"
-    temp.mkdir()
     monkeypatch.setattr(ej, "MIN_EVENTS", 10)
     monkeypatch.setattr(ej, "PIECE", 64)  # (many pieces: characters split between them)
     monkeypatch.setattr(spool, "SPOOL_AFTER", 50)
     monkeypatch.setattr(spool, "CHUNK", 16)
     monkeypatch.setenv(_parallel.WORKERS_ENV, "2")
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    return temp
-
-
-def _long_jax_log(folder: Path, copies: int = 20) -> Path:
-    log = folder / "long.log"
-    log.write_text(JAX_RUN.read_text(encoding="utf-8") * copies, encoding="utf-8")
-    return log
+    return own_tempdir
 
 
 def _alone(log: Path) -> str:
@@ -62,7 +50,7 @@ def _alone(log: Path) -> str:
 
 
 def test_json_is_the_same_with_the_second_process(tmp_path: Path, forking: Path) -> None:
-    for log in (_long_jax_log(tmp_path), POPLAR_RUN):
+    for log in (long_jax_log(tmp_path, 20), POPLAR_RUN):
         # GIVEN the JSON a report writes of its events itself
         expected = _alone(log)
         # WHEN the events' text is written by a second process during the analyses
@@ -81,7 +69,7 @@ def test_a_failing_writer_leaves_the_report_to_write_its_events(
     tmp_path: Path, forking: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a writer that fails half way (it raises after writing something)
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 20)
     expected = _alone(log)
 
     def broken(events: object, f: object, parent: int) -> None:
@@ -100,7 +88,7 @@ def test_a_failing_writer_leaves_the_report_to_write_its_events(
 def test_a_killed_writer_leaves_the_report_to_write_its_events(
     tmp_path: Path, forking: Path
 ) -> None:
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 20)
     expected = _alone(log)
     with analyze([str(log)], events_json=True) as report:
         ahead = report.events_text
@@ -111,7 +99,7 @@ def test_a_killed_writer_leaves_the_report_to_write_its_events(
 
 def test_closing_the_report_stops_and_reaps_the_writer(tmp_path: Path, forking: Path) -> None:
     # GIVEN a writer still at work (it waits for a signal that never comes)
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 20)
     report = analyze([str(log)], events_json=True)
     ahead = report.events_text
     assert ahead is not None
@@ -129,7 +117,7 @@ def test_closing_the_report_stops_and_reaps_the_writer(tmp_path: Path, forking: 
 def test_no_second_process_where_it_is_not_worth_it_or_not_safe(
     tmp_path: Path, forking: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 20)
     # few events
     monkeypatch.setattr(ej, "MIN_EVENTS", 10**9)
     with analyze([str(log)], events_json=True) as report:
@@ -156,7 +144,7 @@ def test_no_second_process_where_it_is_not_worth_it_or_not_safe(
 def test_a_copy_of_the_report_for_another_process_has_no_writer(
     tmp_path: Path, forking: Path
 ) -> None:
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 20)
     with analyze([str(log)], events_json=True) as report:
         copy = pickle.loads(pickle.dumps(report))
         assert copy.events_text is None
@@ -202,7 +190,7 @@ def test_the_command_line_writes_json_with_the_second_process(
 ) -> None:  # fmt: skip
     from tests.conftest import run_cli
 
-    log = str(_long_jax_log(tmp_path))
+    log = str(long_jax_log(tmp_path, 20))
     expected = _alone(Path(log))
     # GIVEN the command line's analyze, watched for the writers it starts
     started: list[ej.EventsText] = []
@@ -235,7 +223,7 @@ def test_no_second_process_when_the_text_could_fill_the_temporary_folder(
 ) -> None:
     import shutil
 
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 20)
     with analyze([str(log)]) as report:
         n = len(report.events)
     # GIVEN a temporary folder with room for the text of fewer events than the report has
@@ -259,7 +247,7 @@ def test_no_second_process_when_the_text_could_fill_the_temporary_folder(
 
 def test_text_closed_while_read_is_an_error_not_other_bytes(tmp_path: Path, forking: Path) -> None:
     # GIVEN a report's JSON being read piece by piece (small pieces, a small spool)
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 20)
     report = analyze([str(log)], events_json=True)
     assert report.events_text is not None
     pieces = report.iter_json()

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 import os
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -20,17 +19,7 @@ from recompile_doctor.model import Event
 from recompile_doctor.timeline import packed, spool
 from recompile_doctor.timeline.packed import Packed
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
-
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-JAX_RUN = FIXTURES / "jax" / "growing_shape" / "run.log"
-POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
-
-
-def _long_jax_log(folder: Path, copies: int = 40) -> Path:
-    """The recorded JAX run, repeated: a log of many compilations and events."""
-    log = folder / "long.log"
-    log.write_text(JAX_RUN.read_text(encoding="utf-8") * copies, encoding="utf-8")
-    return log
+from tests.conftest import POPLAR_RUN, long_jax_log
 
 
 def _open_files_under(folder: Path) -> list[str]:
@@ -47,24 +36,21 @@ def _open_files_under(folder: Path) -> list[str]:
 
 
 @pytest.fixture
-def small_spool(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+def small_spool(monkeypatch: pytest.MonkeyPatch, own_tempdir: Path) -> Path:
     """Spool after 50 events, in chunks of 16, pack chunks of 8, temporary files in a
     folder of the test's own."""
-    temp = tmp_path / "temp"
-    temp.mkdir()
     monkeypatch.setattr(spool, "SPOOL_AFTER", 50)
     monkeypatch.setattr(spool, "CHUNK", 16)
     monkeypatch.setattr(packed, "PACK_CHUNK", 8)
     monkeypatch.setattr(packed, "PLAIN_CHUNKS", 1)
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    return temp
+    return own_tempdir
 
 
 def test_spooled_report_is_the_in_memory_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # GIVEN a long JAX log and a Poplar run with loads, analyzed with everything in memory
-    logs = [_long_jax_log(tmp_path), POPLAR_RUN]
+    logs = [long_jax_log(tmp_path, 40), POPLAR_RUN]
     monkeypatch.setattr(spool, "SPOOL_AFTER", 10**9)
     monkeypatch.setattr(packed, "PACK_CHUNK", 10**9)
     in_memory = [analyze([str(log)]) for log in logs]
@@ -88,7 +74,7 @@ def test_spooled_report_is_the_in_memory_report(
 
 def test_spool_is_nameless_and_closed_with_the_report(tmp_path: Path, small_spool: Path) -> None:
     # GIVEN a long log analyzed with a small spool
-    r = analyze([str(_long_jax_log(tmp_path))])
+    r = analyze([str(long_jax_log(tmp_path, 40))])
     assert r.events.spooled  # type: ignore[attr-defined]
     # THEN the spool sits in the temporary folder (never next to the input) with no name
     assert os.listdir(small_spool) == []
@@ -106,7 +92,7 @@ def test_spool_is_closed_when_the_report_is_closed_or_its_with_block_ends(
     tmp_path: Path, small_spool: Path
 ) -> None:
     # GIVEN a long log analyzed with a small spool, used in a with block
-    log = str(_long_jax_log(tmp_path))
+    log = str(long_jax_log(tmp_path, 40))
     with analyze([log]) as r:
         assert r.events.spooled  # type: ignore[attr-defined]
         n = len(list(r.events))
@@ -142,7 +128,7 @@ def test_spool_is_removed_when_the_analysis_fails(
     monkeypatch.setattr(api, "parse_log", failing)
     # WHEN the analysis runs THEN the error comes through
     with pytest.raises(RecompileDoctorError) as info:
-        analyze([str(_long_jax_log(tmp_path))])
+        analyze([str(long_jax_log(tmp_path, 40))])
     # AND no spool file is open or left, even while the error (and its frames) is alive
     assert info.value is not None
     assert os.listdir(small_spool) == []
@@ -212,12 +198,12 @@ def test_spooled_events_travel_to_another_process_whole(tmp_path: Path, small_sp
     import pickle
 
     # GIVEN a report whose events are spooled
-    r = analyze([str(_long_jax_log(tmp_path))])
+    r = analyze([str(long_jax_log(tmp_path, 40))])
     # WHEN it is pickled (as for a worker process) and its spool closed
     copy = pickle.loads(pickle.dumps(r))
     r.events.close()  # type: ignore[attr-defined]
     # THEN the copy still has every event, and the closed one refuses to be read
-    assert copy.dumps() == analyze([str(_long_jax_log(tmp_path))]).dumps()
+    assert copy.dumps() == analyze([str(long_jax_log(tmp_path, 40))]).dumps()
     with pytest.raises(ValueError):
         list(r.events)
 
@@ -247,7 +233,7 @@ def test_spool_and_gzip_size_without_pread(
 
     # GIVEN a long JAX log, gzipped, analyzed with a small spool where the system has pread
     log = tmp_path / "long.log.gz"
-    log.write_bytes(gzip.compress(_long_jax_log(tmp_path).read_bytes()))
+    log.write_bytes(gzip.compress(long_jax_log(tmp_path, 40).read_bytes()))
     with analyze([str(log)]) as report:
         expected = report.dumps()
         assert report.events.spooled  # type: ignore[attr-defined]
@@ -271,7 +257,7 @@ def test_spool_and_gzip_size_without_pread(
 def test_repeated_compile_lines_are_kept_once(tmp_path: Path) -> None:
     """A run that compiles the same signatures again and again keeps one copy of each line:
     the report's compilations share their text, and are equal to what they were."""
-    log = _long_jax_log(tmp_path)
+    log = long_jax_log(tmp_path, 40)
     with analyze(log) as report:
         comps = report.compilations
         by_text: dict[str, set[int]] = {}
