@@ -99,10 +99,7 @@ def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation]]:
         for i, c in enumerate(comps):
             if i > 0 and not c.warmup and not c.eager and c.cache != "hit":
                 out.append((comps[i - 1], c))
-    if len({c.source for _, c in out}) > 1:
-        out.sort(key=lambda t: (t[1].source, t[1].line))
-    else:  # the same order, without a key tuple for each of 100,000 recompilations
-        out.sort(key=lambda t: t[1].line)
+    out.sort(key=lambda t: (t[1].source, t[1].line))
     return out
 
 
