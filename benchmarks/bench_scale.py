@@ -210,10 +210,7 @@ def _best_of(
 
 
 #: asks the Python the timed runs use which matcher its recompile_doctor scans with
-_PROBE = (
-    "from recompile_doctor.parsers._scan import has_hyperscan; "
-    "print('hyperscan' if has_hyperscan() else 'bytes.find')"
-)
+_PROBE = "from recompile_doctor.matcher_choice import describe; print(describe())"
 
 
 def machine_line(pythonpath: str | None = None) -> str:

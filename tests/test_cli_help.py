@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
+from recompile_doctor import __version__
 from recompile_doctor.cli.main import cli
+from recompile_doctor.matcher_choice import has_hyperscan
 from tests.conftest import ROOT, run_cli
 
 COMMANDS = sorted(cli.commands)
@@ -27,7 +31,25 @@ def test_every_subcommand_has_help_and_is_in_the_readme(
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli("--version", capsys=capsys)
-    assert code == 0 and "recompile-doctor" in out
+    assert code == 0 and out.startswith(f"recompile-doctor, version {__version__}\n")
+    # the matcher big logs are read with: hyperscan where its wheel imports
+    expected = "hyperscan " if has_hyperscan() else "bytes.find ("
+    assert out.splitlines()[1].startswith("log matcher: " + expected)
+
+
+def test_version_names_the_fallback_matcher_and_how_to_get_hyperscan(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN no hyperscan wheel WHEN --version runs THEN it says the log reader falls back
+    to bytes.find, and how to install the faster matcher (a slow run can be traced to it)."""
+    monkeypatch.setitem(sys.modules, "hyperscan", None)  # import hyperscan: ImportError
+    assert not has_hyperscan()
+    code, out, _ = run_cli("--version", capsys=capsys)
+    assert code == 0
+    assert out.splitlines()[1] == (
+        "log matcher: bytes.find (hyperscan is not installed; "
+        "pip install 'recompile-doctor[fast]' reads big logs faster)"
+    )
 
 
 def test_readme_lists_every_rule() -> None:

@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.matcher_choice import has_hyperscan
 from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _reader, _scan, parse_log
-from recompile_doctor.parsers._scan import FindMatcher, has_hyperscan, regex_literals
+from recompile_doctor.parsers._scan import FindMatcher, regex_literals
 from recompile_doctor.parsers.poplar import ANCHOR_RE
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -115,12 +115,30 @@ class _LazyGroup(click.Group):
         return click.Command(name, help=known[1]).get_short_help_str(limit)
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the version, then the matcher big logs are read with (the slower
+    fallback where the hyperscan wheel is missing: a slow run can be traced to it)."""
+    if not value or ctx.resilient_parsing:
+        return
+    from recompile_doctor.matcher_choice import describe
+
+    click.echo(f"recompile-doctor, version {__version__}\nlog matcher: {describe()}")
+    ctx.exit()
+
+
 @click.group(
     cls=_LazyGroup,
     commands=_COMMANDS,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(__version__, prog_name="recompile-doctor")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the log matcher in use, and exit.",
+)
 @click.option("--debug", is_flag=True, expose_value=False, help="Show a traceback on errors.")
 def cli() -> None:
     """Explain why XLA-compiled programs recompile, and what to change.

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Protocol
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.matcher_choice import has_hyperscan
 from recompile_doctor.parsers._format import Decoder, SkipMode
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
@@ -97,14 +98,6 @@ def _minimal(literals: Sequence[bytes]) -> list[bytes]:
         if not any(o in lit for o in out):
             out.append(lit)
     return out
-
-
-def has_hyperscan() -> bool:
-    try:
-        import hyperscan  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def make_matcher(literals: Sequence[str], engine: str | None = None) -> Matcher:
