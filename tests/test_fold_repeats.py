@@ -22,7 +22,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor import api
-from recompile_doctor.parsers import ParseCounter, _scan, parse_log
+from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar_decoder
+from recompile_doctor.parsers._prefixes import NO_PREFIX
 from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,8 +52,9 @@ MESSAGES = (
 
 def _report(path: Path, fold: bool, monkeypatch: pytest.MonkeyPatch, chunk: int | None) -> str:
     with monkeypatch.context() as mp:
-        if not fold:
+        if not fold:  # (and without the remembered splits of steps: the full reading)
             mp.setattr(PoplarDecoder, "fold_repeats", lambda self: None)
+            mp.setattr(poplar_decoder, "_split_stamped", lambda raw: (NO_PREFIX, ""))
         if chunk is not None:
             mp.setattr(_scan, "CHUNK_BYTES", chunk)
         else:
@@ -131,3 +133,68 @@ def test_folding_leaves_out_repeated_steps_and_load_starts_but_counts_their_line
     assert kinds[True].count("ExecutableLoaded") == kinds[False].count("ExecutableLoaded") == 3
     assert kinds[False].count("FrameworkNote") == 3
     assert kinds[True].count("FrameworkNote") == 0
+
+
+def test_the_fast_path_folds_repeated_steps_unread_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN a steady run (steps of two modules, loads between them) with repeated steps
+    whose stamps are odd: a date that does not exist, digits that are not ASCII, another
+    clock's stamp before the same text, a line ending in CR, a step past midnight,
+    and a load whose start has no stamp (it takes the time of the folded step before it),
+    WHEN it is analysed by the fast path (small blocks) with folding, THEN the report is
+    the full reading's, the repeated steps were folded from their bytes without being
+    decoded, and the odd ones went the long way (the invalid date stays malformed)."""
+    tf, step = "I tensorflow/x.cc:1109] ", MESSAGES[0]
+    lines = [poplar_prefix(0, 0) + MESSAGES[8], poplar_prefix(0, 1) + MESSAGES[5]]
+    lines += [poplar_prefix(0, 5) + MESSAGES[6]]
+    for i in range(600):  # (past the 400 lines format detection reads line by line)
+        lines.append(poplar_prefix(0, 10 + i) + (step if i % 10 < 8 else MESSAGES[2]))
+        if i % 10 == 9:
+            lines += [poplar_prefix(1, 10 + i) + MESSAGES[3], poplar_prefix(1, 11 + i) + MESSAGES[4]]
+    odd = [
+        f"2023-02-30 10:00:00.517107: {tf}{step}",  # no 30 February: malformed
+        f"2023-04-26 10:00:0\u0661.517107: {tf}{step}",  # an Arabic-Indic digit
+        f"2023-04-26T10:00:02.517107: {tf}{step}",  # an ISO-shaped stamp, the same text
+        f"2023-04-26 10:00:03.517107: {tf}{step}\r",  # CRLF
+        f"2023-04-26 23:59:59.517107: {tf}{step}",
+        f"2023-04-27 00:00:01.517107: {tf}{step}",  # past midnight
+    ]
+    # a load whose start has no stamp of its own: it takes the time of the folded step
+    # before it, and its end (without a duration) is timed from there
+    at = 450
+    lines[at:at] = [
+        poplar_prefix(0, 455) + step,
+        poplar_prefix(0, 457) + step,
+        poplar_prefix(6, 0) + MESSAGES[3],
+        poplar_prefix(1, 460) + MESSAGES[10],
+    ]
+    for k, text in enumerate(odd):
+        at = 500 + 7 * k
+        # (a load after each, its start unstamped: the time the odd line gave, if any)
+        lines[at:at] = [
+            poplar_prefix(0, 700 + k) + step,
+            text,
+            poplar_prefix(6, 0) + MESSAGES[3],
+            poplar_prefix(1, 710 + k) + MESSAGES[10],
+        ]
+    path = tmp_path / "run.log"
+    path.write_bytes(("\n".join(lines) + "\n").encode("utf-8"))
+
+    folded: list[bool] = []
+    decoded: list[str] = []
+    fold_line, decode = PoplarDecoder.fold_line, PoplarDecoder.decode
+    with monkeypatch.context() as mp:
+        mp.setattr(
+            PoplarDecoder, "fold_line", lambda s, b: folded.append(fold_line(s, b)) or folded[-1]
+        )
+        mp.setattr(
+            PoplarDecoder, "decode", lambda s, n, raw: decoded.append(raw) or decode(s, n, raw)
+        )
+        fast = _report(path, True, monkeypatch, 300)
+    assert fast == _report(path, False, monkeypatch, None)
+    assert '"malformed": 1' in fast
+    # most repeated steps never reached decode; the odd ones did
+    assert folded.count(True) >= 200
+    assert len(decoded) < len(lines) - 200
+    assert odd[0] in decoded and odd[2] in decoded and odd[3].rstrip("\r") in decoded

@@ -60,7 +60,13 @@ class Decoder(Protocol):
         the fast path put off that walk back: the driver then sets ``pending_last`` to a
         function that does it (calling ``skipped`` as above), and the decoder calls it at
         the start of its next ``decode`` when it needs the line, or sets ``pending_last`` to
-        None when it does not.  The function stays valid until that ``decode`` returns."""
+        None when it does not.  The function stays valid until that ``decode`` returns.
+
+        A decoder may also let the fast path fold lines it would fold anyway without their
+        text: an attribute ``fold_tails`` (a tuple of bytes, read again for each line) and
+        a method ``fold_line(line: bytes) -> bool``.  A candidate line whose bytes end with
+        one of ``fold_tails`` goes to ``fold_line`` first; True: the line is done, counted
+        recognized, and never decoded (nor passed to ``skipped``)."""
         ...
 
     def finish(self) -> Iterator[TypedEvent]:

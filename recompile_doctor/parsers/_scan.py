@@ -241,6 +241,7 @@ def skip_mode(decoder: Decoder) -> SkipMode:
 
 
 class _Counts(Protocol):
+    recognized: int
     unrecognized: int
 
 
@@ -352,6 +353,10 @@ class FastLines:
         dec = self.decoder
         is_anchor = self.is_anchor
         uncut = MAX_LINE_BYTES if self.literal_anchors else -1
+        # the decoder's shortcut for lines it folds (literal anchors only: such a line holds
+        # one, as the line it repeats did)
+        fold: Callable[[bytearray], bool] | None = getattr(dec, "fold_line", None)
+        counter = self.counter
         pos = self._start
         while pos >= 0 or blocks.next(blocks.end):
             pos = max(pos, 0)
@@ -379,6 +384,17 @@ class FastLines:
                 self._gap(data, pos, s)
                 nl = data.find(NL, p, end)
                 e = end if nl < 0 else nl
+                if (
+                    fold is not None
+                    and e - s <= uncut
+                    and data.endswith(dec.fold_tails, s, e)  # type: ignore[attr-defined]
+                    and fold(data[s:e])
+                ):
+                    # a line the decoder folds unseen: counted, not decoded to text
+                    self.lineno += 1
+                    counter.recognized += 1
+                    pos = e + 1
+                    continue
                 text = line_text(data, s, e)
                 if e - s <= uncut or is_anchor(text):
                     self.lineno += 1

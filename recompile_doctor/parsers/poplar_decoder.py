@@ -82,12 +82,38 @@ _FOLD_LOAD_START = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NO
 #: a folded line: recognized, but nothing in it the timeline would use
 _FOLDED = Decoded("recognized")
 
+#: the text after a well-formed time stamp -> (the prefix, the message) of a step line
+#: (``Execute M``) that ended so: a line's prefix fields and message depend on that text
+#: alone, its stamp gives only the seconds, and a run switching executables steps the same
+#: few modules again and again.  (Only steps: most other lines carry numbers that change,
+#: a load its duration.)  Shared by the decoders of a process: a cache, not state (a
+#: checkpoint compares states, and two decoders must not differ by what each has seen).
+_SPLIT: dict[str, tuple[Prefix, str]] = {}
+#: lines remembered in :data:`_SPLIT` before it starts afresh
+_SPLIT_MAX = 4096
+
 _MPI_TAG = "]<std"
 #: what a line that starts with a logger time stamp starts with
 _STAMP_START = re.compile(
     r"\d{4}-\d\d-\d\d[ T]\d\d:|\d\d:\d\d:\d\d\.\d{3} |\[\d\d:\d\d:\d\d\.\d{3}\]|"
     r"[IWEFV]\d{4} \d\d:|\[\d+,\d+\]<"
 )
+
+
+def _split_stamped(raw: str) -> tuple[Prefix, str]:
+    """:func:`split_prefix` of ``raw`` from :data:`_SPLIT`, when ``raw`` ends as a line seen
+    there and starts with a well-formed stamp of the same clock (``NO_PREFIX, ""`` when it
+    does not: then split it)."""
+    known = _SPLIT.get(raw[STAMP_LEN:])
+    if known is None:
+        return NO_PREFIX, ""
+    was = known[0]
+    if STAMP_OF[was.clock].match(raw) is None:
+        return NO_PREFIX, ""
+    seconds = epoch_seconds(raw[:STAMP_LEN])
+    if seconds is None:
+        return NO_PREFIX, ""
+    return Prefix(seconds, was.clock, was.logger, was.level, was.source_file), known[1]
 
 
 def mpi_rank(seg: str) -> tuple[str, str | None]:
@@ -134,6 +160,9 @@ class PoplarDecoder:
         #: stamp, the prefix) of that step and of the last load start folded
         self._step_tail: tuple[str, Prefix] | None = None
         self._load_tail: tuple[str, Prefix] | None = None
+        #: the fast path's shortcut (:meth:`fold_line`): the text after the stamp of those
+        #: two lines, as bytes (the driver folds a line ending so without decoding it)
+        self.fold_tails: tuple[bytes, ...] = ()
 
     def fold_repeats(self) -> None:
         """Leave out the events the timeline ignores (``parse_log(fold=True)``): a step
@@ -169,9 +198,12 @@ class PoplarDecoder:
         if "\r" in raw or "\x1b" in raw or raw[:1] == "[":
             return self._decode_segments(lineno, raw)
         # the common line: one segment, no colours, no MPI tag
-        prefix, msg, head = split_prefix(raw)
-        if head:
-            return self._decode_segments(lineno, raw)
+        prefix, msg = _split_stamped(raw)
+        known = prefix is not NO_PREFIX
+        if not known:
+            prefix, msg, head = split_prefix(raw)
+            if head:
+                return self._decode_segments(lineno, raw)
         absolute = self._advance(prefix)
         problem = prefix.problem
         if self._fold and problem is None and msg == self._step:
@@ -179,6 +211,10 @@ class PoplarDecoder:
         res = match_message(msg)
         if isinstance(res, Message):
             t = self._clock.relative(absolute)
+            if not known and res.kind == "execute" and problem is None and prefix.clock in STAMP_OF:
+                if len(_SPLIT) >= _SPLIT_MAX:
+                    _SPLIT.clear()
+                _SPLIT[raw[STAMP_LEN:]] = (prefix, msg)
             if self._fold:
                 if (
                     _FOLD_LOAD_START
@@ -189,12 +225,14 @@ class PoplarDecoder:
                     self._load_start[self._last_rank] = t
                     if prefix.clock in STAMP_OF:
                         self._load_tail = (raw[STAMP_LEN:], prefix)
+                        self._fold_tails()
                     return _FOLDED
                 step = res.kind == "execute" and problem is None
                 self._step = msg if step else None
-                self._step_tail = (
-                    (raw[STAMP_LEN:], prefix) if step and prefix.clock in STAMP_OF else None
-                )
+                step_tail = (raw[STAMP_LEN:], prefix) if step and prefix.clock in STAMP_OF else None
+                if step_tail != self._step_tail:
+                    self._step_tail = step_tail
+                    self._fold_tails()
             events = self._typed(res, Span(self.path, lineno, raw, t, self._last_rank))
             if problem is not None:
                 return Decoded("malformed", events, problem)
@@ -231,22 +269,59 @@ class PoplarDecoder:
         the same clock is read (anything else goes the long way, and may be malformed)."""
         tail = raw[STAMP_LEN:]
         seen = self._step_tail
-        load = False
-        if seen is None or tail != seen[0]:
-            seen = self._load_tail
-            if seen is None or tail != seen[0]:
-                return False
-            load = True
-        was = seen[1]
-        if STAMP_OF[was.clock].match(raw) is None:
+        if seen is not None and tail == seen[0]:
+            return self._fold_stamp(raw[:STAMP_LEN], seen, load=False)
+        seen = self._load_tail
+        if seen is not None and tail == seen[0]:
+            return self._fold_stamp(raw[:STAMP_LEN], seen, load=True)
+        return False
+
+    def fold_line(self, line: bytes | bytearray) -> bool:
+        """The fast path's shortcut for a line ending with one of :attr:`fold_tails`
+        (``line``: its bytes, newline excluded): True when it is folded, as :meth:`decode`
+        would fold it, without its text; False: decode it."""
+        tail = line[STAMP_LEN:]
+        step = self._step_tail
+        if step is not None and tail == self.fold_tails[0]:
+            seen, load = step, False
+        elif self._load_tail is not None and tail == self.fold_tails[-1]:
+            seen, load = self._load_tail, True
+        else:
             return False
-        seconds = epoch_seconds(raw[:STAMP_LEN])
+        try:
+            stamp = line[:STAMP_LEN].decode("ascii")
+        except UnicodeDecodeError:
+            return False
+        return self._fold_stamp(stamp, seen, load)
+
+    def _fold_stamp(self, stamp: str, seen: tuple[str, Prefix], load: bool) -> bool:
+        """Fold the line of time stamp ``stamp`` and the text ``seen[0]`` after it."""
+        was = seen[1]
+        if STAMP_OF[was.clock].match(stamp) is None:
+            return False
+        seconds = epoch_seconds(stamp)
         if seconds is None:
             return False
-        absolute = self._advance(Prefix(seconds, was.clock, was.logger, was.level, was.source_file))
         if load:
-            self._load_start[self._last_rank] = self._clock.relative(absolute)
+            prefix = Prefix(seconds, was.clock, was.logger, was.level, was.source_file)
+            self._load_start[self._last_rank] = self._clock.relative(self._advance(prefix))
+        else:
+            # a repeated step tells only its time, and only to the lines after it: the clock
+            # takes it as the stamp of a skipped line, read when the next decoded line needs
+            # it (it stands in for the stamped lines skipped before it)
+            self._last_stamped = stamp + seen[0]
+            self.pending_last = None
         return True
+
+    def _fold_tails(self) -> None:
+        """:attr:`fold_tails` from the step and the load start that fold (step first)."""
+        step, load = self._step_tail, self._load_tail
+        if load is None:
+            self.fold_tails = () if step is None else (step[0].encode(),)
+        elif step is None:
+            self.fold_tails = (load[0].encode(),)
+        else:
+            self.fold_tails = (step[0].encode(), load[0].encode())
 
     def _read_stamp(self, line: str) -> None:
         """Let the clock read the time stamp of ``line`` (a skipped line)."""
@@ -268,6 +343,7 @@ class PoplarDecoder:
         clock = self._clock
         self._first_seen = True
         self._step = self._step_tail = None  # (no folding across a rare line)
+        self._fold_tails()
         if self.pending_last is not None:
             self.pending_last()
         segments = raw.split("\r") if "\r" in raw else (raw,)
