@@ -39,6 +39,7 @@ from recompile_doctor.parsers import (
 from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers.jax_detect import JAX
 from recompile_doctor.parsers.logs import records
+from tests.conftest import poplar_prefix
 from tests.test_fastpath import _fixture_logs
 from tests.test_fastpath import logs as generated_logs
 
@@ -342,6 +343,53 @@ def test_decoders_that_learnt_the_same_in_another_order_meet(
     assert checkpoint(a) == checkpoint(b)
     b._function_of["jit_h"] = "h"  # type: ignore[attr-defined]
     assert checkpoint(a) != checkpoint(b)
+
+
+def test_a_worker_first_seeing_a_folded_line_later_than_the_parent_meets_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a Poplar run whose first load comes after the lines format detection reads
+    # (the compilation's output comes first, as in a real DEBUG log): the parent first
+    # folds load starts from one line and the worker from another, later one.  WHEN it is
+    # read folded by two processes, THEN their states still meet (a folding decoder keeps
+    # what it folds the repeats of without that line's time), the worker's part is taken
+    # over, and the result is one process's
+    utc, tf = (lambda s: poplar_prefix(1, s)), (lambda s: poplar_prefix(0, s))
+    lines = [tf(0) + "Poplar version: 3.1.0 (e12d5f9f01) Poplar package: 9c103dc348"]
+    lines += [utc(1) + f"Sub-graph optimisation pass {n} done" for n in range(500)]
+    for n in range(400):
+        lines += [
+            utc(10 + n) + "Starting phase: Loading executable",
+            utc(10 + n) + "Ending phase: Loading executable (duration 560 ms; diff RSS: 0.5 MB)",
+            *(
+                tf(10 + n) + f"Execute a_inference_{'ab'[n % 2]}_step_1__XlaMustCompile"
+                for _ in "xyz"
+            ),
+        ]
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    one = _run(path, 1, "poplar", fold=True)
+    spy = Spy(monkeypatch)
+    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+    assert _run(path, 2, "poplar", fold=True) == one
+    assert spy.workers == 1 and spy.adopted["poplar"] == 1
+
+
+def test_a_given_format_still_lets_the_parent_take_over_the_workers_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a Poplar log read with its format given (--log-format): WHEN two processes read
+    # it, THEN the worker's part is taken over, as with the format detected (the first
+    # lines are still read before the worker is forked, so its clock starts from the log's
+    # first stamp: the states never met before), and the result is one process's
+    src = ROOT / "fixtures" / "poplar" / "cases" / "alternating_graphs.log"
+    path = _repeated(src, tmp_path / "run.log", lines=6000)
+    for fold in (False, True):
+        one = _run(path, 1, "poplar", fold=fold)
+        spy = Spy(monkeypatch)
+        monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+        assert _run(path, 2, "poplar", fold=fold) == one
+        assert spy.workers == 1 and spy.adopted["poplar"] == 1, fold
 
 
 def test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops(

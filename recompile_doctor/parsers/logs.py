@@ -229,8 +229,13 @@ class _FastPart:
             self._team = None
 
     def head(self, forced: LogFormat | None) -> Iterator[tuple[int, str]]:
+        """The lines read one by one before the rest: those detection reads, or the first
+        SNIFF_LINES when the format is given.  (Given or not, the decoder has seen them
+        before any worker is forked with a copy of it: a worker's clock then counts from
+        the log's first stamp, as the parent's does; without it their states never met, and
+        the parent read every part again itself.)"""
         if forced is not None:
-            return iter(())
+            self._detected = True
         return self._head_lines()
 
     def _head_lines(self) -> Iterator[tuple[int, str]]:

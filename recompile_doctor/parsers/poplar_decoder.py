@@ -100,6 +100,14 @@ _STAMP_START = re.compile(
 )
 
 
+def _timeless(prefix: Prefix) -> Prefix:
+    """``prefix`` without its time: what a folding decoder keeps of the line it folds the
+    repeats of (their own stamps give their times).  Without the time of the first such
+    line, two decoders that have seen it at different times (a worker starting half way
+    through the log) are in the same state, and the parent takes over the worker's part."""
+    return Prefix(None, prefix.clock, prefix.logger, prefix.level, prefix.source_file)
+
+
 def _split_stamped(raw: str) -> tuple[Prefix, str]:
     """:func:`split_prefix` of ``raw`` from :data:`_SPLIT`, when ``raw`` ends as a line seen
     there and starts with a well-formed stamp of the same clock (``NO_PREFIX, ""`` when it
@@ -224,12 +232,16 @@ class PoplarDecoder:
                 ):
                     self._load_start[self._last_rank] = t
                     if prefix.clock in STAMP_OF:
-                        self._load_tail = (raw[STAMP_LEN:], prefix)
+                        self._load_tail = (raw[STAMP_LEN:], _timeless(prefix))
                         self._fold_tails()
                     return _FOLDED
                 step = res.kind == "execute" and problem is None
                 self._step = msg if step else None
-                step_tail = (raw[STAMP_LEN:], prefix) if step and prefix.clock in STAMP_OF else None
+                step_tail = (
+                    (raw[STAMP_LEN:], _timeless(prefix))
+                    if step and prefix.clock in STAMP_OF
+                    else None
+                )
                 if step_tail != self._step_tail:
                     self._step_tail = step_tail
                     self._fold_tails()
