@@ -148,3 +148,22 @@ def test_a_skipped_stamp_the_decoder_did_not_need_is_not_read_at_a_block_end(
         events = list(parse_log(str(path), log_format="poplar", fast=True))
     # THEN the last line has the time of the line before it, not of the skipped one
     assert [(e.span.line, e.span.t) for e in events][-2:] == [(5, 99.586141), (6, 99.586141)]
+
+
+def test_the_remembered_step_prefixes_stay_bounded(tmp_path: Path) -> None:
+    """GIVEN steps of many modules, some with very long lines, WHEN they are decoded, THEN
+    the prefixes remembered for them stay within their bounds (a count, and no long line:
+    a log of garbage must not fill memory), and the steps are still recognized."""
+    poplar_decoder._SPLIT.clear()
+    long_name = "x" * 5000
+    lines = [
+        poplar_prefix(0, n) + f"Execute a_inference_step_{n}__XlaMustCompile" for n in range(5000)
+    ]
+    lines += [poplar_prefix(0, n) + f"Execute {long_name}_{n}" for n in range(50)]
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    c = ParseCounter(str(path))
+    events = list(parse_log(str(path), c, log_format="poplar"))
+    assert c.recognized == len(lines) and len(events) >= len(lines)
+    assert 0 < len(poplar_decoder._SPLIT) <= poplar_decoder._SPLIT_MAX
+    assert max(map(len, poplar_decoder._SPLIT)) <= poplar_decoder._SPLIT_CHARS

@@ -89,8 +89,10 @@ _FOLDED = Decoded("recognized")
 #: a load its duration.)  Shared by the decoders of a process: a cache, not state (a
 #: checkpoint compares states, and two decoders must not differ by what each has seen).
 _SPLIT: dict[str, tuple[Prefix, str]] = {}
-#: lines remembered in :data:`_SPLIT` before it starts afresh
+#: lines remembered in :data:`_SPLIT` before it starts afresh, and the longest text after a
+#: stamp it takes (a module name is far shorter: a line of garbage is not kept)
 _SPLIT_MAX = 4096
+_SPLIT_CHARS = 400
 
 _MPI_TAG = "]<std"
 #: what a line that starts with a logger time stamp starts with
@@ -219,7 +221,13 @@ class PoplarDecoder:
         res = match_message(msg)
         if isinstance(res, Message):
             t = self._clock.relative(absolute)
-            if not known and res.kind == "execute" and problem is None and prefix.clock in STAMP_OF:
+            if (
+                not known
+                and res.kind == "execute"
+                and problem is None
+                and prefix.clock in STAMP_OF
+                and len(raw) <= STAMP_LEN + _SPLIT_CHARS
+            ):
                 if len(_SPLIT) >= _SPLIT_MAX:
                     _SPLIT.clear()
                 _SPLIT[raw[STAMP_LEN:]] = (prefix, msg)
