@@ -55,9 +55,20 @@ def _stamp(us: int, sep: str) -> str:
     return f"2023-04-26{sep}{15 + h:02d}:{m:02d}:{s:02d}.{frac:06d}"
 
 
+#: DEBUG lines the graph compilation writes before the first executable is loaded: a real
+#: log's first load comes long after the lines format detection reads (and after the point
+#: where the workers are forked)
+POPLAR_COMPILE_NOISE = 2000
+
+
 def _poplar_lines(noise_per_line: int) -> Iterator[str]:
     lines = POPLAR_CASE.read_text().splitlines()
-    yield from lines[:POPLAR_CUT]
+    n = 0
+    for line in lines[:POPLAR_CUT]:
+        if "Starting phase: Loading executable" in line and n == 0:
+            for n in range(1, POPLAR_COMPILE_NOISE + 1):
+                yield line[:26] + POPLAR_NOISE[n % len(POPLAR_NOISE)].format(n=n)
+        yield line
     body = lines[POPLAR_CUT:]
     us = 0
     n = 0
