@@ -151,7 +151,10 @@ def test_the_fast_path_folds_repeated_steps_unread_and_changes_nothing(
     for i in range(600):  # (past the 400 lines format detection reads line by line)
         lines.append(poplar_prefix(0, 10 + i) + (step if i % 10 < 8 else MESSAGES[2]))
         if i % 10 == 9:
-            lines += [poplar_prefix(1, 10 + i) + MESSAGES[3], poplar_prefix(1, 11 + i) + MESSAGES[4]]
+            lines += [
+                poplar_prefix(1, 10 + i) + MESSAGES[3],
+                poplar_prefix(1, 11 + i) + MESSAGES[4],
+            ]
     odd = [
         f"2023-02-30 10:00:00.517107: {tf}{step}",  # no 30 February: malformed
         f"2023-04-26 10:00:0\u0661.517107: {tf}{step}",  # an Arabic-Indic digit
@@ -198,3 +201,42 @@ def test_the_fast_path_folds_repeated_steps_unread_and_changes_nothing(
     assert folded.count(True) >= 200
     assert len(decoded) < len(lines) - 200
     assert odd[0] in decoded and odd[2] in decoded and odd[3].rstrip("\r") in decoded
+
+
+@settings(
+    max_examples=int(os.environ.get("FOLD_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    lines=st.lists(
+        st.tuples(
+            st.integers(0, 7),  # every prefix kind, the clocks mixed
+            st.integers(0, 2 * 86400),  # across midnight, in any order
+            st.sampled_from([0, 0, 0, 1, 2, 3, 4, 9, 10]),  # mostly repeated steps
+            st.sampled_from(["", "", "", "\x1b[32m", "[1,0]<stdout>:"]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    chunk=st.sampled_from([None, 256, 700]),
+)
+# a load started on an unstamped line after a folded step: it starts at that step's time
+@example(lines=[(0, 10, 0, ""), (0, 20, 0, ""), (6, 0, 3, ""), (1, 30, 10, "")], chunk=None)
+def test_folded_steps_give_the_full_reading_whatever_the_clocks(
+    lines: list[tuple[int, int, int, str]],
+    chunk: int | None,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GIVEN repeated steps between lines of every clock, crossing midnight, WHEN folded
+    (a repeated step's stamp read only when a later line needs it), THEN the report is that
+    of a reading of every line's stamp, with nothing folded or remembered."""
+    from recompile_doctor.parsers._prefixes import Clock
+
+    path = write_poplar_log(tmp_path / "run.log", lines, MESSAGES)
+    folded = _report(path, True, monkeypatch, chunk)
+    with monkeypatch.context() as mp:
+        mp.setattr(Clock, "overrides", lambda self, cur, before: False)
+        full = _report(path, False, monkeypatch, None)
+    assert folded == full
