@@ -280,6 +280,7 @@ class FastLines:
         self.decoder = decoder
         self.is_anchor = is_anchor
         self.lineno = lineno  # lines done
+        self._walk_back_fn = self._walk_back  # (what the decoder calls: made once)
 
     def _gap(self, data: bytearray, a: int, b: int) -> None:
         """The lines of ``data[a:b]`` (whole lines), none of them decoded."""
@@ -309,10 +310,10 @@ class FastLines:
                 return
         if self._defer:
             # the walk back is put off until the decoder asks (often it need not be done)
-            if self._pending is not None:
-                self._settle()
+            if self._pending is not None and dec.pending_last is not None:  # type: ignore[attr-defined]
+                self._walk_back()  # (the last gap's, still wanted: _settle)
             self._pending = (pos, b, self.lineno)
-            dec.pending_last = self._walk_back  # type: ignore[attr-defined]
+            dec.pending_last = self._walk_back_fn  # type: ignore[attr-defined]
             return
         self._pending = (pos, b, self.lineno)
         self._walk_back()
