@@ -155,6 +155,67 @@ def test_events_out_of_log_order_are_sorted_as_before(small_spool: Path) -> None
     assert len(events) == len(expected)
 
 
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a.log", "b.log"]), st.integers(1, 40), st.integers(0, 3)),
+        max_size=80,
+    ),
+    st.integers(1, 12),
+)
+def test_events_come_back_in_the_order_a_stable_sort_gives(
+    items: list[tuple[str, int, int]], spool_after: int
+) -> None:
+    """GIVEN events in any order, mostly in log order with some a little late (as a decoder
+    gives a reason once its compilation has begun), some far out, of long lines and short,
+    WHEN spooled with a small threshold (in events and in characters), THEN they read back
+    as a stable sort by (input, line) orders them: a late event put in its place while it
+    is among those in memory, the rest sorted at the end."""
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(spool, "CHUNK", 4)
+        mp.setattr(spool, "SPOOL_CHARS", 50)
+        sp = EventSpool(spool_after=spool_after)
+        events = [
+            Event("compile-begin", src, n, None, "x" * (20 * size), detail={"k": i})
+            for i, (src, n, size) in enumerate(items)
+        ]
+        for ev in events:
+            sp.append(ev)
+        order = {"a.log": 0, "b.log": 1}
+        got = list(ReportEvents(sp, (), order))
+        sp.close()
+    assert got == sorted(events, key=lambda e: (order[e.source], e.line))
+
+
+def test_an_event_a_little_late_keeps_the_events_streamed(small_spool: Path) -> None:
+    # GIVEN events in log order but for one reason given after the compilation it explains
+    # began, right after the spool started writing to its file
+    sp = EventSpool(spool_after=20)
+    lines = [*range(1, 22), 23, 22, *range(24, 60)]
+    for n in lines:
+        sp.append(_event("a.log", n))
+    # WHEN they become the report's events, THEN they are streamed back (not sorted in
+    # memory), in order
+    events = ReportEvents(sp, (), {"a.log": 0})
+    assert sp.spooled and sp.in_order({"a.log": 0})
+    assert [e.line for e in events] == list(range(1, 60))
+    events.close()
+
+
+def test_events_of_long_lines_go_to_the_file_by_their_size(small_spool: Path) -> None:
+    # GIVEN events of 100 kB lines (a TORCH_TRACE record), fewer than the spool keeps
+    sp = EventSpool(spool_after=4096)
+    for n in range(1, 200):
+        sp.append(Event("compile-end", "a.log", n, None, "y" * 100_000))
+        # THEN no more than about SPOOL_CHARS of their lines stay in memory
+        assert sum(len(e.text) for e in sp._buffer) <= spool.SPOOL_CHARS + 100_000
+    assert sp.spooled
+    # AND each chunk written (read back at once) holds no more than that either
+    assert max(length for _, length in sp._chunks) <= spool.SPOOL_CHARS + 200_000
+    assert [e.line for e in sp] == list(range(1, 200))
+    sp.close()
+
+
 def test_events_of_several_inputs_follow_the_input_order(small_spool: Path) -> None:
     # GIVEN events of two inputs, spooled, with the loads of both
     sp = EventSpool(spool_after=4)

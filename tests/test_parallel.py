@@ -609,6 +609,43 @@ def test_events_survive_the_encoding() -> None:
     assert n > 1000 and shared > 10
 
 
+def test_a_worker_hands_over_long_lines_in_records_bounded_by_their_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the events of a TORCH_TRACE log (long lines) WHEN a worker writes them THEN
+    # each record (decoded at once by the parent) holds no more than about BATCH_CHARS of
+    # their lines, and they all come back, in order
+    monkeypatch.setattr(_event_codec, "BATCH", 10**6)
+    monkeypatch.setattr(_event_codec, "BATCH_CHARS", 20_000)
+    evs = [
+        ev
+        for p in PLAIN_FIXTURES
+        if p.parent.name == "trace" and "torch" in p.parts
+        for ev in parse_log(str(p))
+    ]
+    longest = max(len(e.span.text) for e in evs)
+    path = tmp_path / "events"
+    with path.open("wb") as f:
+        w = _event_codec.EventWriter(f)
+        for ev in evs:
+            w.add([ev])
+        w.flush()
+    back: list[Any] = []
+    records = 0
+    with path.open("rb") as f:
+        pos, last = 0, None
+        while (got := _event_codec.record_at(f.fileno(), pos)) is not None:
+            items, pos = got
+            records += 1
+            chars = 0
+            for item in items:
+                back.append(_event_codec.decode(item, last))
+                last = back[-1].record
+                chars += len(back[-1].span.text)
+            assert chars <= 20_000 + longest
+    assert records > 1 and [repr(e) for e in back] == [repr(e) for e in evs]
+
+
 def test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory() -> None:
     import io as _io
     import tracemalloc

@@ -1,7 +1,8 @@
 """The report's events, kept out of memory: a long log has hundreds of thousands of them.
 
 :class:`EventSpool` takes the events in the order they are recognized.  The first
-:data:`SPOOL_AFTER` stay in memory; beyond that they go, a chunk at a time, to an anonymous
+:data:`SPOOL_AFTER` (or the first :data:`SPOOL_CHARS` characters of their lines) stay in
+memory; beyond that they go, a chunk at a time, to an anonymous
 temporary file in the system's temporary folder (never next to an input): the file has no
 name, so it disappears when it is closed, when the report is dropped, or when the process
 ends, whatever the way it ends.  :class:`ReportEvents` is what a report holds: the spooled
@@ -24,6 +25,13 @@ from recompile_doctor.read_at import read_at
 SPOOL_AFTER = 4096
 #: events written (and read back) at once
 CHUNK = 2048
+#: characters of the events' lines kept in memory before the spool goes to its file, and
+#: per chunk written: a line can be long (a ``TORCH_TRACE`` record, a dump of guards), and
+#: 4,096 events of 38 kB lines are 150 MB
+SPOOL_CHARS = 4 << 20
+#: events kept in memory when the others are written: a decoder may give an event a few
+#: events late (a reason once its compilation has begun), and it is put in its place there
+RETAIN = 8
 
 _EventTuple = tuple[str, str, int, float | None, str, str | None, str | None, Mapping[str, Any]]
 #: the order of the report's events: (the input's rank among the inputs, line)
@@ -47,6 +55,7 @@ class EventSpool:
         self._runs: list[list[Any]] = []
         self._lines_sorted = True
         self._closed = False
+        self._chars = 0  # of the lines of the events in the buffer
 
     def __len__(self) -> int:
         return self._n
@@ -60,15 +69,41 @@ class EventSpool:
         runs = self._runs
         if runs and runs[-1][0] == ev.source:
             run = runs[-1]
-            if ev.line < run[2]:
+            if ev.line >= run[2]:
+                run[2] = ev.line
+                self._buffer.append(ev)
+            elif not self._insert(ev):
                 self._lines_sorted = False
-            run[2] = ev.line
+                run[2] = ev.line
+                self._buffer.append(ev)
         else:
             runs.append([ev.source, ev.line, ev.line])
-        self._buffer.append(ev)
+            self._buffer.append(ev)
         self._n += 1
-        if len(self._buffer) >= (CHUNK if self._file is not None else self._spool_after):
+        self._chars += len(ev.text)
+        if (
+            len(self._buffer) >= (CHUNK if self._file is not None else self._spool_after)
+            or self._chars >= SPOOL_CHARS
+        ):
             self._spill()
+
+    def _insert(self, ev: Event) -> bool:
+        """Put ``ev``, which comes after an event of a later line of its input (a decoder
+        gives a reason once the compilation it explains has begun), where a stable sort
+        would put it: after the last event of a line up to its own.  False when that place
+        is not among the events still in memory (nor was written before them): then the
+        events are sorted at the end, in memory."""
+        buf = self._buffer
+        k = len(buf)
+        while k > 0:
+            before = buf[k - 1]
+            if before.source != ev.source:
+                return False
+            if before.line <= ev.line:
+                buf.insert(k, ev)
+                return True
+            k -= 1
+        return False
 
     def _spill(self) -> None:
         if self._file is None:
@@ -78,16 +113,24 @@ class EventSpool:
             self._file = tempfile.TemporaryFile(prefix="recompile-doctor-events-")  # noqa: SIM115
         f = self._file
         buf = self._buffer
-        for start in range(0, len(buf), CHUNK):
-            rows: list[_EventTuple] = [
-                (e.kind, e.source, e.line, e.t, e.text, e.module, e.hash, dict(e.detail))
-                for e in buf[start : start + CHUNK]
-            ]
-            data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
-            f.seek(0, 2)
-            self._chunks.append((f.tell(), len(data)))
-            f.write(data)
-        buf.clear()
+        # the last few stay, so that an event coming a little late can still be put in its
+        # place (:meth:`_insert`)
+        out, kept = buf[:-RETAIN], buf[-RETAIN:]
+        rows: list[_EventTuple] = []
+        chars = 0
+        for i, e in enumerate(out):
+            rows.append((e.kind, e.source, e.line, e.t, e.text, e.module, e.hash, dict(e.detail)))
+            chars += len(e.text)
+            if len(rows) >= CHUNK or chars >= SPOOL_CHARS or i == len(out) - 1:
+                # (a chunk is read back at once: it is bounded in events and in text)
+                data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+                f.seek(0, 2)
+                self._chunks.append((f.tell(), len(data)))
+                f.write(data)
+                rows = []
+                chars = 0
+        self._buffer = kept
+        self._chars = sum(len(e.text) for e in kept)
 
     def in_order(self, order: Mapping[str, int]) -> bool:
         """True when the events came sorted by (``order`` of their input, line)."""
