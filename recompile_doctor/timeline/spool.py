@@ -118,19 +118,24 @@ class EventSpool:
         out, kept = buf[:-RETAIN], buf[-RETAIN:]
         rows: list[_EventTuple] = []
         chars = 0
-        for i, e in enumerate(out):
+        for e in out:
             rows.append((e.kind, e.source, e.line, e.t, e.text, e.module, e.hash, dict(e.detail)))
             chars += len(e.text)
-            if len(rows) >= CHUNK or chars >= SPOOL_CHARS or i == len(out) - 1:
+            if len(rows) >= CHUNK or chars >= SPOOL_CHARS:
                 # (a chunk is read back at once: it is bounded in events and in text)
-                data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
-                f.seek(0, 2)
-                self._chunks.append((f.tell(), len(data)))
-                f.write(data)
+                self._write_chunk(f, rows)
                 rows = []
                 chars = 0
+        if rows:
+            self._write_chunk(f, rows)
         self._buffer = kept
         self._chars = sum(len(e.text) for e in kept)
+
+    def _write_chunk(self, f: IO[bytes], rows: list[_EventTuple]) -> None:
+        data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+        f.seek(0, 2)
+        self._chunks.append((f.tell(), len(data)))
+        f.write(data)
 
     def in_order(self, order: Mapping[str, int]) -> bool:
         """True when the events came sorted by (``order`` of their input, line)."""
