@@ -17,16 +17,20 @@ CPU seconds, the ratio to grep and peak RSS.  Figures are printed, never asserte
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from bench_scale import machine_line, write_log  # (this folder is on sys.path)
+from bench_scale import (  # (this folder is on sys.path)
+    machine_line,
+    parts_read,
+    run_analyze,
+    timed,
+    write_log,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 FIX = ROOT / "fixtures"
@@ -126,23 +130,6 @@ def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
                 yield make(n)
 
 
-def _timed(cmd: list[str]) -> tuple[float, float, float, int]:
-    """Wall seconds, CPU seconds, peak RSS (MB), exit code (output drained from a pipe)."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
-    assert p.stdout is not None
-    while p.stdout.read(1 << 16):
-        pass
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
-    return (
-        wall,
-        usage.ru_utime + usage.ru_stime,
-        usage.ru_maxrss / 1024,
-        os.waitstatus_to_exitcode(status),
-    )
-
-
 PARSE_ONLY = """
 import sys, time, resource
 from recompile_doctor.parsers import ParseCounter, parse_log
@@ -153,18 +140,17 @@ print(time.process_time() - t, n, c.recognized, c.malformed)
 """
 
 
-def _ours(path: Path, fmt: str, parse_only: bool) -> tuple[float, float, float]:
-    """Wall and CPU seconds and peak RSS (MB) of one run of ours."""
+def _ours(path: Path, fmt: str, parse_only: bool) -> tuple[float, float, float, str]:
+    """Wall and CPU seconds, peak RSS (MB) and error output of one run of ours."""
     if parse_only:
         out = subprocess.run(
             [sys.executable, "-c", PARSE_ONLY, str(path), fmt], capture_output=True, text=True
         ).stdout.split()
         cpu = float(out[0])
-        return cpu, cpu, 0.0
-    cmd = [sys.executable, "-m", "recompile_doctor", "analyze", str(path),
-           "--log-format", fmt, "--format", "json", "-o", os.devnull]  # fmt: skip
-    wall, cpu, rss, _ = _timed(cmd)
-    return wall, cpu, rss
+        return cpu, cpu, 0.0, ""
+    err: list[str] = []
+    wall, cpu, rss, _ = run_analyze(path, err=err, fmt=fmt)
+    return wall, cpu, rss, err[0]
 
 
 def main() -> None:
@@ -184,7 +170,7 @@ def main() -> None:
     print(machine_line())
     print(
         f"{'log':>12} {'MB':>6} {'relevant':>8} {'ours s':>7} {'MB/s':>6} {'grep s':>7} "
-        f"{'x grep':>6} {'cpu s':>6} {'grep cpu':>8} {'x grep':>6} {'peak RSS':>9}"
+        f"{'x grep':>6} {'cpu s':>6} {'grep cpu':>8} {'x grep':>6} {'peak RSS':>9} {'parts':>5}"
     )
     for name, fmt, rels, noise in CASES:
         if only and name not in only:
@@ -200,19 +186,23 @@ def main() -> None:
         gwall = gcpu = wall = cpu = float("inf")
         rss = 0.0
         for _ in range(max(1, args.repeat)):
-            gw, gc, _, _ = _timed(grep)
+            gw, gc, _, _ = timed(grep)
             gwall, gcpu = min(gwall, gw), min(gcpu, gc)
-            w, c, r = _ours(path, fmt, args.parse_only)
+            w, c, r, err = _ours(path, fmt, args.parse_only)
             wall, cpu, rss = min(wall, w), min(cpu, c), max(rss, r)
+        taken, again = parts_read(err)
         print(
             f"{name:>12} {mb:6.0f} {hits / total:8.1%} {wall:7.2f} {mb / wall:6.1f} "
             f"{gwall:7.2f} {wall / max(gwall, 1e-3):6.1f} {cpu:6.2f} {gcpu:8.2f} "
-            f"{cpu / max(gcpu, 1e-3):6.1f} {rss:8.0f}M"
+            f"{cpu / max(gcpu, 1e-3):6.1f} {rss:8.0f}M {taken:>5}"
         )
+        if again:
+            print(f"{'':>12} read again: {again}")
     print(
         "ours: recompile-doctor analyze --format json -o /dev/null (all its processes); grep: "
         "grep -c -F with the format's key strings; MB/s: of log text per wall second; x grep: "
-        "wall seconds, then CPU seconds, against grep's"
+        "wall seconds, then CPU seconds, against grep's; parts: the workers' parts taken over "
+        "by the reader before them, of all (`-v` says where)"
     )
 
 

@@ -18,6 +18,7 @@ import argparse
 import gzip
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -110,27 +111,55 @@ def key_strings(fmt: str) -> list[str]:
     return _scan_literals(get_format(fmt)) or []
 
 
-def _timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, int]:
+def timed(
+    cmd: list[str], env: dict[str, str] | None = None, err: list[str] | None = None
+) -> tuple[float, float, float, int]:
     """Wall seconds, CPU seconds (user + system), peak RSS (MB), exit code of ``cmd``
-    (its output to a pipe that is drained)."""
-    t = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE)
-    assert p.stdout is not None
-    while p.stdout.read(1 << 16):
-        pass
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t
+    (its output to a pipe that is drained; its error output appended to ``err`` if given)."""
+    with tempfile.TemporaryFile() as e:
+        t = time.perf_counter()
+        p = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.PIPE, stderr=e if err is not None else None
+        )
+        assert p.stdout is not None
+        while p.stdout.read(1 << 16):
+            pass
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t
+        if err is not None:
+            e.seek(0)
+            err.append(e.read().decode("utf-8", "replace"))
     p.returncode = os.waitstatus_to_exitcode(status)
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, p.returncode
 
 
-def run_analyze(path: Path, plain: bool = False) -> tuple[float, float, float, int]:
-    """``analyze --format json -o /dev/null`` in a fresh process: see :func:`_timed`."""
+_READ_BY = re.compile(r": read by (\d+) processes: (.*)$", re.MULTILINE)
+
+
+def parts_read(err: str) -> tuple[str, str]:
+    """How a run given ``-v`` read its log's parts, from its error output: ``("1/1", "")``
+    when the one worker's part was taken over (``"-"``: one process read it all), and the
+    parts read again, which cost a second process's time for nothing (the reason to look)."""
+    m = _READ_BY.search(err)
+    if m is None:
+        return "-", ""
+    parts = m[2].split("; ")
+    again = [p for p in parts if "taken over" not in p]
+    return f"{len(parts) - len(again)}/{len(parts)}", "; ".join(again)
+
+
+def run_analyze(
+    path: Path, plain: bool = False, err: list[str] | None = None, fmt: str | None = None
+) -> tuple[float, float, float, int]:
+    """``analyze --format json -o /dev/null -v`` (``--log-format fmt`` if given) in a fresh
+    process: see :func:`timed` (``-v`` says how the log's parts were read: :func:`parts_read`)."""
     env = dict(os.environ)
     if plain:
         env["RECOMPILE_DOCTOR_PLAIN"] = "1"
     cmd = [sys.executable, "-m", "recompile_doctor", "analyze", str(path), "--format", "json"]
-    return _timed([*cmd, "-o", os.devnull], env)
+    if fmt is not None:
+        cmd += ["--log-format", fmt]
+    return timed([*cmd, "-o", os.devnull, "-v"], env, err)
 
 
 SCAN_ONLY = """
@@ -201,23 +230,24 @@ def run_grep(path: Path, keys: list[str], gz: bool = False) -> tuple[float, floa
     args = [grep, "-c", "-F"]
     for k in keys:
         args += ["-e", k]
-    wall, cpu, _, _ = _timed([*args, str(path)])
+    wall, cpu, _, _ = timed([*args, str(path)])
     return wall, cpu
 
 
 def _best_of(
     n: int, path: Path, keys: list[str], gz: bool
-) -> tuple[float, float, float, float, float, int]:
-    """grep's and our best wall and CPU seconds over ``n`` runs taken in turn, our peak RSS
-    and exit code."""
+) -> tuple[float, float, float, float, float, int, str]:
+    """grep's and our best wall and CPU seconds over ``n`` runs taken in turn, our peak RSS,
+    exit code and error output (of the last run)."""
     g = gcpu = secs = cpu = float("inf")
     rss, rc = 0.0, 0
+    err: list[str] = []
     for _ in range(max(1, n)):
         gw, gc = run_grep(path, keys, gz)
         g, gcpu = min(g, gw), min(gcpu, gc)
-        w, c, r, rc = run_analyze(path)
+        w, c, r, rc = run_analyze(path, err=err)
         secs, cpu, rss = min(secs, w), min(cpu, c), max(rss, r)
-    return g, gcpu, secs, cpu, rss, rc
+    return g, gcpu, secs, cpu, rss, rc, err[-1]
 
 
 #: asks the Python the timed runs use which matcher its recompile_doctor scans with
@@ -275,7 +305,7 @@ def main() -> None:
     print(
         f"{'log':>15} {'MB':>7} {'relevant':>9} {'ours s':>7} {'MB/s':>6} {'grep s':>7} "
         f"{'x grep':>6} {'ours cpu':>8} {'grep cpu':>8} {'x grep':>6} {'peak RSS':>9} "
-        f"{'scan s':>6}" + (f" {'plain s':>8} {'plain RSS':>9}" if args.plain else "")
+        f"{'scan s':>6} {'parts':>5}" + (f" {'plain s':>8} {'plain RSS':>9}" if args.plain else "")
     )
     for name, fname, lines, size, fmt in cases:
         path = where / fname
@@ -300,11 +330,12 @@ def main() -> None:
             ).stdout.strip()
             total = sum(1 for _ in path.open("rb")) if not is_gz else 0
             rel = f"{int(hits) / total:8.1%}" if total else f"{'':>8}"
-            g, gcpu, secs, cpu, rss, rc = _best_of(args.repeat, p, keys, is_gz)
+            g, gcpu, secs, cpu, rss, rc, err = _best_of(args.repeat, p, keys, is_gz)
+            taken, again = parts_read(err)
             row = (
                 f"{label:>15} {mb:>7.0f} {rel:>9} {secs:>7.2f} {mb / secs:>6.0f} {g:>7.2f} "
                 f"{secs / g:>6.2f} {cpu:>8.2f} {gcpu:>8.2f} {cpu / gcpu:>6.2f} {rss:>7.0f}MB "
-                f"{run_scan(p, fmt):>6.2f}"
+                f"{run_scan(p, fmt):>6.2f} {taken:>5}"
             )
             if args.plain:
                 psecs, _, prss, _ = run_analyze(p, plain=True)
@@ -312,6 +343,8 @@ def main() -> None:
             if rc not in (0, 1):
                 row += f"  (exit {rc})"
             print(row, flush=True)
+            if again:
+                print(f"{'':>15} read again: {again}", flush=True)
             if is_gz:
                 d = run_decompress(p)
                 print(
@@ -323,7 +356,8 @@ def main() -> None:
         "ours: recompile-doctor analyze --format json -o /dev/null; grep: grep -c -F with the "
         "format's key strings (zgrep for gzip); MB/s of uncompressed log text; scan: the "
         "fast path's reading and matching alone (candidate lines found, numbered, decoded); "
-        "cpu: user + system seconds (steadier than wall time on a busy machine)"
+        "cpu: user + system seconds (steadier than wall time on a busy machine); parts: the "
+        "workers' parts taken over by the reader before them, of all (`-v` says where)"
     )
     if tmp is not None:
         tmp.cleanup()

@@ -18,6 +18,7 @@ _INF = float("inf")
 
 
 def _float(f: float) -> str:
+    """A float's JSON text, as ``json.dumps`` writes it."""
     if f != f:
         return "NaN"
     if f == _INF:
@@ -34,6 +35,10 @@ def _bool(b: bool) -> str:
 def _null(_: None) -> str:
     return "null"
 
+
+float_text = _float
+#: a string's JSON text, quoted and escaped (the C escaper of ``json``)
+quoted = encode_basestring
 
 #: the writer of each exact scalar type (subclasses take the isinstance path)
 _SCALARS: dict[type, Callable[[Any], str]] = {
@@ -67,35 +72,41 @@ def dumps_indented(obj: Any, level: int = 0, indent: int = 2) -> str:
     return _text(obj, level, " " * indent)
 
 
-#: the text around each value of an object, per (keys, level): made once per shape
-_SHAPES: dict[tuple[tuple[str, ...], int, int], tuple[tuple[str, ...], str]] = {}
+#: an object's text with ``%s`` for each value, per (keys, level, indent): made once per shape
+_TEMPLATES: dict[tuple[tuple[str, ...], int, int], str] = {}
+
+
+def object_template(keys: tuple[str, ...], level: int, indent: int = 2) -> str:
+    """The text of an object of ``keys`` nested ``level`` deep, a ``%s`` in place of each
+    value's text (``template % texts``); at least one key."""
+    shape = (keys, level, indent)
+    t = _TEMPLATES.get(shape)
+    if t is None:
+        inner = "\n" + " " * (indent * (level + 1))
+        t = _TEMPLATES[shape] = (
+            "{"
+            + ",".join(inner + _key(k).replace("%", "%%") + ": %s" for k in keys)
+            + "\n"
+            + " " * (indent * level)
+            + "}"
+        )
+    return t
 
 
 def fields_text(keys: tuple[str, ...], values: tuple[Any, ...], level: int, indent: int = 2) -> str:
     """``dumps_indented(dict(zip(keys, values)), level, indent)`` without building the dict
     or writing the keys again: for the report's long lists of objects of one shape (events,
     compilations), twice as fast as the dict."""
+    if len(keys) != len(values):
+        raise ValueError(f"{len(keys)} keys for {len(values)} values")
     if not keys:
         return "{}"
-    shape = _SHAPES.get((keys, level, indent))
-    if shape is None:
-        step = " " * indent
-        inner = "\n" + step * (level + 1)
-        shape = _SHAPES[(keys, level, indent)] = (
-            ("{" + inner + _key(keys[0]) + ": ", *("," + inner + _key(k) + ": " for k in keys[1:])),
-            "\n" + step * level + "}",
-        )
-    before, end = shape
     get = _SCALARS.get
     deeper = level + 1
     step = " " * indent
-    parts = []
-    for text, v in zip(before, values, strict=True):
-        parts.append(text)
-        w = get(v.__class__)
-        parts.append(w(v) if w is not None else _text(v, deeper, step))
-    parts.append(end)
-    return "".join(parts)
+    return object_template(keys, level, indent) % tuple(
+        [w(v) if (w := get(v.__class__)) is not None else _text(v, deeper, step) for v in values]
+    )
 
 
 def _text(o: Any, level: int, step: str) -> str:
@@ -105,18 +116,18 @@ def _text(o: Any, level: int, step: str) -> str:
     if isinstance(o, dict):
         if not o:
             return "{}"
-        inner = "\n" + step * (level + 1)
-        deeper = level + 1
         get = _SCALARS.get
-        body = ("," + inner).join(
-            [
-                (encode_basestring(k) if k.__class__ is str else _key(k))
-                + ": "
-                + (w(v) if (w := get(v.__class__)) is not None else _text(v, deeper, step))
-                for k, v in o.items()
-            ]
-        )
-        return "{" + inner + body + "\n" + step * level + "}"
+        deeper = level + 1
+        sep = ",\n" + step * deeper
+        parts = ["{\n", step * deeper]
+        for k, v in o.items():
+            parts.append(encode_basestring(k) if k.__class__ is str else _key(k))
+            parts.append(": ")
+            w = get(v.__class__)
+            parts.append(w(v) if w is not None else _text(v, deeper, step))
+            parts.append(sep)
+        parts[-1] = "\n" + step * level + "}"
+        return "".join(parts)
     if isinstance(o, (list, tuple)):
         if not o:
             return "[]"

@@ -78,3 +78,41 @@ def test_events_and_compilations_write_their_json() -> None:
                 assert item.json_text(2) == dumps_indented(item.to_json(), 2)
                 n += 1
     assert n > 500
+
+
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text())
+
+
+@given(
+    kind=st.one_of(st.text(), scalars),
+    line=st.one_of(st.integers(), st.booleans()),
+    t=st.one_of(st.none(), st.floats(), st.integers()),
+    module=scalars,
+    hash_=scalars,
+    detail=st.dictionaries(st.text(), values, max_size=4),
+    proxy=st.booleans(),
+    text=st.text(),
+    level=st.integers(0, 3),
+)
+def test_an_event_of_any_field_types_writes_its_json(
+    kind: Any,
+    line: Any,
+    t: Any,
+    module: Any,
+    hash_: Any,
+    detail: dict[str, Any],
+    proxy: bool,
+    text: str,
+    level: int,
+) -> None:
+    # GIVEN an event as the parsers make it, or as a hand-edited report's JSON reads back
+    # (a number for a module, a bool for a line, a read-only detail), THEN its text is that
+    # of its to_json() dict
+    from types import MappingProxyType
+
+    from recompile_doctor.model import Event
+
+    ev = Event(
+        kind, "run.log", line, t, text, module, hash_, MappingProxyType(detail) if proxy else detail
+    )
+    assert ev.json_text(level) == dumps_indented(ev.to_json(), level)

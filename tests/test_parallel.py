@@ -13,7 +13,9 @@ parse and a process where forking is unsafe all fall back to fewer processes.
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import os
+import re
 import threading
 import time
 from collections import Counter
@@ -675,3 +677,82 @@ def test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory() -
         assert peak < 5 << 19, (pos, peak)  # (never the whole long line: about a read held)
     assert find(len(text)) is None
     assert max(reads) <= 1 << 20
+
+
+@pytest.mark.parametrize("case", ["met", "never met", "worker failed", "failed while taken"])
+def test_how_the_parts_were_read_is_logged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, case: str
+) -> None:
+    # GIVEN a log read by three processes, WHEN the states meet, never meet, or a worker
+    # fails before or while its events are taken, THEN -v says for each part whether it
+    # was taken over (where, and how many lines were read twice) or read again, and why:
+    # a part read twice is otherwise silent
+    import logging
+
+    src = ROOT / "fixtures" / "poplar" / "cases" / "alternating_graphs.log"
+    path = _repeated(src, tmp_path / "big.log", lines=20_000)
+    work = _parallel.Team._work
+    if case == "never met":
+        monkeypatch.setattr(_parallel, "checkpoint", lambda _d: os.getpid())
+    elif case == "worker failed":
+
+        def fail_second(team: _parallel.Team, k: int, *a: Any) -> None:
+            if k == 2:
+                raise OSError("no space left on device")
+            work(team, k, *a)
+
+        monkeypatch.setattr(_parallel.Team, "_work", fail_second)
+    elif case == "failed while taken":
+        monkeypatch.setattr(_event_codec, "BATCH", 64)
+        flush = _event_codec.EventWriter.flush
+        me = [0]
+
+        def fail_at_the_end(out: _event_codec.EventWriter) -> None:
+            if me[0] != 1:
+                flush(out)
+                return
+            out.f.flush()
+            time.sleep(1.0)
+            raise OSError("no space left on device")
+
+        def numbered(team: _parallel.Team, k: int, *a: Any) -> None:
+            me[0] = k
+            work(team, k, *a)
+
+        monkeypatch.setattr(_event_codec.EventWriter, "flush", fail_at_the_end)
+        monkeypatch.setattr(_parallel.Team, "_work", numbered)
+    caplog.set_level(logging.INFO, logger="recompile_doctor")
+    _run(path, 3)
+    said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
+    assert len(said) == 1, said
+    head, _, parts = said[0].partition(": read by 3 processes: ")
+    assert head == str(path)
+    two, three = parts.split("; ")
+    taken = re.compile(
+        r"part (\d)/3 \(from line ([\d,]+)\): taken over at line ([\d,]+) \(([\d,]+) read twice\)"
+    )
+    # the benchmarks' column of parts taken over reads the same line
+    spec = importlib.util.spec_from_file_location(
+        "bench_scale", ROOT / "benchmarks" / "bench_scale.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    taken_of_all, again = bench.parts_read(f"recompile-doctor: INFO: {said[0]}\n")
+    assert taken_of_all == f"{sum('taken over' in p for p in (two, three))}/2"
+    assert again == "; ".join(p for p in (two, three) if "taken over" not in p)
+    if case == "met":
+        for k, text in ((2, two), (3, three)):
+            m = taken.fullmatch(text)
+            assert m is not None, text
+            first, at, twice = (int(g.replace(",", "")) for g in m.groups()[1:])
+            assert int(m[1]) == k and first <= at and twice == at - first + 1
+    elif case == "never met":
+        assert two == "part 2/3: read again by this process (their states never met)"
+        assert three == "part 3/3: read again by this process (their states never met)"
+    elif case == "worker failed":
+        assert taken.fullmatch(two), two
+        assert three == "part 3/3: read again by the process of part 2 (its worker failed)"
+    else:
+        assert two == "part 2/3: read again by this process (worker 1 failed)"
+        assert three == "part 3/3: read again by this process (worker 1 failed)"

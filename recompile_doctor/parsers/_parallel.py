@@ -305,7 +305,8 @@ def _first_match(
 class Part:
     """What a worker wrote: its checkpoints, its counts and reading at the end (``lines``:
     the last line's number; ``nbytes``: read from its start), whom it handed over to
-    (``(worker, checkpoint)``; None: it read to the end), how many events it wrote."""
+    (``(worker, checkpoint)``; None: it read to the end), how many events it wrote, the
+    number of its part's first line."""
 
     checkpoints: list[Checkpoint]
     totals: Counts
@@ -313,6 +314,7 @@ class Part:
     nbytes: int
     handoff: tuple[int, int] | None
     written: int
+    first: int
 
 
 class _Member:
@@ -534,7 +536,7 @@ class Team:
                 out.add(decoder.finish())
             out.flush()
             read = (reading.lines.lineno, blocks.consumed - blocks.lost)
-            put_record(meta, (cps, _counted(c), read, handoff, out.count))
+            put_record(meta, (cps, _counted(c), read, handoff, out.count, before + 1))
             meta.flush()
 
     # -- the parent's side ---------------------------------------------------------------
@@ -557,10 +559,10 @@ class Team:
         if got is None:
             return None
         try:
-            cps, totals, (lines, nbytes), handoff, written = got[0]
+            cps, totals, (lines, nbytes), handoff, written, first = got[0]
         except (ValueError, TypeError):
             return None
-        return Part(cps, Counts(*totals), lines, nbytes, handoff, written)
+        return Part(cps, Counts(*totals), lines, nbytes, handoff, written, first)
 
     def close(self) -> None:
         """Stop the workers still running; drop their files."""
@@ -612,13 +614,17 @@ class Stream:
         self.match = match
         self.taken = 0
         self.chain: list[tuple[int, Part, int]] | None = None
+        #: the parts given in full before a worker failed, and that worker
+        self.given: list[tuple[int, Part, int]] = []
+        self.failed: int | None = None
 
     def events(self) -> Iterator[TypedEvent]:
         team = self.team
-        done: list[tuple[int, Part, int]] = []
+        done = self.given
         at: tuple[int, int] | None = self.match
         while at is not None:
             w, j = at
+            self.failed = w  # (until its part is given in full)
             m = team.members[w - 1]
             cps = team.checkpoints(w) if m is not None else None
             if m is None or cps is None or j >= len(cps):
@@ -634,7 +640,43 @@ class Stream:
                 return
             done.append((w, part, j))
             at = part.handoff
+        self.failed = None
         self.chain = done
+
+
+def how_read(team: Team, stream: Stream | None) -> str:
+    """How the parts of the input were read, in one line (logged with ``-v``): where each
+    worker's part was taken over, and which parts were read again by the process before
+    (their states never met, or its worker failed).  A part read again costs a second
+    process's time for nothing: the reason to look."""
+    n = len(team.splits)
+    said: list[str] = []
+    reader = "this process"
+    at: tuple[int, int] | None = stream.match if stream is not None else None
+    given = {w: (part, j) for w, part, j in (stream.given if stream is not None else ())}
+    failed = stream.failed if stream is not None else None
+    for k in range(1, n + 1):
+        name = f"part {k + 1}/{n + 1}"
+        if failed is not None and stream is not None and k >= stream.match.worker:
+            # (this process decoded on from the match, leaving out the events given)
+            said.append(f"{name}: read again by this process (worker {failed} failed)")
+        elif at is None or at[0] != k:
+            m = team.members[k - 1]
+            why = (
+                "its worker failed"
+                if m is None or (m.exited(block=False) and m.status != 0)
+                else "their states never met"
+            )
+            said.append(f"{name}: read again by {reader} ({why})")
+        else:
+            part, j = given[k]
+            line = part.checkpoints[j][0]
+            said.append(
+                f"{name} (from line {part.first:,}): taken over at line {line:,} "
+                f"({line - part.first + 1:,} read twice)"
+            )
+            reader, at = f"the process of part {k + 1}", part.handoff
+    return f"{team.path}: read by {n + 1} processes: " + "; ".join(said)
 
 
 def _follow(m: _Member, skip: int) -> Iterator[TypedEvent]:

@@ -385,6 +385,18 @@ class _FastPart:
         blocks.limit = self._first_part = splits[0]
         return self._team
 
+    def tell_how_read(self, stream: _parallel.Stream | None) -> None:
+        """Log (with ``-v``) how the parts of the input were read, when several processes
+        read it (``stream``: the workers' events taken, if any): a part read twice is
+        otherwise silent."""
+        if self._team is None:
+            return
+        import logging
+
+        log = logging.getLogger("recompile_doctor.parsers")
+        if log.isEnabledFor(logging.INFO):
+            log.info("%s", _parallel.how_read(self._team, stream))
+
     def _adopt(
         self, chain: list[tuple[int, _parallel.Part, int]], c: ParseCounter, fmt: LogFormat
     ) -> None:
@@ -466,6 +478,7 @@ def _drive(
         yield from stream.events()
         if stream.chain is not None:  # (the last worker's decoder finished)
             fastpart._adopt(stream.chain, c, fmt)
+            fastpart.tell_how_read(stream)
             return
         # a worker failed on the way: this process decodes on from where it handed over,
         # to the end, and leaves out the events the workers gave already
@@ -474,6 +487,8 @@ def _drive(
             stream.taken,
             None,
         )
+    if fastpart is not None:
+        fastpart.tell_how_read(stream)
     yield from decoder.finish()
 
 
