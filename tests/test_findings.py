@@ -164,3 +164,45 @@ def test_every_recompilation_gets_its_cause_even_beyond_the_evidence_cap(tmp_pat
     assert [c.cause for c in r.compilations] == [None] + ["recompile-after-warmup"] * 19
     f = _finding(r, "recompile-after-warmup")
     assert f.count == 19 and len(f.evidence) == 12
+
+
+def test_an_unexplained_recompilation_says_once_how_to_learn_why() -> None:
+    # GIVEN a TensorFlow log that does not say why a function compiled again, THEN the
+    # finding's advice says how to make TensorFlow say it (once), the detail names each
+    # recompilation without repeating it, and the text report shows one bullet per
+    # recompilation (no clause cut in two)
+    from pathlib import Path
+
+    from recompile_doctor.analyses.recompile import _how_to_log
+    from recompile_doctor.reports.text import why_lines
+
+    log = Path(__file__).resolve().parent.parent / "fixtures/tensorflow/growing_shape/run.log"
+    f = _finding(analyze([str(log)]), "recompile-after-warmup")
+    how = _how_to_log("tensorflow")
+    assert how and f.advice.count(how) == 1
+    assert how not in f.detail
+    assert f.detail.count("and the log does not say what changed") == 2  # (first and last)
+    lines = why_lines(f.detail, 100)
+    bullets = [x.strip() for x in lines if x.strip().startswith("- ")]
+    assert len(bullets) == 3 and bullets[0].startswith("- smooth_loss, 5 times"), lines
+    assert bullets[1].startswith("- first: compiled again"), lines
+    assert bullets[2].startswith("- last: compiled again"), lines
+
+
+@pytest.mark.parametrize("framework", ["tensorflow", "ptxla", "jax", "torch", "poplar", None])
+def test_the_advice_for_an_unexplained_recompilation_fits_the_framework(
+    framework: str | None,
+) -> None:
+    # the rule's own words for a framework where it has them; else its general advice and
+    # the framework's way to log why it compiles; the general advice for several frameworks
+    from recompile_doctor.analyses import Options
+    from recompile_doctor.analyses.recompile import _advice, _how_to_log
+    from recompile_doctor.rules import rule
+
+    r = rule("recompile-after-warmup")
+    got = _advice(r.id, Options(), framework)
+    if framework in r.advice_by_framework or framework in (None, "poplar"):
+        assert got == r.advice_for(framework)
+    else:
+        assert framework is not None
+        assert got == f"{r.advice} {_how_to_log(framework)}"

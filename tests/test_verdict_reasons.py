@@ -200,7 +200,7 @@ def _findings_holding_every_verdict(tl: Timeline, opts: Options) -> list[Finding
 
     from recompile_doctor.analyses._common import comp_evidence, make_finding, plural, seconds
     from recompile_doctor.analyses.recompile import Verdict, _advice
-    from recompile_doctor.rules import SHAPE_RULES, rule
+    from recompile_doctor.rules import SHAPE_RULES
     from recompile_doctor.timeline import function_key
 
     groups: dict[str, list[Verdict]] = defaultdict(list)
@@ -254,8 +254,7 @@ def _findings_holding_every_verdict(tl: Timeline, opts: Options) -> list[Finding
                 if rule_id != "constants-elided"
                 else 0.0,
                 evidence=kept,
-                advice=_advice(rule_id, opts)
-                or rule(rule_id).advice_for(frameworks.pop() if len(frameworks) == 1 else None),
+                advice=_advice(rule_id, opts, frameworks.pop() if len(frameworks) == 1 else None),
                 diff=diffs[rule_id][:20],
                 changes=changes[rule_id][:20],
             )

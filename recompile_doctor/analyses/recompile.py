@@ -63,21 +63,22 @@ def _log_reason(prev: Compilation, c: Compilation) -> str:
         }[c.cache]
         return (
             f"same HLO hash {c.hash} compiled again (line {prev.line} → line {c.line}): "
-            f"the graph did not change; {outcome}"
+            f"the graph did not change, and {outcome}"
         )
     if c.framework != "poplar":
+        # (what makes the framework say why is the finding's advice, said once)
         return (
-            f"compiled again (line {prev.line} → line {c.line}); the log does not say what "
-            "changed. " + _how_to_log(c.framework)
+            f"compiled again (line {prev.line} → line {c.line}), and the log does not say "
+            "what changed"
         )
     if c.function is None:
         return (
-            f"a graph was constructed after warm-up (line {c.line}); the log does not name "
+            f"a graph was constructed after warm-up (line {c.line}), and the log does not name "
             "the module or its hash (set TF_POPLAR_VLOG_LEVEL=1 to print 'Begin XLA "
             "compilation: <module> (Hash: 0x...)')"
         )
     return (
-        f"compiled again (line {prev.line} → line {c.line}); the log has no HLO hash "
+        f"compiled again (line {prev.line} → line {c.line}), and the log has no HLO hash "
         "(set TF_POPLAR_VLOG_LEVEL=1 to print 'Begin XLA compilation ... (Hash: 0x...)')"
     )
 
@@ -479,7 +480,7 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
                 count=count,
                 wasted=wasted if rule_id != "constants-elided" else 0.0,
                 evidence=kept.lines(),
-                advice=_advice(rule_id, opts) or rule(rule_id).advice_for(framework),
+                advice=_advice(rule_id, opts, framework),
                 diff=g.diff,
                 changes=g.changes,
             )
@@ -561,14 +562,21 @@ def _extend_to(kept: list[T], more: Iterable[T], most: int) -> None:
         kept.extend(islice(more, room))
 
 
-def _advice(rule_id: str, opts: Options) -> str | None:
-    if rule_id == "recompile-after-warmup" and opts.dumps_given:
-        return (
-            "The dumps could not name a cause: check that --dumps holds the dumps of this run "
-            "(XLA_FLAGS=--xla_dump_to=DIR), one file per compilation, and compare the two "
-            "compilations' HLO with 'recompile-doctor diff'."
-        )
-    return None
+def _advice(rule_id: str, opts: Options, framework: str | None) -> str:
+    """What to change for ``rule_id``'s recompilations of ``framework`` (None: several).
+    Where neither the log nor the dumps name a cause: how to get the dumps, and how to make
+    the framework log why it compiles when the rule has no words of its own for it."""
+    r = rule(rule_id)
+    if rule_id == "recompile-after-warmup":
+        if opts.dumps_given:
+            return (
+                "The dumps could not name a cause: check that --dumps holds the dumps of this "
+                "run (XLA_FLAGS=--xla_dump_to=DIR), one file per compilation, and compare the "
+                "two compilations' HLO with 'recompile-doctor diff'."
+            )
+        if framework not in (None, "poplar") and framework not in r.advice_by_framework:
+            return f"{r.advice} {_how_to_log(framework)}".rstrip()
+    return r.advice_for(framework)
 
 
 def _first_line(path: str | None) -> Evidence | None:
