@@ -94,6 +94,15 @@ def _fixture_lines(rel: str) -> list[str]:
     return p.read_text(encoding="utf-8").splitlines()
 
 
+def _block_prefixes() -> tuple[str, ...]:
+    """PyTorch/XLA's analysis blocks' prefixes (the decoder's): each line of a block carries
+    one; a rule of ``=`` opens and closes a block, and the debug output prints a block's
+    lines together."""
+    from recompile_doctor.parsers.ptxla_detect import _PREFIXES
+
+    return tuple(_PREFIXES)
+
+
 def _starts_record(line: str, nxt: str | None) -> bool:
     """Noise may go before ``nxt``: it starts a record (no indented continuation, no guard or
     explanation line of a block under way)."""
@@ -102,15 +111,32 @@ def _starts_record(line: str, nxt: str | None) -> bool:
     return not (nxt[:1] in (" ", "\t", "") or "[__guards]" in nxt or "[__recompiles" in nxt)
 
 
+def _in_blocks(body: list[str]) -> list[bool]:
+    """For each line, whether a PyTorch/XLA analysis block is still open after it (no noise
+    may go there: the real output never interleaves other lines into one)."""
+    out = []
+    open_ = False
+    prefixes = _block_prefixes()
+    for line in body:
+        for prefix in prefixes:
+            if line.startswith(prefix):
+                if line[len(prefix) :].startswith("====="):
+                    open_ = not open_
+                break
+        out.append(open_)
+    return out
+
+
 def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
     """The lines of one case, forever: the fixtures repeated with noise between records."""
     keys = key_strings(fmt)
     body = [ln for rel in rels for ln in _fixture_lines(rel)]
     relevant = sum(1 for ln in body if any(k in ln for k in keys))
+    inside = _in_blocks(body)
     slots = [
         i
         for i in range(len(body))
-        if _starts_record(body[i], (body[i + 1 : i + 2] and body[i + 1]) or None)
+        if not inside[i] and _starts_record(body[i], (body[i + 1 : i + 2] and body[i + 1]) or None)
     ]
     want = max(0, round(relevant / TARGET_RELEVANT) - len(body)) if noise else 0
     per_slot = [want // len(slots) + (1 if k < want % len(slots) else 0) for k in range(len(slots))]
