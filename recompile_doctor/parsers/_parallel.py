@@ -668,6 +668,9 @@ def how_read(team: Team, stream: Stream | None) -> str:
                 else "their states never met"
             )
             said.append(f"{name}: read again by {reader} ({why})")
+        elif k not in given:  # (not all of the stream was taken: nothing more is known)
+            said.append(f"{name}: taken over")
+            break
         else:
             part, j = given[k]
             line = part.checkpoints[j][0]
