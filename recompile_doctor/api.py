@@ -28,6 +28,7 @@ from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
 from recompile_doctor.timeline.packed import replaced
+from recompile_doctor.told import Stopwatch, tell
 
 PathLike = str | os.PathLike[str]
 #: lines of context kept around each evidence line
@@ -82,6 +83,7 @@ def _analyze(
 ) -> Report:
     builder = TimelineBuilder(warmup)
     counters: list[ParseCounter] = []
+    watch = Stopwatch()
     try:
         for log in logs:
             path = os.fspath(log)
@@ -92,6 +94,8 @@ def _analyze(
                 path, counter, strict=strict, log_format=log_format, on_progress=cb, fold=True
             ):
                 builder.feed(ev)
+            if watch.on:
+                _tell_read(counter, watch.lap())
         tl = builder.finish()
     except BaseException:
         builder.close()  # the spooled events' temporary file goes now, not when collected
@@ -111,6 +115,13 @@ def _analyze(
             findings = _with_context(findings, context)
         summary = summarize(tl, findings, opts.joined)
         causes = recompilation_causes(tl, opts)
+        if watch.on:
+            from recompile_doctor.reports.view import plural
+
+            tell(
+                f"timeline and analyses: {plural(len(tl.compilations), 'compilation')}, "
+                f"{plural(len(findings), 'finding')} in {watch.lap():.2f} s"
+            )
     except BaseException:
         if ahead is not None:
             ahead.close()
@@ -129,6 +140,17 @@ def _analyze(
         events=events,
         findings=findings,
         events_text=ahead,
+    )
+
+
+def _tell_read(counter: ParseCounter, seconds: float) -> None:
+    """Say (``-v``) how long one log took to read and parse, and how fast."""
+    st = counter.read
+    mb = st.bytes / 1e6
+    rate = f", {mb / seconds:.0f} MB/s" if seconds > 0 else ""
+    tell(
+        f"{counter.path}: read in {seconds:.2f} s: {st.lines:,} lines, {mb:.1f} MB{rate}; "
+        f"{counter.recognized:,} recognized, {counter.malformed:,} malformed"
     )
 
 

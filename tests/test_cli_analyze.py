@@ -268,3 +268,34 @@ def test_a_reader_that_stops_early_gets_no_error(dest: list[str]) -> None:
         os.close(w)
     assert proc.stderr == ""
     assert proc.returncode in (0, 1)
+
+
+def test_verbose_says_where_the_time_went(tmp_path: Path) -> None:
+    # GIVEN two logs analyzed with -v, THEN stderr says, per log, how long it took to read
+    # and what was read (the report's own counts), then the analyses' time, then the
+    # report's; without -v nothing of it
+    import re
+
+    out = tmp_path / "r.json"
+    cmd = [sys.executable, "-m", "recompile_doctor", "analyze", ALT, HEALTHY, "-o", str(out)]
+    r = subprocess.run([*cmd, "-v"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rep = json.loads(out.read_text())
+    said = [x.removeprefix("recompile-doctor: INFO: ") for x in r.stderr.splitlines()]
+    read = re.compile(
+        r"(.+): read in [\d.]+ s: ([\d,]+) lines, [\d.]+ MB(, \d+ MB/s)?; "
+        r"([\d,]+) recognized, ([\d,]+) malformed"
+    )
+    reads = [m for x in said if (m := read.fullmatch(x)) is not None]
+    assert [m[1] for m in reads] == [i["path"] for i in rep["inputs"]]
+    assert [int(m[2].replace(",", "")) for m in reads] == [i["lines"] for i in rep["inputs"]]
+    assert sum(int(m[4].replace(",", "")) for m in reads) == rep["parse"]["recognized"]
+    n = rep["summary"]["compilations"]
+    assert any(
+        re.fullmatch(rf"timeline and analyses: {n} compilations?, \d+ findings? in [\d.]+ s", x)
+        for x in said
+    ), said
+    assert re.fullmatch(r"report \(json\) written in [\d.]+ s", said[-1]), said
+    out.unlink()
+    quiet = subprocess.run(cmd, capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stderr == ""

@@ -22,6 +22,7 @@ from recompile_doctor.cli._common import (
 from recompile_doctor.cli._progress import progress_for
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers import format_names
+from recompile_doctor.told import Stopwatch, tell, telling
 
 if TYPE_CHECKING:
     from recompile_doctor.model import Report
@@ -39,12 +40,7 @@ def fails(report: Report, fail_on: str | None) -> bool:
 
 def _verbose() -> bool:
     """True when ``-v`` was given (the text report then details info findings too)."""
-    if "logging" not in sys.modules:  # -v imports it; nothing else at start-up does
-        return False
-    import logging
-
-    level = logging.getLogger("recompile_doctor").level
-    return level != logging.NOTSET and level <= logging.INFO
+    return telling()
 
 
 @click.command("analyze")
@@ -124,7 +120,11 @@ def command(
             events_json=out_fmt == "json",  # (written by a second process meanwhile)
         )
     with report:  # a long run's spooled events go as soon as they are written
-        return _write(report, output, html, out_fmt, force, quiet, fail_on, no_color, logs, dumps)
+        watch = Stopwatch()
+        code = _write(report, output, html, out_fmt, force, quiet, fail_on, no_color, logs, dumps)
+        if watch.on:
+            tell(f"report ({out_fmt}{', and HTML' if html else ''}) written in {watch.lap():.2f} s")
+        return code
 
 
 def _write(

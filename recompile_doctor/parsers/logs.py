@@ -48,6 +48,7 @@ from recompile_doctor.parsers.ptxla_detect import PTXLA
 from recompile_doctor.parsers.tensorflow_detect import TENSORFLOW
 from recompile_doctor.parsers.torch_detect import TORCH
 from recompile_doctor.parsers.torch_trace_detect import TORCH_TRACE
+from recompile_doctor.told import tell, telling
 
 #: lines of an input that detection looks at
 SNIFF_LINES = 400
@@ -389,13 +390,8 @@ class _FastPart:
         """Log (with ``-v``) how the parts of the input were read, when several processes
         read it (``stream``: the workers' events taken, if any): a part read twice is
         otherwise silent."""
-        if self._team is None:
-            return
-        import logging
-
-        log = logging.getLogger("recompile_doctor.parsers")
-        if log.isEnabledFor(logging.INFO):
-            log.info("%s", _parallel.how_read(self._team, stream))
+        if self._team is not None and telling():
+            tell(_parallel.how_read(self._team, stream))
 
     def _adopt(
         self, chain: list[tuple[int, _parallel.Part, int]], c: ParseCounter, fmt: LogFormat
