@@ -118,8 +118,11 @@ def _analyze(
         if watch.on:
             from recompile_doctor.reports.view import plural
 
+            what = os.fspath(logs[0]) if logs else "no log"
+            if len(logs) > 1:
+                what += f" and {plural(len(logs) - 1, 'more log')}"
             tell(
-                f"timeline and analyses: {plural(len(tl.compilations), 'compilation')}, "
+                f"{what}: timeline and analyses: {plural(len(tl.compilations), 'compilation')}, "
                 f"{plural(len(findings), 'finding')} in {watch.lap():.2f} s"
             )
     except BaseException:

@@ -292,7 +292,11 @@ def test_verbose_says_where_the_time_went(tmp_path: Path) -> None:
     assert sum(int(m[4].replace(",", "")) for m in reads) == rep["parse"]["recognized"]
     n = rep["summary"]["compilations"]
     assert any(
-        re.fullmatch(rf"timeline and analyses: {n} compilations?, \d+ findings? in [\d.]+ s", x)
+        re.fullmatch(
+            rf"{re.escape(ALT)} and 1 more log: timeline and analyses: {n} compilations?, "
+            r"\d+ findings? in [\d.]+ s",
+            x,
+        )
         for x in said
     ), said
     assert re.fullmatch(r"report \(json\) written in [\d.]+ s", said[-1]), said
