@@ -127,10 +127,44 @@ def _in_blocks(body: list[str]) -> list[bool]:
     return out
 
 
+#: where torch names a frame: a compile id ``[0/1]``, ``"compile_id": "0/1"``, a failed
+#: guard's ``0/1: ...``, and a trace record's ``"frame_id": 0``
+_FRAME_RES = (
+    re.compile(r"(\[)(\d+)(?=/\d+)"),
+    re.compile(r'("compile_id": ")(\d+)(?=/)'),
+    re.compile(r'((?:^|[\s"]))(\d+)(?=/\d+:)'),
+    re.compile(r'("frame_id": )(\d+)'),
+)
+#: the formats whose compile ids are the frame's and the compile's numbers
+_FRAMED = ("torch", "torch-trace")
+
+
+def _frames(lines: list[str]) -> int:
+    """How many frame numbers ``lines`` use (one more than the highest)."""
+    return 1 + max(
+        (int(m[2]) for ln in lines for rx in _FRAME_RES for m in rx.finditer(ln)), default=0
+    )
+
+
+def _renumbered(line: str, offset: int) -> str:
+    """``line`` with each torch frame number moved up by ``offset``: every repetition of a
+    fixture is new frames, as in a real log, whose compile ids never repeat (repeated ids
+    would be one compilation logged again, and the log would time few events)."""
+    if not offset:
+        return line
+    for rx in _FRAME_RES:
+        line = rx.sub(lambda m: f"{m[1]}{int(m[2]) + offset}", line)
+    return line
+
+
 def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
     """The lines of one case, forever: the fixtures repeated with noise between records."""
     keys = key_strings(fmt)
-    body = [ln for rel in rels for ln in _fixture_lines(rel)]
+    parts = [_fixture_lines(rel) for rel in rels]
+    body = [ln for part in parts for ln in part]
+    # each fixture of each repetition gets frame numbers of its own (torch)
+    frames = max(map(_frames, parts)) if fmt in _FRAMED else 0
+    part_of = [j for j, part in enumerate(parts) for _ in part]
     relevant = sum(1 for ln in body if any(k in ln for k in keys))
     inside = _in_blocks(body)
     slots = [
@@ -147,6 +181,8 @@ def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
     while True:
         rep += 1
         for i, line in enumerate(body):
+            if frames:
+                line = _renumbered(line, ((rep - 1) * len(parts) + part_of[i]) * frames)
             # each repetition prints other durations and times (a real log never repeats a
             # "... in 0.0123 sec" line), so per-message memos get no unfair hits
             yield _VARY_RE.sub(rf"\g<1>{(rep + i) % 1000:03d}", line)

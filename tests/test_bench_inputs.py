@@ -3,7 +3,8 @@ record in two (noise inside a multi-line block) would time a broken parse.
 
 GIVEN each framework case of ``benchmarks/bench_frameworks.py``, generated small, WHEN
 parsed, THEN no line is malformed (the fixtures it repeats have none), about a fifth of the
-lines are recognized where noise is added, and every compilation names its function.
+lines are recognized where noise is added, every repetition compiles anew (torch's compile ids
+are not repeated), and every compilation names its function.
 """
 
 from __future__ import annotations
@@ -40,5 +41,6 @@ def test_a_generated_framework_log_parses_whole(bench: object, tmp_path: Path, c
         assert p.malformed == 0, (case, p)
         if noise:
             assert 0.15 < p.recognized / info.lines < 0.5, (case, p, info)
-        assert rep.compilations
+        # (the fixtures' compile ids are not repeated: each repetition is compilations anew)
+        assert len(rep.compilations) >= 4, (case, len(rep.compilations))
         assert all(c.function not in (None, "?") for c in rep.compilations), case
