@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import io
 import os
 import sys
@@ -277,22 +278,30 @@ def read_onward(
         blocks.go_on()
         blocks.limit = splits[k] - offset if k < len(splits) else None
         reading.lines = make_lines(blocks, reading.lines.lineno)
-        for got in _first_match(reading.lines.lines(), decoder, team.checkpoints(k)):
+        lines = reading.lines.lines()
+        passed = functools.partial(team.give_up, k)
+        for got in _first_match(lines, decoder, team.checkpoints(k), passed):
             yield Match(k, got) if isinstance(got, int) else got
 
 
 def _first_match(
-    lines: Iterator[tuple[int, str]], decoder: Decoder, target: list[Checkpoint] | None
+    lines: Iterator[tuple[int, str]],
+    decoder: Decoder,
+    target: list[Checkpoint] | None,
+    passed: Callable[[], None] | None = None,
 ) -> Iterator[tuple[int, str] | int]:
     """``lines``, each followed (once it has been decoded: when this generator resumes) by
     a check of ``decoder`` against the ``target`` checkpoints; the index of the first
     checkpoint matched comes after its line.  After the last checkpoint's line (or the
-    match), the lines without checks."""
+    match), the lines without checks; ``passed`` is called when the last checkpoint's line
+    went by unmatched."""
     at = {cp[0]: i for i, cp in enumerate(target or ())}
     last = max(at, default=-1)
     for lineno, raw in lines:
         yield lineno, raw
         if lineno > last:
+            if target and passed is not None:
+                passed()
             break
         i = at.get(lineno)
         if i is not None and target is not None and checkpoint(decoder) == target[i][1]:
@@ -357,6 +366,7 @@ class Team:
         self.splits = splits
         self.dir = tempfile.mkdtemp(prefix="recompile-doctor-")
         self.members: list[_Member | None] = []  # worker k is members[k - 1]
+        self.stopped: set[int] = set()  # the workers stopped because no reader met them
         self._published: set[str] = set()
         self._parent = os.getpid()
         st = os.fstat(f.fileno())
@@ -564,6 +574,24 @@ class Team:
             return None
         return Part(cps, Counts(*totals), lines, nbytes, handoff, written, first)
 
+    def give_up(self, k: int) -> None:
+        """The reader before worker ``k``'s part went past its last checkpoint without
+        meeting it: the worker's events will never be taken, so it is stopped now rather
+        than left to spend a CPU for nothing (the parent only: the workers are its
+        children).  What other workers need of it (its line count, its checkpoints) is
+        published by then."""
+        if os.getpid() != self._parent:
+            return
+        m = self.members[k - 1]
+        if m is None or m.status is not None:
+            return
+        import signal
+
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(m.pid, signal.SIGKILL)
+        m.exited(block=True)
+        self.stopped.add(k)
+
     def close(self) -> None:
         """Stop the workers still running; drop their files."""
         import shutil
@@ -663,7 +691,9 @@ def how_read(team: Team, stream: Stream | None) -> str:
         elif at is None or at[0] != k:
             m = team.members[k - 1]
             why = (
-                "its worker failed"
+                "their states never met, and its worker was stopped"
+                if k in team.stopped
+                else "its worker failed"
                 if m is None or (m.exited(block=False) and m.status != 0)
                 else "their states never met"
             )
