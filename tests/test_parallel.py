@@ -758,3 +758,26 @@ def test_how_the_parts_were_read_is_logged(
     else:
         assert two == "part 2/3: read again by this process (worker 1 failed)"
         assert three == "part 3/3: read again by this process (worker 1 failed)"
+
+
+def test_the_sizes_compared_first_are_those_of_the_state() -> None:
+    # GIVEN every fixture log decoded line by line by its format's decoder, THEN after each
+    # line the sizes read off the decoder equal those of its checkpoint: the quick check
+    # the parent makes before comparing whole states never turns away an equal state
+    from recompile_doctor.parsers import detect_format
+    from recompile_doctor.parsers._checkpoint import checkpoint, sizes, sizes_of
+
+    compared = 0
+    for path in PLAIN_FIXTURES:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        fmt = detect_format(lines[:200])
+        if fmt is None:
+            continue
+        dec = fmt.decoder(str(path))
+        for n, line in enumerate(lines, 1):
+            dec.decode(n, line)
+            state = checkpoint(dec)
+            if state is not None:
+                assert sizes(dec) == sizes_of(state), (path, n)
+                compared += 1
+    assert compared > 5000

@@ -70,3 +70,39 @@ def checkpoint(decoder: Decoder) -> object:
         return state_of(decoder)
     except Unsyncable:
         return None
+
+
+#: the kinds of state (:func:`state_of`) whose length :func:`sizes` compares
+_SIZED = ("{}", "list", "set")
+
+
+def sizes(decoder: Decoder) -> tuple[int | None, ...]:
+    """The length of each dictionary, list and set the decoder holds (None for any other
+    attribute), in the order of its checkpoint's fields: read in a few microseconds, where
+    the whole state of a decoder that learnt thousands of names takes milliseconds.  Two
+    decoders whose sizes differ are in different states (:func:`sizes_of`)."""
+    fields = dict(getattr(decoder, "__dict__", {}))
+    for c in type(decoder).__mro__:
+        for s in getattr(c, "__slots__", ()):
+            if hasattr(decoder, s):
+                fields[s] = getattr(decoder, s)
+    out: list[int | None] = []
+    for _name, v in sorted(fields.items()):
+        # (as state_of tells them: any mapping or set, a list but not a subclass of one)
+        if isinstance(v, (Mapping, set, frozenset)) or type(v) is list:
+            out.append(len(v))
+        else:
+            out.append(None)
+    return tuple(out)
+
+
+def sizes_of(state: object) -> tuple[int | None, ...] | None:
+    """:func:`sizes` of the decoder whose checkpoint is ``state`` (None: not a decoder's)."""
+    if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], tuple)):
+        return None
+    out: list[int | None] = []
+    for field in state[1]:
+        v = field[1]
+        sized = isinstance(v, tuple) and len(v) == 2 and v[0] in _SIZED and isinstance(v[1], tuple)
+        out.append(len(v[1]) if sized else None)
+    return tuple(out)

@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, BinaryIO, NamedTuple, Protocol
 
 from recompile_doctor.events import TypedEvent
-from recompile_doctor.parsers._checkpoint import checkpoint
+from recompile_doctor.parsers._checkpoint import checkpoint, sizes, sizes_of
 from recompile_doctor.parsers._event_codec import (
     EventWriter,
     decode,
@@ -304,7 +304,11 @@ def _first_match(
                 passed()
             break
         i = at.get(lineno)
-        if i is not None and target is not None and checkpoint(decoder) == target[i][1]:
+        if i is None or target is None:
+            continue
+        # (the sizes first: a decoder that learnt thousands of names takes milliseconds to
+        # write its whole state, and a hundred checkpoints may be compared)
+        if sizes(decoder) == sizes_of(target[i][1]) and checkpoint(decoder) == target[i][1]:
             yield i
             break
     yield from lines
