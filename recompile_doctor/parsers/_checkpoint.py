@@ -8,6 +8,13 @@ the same state.  Anything that cannot be compared (a callback under way, an obje
 fields) makes the checkpoint None: it then never equals another, and the worker's part is
 read again by the process that has the true state -- never a wrong result, only a slower
 one.
+
+The parent, which read the log from its start, knows names a worker never learnt: it may
+also take over a worker whose looked-up entries are all among its own (:func:`agrees`),
+provided no lookup the worker makes later finds nothing where the parent's tables hold
+something (the worker records them: :class:`MissLog`; the parent checks them as it takes
+the worker's events: :func:`knew`).  :func:`sizes` tells most unequal states apart in
+microseconds, before a whole state is written.
 """
 
 from __future__ import annotations
@@ -76,33 +83,200 @@ def checkpoint(decoder: Decoder) -> object:
 _SIZED = ("{}", "list", "set")
 
 
-def sizes(decoder: Decoder) -> tuple[int | None, ...]:
-    """The length of each dictionary, list and set the decoder holds (None for any other
-    attribute), in the order of its checkpoint's fields: read in a few microseconds, where
-    the whole state of a decoder that learnt thousands of names takes milliseconds.  Two
-    decoders whose sizes differ are in different states (:func:`sizes_of`)."""
+def sizes(decoder: Decoder) -> tuple[tuple[str, int | None], ...]:
+    """Each attribute of the decoder, in the order of its checkpoint's fields, with the
+    length of the dictionary, list or set it holds (None for any other value): read in a
+    few microseconds, where the whole state of a decoder that learnt thousands of names
+    takes milliseconds.  Decoders whose sizes differ are in different states
+    (:func:`sizes_of`, :func:`fits`)."""
     fields = dict(getattr(decoder, "__dict__", {}))
     for c in type(decoder).__mro__:
         for s in getattr(c, "__slots__", ()):
             if hasattr(decoder, s):
                 fields[s] = getattr(decoder, s)
-    out: list[int | None] = []
-    for _name, v in sorted(fields.items()):
+    out: list[tuple[str, int | None]] = []
+    for name, v in sorted(fields.items()):
         # (as state_of tells them: any mapping or set, a list but not a subclass of one)
-        if isinstance(v, (Mapping, set, frozenset)) or type(v) is list:
-            out.append(len(v))
-        else:
-            out.append(None)
+        sized = isinstance(v, (Mapping, set, frozenset)) or type(v) is list
+        out.append((name, len(v) if sized else None))
     return tuple(out)
 
 
-def sizes_of(state: object) -> tuple[int | None, ...] | None:
+def sizes_of(state: object) -> tuple[tuple[str, int | None], ...] | None:
     """:func:`sizes` of the decoder whose checkpoint is ``state`` (None: not a decoder's)."""
     if not (isinstance(state, tuple) and len(state) == 2 and isinstance(state[1], tuple)):
         return None
-    out: list[int | None] = []
-    for field in state[1]:
-        v = field[1]
+    out: list[tuple[str, int | None]] = []
+    for name, v in state[1]:
         sized = isinstance(v, tuple) and len(v) == 2 and v[0] in _SIZED and isinstance(v[1], tuple)
-        out.append(len(v[1]) if sized else None)
+        out.append((name, len(v[1]) if sized else None))
     return tuple(out)
+
+
+def fits(
+    reader: tuple[tuple[str, int | None], ...],
+    worker: tuple[tuple[str, int | None], ...] | None,
+    lookups: frozenset[str],
+) -> bool:
+    """Whether decoders of these :func:`sizes` may be in equal states -- or, for the
+    attributes named in ``lookups``, the worker's entries among the reader's (no more of
+    them: :func:`agrees`).  True where the worker's sizes are not known."""
+    if worker is None:
+        return True
+    if len(reader) != len(worker):
+        return False
+    for (rn, r), (wn, w) in zip(reader, worker, strict=True):
+        if rn != wn:
+            return False
+        if r == w:
+            continue
+        if rn in lookups and r is not None and w is not None and w <= r:
+            continue
+        return False
+    return True
+
+
+def agrees(reader: object, worker: object, lookups: frozenset[str]) -> bool:
+    """Whether a worker whose decoder was in state ``worker`` makes, of the lines to come,
+    the events a reader in state ``reader`` makes, provided no lookup the worker misses
+    later would have found something in the reader's state (checked as the worker's events
+    are taken: :class:`MissLog`).  The states are :func:`checkpoint`'s, of one decoder
+    class: every attribute equal, except those named in ``lookups`` (its
+    ``UNORDERED_STATE``, only looked up), where the worker's entries need only be among
+    the reader's: a reader that read the log from its start knows more names than a
+    worker that began in the middle, and with equality they would never meet."""
+    if reader == worker:
+        return True
+    if not (
+        isinstance(reader, tuple)
+        and isinstance(worker, tuple)
+        and len(reader) == 2
+        and len(worker) == 2
+        and reader[0] == worker[0]
+    ):
+        return False
+    rf, wf = reader[1], worker[1]
+    if len(rf) != len(wf):
+        return False
+    for (rn, rv), (wn, wv) in zip(rf, wf, strict=True):
+        if rn != wn:
+            return False
+        if rv == wv:
+            continue
+        if rn not in lookups or not _among(wv, rv):
+            return False
+    return True
+
+
+def _among(worker: object, reader: object) -> bool:
+    """The entries of one looked-up state (``("{}", items)`` or ``("set", reprs)``) of the
+    worker are all among the reader's, with equal values."""
+    if not (isinstance(worker, tuple) and isinstance(reader, tuple) and len(worker) == 2):
+        return False
+    kind = worker[0]
+    if kind != reader[0]:
+        return False
+    if kind == "{}":
+        have = dict(reader[1])
+        return all(k in have and have[k] == v for k, v in worker[1])
+    if kind == "set":
+        return set(worker[1]) <= set(reader[1])
+    return False
+
+
+class MissLog:
+    """In a worker: the keys its decoder looked up in its ``UNORDERED_STATE`` and did not
+    find (``(attribute, key)``, in order), which a reader that knew more might have found.
+    :meth:`watch` puts recording copies of those dictionaries and sets in place of the
+    decoder's own (once: a decoder makes them in its ``__init__`` only, which a test
+    checks)."""
+
+    def __init__(self, decoder: Decoder) -> None:
+        self.decoder = decoder
+        self.names = tuple(sorted(getattr(type(decoder), "UNORDERED_STATE", ())))
+        self.missed: list[tuple[str, object]] = []
+        self._watching: dict[str, object] = {}
+        self.watch()
+
+    def watch(self) -> None:
+        """Record the misses of the decoder's looked-up state (its current objects)."""
+        dec, watching = self.decoder, self._watching
+        for name in self.names:
+            now = getattr(dec, name, None)
+            if now is watching.get(name):
+                continue
+            if type(now) is dict:
+                rec: object = _MissDict(now, name, self.missed)
+            elif type(now) is set:
+                rec = _MissSet(now, name, self.missed)
+            else:
+                rec = now  # (neither: compared whole, as it is)
+            setattr(dec, name, rec)
+            watching[name] = rec
+
+
+class _MissDict(dict):  # type: ignore[type-arg]
+    """A dictionary that records the keys it was asked for and did not hold."""
+
+    __slots__ = ("_missed", "_name")
+
+    def __init__(
+        self, items: dict[object, object], name: str, missed: list[tuple[str, object]]
+    ) -> None:
+        super().__init__(items)
+        self._name = name
+        self._missed = missed
+
+    def _miss(self, key: object) -> bool:
+        if dict.__contains__(self, key):
+            return False
+        self._missed.append((self._name, key))
+        return True
+
+    def __contains__(self, key: object) -> bool:
+        return not self._miss(key)
+
+    def __getitem__(self, key: object) -> object:
+        self._miss(key)
+        return dict.__getitem__(self, key)
+
+    def get(self, key: object, default: object = None) -> object:
+        return default if self._miss(key) else dict.__getitem__(self, key)
+
+    def setdefault(self, key: object, default: object = None) -> object:
+        self._miss(key)
+        return dict.setdefault(self, key, default)
+
+    def pop(self, key: object, *default: object) -> object:
+        self._miss(key)
+        return dict.pop(self, key, *default)
+
+
+class _MissSet(set):  # type: ignore[type-arg]
+    """A set that records the items it was asked about and did not hold."""
+
+    __slots__ = ("_missed", "_name")
+
+    def __init__(self, items: set[object], name: str, missed: list[tuple[str, object]]) -> None:
+        super().__init__(items)
+        self._name = name
+        self._missed = missed
+
+    def __contains__(self, item: object) -> bool:
+        if set.__contains__(self, item):
+            return True
+        self._missed.append((self._name, item))
+        return False
+
+
+def knew(decoder: Decoder, missed: list[tuple[str, object]]) -> bool:
+    """Whether ``decoder`` (the reader whose state a worker's was among) holds one of the
+    keys the worker ``missed``: then the worker's events from that line on may differ."""
+    for name, key in missed:
+        got = getattr(decoder, name, None)
+        try:
+            if got is not None and key in got:
+                return True
+        except TypeError:  # (a key that cannot be looked up: take it as known)
+            return True
+    return False

@@ -136,6 +136,11 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     return ev
 
 
+#: the tag of a record item that is not an event: the keys a worker's decoder missed on a
+#: line (``[MISSED, line, [(attribute, key), ...]]``, before that line's events)
+MISSED = -1
+
+
 def put_record(f: IO[bytes], value: Any) -> None:
     """Write one record: its length, then its marshal encoding (``marshal.load`` from a
     file reads a few bytes at a time: ten times slower than ``loads`` of the record)."""
@@ -173,6 +178,11 @@ class EventWriter:
             self.f.flush()  # (the parent reads each record as soon as it is whole)
             self._batch = []
             self._chars = 0
+
+    def missed(self, line: int, keys: list[tuple[str, object]]) -> None:
+        """The keys the decoder looked up on ``line`` and did not find (not an event: not
+        counted), written before that line's events."""
+        self._batch.append([MISSED, line, list(keys)])
 
     def flush(self) -> None:
         if self._batch:

@@ -41,8 +41,17 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any, BinaryIO, NamedTuple, Protocol
 
 from recompile_doctor.events import TypedEvent
-from recompile_doctor.parsers._checkpoint import checkpoint, sizes, sizes_of
+from recompile_doctor.parsers._checkpoint import (
+    MissLog,
+    agrees,
+    checkpoint,
+    fits,
+    knew,
+    sizes,
+    sizes_of,
+)
 from recompile_doctor.parsers._event_codec import (
+    MISSED,
     EventWriter,
     decode,
     put_record,
@@ -267,12 +276,16 @@ def read_onward(
     make_lines: Callable[[Blocks, int], FastLines],
     decoder: Decoder,
     reading: Reading,
+    among: bool = False,
 ) -> Iterator[tuple[int, str] | Match]:
     """The lines of worker ``first``'s part and the parts after it, for a process that has
     read up to that part with ``decoder`` (its ``blocks`` began ``offset`` bytes after the
     mark; ``reading`` holds the lines it reads now).  Each line is followed, once decoded
     (when this generator resumes), by a check against the part's worker; a :class:`Match`
-    after the line where the states are equal.  The parent and the workers read on alike."""
+    after the line where the states are equal -- or, with ``among`` (the parent, which
+    read the log from its start), where the worker's looked-up names are among this
+    decoder's (:func:`~._checkpoint.agrees`; what the worker then misses is checked as its
+    events are taken: :class:`Stream`).  The parent and the workers read on alike."""
     splits = team.splits
     for k in range(first, len(splits) + 1):
         blocks.go_on()
@@ -280,7 +293,7 @@ def read_onward(
         reading.lines = make_lines(blocks, reading.lines.lineno)
         lines = reading.lines.lines()
         passed = functools.partial(team.give_up, k)
-        for got in _first_match(lines, decoder, team.checkpoints(k), passed):
+        for got in _first_match(lines, decoder, team.checkpoints(k), passed, among):
             yield Match(k, got) if isinstance(got, int) else got
 
 
@@ -289,6 +302,7 @@ def _first_match(
     decoder: Decoder,
     target: list[Checkpoint] | None,
     passed: Callable[[], None] | None = None,
+    among: bool = False,
 ) -> Iterator[tuple[int, str] | int]:
     """``lines``, each followed (once it has been decoded: when this generator resumes) by
     a check of ``decoder`` against the ``target`` checkpoints; the index of the first
@@ -297,6 +311,7 @@ def _first_match(
     went by unmatched."""
     at = {cp[0]: i for i, cp in enumerate(target or ())}
     last = max(at, default=-1)
+    lookups: frozenset[str] = getattr(type(decoder), "UNORDERED_STATE", frozenset())
     for lineno, raw in lines:
         yield lineno, raw
         if lineno > last:
@@ -306,9 +321,13 @@ def _first_match(
         i = at.get(lineno)
         if i is None or target is None:
             continue
+        want = target[i][1]
         # (the sizes first: a decoder that learnt thousands of names takes milliseconds to
         # write its whole state, and a hundred checkpoints may be compared)
-        if sizes(decoder) == sizes_of(target[i][1]) and checkpoint(decoder) == target[i][1]:
+        if not fits(sizes(decoder), sizes_of(want), lookups if among else frozenset()):
+            continue
+        state = checkpoint(decoder)
+        if state == want or (among and state is not None and agrees(state, want, lookups)):
             yield i
             break
     yield from lines
@@ -488,6 +507,9 @@ class Team:
         self._parent_alive()
         if hasattr(decoder, "pending_last"):
             decoder.pending_last = None  # the parent's walk back: not this process's
+        # what its decoder looks up and misses: a reader that knew more may have found it
+        missing = MissLog(decoder)
+        missed = missing.missed
         splits, bom = self.splits, self.bom
         start = splits[k - 1]
         with open(self.path, "rb", buffering=0) as file:
@@ -518,6 +540,9 @@ class Team:
                     self._parent_alive()
                 res = decoder.decode(lineno, raw)
                 count(res, c)
+                if missed:
+                    out.missed(lineno, missed)
+                    missed.clear()
                 out.add(res.events)
                 if decoded <= CHECKPOINTS_DENSE or (
                     decoded <= CHECKPOINTS and decoded % CHECKPOINT_EVERY == 0
@@ -543,11 +568,18 @@ class Team:
                     self._parent_alive()
                 res = decoder.decode(*got)
                 count(res, c)
+                if missed:
+                    out.missed(got[0], missed)
+                    missed.clear()
                 out.add(res.events)
             if blocks.broken is not None:  # (gzip ending early: the reader before sees it)
                 raise OSError("the input breaks in this part")
             if handoff is None:
-                out.add(decoder.finish())
+                ended = list(decoder.finish())
+                if missed:
+                    out.missed(reading.lines.lineno + 1, missed)
+                    missed.clear()
+                out.add(ended)
             out.flush()
             read = (reading.lines.lineno, blocks.consumed - blocks.lost)
             put_record(meta, (cps, _counted(c), read, handoff, out.count, before + 1))
@@ -641,14 +673,19 @@ class Stream:
     :meth:`events` ends while a worker of the chain failed: whoever reads on must decode
     the lines after the match itself, and leave out the first ``taken`` events."""
 
-    def __init__(self, team: Team, match: Match) -> None:
+    def __init__(self, team: Team, match: Match, reader: Decoder | None = None) -> None:
         self.team = team
         self.match = match
+        #: the decoder of the process that matched (its state stays that of the match):
+        #: what a worker missed later must not be known to it
+        self.reader = reader
         self.taken = 0
         self.chain: list[tuple[int, Part, int]] | None = None
         #: the parts given in full before a worker failed, and that worker
         self.given: list[tuple[int, Part, int]] = []
         self.failed: int | None = None
+        #: the line where a worker missed what the reader knew (then ``failed`` is it)
+        self.missed_at: int | None = None
 
     def events(self) -> Iterator[TypedEvent]:
         team = self.team
@@ -663,7 +700,14 @@ class Stream:
                 return
             skip = cps[j][5]
             read = skip
+            since = cps[j][0]  # (the reader decoded the lines up to here itself)
             for ev in _follow(m, skip):
+                if isinstance(ev, Missed):
+                    reader = self.reader
+                    if ev.line > since and reader is not None and knew(reader, ev.keys):
+                        self.missed_at = ev.line
+                        return
+                    continue
                 read += 1
                 self.taken += 1
                 yield ev
@@ -691,7 +735,12 @@ def how_read(team: Team, stream: Stream | None) -> str:
         name = f"part {k + 1}/{n + 1}"
         if failed is not None and stream is not None and k >= stream.match.worker:
             # (this process decoded on from the match, leaving out the events given)
-            said.append(f"{name}: read again by this process (worker {failed} failed)")
+            why = (
+                f"worker {failed} failed"
+                if stream.missed_at is None
+                else f"at line {stream.missed_at:,} worker {failed} missed a name this process knew"
+            )
+            said.append(f"{name}: read again by this process ({why})")
         elif at is None or at[0] != k:
             m = team.members[k - 1]
             why = (
@@ -716,7 +765,14 @@ def how_read(team: Team, stream: Stream | None) -> str:
     return f"{team.path}: read by {n + 1} processes: " + "; ".join(said)
 
 
-def _follow(m: _Member, skip: int) -> Iterator[TypedEvent]:
+class Missed(NamedTuple):
+    """What a worker's decoder looked up on ``line`` and did not find."""
+
+    line: int
+    keys: list[tuple[str, object]]
+
+
+def _follow(m: _Member, skip: int) -> Iterator[TypedEvent | Missed]:
     """The events worker ``m`` writes (but the first ``skip``), as it writes them (a record
     at a time), until it exits (then the rest).  Each is made when it is taken: a record's
     events are never all made at once (memory stays flat, and compact)."""
@@ -736,6 +792,9 @@ def _follow(m: _Member, skip: int) -> Iterator[TypedEvent]:
         pause = PAUSE_S[0]
         batch, pos = got
         for item in batch:
+            if item[0] == MISSED:
+                yield Missed(item[1], item[2])
+                continue
             ev = decode(item, last)
             last = ev.record
             if skip:

@@ -366,7 +366,7 @@ def _is_continuation(raw: str) -> bool:
     return raw[:1] in (" ", "\t") and bool(raw.strip())
 
 
-#: lines without a time stamp after which a log of bare JAX messages is taken to have none
+#: the line after which a log of bare JAX messages with no time stamp so far is taken to have none
 _LOOK_FOR_STAMPS = 1000
 
 
@@ -374,8 +374,10 @@ class JaxDecoder:
     """Decoder of one JAX log (see the module's docstring for what its lines mean)."""
 
     #: only looked up, never iterated: the order its entries came in makes no difference
-    #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_function_of"})
+    #: (a worker that read a later part of the log learns them in another order), and a
+    #: worker that lacks some the parent learnt may take over (what it then looks up and
+    #: misses is checked against the parent's: parsers._checkpoint.MissLog)
+    UNORDERED_STATE = frozenset({"_function_of", "_user_functions", "_eager_modules"})
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -397,7 +399,6 @@ class JaxDecoder:
         self._flags_here: set[tuple[str, bool]] = set()
         self._lru: tuple[CacheLookup, str] | None = None  # pending lookup, its entry
         self._bare = False  # the JAX lines carry no logging prefix
-        self._unstamped = 0  # lines looked at without finding a time stamp
         self._gave_up = False  # bare JAX lines and no stamp in many lines: stop looking
 
     # -- the driver's interface ----------------------------------------------------------
@@ -410,8 +411,10 @@ class JaxDecoder:
         # (bare messages) has no times to give, so its other lines are not looked at
         if self._stamped or self._gave_up:
             return
-        self._unstamped += 1
-        if self._bare and self._unstamped > _LOOK_FOR_STAMPS:
+        # (by the line's number, not by a count of lines looked at: a worker that starts
+        # in the middle of a log gives up at its first line, as the parent did, and their
+        # states can meet)
+        if self._bare and lineno > _LOOK_FOR_STAMPS:
             self._gave_up = True
             return
         if raw[:1].isalnum():

@@ -218,6 +218,7 @@ class _FastPart:
         self.stream: _parallel.Stream | None = None
         self._onward: Iterator[tuple[int, str] | _parallel.Match] = iter(())
         self._reading: _parallel.Reading | None = None
+        self._decoder: Decoder | None = None  # (the reading decoder, once the workers read)
         #: while workers read the later parts: the size of the first (see _progress)
         self._first_part: int | None = None
         #: a gzip input's text size (its trailer's): the bar counts the file's bytes
@@ -296,8 +297,9 @@ class _FastPart:
             return
         # the first part is done: on to the seams
         self._reading = _parallel.Reading(fl)
+        self._decoder = decoder
         self._onward = _parallel.read_onward(
-            team, blocks, 0, 1, lambda b, n: lines_from(b, c, n), decoder, self._reading
+            team, blocks, 0, 1, lambda b, n: lines_from(b, c, n), decoder, self._reading, True
         )
         yield from self.read_on()
 
@@ -312,7 +314,7 @@ class _FastPart:
                 if not adopt:
                     continue
                 assert self._team is not None
-                self.stream = _parallel.Stream(self._team, got)
+                self.stream = _parallel.Stream(self._team, got, self._decoder)
                 return
             yield got  # (decoded when read_onward resumes)
         assert self._reading is not None

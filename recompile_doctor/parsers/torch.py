@@ -81,7 +81,7 @@ class TorchLogDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_names", "_known", "_guessed"})
+    UNORDERED_STATE = frozenset({"_names", "_known", "_guessed", "_seen"})
 
     def __init__(self, path: str) -> None:
         self.path = path
