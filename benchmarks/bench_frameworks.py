@@ -2,11 +2,14 @@
 with the same key strings, per framework.
 
 Generates, deterministically, one log per format by repeating a real fixture log with noise
-lines (the same prefix style, no key string) between its records, so that about 20 % of the
-lines hold a key string (a verbose run with many compilations); a TORCH_TRACE file is all
-records, so it is repeated as it is.  Then runs, each in a fresh process, ``recompile-doctor
-analyze --format json -o /dev/null`` and ``grep -c -F -e KEY ...`` and prints seconds, MB/s,
-CPU seconds, the ratio to grep and peak RSS.  Figures are printed, never asserted.
+lines (the same prefix style, no key string) between its records (never inside a multi-line
+block), so that about 20 % of the lines hold a key string (a verbose run with many
+compilations); a TORCH_TRACE file is all records, so it is repeated without noise.  torch's
+frames are numbered anew in each repetition (a real log's compile ids never repeat).  Then
+runs, each in a fresh process, ``recompile-doctor analyze --format json -o /dev/null -v``
+and ``grep -c -F -e KEY ...`` and prints seconds, MB/s, CPU seconds, the ratio to grep, peak
+RSS and the parts of the log taken over (``-v``).  Figures are printed, never asserted;
+``tests/test_bench_inputs.py`` checks that the generated logs parse whole.
 
     python benchmarks/bench_frameworks.py [--mb 100] [--dir DIR] [--only jax,torch]
     python benchmarks/bench_frameworks.py --parse-only   # in-process parse, no report
