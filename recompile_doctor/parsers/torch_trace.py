@@ -74,7 +74,7 @@ class TorchTraceDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_strings", "_known"})
+    UNORDERED_STATE = frozenset({"_strings", "_known", "_names", "_frame_names", "_started"})
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -83,6 +83,8 @@ class TorchTraceDecoder:
         self._open: _Envelope | None = None
         self._strings: dict[int, str] = {}
         self._names: dict[tuple[str | None, str], str] = {}  # (rank, compile id) -> co_name
+        # (rank, frame) -> the co_name of the frame's first compilation that named one
+        self._frame_names: dict[tuple[str | None, str], str] = {}
         self._started: set[tuple[str | None, str]] = set()
         self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
         # the recompile reason of a compilation under way, completed by its dynamo_start
@@ -182,11 +184,7 @@ class TorchTraceDecoder:
     def _key(self, rank: str | None, cid: str | None) -> CompileKey:
         fn = self._names.get((rank, cid)) if cid else None
         if fn is None and cid is not None:
-            frame = cid.split("/")[0]
-            fn = next(
-                (v for (r, c), v in self._names.items() if r == rank and c.split("/")[0] == frame),
-                None,
-            )
+            fn = self._frame_names.get((rank, cid.split("/")[0]))
         return CompileKey(FRAMEWORK, fn, compile_id=cid)
 
     def _dynamo_start(
@@ -205,6 +203,7 @@ class TorchTraceDecoder:
         self._started.add((rank, cid))
         if fn is not None:
             self._names[(rank, cid)] = fn
+            self._frame_names.setdefault((rank, cid.split("/")[0]), fn)
         key = CompileKey(FRAMEWORK, fn, compile_id=cid)
         rec = Event(
             "compile-begin", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
