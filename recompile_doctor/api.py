@@ -116,7 +116,7 @@ def _analyze(
         summary = summarize(tl, findings, opts.joined)
         causes = recompilation_causes(tl, opts)
         if watch.on:
-            from recompile_doctor.reports.view import plural
+            from recompile_doctor.wording import plural
 
             what = os.fspath(logs[0]) if logs else "no log"
             if len(logs) > 1:

@@ -198,10 +198,11 @@ def _findings_holding_every_verdict(tl: Timeline, opts: Options) -> list[Finding
     verdict at a time)."""
     from collections import defaultdict
 
-    from recompile_doctor.analyses._common import comp_evidence, make_finding, plural, seconds
+    from recompile_doctor.analyses._common import comp_evidence, make_finding, seconds
     from recompile_doctor.analyses.recompile import Verdict, _advice
     from recompile_doctor.rules import SHAPE_RULES
     from recompile_doctor.timeline import function_key
+    from recompile_doctor.wording import plural
 
     groups: dict[str, list[Verdict]] = defaultdict(list)
     evidence: dict[str, list[Evidence]] = defaultdict(list)

@@ -132,7 +132,3 @@ def make_finding(
 
 def seconds(x: float | None) -> float:
     return x if x is not None else 0.0
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (many or word + 's')}"

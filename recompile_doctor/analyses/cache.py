@@ -13,12 +13,12 @@ from recompile_doctor.analyses._common import (
     Options,
     comp_evidence,
     make_finding,
-    plural,
     seconds,
 )
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.rules import rule
 from recompile_doctor.timeline import Timeline
+from recompile_doctor.wording import plural
 
 
 def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:

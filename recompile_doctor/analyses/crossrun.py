@@ -32,7 +32,6 @@ from recompile_doctor.analyses._common import (
     Options,
     comp_evidence,
     make_finding,
-    plural,
     seconds,
 )
 from recompile_doctor.errors import RecompileDoctorError
@@ -40,6 +39,7 @@ from recompile_doctor.events import EXECUTABLE_STORES, CacheLookup, FrameworkNot
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.rules import rule as rule_of
 from recompile_doctor.timeline import Timeline, function_key
+from recompile_doctor.wording import plural
 
 if TYPE_CHECKING:
     from recompile_doctor.differ.options import SettingChange

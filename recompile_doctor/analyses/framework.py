@@ -20,7 +20,6 @@ from recompile_doctor.analyses._common import (
     Options,
     comp_evidence,
     make_finding,
-    plural,
     seconds,
 )
 from recompile_doctor.analyses.recompile import verdicts
@@ -28,6 +27,7 @@ from recompile_doctor.events import FrameworkNote, RecompileReason
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.rules import rule
 from recompile_doctor.timeline import Timeline
+from recompile_doctor.wording import plural
 
 
 def _ev(e: RecompileReason | FrameworkNote) -> Evidence:

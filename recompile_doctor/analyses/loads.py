@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from recompile_doctor.analyses._common import Options, make_finding, plural, seconds
+from recompile_doctor.analyses._common import Options, make_finding, seconds
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.timeline import Load, Switch, Timeline, function_key
+from recompile_doctor.wording import plural
 
 # A switching run has a re-load every few steps: hundreds of thousands in a big log.  The
 # analyses below pass over the timeline's loads as often as they need (they are kept packed)

@@ -30,7 +30,6 @@ from recompile_doctor.analyses._common import (
     Options,
     comp_evidence,
     make_finding,
-    plural,
     seconds,
 )
 from recompile_doctor.events import RecompileReason
@@ -38,6 +37,7 @@ from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding,
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.packed import sequence_eq
+from recompile_doctor.wording import plural
 
 T = TypeVar("T")
 

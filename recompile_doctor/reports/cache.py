@@ -11,6 +11,7 @@ from recompile_doctor.cache import CacheEntry, CacheIndex
 from recompile_doctor.cache_prune import PrunePlan, Selected
 from recompile_doctor.reports.durations import fmt_bytes
 from recompile_doctor.reports.messages import clip
+from recompile_doctor.wording import plural
 
 Style = Callable[..., str]
 
@@ -31,13 +32,6 @@ def _when(e: CacheEntry) -> str:
     return datetime.fromtimestamp(e.mtime, UTC).strftime("%Y-%m-%d %H:%M")
 
 
-def _plural(n: int, word: str) -> str:
-    """``1 entry``, ``2 entries``."""
-    if n == 1:
-        return f"{n} {word}"
-    return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
-
-
 def _styler(color: bool) -> Style:
     def st(text: str, **kw: object) -> str:
         return click.style(text, **kw) if color else text  # type: ignore[arg-type]
@@ -49,7 +43,7 @@ def render_ls(idx: CacheIndex, now: float, color: bool = False, width: int = 100
     """The listing: one row per entry, newest first, then the totals."""
     st = _styler(color)
     n = len(idx.entries)
-    out = [st(f"Executable cache {idx.dir}: {_plural(n, 'entry')}, "
+    out = [st(f"Executable cache {idx.dir}: {plural(n, 'entry', 'entries')}, "
               f"{fmt_bytes(idx.total_bytes)}", bold=True)]  # fmt: skip
     if not n:
         out.append("  no <hash>.poplar_exec files in this folder")
@@ -82,7 +76,9 @@ def _ls_footer(idx: CacheIndex) -> list[str]:
     unref = [e for e in idx.entries if e.uses == 0]
     locked = sum(1 for e in idx.entries if e.locked)
     if locked:
-        out.append(f"{_plural(locked, 'entry')} locked (.compile_lock/.read_lock: in use now)")
+        out.append(
+            f"{plural(locked, 'entry', 'entries')} locked (.compile_lock/.read_lock: in use now)"
+        )
     if not idx.logs:
         out.append(
             "no --log given: which modules used each entry is unknown, so every entry counts "
@@ -93,7 +89,7 @@ def _ls_footer(idx: CacheIndex) -> list[str]:
         out.append("logs: " + ", ".join(f"{i}={g}" for i, g in enumerate(idx.logs, 1)))
     out.append(
         f"unreferenced by the given logs: {fmt_bytes(idx.unreferenced_bytes)} in "
-        f"{_plural(len(unref), 'entry')}"
+        f"{plural(len(unref), 'entry', 'entries')}"
     )
     for g in idx.logs_without_cache_lines:
         out.append(f"note: {g} has no executable-cache lines ({VLOG_HINT})")
@@ -111,17 +107,22 @@ def render_prune(p: PrunePlan, color: bool = False) -> str:
     st = _styler(color)
     out: list[str] = []
     if p.applied:
-        out.append(st(f"Removed {_plural(len(p.removed), 'entry')} from {p.dir}, freed "
+        out.append(st(f"Removed {plural(len(p.removed), 'entry', 'entries')} from {p.dir}, freed "
                       f"{fmt_bytes(p.freed_bytes)}", bold=True))  # fmt: skip
         out.extend(_sel_row(s) for s in p.removed)
     elif p.remove:
-        out.append(st(f"Dry run: would remove {_plural(len(p.remove), 'entry')} from {p.dir}, "
+        out.append(st(f"Dry run: would remove {plural(len(p.remove), 'entry', 'entries')} from {p.dir}, "
                       f"freeing {fmt_bytes(p.bytes_to_free)} (add --yes to delete)", bold=True))  # fmt: skip
         out.extend(_sel_row(s) for s in p.remove)
     else:
         out.append(f"Nothing to remove from {p.dir}.")
     if p.skipped:
-        out.append(st(f"Skipped {_plural(len(p.skipped), 'entry')} (left in place):", fg="yellow"))
+        out.append(
+            st(
+                f"Skipped {plural(len(p.skipped), 'entry', 'entries')} (left in place):",
+                fg="yellow",
+            )
+        )
         out.extend(_sel_row(s, why=True) for s in p.skipped)
-    out.append(f"Kept {_plural(p.kept, 'entry')} that no criterion selects.")
+    out.append(f"Kept {plural(p.kept, 'entry', 'entries')} that no criterion selects.")
     return "\n".join(out) + "\n"

@@ -10,12 +10,9 @@ import json
 from collections.abc import Callable
 
 from recompile_doctor.differ.result import Change, DiffResult, ModuleDiff
+from recompile_doctor.wording import plural
 
 KEY_CHANGES_PER_CAUSE = 5
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _extra_note(m: ModuleDiff) -> str:
@@ -33,7 +30,7 @@ def _summary(res: DiffResult) -> str:
     compared = res.compared
     differ = sum(1 for m in compared if not m.equivalent)
     parts = [
-        f"{_plural(len(compared), 'module')} compared: {differ} "
+        f"{plural(len(compared), 'module')} compared: {differ} "
         f"{'differs' if differ == 1 else 'differ'}, {len(compared) - differ} equivalent"
     ]
     for side in ("a", "b"):
@@ -41,7 +38,7 @@ def _summary(res: DiffResult) -> str:
         if extra:
             changed = sum(1 for m in extra if not m.equivalent)
             parts.append(
-                f"{_plural(len(extra), 'extra compilation')} in {side.upper()} "
+                f"{plural(len(extra), 'extra compilation')} in {side.upper()} "
                 f"({changed} with a change against the previous one)"
             )
     if res.unpaired_a:

@@ -22,10 +22,10 @@ from recompile_doctor.reports.view import (
     FunctionRow,
     ReportView,
     likeness,
-    plural,
     report_view,
 )
 from recompile_doctor.rules import RULES
+from recompile_doctor.wording import plural
 
 #: distinct evidence excerpts shown in full (with context) per finding; the others one line each
 FULL_EXCERPTS = 3

@@ -27,6 +27,7 @@ from recompile_doctor.model import (
 from recompile_doctor.reports.durations import fmt_seconds, fmt_wasted
 from recompile_doctor.reports.messages import log_message
 from recompile_doctor.timeline.names import function_key
+from recompile_doctor.wording import plural
 
 __all__ = [
     "CACHE_ORDER",
@@ -51,10 +52,6 @@ CACHE_WORDS = {
     "unknown": ("unknown", "unknown"),
     "write": ("write", "writes"),
 }
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
 
 
 # --------------------------------------------------------------------------- findings
