@@ -863,3 +863,70 @@ def test_a_worker_lacking_names_the_parent_learnt_is_taken_over_unless_it_needs_
     else:
         assert not spy.adopted, said
         assert "missed a name this process knew" in said[0], said
+
+
+def _jax_block(kind: str, name: str) -> str:
+    """Lines a JAX log writes about function ``name``: a whole compilation, its last line
+    alone (which looks the function up by its module), a cache-miss explanation (which
+    makes it a user function), or an eager operation's compilation."""
+    if kind == "compile":
+        return (
+            f"Finished tracing {name} for jit in 0.001 sec\n"
+            f"Compiling jit({name}) with global shapes and types (ShapedArray(float32[1,4]),). "
+            "Argument mapping: (UnspecifiedValue,).\n"
+            f"Finished jaxpr to MLIR module conversion jit({name}) in 0.01 sec\n"
+            f"Finished XLA compilation of jit({name}) in 0.02 sec\n"
+        )
+    if kind == "finished":
+        return f"Finished XLA compilation of jit({name}) in 0.02 sec\n"
+    if kind == "explained":
+        return (
+            "TRACING CACHE MISS at /tmp/x.py:10:5 (main):\n"
+            "  never seen function:\n"
+            f"    {name} id=1 defined at /tmp/x.py:3\n"
+        )
+    return (  # an eager operation (a name JAX's own functions have)
+        f"Compiling jit(_{name}) with global shapes and types (ShapedArray(int32[]),). "
+        "Argument mapping: (UnspecifiedValue,).\n"
+        f"Finished XLA compilation of jit(_{name}) in 0.001 sec\n"
+    )
+
+
+@settings(
+    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    blocks=st.lists(
+        st.tuples(
+            st.floats(0.0, 1.0),  # where in the log
+            st.sampled_from(["compile", "finished", "explained", "eager"]),
+            st.sampled_from(["init_model", "warmup_fn", "summarize", "score"]),
+        ),
+        max_size=12,
+    ),
+    share=st.floats(0.2, 0.7),
+    processes=st.integers(2, 3),
+)
+def test_a_takeover_on_names_among_the_parents_is_the_one_process_result(
+    tmp_path_factory: pytest.TempPathFactory,
+    blocks: list[tuple[float, str, str]],
+    share: float,
+    processes: int,
+) -> None:
+    # GIVEN a JAX log where functions are compiled, looked up, explained or run eagerly
+    # anywhere (before or after the parts' splits, once or again), WHEN two or three
+    # processes read it, THEN the result is one process's: a worker lacking a name is
+    # taken over only while it never needs one the parent knew
+    body = (ROOT / "fixtures" / "jax" / "growing_shape" / "run.log").read_text()
+    lines = (body * 120).splitlines(keepends=True)
+    at: dict[int, list[str]] = {}
+    for where, kind, name in blocks:
+        at.setdefault(int(where * len(lines)), []).append(_jax_block(kind, name))
+    text = "".join("".join(at.get(i, ())) + line for i, line in enumerate(lines))
+    path = tmp_path_factory.mktemp("log") / "run.log"
+    path.write_text(text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_parallel, "PARENT_SHARE", share)
+        assert _run(path, processes) == _run(path, 1)
