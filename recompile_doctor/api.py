@@ -29,6 +29,7 @@ from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
 from recompile_doctor.timeline.packed import replaced
 from recompile_doctor.told import Stopwatch, tell
+from recompile_doctor.wording import plural
 
 PathLike = str | os.PathLike[str]
 #: lines of context kept around each evidence line
@@ -116,8 +117,6 @@ def _analyze(
         summary = summarize(tl, findings, opts.joined)
         causes = recompilation_causes(tl, opts)
         if watch.on:
-            from recompile_doctor.wording import plural
-
             what = os.fspath(logs[0]) if logs else "no log"
             if len(logs) > 1:
                 what += f" and {plural(len(logs) - 1, 'more log')}"

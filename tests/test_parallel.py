@@ -474,7 +474,7 @@ def test_what_a_decoder_compares_unordered_it_only_looks_up() -> None:
                 )
             )
             # made empty, in __init__ only: a worker watches the objects its decoder had
-            # when it started (MissLog), so a decoder never puts new ones in their place
+            # when it started (record_misses), so a decoder never puts new ones in their place
             made = (
                 isinstance(up, (ast.Assign, ast.AnnAssign))
                 and (

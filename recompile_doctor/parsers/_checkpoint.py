@@ -12,7 +12,7 @@ one.
 The parent, which read the log from its start, knows names a worker never learnt: it may
 also take over a worker whose looked-up entries are all among its own (:func:`agrees`),
 provided no lookup the worker makes later finds nothing where the parent's tables hold
-something (the worker records them: :class:`MissLog`; the parent checks them as it takes
+something (the worker records them: :func:`record_misses`; the parent checks them as it takes
 the worker's events: :func:`knew`).  :func:`sizes` tells most unequal states apart in
 microseconds, before a whole state is written.
 """
@@ -44,12 +44,8 @@ def state_of(value: object) -> object:
         return ("re", value.pattern, value.flags)
     if callable(value):
         raise Unsyncable(type(value).__name__)
-    slots = [s for c in type(value).__mro__ for s in getattr(c, "__slots__", ())]
-    fields = dict(getattr(value, "__dict__", {}))
-    for s in slots:
-        if hasattr(value, s):
-            fields[s] = getattr(value, s)
-    if not fields and not slots:
+    fields = _fields(value)
+    if not fields and not any(getattr(c, "__slots__", ()) for c in type(value).__mro__):
         raise Unsyncable(type(value).__name__)
     unordered: frozenset[str] = getattr(type(value), "UNORDERED_STATE", frozenset())
     return (
@@ -58,6 +54,16 @@ def state_of(value: object) -> object:
             (k, _unordered(v) if k in unordered else state_of(v)) for k, v in sorted(fields.items())
         ),
     )
+
+
+def _fields(value: object) -> dict[str, object]:
+    """An object's attributes, from its ``__dict__`` and its slots (those set)."""
+    fields = dict(getattr(value, "__dict__", {}))
+    for c in type(value).__mro__:
+        for s in getattr(c, "__slots__", ()):
+            if hasattr(value, s):
+                fields[s] = getattr(value, s)
+    return fields
 
 
 def _unordered(value: object) -> object:
@@ -89,16 +95,13 @@ def sizes(decoder: Decoder) -> tuple[tuple[str, int | None], ...]:
     few microseconds, where the whole state of a decoder that learnt thousands of names
     takes milliseconds.  Decoders whose sizes differ are in different states
     (:func:`sizes_of`, :func:`fits`)."""
-    fields = dict(getattr(decoder, "__dict__", {}))
-    for c in type(decoder).__mro__:
-        for s in getattr(c, "__slots__", ()):
-            if hasattr(decoder, s):
-                fields[s] = getattr(decoder, s)
     out: list[tuple[str, int | None]] = []
-    for name, v in sorted(fields.items()):
+    for name, v in sorted(_fields(decoder).items()):
         # (as state_of tells them: any mapping or set, a list but not a subclass of one)
-        sized = isinstance(v, (Mapping, set, frozenset)) or type(v) is list
-        out.append((name, len(v) if sized else None))
+        if isinstance(v, (Mapping, set, frozenset)) or type(v) is list:
+            out.append((name, len(v)))
+        else:
+            out.append((name, None))
     return tuple(out)
 
 
@@ -140,7 +143,7 @@ def agrees(reader: object, worker: object, lookups: frozenset[str]) -> bool:
     """Whether a worker whose decoder was in state ``worker`` makes, of the lines to come,
     the events a reader in state ``reader`` makes, provided no lookup the worker misses
     later would have found something in the reader's state (checked as the worker's events
-    are taken: :class:`MissLog`).  The states are :func:`checkpoint`'s, of one decoder
+    are taken: :func:`record_misses`).  The states are :func:`checkpoint`'s, of one decoder
     class: every attribute equal, except those named in ``lookups`` (its
     ``UNORDERED_STATE``, only looked up), where the worker's entries need only be among
     the reader's: a reader that read the log from its start knows more names than a
@@ -184,35 +187,19 @@ def _among(worker: object, reader: object) -> bool:
     return False
 
 
-class MissLog:
-    """In a worker: the keys its decoder looked up in its ``UNORDERED_STATE`` and did not
-    find (``(attribute, key)``, in order), which a reader that knew more might have found.
-    :meth:`watch` puts recording copies of those dictionaries and sets in place of the
-    decoder's own (once: a decoder makes them in its ``__init__`` only, which a test
-    checks)."""
-
-    def __init__(self, decoder: Decoder) -> None:
-        self.decoder = decoder
-        self.names = tuple(sorted(getattr(type(decoder), "UNORDERED_STATE", ())))
-        self.missed: list[tuple[str, object]] = []
-        self._watching: dict[str, object] = {}
-        self.watch()
-
-    def watch(self) -> None:
-        """Record the misses of the decoder's looked-up state (its current objects)."""
-        dec, watching = self.decoder, self._watching
-        for name in self.names:
-            now = getattr(dec, name, None)
-            if now is watching.get(name):
-                continue
-            if type(now) is dict:
-                rec: object = _MissDict(now, name, self.missed)
-            elif type(now) is set:
-                rec = _MissSet(now, name, self.missed)
-            else:
-                rec = now  # (neither: compared whole, as it is)
-            setattr(dec, name, rec)
-            watching[name] = rec
+def record_misses(decoder: Decoder) -> list[tuple[str, object]]:
+    """In a worker: put recording copies of the decoder's ``UNORDERED_STATE`` dictionaries
+    and sets in place of its own (once: a decoder makes them in its ``__init__`` only,
+    which a test checks); the list they fill with each key looked up and not found
+    (``(attribute, key)``, in order), which a reader that knew more might have found."""
+    missed: list[tuple[str, object]] = []
+    for name in sorted(getattr(type(decoder), "UNORDERED_STATE", ())):
+        now = getattr(decoder, name, None)
+        if type(now) is dict:
+            setattr(decoder, name, _MissDict(now, name, missed))
+        elif type(now) is set:
+            setattr(decoder, name, _MissSet(now, name, missed))
+    return missed
 
 
 class _MissDict(dict):  # type: ignore[type-arg]

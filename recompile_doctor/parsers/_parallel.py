@@ -42,11 +42,11 @@ from typing import IO, Any, BinaryIO, NamedTuple, Protocol
 
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.parsers._checkpoint import (
-    MissLog,
     agrees,
     checkpoint,
     fits,
     knew,
+    record_misses,
     sizes,
     sizes_of,
 )
@@ -508,8 +508,7 @@ class Team:
         if hasattr(decoder, "pending_last"):
             decoder.pending_last = None  # the parent's walk back: not this process's
         # what its decoder looks up and misses: a reader that knew more may have found it
-        missing = MissLog(decoder)
-        missed = missing.missed
+        missed = record_misses(decoder)
         splits, bom = self.splits, self.bom
         start = splits[k - 1]
         with open(self.path, "rb", buffering=0) as file:

@@ -376,7 +376,7 @@ class JaxDecoder:
     #: only looked up, never iterated: the order its entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order), and a
     #: worker that lacks some the parent learnt may take over (what it then looks up and
-    #: misses is checked against the parent's: parsers._checkpoint.MissLog)
+    #: misses is checked against the parent's: parsers._checkpoint.record_misses)
     UNORDERED_STATE = frozenset({"_function_of", "_user_functions", "_eager_modules"})
 
     def __init__(self, path: str) -> None:
