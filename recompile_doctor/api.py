@@ -16,7 +16,6 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES
 from recompile_doctor.join import Joined, join_dumps
 from recompile_doctor.model import (
-    Compilation,
     Evidence,
     Finding,
     ParseStats,
@@ -27,7 +26,6 @@ from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
-from recompile_doctor.timeline.packed import replaced
 from recompile_doctor.told import Stopwatch, tell
 from recompile_doctor.wording import plural
 
@@ -128,17 +126,15 @@ def _analyze(
         if ahead is not None:
             ahead.close()
         raise
-    # the timeline's compilations become the report's: each one is replaced in place, so a
-    # run of 100,000 compilations never holds two copies of them
-    comps = list(tl.compilations)
+    # the timeline's compilations become the report's, with their causes (columns, shared)
+    comps = tl.compilations.with_causes(causes)
     events = tl.events
     del tl, opts
-    _set_causes(comps, causes)
     return Report(
         inputs=tuple(c.input_info() for c in counters),
         parse=sum((c.stats() for c in counters), ParseStats()),
         summary=summary,
-        compilations=tuple(comps),
+        compilations=comps,
         events=events,
         findings=findings,
         events_text=ahead,
@@ -172,42 +168,39 @@ def _dump_only_compilations(tl: Timeline, joined: Joined | None) -> int:
     has of it (TensorFlow logs only the first)."""
     if joined is None or not joined.sequences:
         return 0
-    if any(c.function is None for c in tl.compilations):
+    table = tl.compilations
+    if any(table.function_of(i) is None for i in range(len(table))):
         return 0  # unnamed compilations (a Poplar progress bar) cannot be matched to dumps
-    by_fn = tl.by_function()
+    by_fn = tl.ids_by_function()
     extra = 0
     for key, seq in joined.sequences.items():
-        logged = sum(1 for c in by_fn.get(key, []) if c.compiled)
+        logged = sum(1 for i in by_fn.get(key, []) if table.compiled_of(i))
         extra += max(0, seq.count - logged) if logged <= 1 else 0
     return extra
 
 
 def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None = None) -> Summary:
-    comps = tl.compilations
+    table = tl.compilations
     loads = tl.load_tally()
     stores = cache_by_store(tl)
     exec_hits = sum(d["hits"] for k, d in stores.items() if k in EXECUTABLE_STORES)
     exec_misses = sum(d["misses"] for k, d in stores.items() if k in EXECUTABLE_STORES)
     return Summary(
-        compilations=len(comps) + _dump_only_compilations(tl, joined),
+        compilations=len(table) + _dump_only_compilations(tl, joined),
         cache_hits=exec_hits,
         cache_misses=exec_misses,
         loads=len(tl.loads),
-        distinct_graphs=len({c.hash or f"module:{c.module}" for c in comps}),
-        recompilations_after_warmup=sum(1 for c in comps if not c.warmup),
-        compile_seconds=round(sum(c.duration_s or 0.0 for c in comps if c.compiled), 6),
+        distinct_graphs=len(
+            {h or f"module:{m}" for h, m in zip(table.hash, table.module, strict=True)}
+        ),
+        recompilations_after_warmup=table.warmup.count(0),
+        compile_seconds=round(
+            sum(table.seconds_of(i) for i in range(len(table)) if table.compiled_of(i)), 6
+        ),
         load_seconds=round(loads.seconds, 6),
         wasted_seconds=round(sum(f.wasted_seconds for f in findings), 6),
         cache_by_store=stores,
     )
-
-
-def _set_causes(comps: list[Compilation], causes: dict[int, str]) -> None:
-    """Each recompilation's cause (rule id), in place; warm-up compilations have none."""
-    for i, c in enumerate(comps):
-        cause = causes.get(c.id)
-        if cause is not None:
-            comps[i] = replaced(c, cause=cause)
 
 
 def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:

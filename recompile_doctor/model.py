@@ -512,7 +512,7 @@ class Report:
     inputs: tuple[InputInfo, ...]
     parse: ParseStats
     summary: Summary
-    compilations: tuple[Compilation, ...]
+    compilations: Sequence[Compilation]  # (a run's: columns, each object made when read)
     #: in log order; a long run's are read back from a temporary file as they are iterated
     events: Sequence[Event]
     findings: tuple[Finding, ...]

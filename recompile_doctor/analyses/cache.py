@@ -9,11 +9,11 @@
 
 from __future__ import annotations
 
+from itertools import chain
+
 from recompile_doctor.analyses._common import (
     Options,
-    comp_evidence,
     make_finding,
-    seconds,
 )
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.rules import rule
@@ -24,29 +24,32 @@ from recompile_doctor.wording import plural
 def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
     """Compilations with cache outcome ``disabled``, or flags that set no cache path."""
     # compilations with unhashable custom ops are precompile-unsupported's, not the cache's
-    disabled = [c for c in tl.compilations if c.cache == "disabled" and c.id not in tl.uncacheable]
+    table = tl.compilations
+    uncacheable = tl.uncacheable
+    disabled = [i for i in table.ids_with_cache("disabled") if i not in uncacheable]
     # processes whose compiler flags were logged and turn no executable cache on
     flag_events = [
         p.config_span for p in tl.processes if p.config_span is not None and not p.cache_configured
     ]
-    unknown = [c for c in tl.compilations if c.cache == "unknown"]
+    unknown = table.ids_with_cache("unknown") if flag_events else []
     if not disabled and not (flag_events and unknown):
         return []
-    comps = disabled or unknown
+    ids = disabled or unknown
     # compiling a graph already compiled by an earlier process is the cost of no cache
     first_seen: dict[str, int] = {}
     repeated = []
-    chosen = {c.id for c in comps}
-    for c, proc in zip(tl.compilations, tl.comp_process, strict=True):
-        if c.id not in chosen or c.hash is None:
+    for i in ids:  # (in order, as the compilations are)
+        h = table.hash[i]
+        if h is None:
             continue
-        if c.hash in first_seen and first_seen[c.hash] != proc:
-            repeated.append(c)
-        first_seen.setdefault(c.hash, proc)
-    total = sum(seconds(c.duration_s) for c in comps)
-    wasted = sum(seconds(c.duration_s) for c in repeated)
+        proc = table.process[i]
+        if h in first_seen and first_seen[h] != proc:
+            repeated.append(i)
+        first_seen.setdefault(h, proc)
+    total = sum(table.seconds_of(i) for i in ids)
+    wasted = sum(table.seconds_of(i) for i in repeated)
     detail = (
-        f"{plural(len(comps), 'compilation')} ({total:.1f} s) ran with no executable cache: "
+        f"{plural(len(ids), 'compilation')} ({total:.1f} s) ran with no executable cache: "
         "no 'Loaded ... from' or 'Couldn't find ... in executable cache' line follows "
         "'Begin XLA compilation'."
     )
@@ -60,15 +63,16 @@ def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
         )
     else:
         detail += " Every later run will compile them again."
-    evidence = [Evidence(s.source, s.line, s.text) for s in flag_events[:1]] + [
-        comp_evidence(c) for c in comps
-    ]
+    evidence = chain(
+        (Evidence(s.source, s.line, s.text) for s in flag_events[:1]),
+        (table.evidence_of(i) for i in ids),
+    )
     return [
         make_finding(
             "cache-disabled",
             detail=detail,
-            modules=(c.module for c in comps),
-            count=len(comps),
+            modules=(table.module[i] for i in ids),
+            count=len(ids),
             wasted=wasted,
             evidence=evidence,
         )
@@ -86,30 +90,31 @@ _STORE_NAMES = {
 
 def cache_cold(tl: Timeline, opts: Options) -> list[Finding]:
     """Warm-up compilations that missed a cache of compiled programs."""
-    missed = [c for c in tl.compilations if c.cache == "miss" and c.warmup]
+    table = tl.compilations
+    missed = [i for i in table.ids_with_cache("miss") if table.warmup[i]]
     if not missed:
         return []
-    ids = {c.id for c in missed}
+    ids = set(missed)
     lookups = [lk for lk, cid in tl.lookups if cid in ids and lk.outcome == "miss"]
     miss_lines = [Evidence(lk.span.source, lk.span.line, lk.span.text) for lk in lookups]
     stores = sorted({lk.store for lk in lookups}) or ["executable"]
     where = " and ".join(_STORE_NAMES.get(s, f"the {s} cache") for s in stores)
-    hits = sum(1 for c in tl.compilations if c.cache == "hit")
+    hits = table.count_cache("hit")
     detail = (
         f"{plural(len(missed), 'compilation')} missed {where} during warm-up "
-        f"({sum(seconds(c.duration_s) for c in missed):.1f} s compiling)"
+        f"({sum(table.seconds_of(i) for i in missed):.1f} s compiling)"
         + (f"; {plural(hits, 'executable')} loaded from it." if hits else ".")
         + " Expected on a first run: the compiled programs are saved for the next one."
     )
-    frameworks = {c.framework for c in missed}
+    frameworks = {table.framework_of(i) for i in missed}
     return [
         make_finding(
             "cache-cold",
             detail=detail,
-            modules=(c.module for c in missed),
+            modules=(table.module[i] for i in missed),
             count=len(missed),
             wasted=0.0,
-            evidence=miss_lines or [comp_evidence(c) for c in missed],
+            evidence=miss_lines or (table.evidence_of(i) for i in missed),
             advice=rule("cache-cold").advice_for(
                 frameworks.pop() if len(frameworks) == 1 else None
             ),

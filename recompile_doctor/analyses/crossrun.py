@@ -23,7 +23,9 @@ A hit across runs is what the cache is for and raises nothing.
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -39,6 +41,7 @@ from recompile_doctor.events import EXECUTABLE_STORES, CacheLookup, FrameworkNot
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.rules import rule as rule_of
 from recompile_doctor.timeline import Timeline, function_key
+from recompile_doctor.timeline.table import NO_INT, CompilationTable
 from recompile_doctor.wording import plural
 
 if TYPE_CHECKING:
@@ -107,25 +110,58 @@ class _Pair:
         self.evidence.extend(evidence)
 
 
+class _Owners:
+    """Which compilation a line belongs to: the first (in compilation order) of its source
+    whose lines, from its first to its last, hold the line (and of the module, when one is
+    given).  By source, the compilations sorted by their first line, with the furthest last
+    line among those before each: a look-up walks back only over those that can hold it."""
+
+    def __init__(self, table: CompilationTable) -> None:
+        by_source: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+        for i, (src, line, end) in enumerate(
+            zip(table.source, table.line, table.end_line, strict=True)
+        ):
+            by_source[src].append((line, i, line if end == NO_INT else end))
+        self._table = table
+        self._starts: dict[str, list[int]] = {}
+        self._spans: dict[str, list[tuple[int, int, int]]] = {}
+        self._reach: dict[str, list[int]] = {}
+        for src, spans in by_source.items():
+            spans.sort()
+            reach, far = [], -1
+            for _, _, end in spans:
+                far = max(far, end)
+                reach.append(far)
+            self._spans[src] = spans
+            self._starts[src] = [line for line, _, _ in spans]
+            self._reach[src] = reach
+
+    def of(self, source: str, line: int, module: str | None) -> int | None:
+        starts = self._starts.get(source)
+        if starts is None:
+            return None
+        spans, reach, modules = self._spans[source], self._reach[source], self._table.module
+        best: int | None = None
+        k = bisect.bisect_right(starts, line) - 1
+        while k >= 0 and reach[k] >= line:
+            _, i, end = spans[k]
+            if end >= line and (module is None or module == modules[i]):
+                best = i if best is None else min(best, i)
+            k -= 1
+        return best
+
+
 def _keys(tl: Timeline) -> dict[int, _Key]:
     """Compilation id -> the key facts logged between its first and last line."""
     out: dict[int, _Key] = defaultdict(_Key)
-    by_source: dict[str, list[Compilation]] = defaultdict(list)
-    for c in tl.compilations:
-        by_source[c.source].append(c)
-
-    def owner(sp: Span, module: str | None) -> Compilation | None:
-        for c in by_source.get(sp.source, ()):
-            end = c.end_line if c.end_line is not None else c.line
-            if c.line <= sp.line <= end and (module is None or module == c.module):
-                return c
-        return None
-
-    for n in tl.notes_of(*_KEY_NOTES):
-        comp = owner(n.span, n.key.module if n.key is not None else None)
-        if comp is None:
+    notes = tl.notes_of(*_KEY_NOTES)
+    owners = _Owners(tl.compilations) if notes else None
+    for n in notes:
+        assert owners is not None
+        cid = owners.of(n.span.source, n.span.line, n.key.module if n.key is not None else None)
+        if cid is None:
             continue
-        k = out[comp.id]
+        k = out[cid]
         if n.note == "cache-key-component":
             k.components.setdefault(str(n.detail.get("component")), n)
         elif n.note == "cache-key-flag":
@@ -318,36 +354,47 @@ def _compare_processes(p: _Pair, tl: Timeline, pa: int, pb: int) -> None:
         p.add("flags-changed", changes, *ev)
 
 
+def after_earlier_runs(table: CompilationTable) -> Iterator[tuple[int, int]]:
+    """``(id, earlier id)`` for each compilation (not eager) of a function that an earlier
+    process compiled too: the earlier one is the last compilation of the function in the
+    latest of those processes.  (Per function, the last compilation of each process so far:
+    a few entries, where a list of every earlier compilation made this quadratic.)"""
+    procs = table.process
+    seen: dict[str, dict[int, int]] = defaultdict(dict)
+    for i, fn in enumerate(table.function_keys()):
+        proc = procs[i]
+        last_of = seen[fn]
+        earlier = [p for p in last_of if p < proc]
+        last_of[proc] = i
+        if earlier and not table.eager_of(i):
+            yield i, last_of[max(earlier)]
+
+
 def _pairs(tl: Timeline, opts: Options) -> list[_Pair]:
     keys = _keys(tl)
-    proc = dict(zip((c.id for c in tl.compilations), tl.comp_process, strict=True))
-    seen: dict[str, list[Compilation]] = defaultdict(list)
+    table = tl.compilations
+    procs = table.process
     out = []
-    for c in tl.compilations:
-        fn = function_key(c.module)
-        earlier = [e for e in seen[fn] if proc[e.id] < proc[c.id]]
-        seen[fn].append(c)
-        if not earlier or c.eager:
+    for i, old_id in after_earlier_runs(table):
+        proc = procs[i]
+        kb = keys.get(i, _Key())
+        if table.cache_of(i) == "hit" or "hit" in kb.outcomes:
             continue
-        kb = keys.get(c.id, _Key())
-        if c.cache == "hit" or "hit" in kb.outcomes:
-            continue
-        last = max(proc[e.id] for e in earlier)
-        old = [e for e in earlier if proc[e.id] == last][-1]
-        ka = keys.get(old.id, _Key())
+        ka = keys.get(old_id, _Key())
         key_a, key_b = ka.cache_key, kb.cache_key
-        missed = c.cache == "miss" or "miss" in kb.outcomes
+        missed = table.cache_of(i) == "miss" or "miss" in kb.outcomes
         if key_a is not None and key_a == key_b:
             continue  # the same key: the entry was not there (not written, evicted)
         if not missed and not (key_a and key_b):
             continue
+        old, c = table[old_id], table[i]
         p = _Pair(old, c)
         d = opts.joined.by_compilation.get(c.id)
         if ka.components and kb.components:
             _compare_components(p, ka, kb, d)
         else:
             _compare_without_hashes(p, ka, kb, d)
-            _compare_processes(p, tl, proc[old.id], proc[c.id])
+            _compare_processes(p, tl, procs[old_id], proc)
         if p.rules:
             miss = kb.miss_line()
             p.evidence.append(miss if miss is not None else comp_evidence(c))

@@ -27,6 +27,7 @@ from recompile_doctor.events import FrameworkNote, RecompileReason
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.rules import rule
 from recompile_doctor.timeline import Timeline
+from recompile_doctor.timeline.table import NO_RANK
 from recompile_doctor.wording import plural
 
 
@@ -142,10 +143,11 @@ def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
     """Ranks that compiled a function a different number of times."""
     per: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     ranks: set[int] = set()
-    for i, c in enumerate(tl.compilations):
-        if c.rank is not None and c.compiled and not c.eager:
-            ranks.add(c.rank)
-            per[c.function_name][c.rank].append(i)
+    table = tl.compilations
+    for i, rank in enumerate(table.rank):
+        if rank != NO_RANK and table.compiled_of(i) and not table.eager_of(i):
+            ranks.add(rank)
+            per[table.function_of(i) or table.module[i]][rank].append(i)
     if len(ranks) < 2:
         return []
     findings_items = []
@@ -155,7 +157,7 @@ def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
             continue
         common = min(counts.values())
         extra_ranks = [r for r, n in counts.items() if n > common]
-        first = [tl.compilations[by_rank[r][common]] for r in extra_ranks]
+        first = [table[by_rank[r][common]] for r in extra_ranks]
         findings_items.append((fn, counts, extra_ranks, first))
     if not findings_items:
         return []

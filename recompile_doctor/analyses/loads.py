@@ -38,8 +38,9 @@ def _switching(tl: Timeline) -> bool:
 
 def _graphs_per_process(tl: Timeline) -> dict[int, set[str]]:
     out: dict[int, set[str]] = {}
-    for c, p in zip(tl.compilations, tl.comp_process, strict=True):
-        out.setdefault(p, set()).add(function_key(c.module))
+    table = tl.compilations
+    for key, p in zip(table.function_keys(), table.process, strict=True):
+        out.setdefault(p, set()).add(key)
     return out
 
 

@@ -31,16 +31,21 @@ def precompile_unsupported(tl: Timeline, opts: Options) -> list[Finding]:
             "The IPU was configured for pre-compilation (DeviceConnectionType.PRE_COMPILE) but "
             "TF_POPLAR_FLAGS has no --executable_cache_path, so nothing could be saved."
         )
-    affected = [
-        c
-        for c in tl.compilations
-        if any(c.source == e.source and c.line <= e.line for e in unhashable)
-    ]
+    table = tl.compilations
+    # the last compilation before an unhashable op's line
+    affected = next(
+        (
+            [i]
+            for i in range(len(table) - 1, -1, -1)
+            if any(table.source[i] == e.source and table.line[i] <= e.line for e in unhashable)
+        ),
+        [],
+    )
     return [
         make_finding(
             "precompile-unsupported",
             detail=" ".join(parts),
-            modules=(c.module for c in affected[-1:]),
+            modules=(table.module[i] for i in affected),
             count=len(unhashable) + len(no_path),
             wasted=0.0,
             evidence=[Evidence(e.source, e.line, e.text) for e in no_path + unhashable],

@@ -21,7 +21,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, pairwise
 from typing import Any, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
@@ -37,6 +37,7 @@ from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding,
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.packed import sequence_eq
+from recompile_doctor.timeline.table import CODE_OF, CompilationTable
 from recompile_doctor.wording import plural
 
 T = TypeVar("T")
@@ -95,13 +96,42 @@ def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation]]:
     """``(previous, recompilation)`` for every real compilation after warm-up (the previous:
     the compilation of its function before it), in log order (eager operations and
     compilations served from a persistent cache are not recompilations)."""
-    out = []
-    for comps in tl.by_function().values():
-        for i, c in enumerate(comps):
-            if i > 0 and not c.warmup and not c.eager and c.cache != "hit":
-                out.append((comps[i - 1], c))
-    out.sort(key=lambda t: (t[1].source, t[1].line))
-    return out
+    table = tl.compilations
+    before, after = recompilation_ids(tl)
+    return [(table[a], table[b]) for a, b in zip(before, after, strict=True)]
+
+
+def recompilation_ids(tl: Timeline) -> tuple[array[int], array[int]]:
+    """:func:`recompilations` as the ids of the two compilations of each, in two arrays
+    (read from the timeline's columns: no compilation is made)."""
+    table = tl.compilations
+    hit = CODE_OF["hit"]
+    warmup, cache = table.warmup, table.cache
+    last_of: dict[str, int] = {}  # per function (in the order first seen): its last id
+    before, after = array("q"), array("q")
+    for i, fn in enumerate(table.function_keys()):
+        prev = last_of.get(fn)
+        last_of[fn] = i
+        if prev is not None and not warmup[i] and cache[i] != hit and not table.eager_of(i):
+            before.append(prev)
+            after.append(i)
+    # in log order: by source, then line, then (for one line) as the functions were first
+    # seen; in id order already unless sources are out of name order or a line opens two
+    source, line = table.source, table.line
+    if any((source[a], line[a]) >= (source[b], line[b]) for a, b in pairwise(after)):
+        rank = {fn: k for k, fn in enumerate(last_of)}
+        order = sorted(
+            range(len(after)),
+            key=lambda k: (
+                source[after[k]],
+                line[after[k]],
+                rank[table.function_key_of(after[k])],
+                after[k],
+            ),
+        )
+        before = array("q", (before[k] for k in order))
+        after = array("q", (after[k] for k in order))
+    return before, after
 
 
 class ReasonsAt(Sequence[RecompileReason]):
@@ -274,23 +304,24 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     if memo_key in opts.memo:
         cached: Verdicts = opts.memo[memo_key]
         return cached
-    recs = recompilations(tl)
+    before, after = recompilation_ids(tl)
+    table = tl.compilations
     # (8 bytes a recompilation, not a list of Python ints: a run can have 100,000)
     by_fn: defaultdict[str, array[int]] = defaultdict(lambda: array("q"))
     # per recompilation, in one reading of its reasons (not all held: they are read again
     # only where a finding shows them): where its causes' reasons are, the rules they name,
     # and which arguments they say grew; one copy of each tuple of rules (a run repeats a few)
-    out = Verdicts(tl.reasons, opts)
+    out = Verdicts(table, tl.reasons, opts)
     shared = out.shared
     named: list[tuple[str, ...]] = []
     grew: list[frozenset[str]] = []
     attached = tl.reasons_by_compilation()
     all_reasons = tl.reasons
     sets: dict[frozenset[str], frozenset[str]] = {}
-    for k, (_, c) in enumerate(recs):
+    for k, cid in enumerate(after):
         said: list[str] = []
         grown = _NOTHING_GREW
-        for i in attached.of(c.id):
+        for i in attached.of(cid):
             r = all_reasons[i][0]
             if r.rule and r.rule not in _NOT_CAUSES:
                 out.reason_at.append(i)
@@ -300,15 +331,15 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         log_rules = _ordered(said)
         named.append(shared.setdefault(log_rules, log_rules))
         grew.append(sets.setdefault(grown, grown))  # (one copy of each: a run repeats a few)
-        by_fn[function_key(c.module)].append(k)
+        by_fn[table.function_key_of(cid)].append(k)
     del attached
-    growing = bytearray(len(recs))  # 1: its function's shapes keep growing there
+    growing = bytearray(len(after))  # 1: its function's shapes keep growing there
     for idx in by_fn.values():
         for j in _growing([grew[i] for i in idx]):
             growing[idx[j]] = 1
     del grew, by_fn, sets
-    for k, (prev, c) in enumerate(recs):
-        d = opts.joined.by_compilation.get(c.id)
+    for k, (prev, cid) in enumerate(zip(before, after, strict=True)):
+        d = opts.joined.by_compilation.get(cid)
         log_rules = named[k]
         if len(log_rules) > 1 and "retracing" in log_rules:
             # a generic retracing warning beside a specific reason adds nothing
@@ -332,7 +363,7 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
             rules = log_rules
         else:
             rules = ("recompile-after-warmup",)
-        out.add(prev, c, rules, log_rules, dump_rules)
+        out.add(prev, cid, rules, log_rules, dump_rules)
     opts.memo[memo_key] = out
     return out
 
@@ -344,14 +375,18 @@ class Verdicts(Sequence[Verdict]):
     instead of a few hundred (a run of 100,000 recompilations)."""
 
     def __init__(
-        self, reasons: Sequence[tuple[RecompileReason, int | None]], opts: Options
+        self,
+        table: CompilationTable,
+        reasons: Sequence[tuple[RecompileReason, int | None]],
+        opts: Options,
     ) -> None:
+        self._table = table
         self._reasons = reasons
         self._by_compilation = opts.joined.by_compilation
         self._dumps_given = opts.dumps_given
         self.shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-        self._previous: list[Compilation] = []
-        self._compilation: list[Compilation] = []
+        self._previous = array("q")  # the ids of the compilations
+        self._compilation = array("q")
         self._rules: list[tuple[str, ...]] = []
         self._log_rules: list[tuple[str, ...]] = []
         self._dump_rules: list[tuple[str, ...]] = []
@@ -362,8 +397,8 @@ class Verdicts(Sequence[Verdict]):
 
     def add(
         self,
-        previous: Compilation,
-        c: Compilation,
+        previous: int,
+        c: int,
         rules: tuple[str, ...],
         log_rules: tuple[str, ...],
         dump_rules: tuple[str, ...],
@@ -386,17 +421,18 @@ class Verdicts(Sequence[Verdict]):
 
     def causes(self) -> dict[int, str]:
         """Compilation id -> the first of its rules (without making the verdicts)."""
-        return {c.id: r[0] for c, r in zip(self._compilation, self._rules, strict=True) if r}
+        return {c: r[0] for c, r in zip(self._compilation, self._rules, strict=True) if r}
 
     def _make(self, k: int) -> Verdict:
-        c = self._compilation[k]
+        cid = self._compilation[k]
         a = self.reasons_end[k - 1] if k > 0 else 0
         b = self.reasons_end[k]
+        table = self._table
         return Verdict(
-            self._previous[k],
-            c,
+            table[self._previous[k]],
+            table[cid],
             self._rules[k],
-            self._by_compilation.get(c.id),
+            self._by_compilation.get(cid),
             ReasonsAt(self._reasons, tuple(self.reason_at[a:b])) if b > a else _NO_REASONS,
             self._log_rules[k],
             self._dump_rules[k],
@@ -524,7 +560,7 @@ class _Cause:
         seen = self.functions.get(fn)
         if seen is None:
             self.functions[fn] = [v, v, 1]
-        elif seen[1].compilation is not c:
+        elif seen[1].compilation.id != c.id:
             seen[1] = v
             seen[2] += 1
 
@@ -602,13 +638,14 @@ def dump_only_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
                 groups[cause].append((fn, d))
     if not groups:
         return []
-    by_fn = tl.by_function()
+    by_fn = tl.ids_by_function()
+    table = tl.compilations
     findings = []
     for rule_id, items in groups.items():
         evidence: list[Evidence] = []
         for fn, d in items:
             first = by_fn.get(fn, [])
-            evidence += [comp_evidence(c) for c in first[:1]]
+            evidence += [table.evidence_of(i) for i in first[:1]]
             ev = _first_line(d.b_path)
             if ev is not None:
                 evidence.append(ev)
@@ -619,7 +656,7 @@ def dump_only_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
             f"{plural(len(items), 'compilation')} that the log does not show, found in the "
             f"dumps of {', '.join(fns)}: " + "; ".join(d.summary for _, d in items[:3])
         )
-        frameworks = {c.framework for fn in fns for c in by_fn.get(fn, [])}
+        frameworks = {table.framework_of(i) for fn in fns for i in by_fn.get(fn, [])}
         findings.append(
             make_finding(
                 rule_id,

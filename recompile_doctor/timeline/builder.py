@@ -27,10 +27,18 @@ from recompile_doctor.events import (
     Span,
     TypedEvent,
 )
-from recompile_doctor.model import CacheOutcome, Compilation, Event
-from recompile_doctor.timeline.names import elided_match, function_key
+from recompile_doctor.model import CacheOutcome, Event
+from recompile_doctor.timeline.names import elided_match
 from recompile_doctor.timeline.packed import Packed, replaced
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
+from recompile_doctor.timeline.table import (
+    CACHE_CODES,
+    CODE_OF,
+    NO_FLOAT,
+    CompilationTable,
+    opt_float,
+    opt_int,
+)
 from recompile_doctor.timeline.types import (
     NO_COMPILATION,
     Attributed,
@@ -54,29 +62,139 @@ def _index_of(index: dict[_K, array[int]], key: _K) -> array[int]:
     return got
 
 
-@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
+#: the working flags of a compilation being assembled (:attr:`_Open.flags`)
+_PROGRESS, _SYNTHETIC, _UNCACHEABLE, _CACHE_VISIBLE = 1, 2, 4, 8
+#: the log gave the compilation's duration (else it runs to its last line's time)
+_ELAPSED = 16
+
+
+class _Open:
+    """What the builder knows of the compilations while it reads, beside the table: the
+    flags that settle the cache outcome, and the compile phases seen.  Until the table is
+    finished, its ``duration_s`` column holds the duration the log gave (flag
+    :data:`_ELAPSED`), else the time of the compilation's last line."""
+
+    __slots__ = ("flags", "phases", "table")
+
+    def __init__(self) -> None:
+        self.table = CompilationTable()
+        self.flags = bytearray()
+        #: the compile phases seen, of the few compilations that have any
+        self.phases: dict[int, frozenset[str]] = {}
+
+
 class _Pending:
-    id: int
-    module: str
-    hash: str | None
-    source: str
-    line: int
-    t: float | None
-    ordinal: int | None
-    text: str
-    process: int
-    cache: CacheOutcome | None = None
-    cache_file: str | None = None
-    end_line: int | None = None
-    last_t: float | None = None
-    elapsed: float | None = None
-    phases: frozenset[str] = frozenset()  # one shared empty set: most never have a phase
-    progress: bool = False
-    synthetic: bool = False  # opened without a Begin line
-    uncacheable: bool = False  # custom ops without is_hashable: never cached
-    cache_visible: bool = False  # the log would show a cache lookup for this compilation
-    key: CompileKey | None = None
-    rank: str | None = None
+    """A compilation being assembled: a handle on its row of the table (the builder keeps
+    one for each compilation a later line can still change, not one for each of a run)."""
+
+    __slots__ = ("id", "o")
+
+    def __init__(self, o: _Open, cid: int) -> None:
+        self.id = cid
+        self.o = o
+
+    @property
+    def module(self) -> str:
+        return self.o.table.module[self.id]
+
+    @module.setter
+    def module(self, v: str) -> None:
+        self.o.table.module[self.id] = v
+
+    @property
+    def key(self) -> CompileKey | None:
+        return self.o.table.key[self.id]
+
+    @key.setter
+    def key(self, v: CompileKey) -> None:
+        self.o.table.key[self.id] = v
+
+    @property
+    def cache(self) -> CacheOutcome | None:
+        return CACHE_CODES[self.o.table.cache[self.id]]
+
+    @cache.setter
+    def cache(self, v: CacheOutcome) -> None:
+        self.o.table.cache[self.id] = CODE_OF[v]
+
+    @property
+    def cache_file(self) -> str | None:
+        return self.o.table.cache_file[self.id]
+
+    @cache_file.setter
+    def cache_file(self, v: str | None) -> None:
+        self.o.table.cache_file[self.id] = v
+
+    @property
+    def t(self) -> float | None:
+        return opt_float(self.o.table.t[self.id])
+
+    @t.setter
+    def t(self, v: float) -> None:
+        self.o.table.t[self.id] = v
+
+    def touch(self, t: float) -> None:
+        """A line of this compilation at time ``t``: it lasts at least until then (unless
+        the log gave its duration)."""
+        o = self.o
+        if not o.flags[self.id] & _ELAPSED:
+            ends = o.table.duration_s
+            last = ends[self.id]
+            if last != last or t > last:  # (NaN: no time yet)
+                ends[self.id] = t
+
+    def set_elapsed(self, seconds: float) -> None:
+        """The log gave how long the compilation took."""
+        self.o.table.duration_s[self.id] = seconds
+        self._set(_ELAPSED, True)
+
+    @property
+    def end_line(self) -> int | None:
+        return opt_int(self.o.table.end_line[self.id])
+
+    @end_line.setter
+    def end_line(self, v: int) -> None:
+        self.o.table.end_line[self.id] = v
+
+    @property
+    def phases(self) -> frozenset[str]:
+        return self.o.phases.get(self.id, frozenset())
+
+    @phases.setter
+    def phases(self, v: frozenset[str]) -> None:
+        self.o.phases[self.id] = v
+
+    def _set(self, bit: int, on: bool) -> None:
+        flags = self.o.flags
+        flags[self.id] = flags[self.id] | bit if on else flags[self.id] & ~bit
+
+    @property
+    def progress(self) -> bool:
+        return bool(self.o.flags[self.id] & _PROGRESS)
+
+    @progress.setter
+    def progress(self, on: bool) -> None:
+        self._set(_PROGRESS, on)
+
+    @property
+    def synthetic(self) -> bool:  # opened without a Begin line
+        return bool(self.o.flags[self.id] & _SYNTHETIC)
+
+    @property
+    def uncacheable(self) -> bool:  # custom ops without is_hashable: never cached
+        return bool(self.o.flags[self.id] & _UNCACHEABLE)
+
+    @uncacheable.setter
+    def uncacheable(self, on: bool) -> None:
+        self._set(_UNCACHEABLE, on)
+
+    @property
+    def cache_visible(self) -> bool:  # the log would show a cache lookup for it
+        return bool(self.o.flags[self.id] & _CACHE_VISIBLE)
+
+    @cache_visible.setter
+    def cache_visible(self, on: bool) -> None:
+        self._set(_CACHE_VISIBLE, on)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +243,7 @@ class TimelineBuilder:
 
     def __init__(self, warmup: int | None = None) -> None:
         self.warmup = warmup
-        self._pending: list[_Pending] = []
+        self._open = _Open()  # the compilations, as columns
         self._loads: Packed[Load] = Packed()  # one per executable load: packed
         self._tally = LoadTally()  # what the analyses ask of them all
         self._load_events = _LoadEvents()  # what the report keeps of them
@@ -180,8 +298,8 @@ class TimelineBuilder:
         sp = ev.span
         proc = proc if proc is not None else self._process(sp)
         key = self._key(key)
-        c = _Pending(
-            id=len(self._pending),
+        o = self._open
+        cid = o.table.append(
             module=key.name,
             hash=key.graph_hash if not synthetic else None,
             source=proc.source if proc.source == sp.source else sp.source,
@@ -189,13 +307,14 @@ class TimelineBuilder:
             t=sp.t,
             ordinal=ev.ordinal if isinstance(ev, CompileStarted) and not synthetic else None,
             text=self._one_copy(sp.text),
-            process=proc.index,
-            synthetic=synthetic,
-            last_t=sp.t,
             key=key,
-            rank=sp.rank,
+            rank=_rank(sp.rank),
+            process=proc.index,
         )
-        self._pending.append(c)
+        if sp.t is not None:
+            o.table.duration_s[cid] = sp.t  # (its last line's time, so far)
+        o.flags.append(_SYNTHETIC if synthetic else 0)
+        c = _Pending(o, cid)
         proc.open[c.module] = c
         proc.current = proc.last = c
         proc.compiled_since_load = True
@@ -239,8 +358,8 @@ class TimelineBuilder:
 
     def _touch(self, c: _Pending | None, sp: Span) -> None:
         """``sp`` is part of compilation ``c``: it lasts at least until then."""
-        if c is not None and sp.t is not None and (c.last_t is None or sp.t > c.last_t):
-            c.last_t = sp.t
+        if c is not None and sp.t is not None:
+            c.touch(sp.t)
 
     def feed(self, ev: TypedEvent) -> None:
         """Take the next event (events of one source must come in line order)."""
@@ -316,7 +435,7 @@ class TimelineBuilder:
         c = self._open_compilation(ev, ev.key, synthetic=ev.synthetic, proc=proc)
         c.cache_visible = ev.cache_visible
         if ev.duration_s is not None:
-            c.elapsed = ev.duration_s
+            c.set_elapsed(ev.duration_s)
             if ev.span.t is not None:
                 c.t = round(ev.span.t - ev.duration_s, 6)
 
@@ -329,7 +448,7 @@ class TimelineBuilder:
             c = proc.current
         if c is not None:
             if ev.duration_s is not None:
-                c.elapsed = ev.duration_s
+                c.set_elapsed(ev.duration_s)
             self._touch(c, ev.span)
 
     def _on_cache(self, ev: CacheLookup, proc: _Process) -> None:
@@ -508,9 +627,10 @@ class TimelineBuilder:
             )
             for p in self._procs
         )
-        uncacheable = frozenset(p.id for p in self._pending if p.uncacheable)
+        flags = self._open.flags
+        uncacheable = frozenset(i for i, f in enumerate(flags) if f & _UNCACHEABLE)
         self._by_compile_id.clear()
-        comps, comp_process = self._finish_compilations()
+        comps = self._finish_compilations()
         loads = self._loads
         load_events = self._load_events.events()
         order: dict[str, int] = {}
@@ -522,7 +642,7 @@ class TimelineBuilder:
             loads=loads,
             events=events,
             processes=procs,
-            comp_process=comp_process,
+            comp_process=comps.process,
             uncacheable=uncacheable,
             lookups=self._lookups,
             notes=self._notes,
@@ -533,34 +653,34 @@ class TimelineBuilder:
             loads_tallied=self._tally,
         )
 
-    def _finish_compilations(self) -> tuple[tuple[Compilation, ...], tuple[int, ...]]:
-        """The compilations and the process of each; what was under way is dropped as it
-        goes, so that a run of many compilations never holds both forms of them all."""
+    def _finish_compilations(self) -> CompilationTable:
+        """The compilations, with their cache outcome, warm-up and duration settled."""
+        o = self._open
+        table = o.table
         seen: dict[tuple[int, str], int] = {}
-        out: list[Compilation] = []
-        processes: list[int] = []
-        pending: list[_Pending | None] = list(self._pending)
-        self._pending = []
-        for i, p in enumerate(pending):
-            assert p is not None
-            pending[i] = None
-            proc = self._procs[p.process]
-            cache: CacheOutcome
-            if p.cache is not None:
-                cache = p.cache
-            elif p.uncacheable:
-                cache = "disabled"  # the cache is on, but this executable cannot be cached
-            elif (
-                p.cache_visible
-                and not p.synthetic
-                and not proc.cache_activity
-                and not proc.cache_configured
-            ):
-                cache = "disabled"
-            else:
-                cache = "unknown"
-            key = p.key
-            group = (p.process, function_key(p.module))
+        flags = o.flags
+        cache = table.cache
+        unknown_code = CODE_OF["unknown"]
+        disabled_code = CODE_OF["disabled"]
+        starts = table.t
+        durations = table.duration_s
+        warmups = table.warmup
+        for i, (fn, process) in enumerate(zip(table.function_keys(), table.process, strict=True)):
+            proc = self._procs[process]
+            f = flags[i]
+            if cache[i] == 0:
+                if f & _UNCACHEABLE:
+                    cache[i] = disabled_code  # the cache is on, but this cannot be cached
+                elif (
+                    f & _CACHE_VISIBLE
+                    and not f & _SYNTHETIC
+                    and not proc.cache_activity
+                    and not proc.cache_configured
+                ):
+                    cache[i] = disabled_code
+                else:
+                    cache[i] = unknown_code
+            group = (process, fn)
             n = seen.get(group, 0)
             seen[group] = n + 1
             if self.warmup is not None:
@@ -568,40 +688,13 @@ class TimelineBuilder:
             else:
                 # the first executed step: an Execute line, else the first executable load
                 first_step = proc.first_execute_line or proc.first_load_line
-                warm = n == 0 or (first_step is not None and p.line < first_step)
-            duration: float | None
-            if p.elapsed is not None:
-                duration = p.elapsed
-            elif p.t is not None and p.last_t is not None:
-                duration = round(p.last_t - p.t, 6)
-            else:
-                duration = None
-            processes.append(p.process)
-            out.append(
-                Compilation(
-                    id=p.id,
-                    module=p.module,
-                    hash=p.hash,
-                    source=p.source,
-                    line=p.line,
-                    t=p.t,
-                    duration_s=duration,
-                    cache=cache,
-                    warmup=warm,
-                    cause=None,
-                    end_line=p.end_line,
-                    cache_file=p.cache_file,
-                    ordinal=p.ordinal,
-                    text=p.text,
-                    framework=key.framework if key is not None else "poplar",
-                    function=key.function if key is not None else None,
-                    compile_id=key.compile_id if key is not None else None,
-                    rank=_rank(p.rank),
-                    cache_key=key.cache_key if key is not None else None,
-                    eager=key.eager if key is not None else False,
-                )
-            )
-        return tuple(out), tuple(processes)
+                warm = n == 0 or (first_step is not None and table.line[i] < first_step)
+            warmups[i] = warm
+            if not f & _ELAPSED:
+                t, t_last = starts[i], durations[i]
+                durations[i] = round(t_last - t, 6) if t == t and t_last == t_last else NO_FLOAT
+        self._open = _Open()
+        return table
 
 
 class OneCopy:
@@ -639,7 +732,7 @@ def _rank(tag: str | None) -> int | None:
     if tag is None:
         return None
     head = tag.split(",")[0].strip()
-    return int(head) if head.isdigit() and len(head) < 7 else None
+    return int(head) if head.isdecimal() and len(head) < 7 else None
 
 
 #: a report keeps this many executable loads one by one (the first and last halves); the

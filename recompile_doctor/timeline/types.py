@@ -9,8 +9,8 @@ from typing import Generic, NamedTuple, TypeVar, overload
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
-from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.packed import sequence_eq
+from recompile_doctor.timeline.table import CompilationTable
 
 
 class Load(NamedTuple):
@@ -155,11 +155,12 @@ class Switch(NamedTuple):
 class Timeline:
     """What the analyses work on."""
 
-    compilations: tuple[Compilation, ...]
+    #: as columns (:class:`CompilationTable`): reading one makes its object
+    compilations: CompilationTable
     loads: Sequence[Load]
     events: Sequence[Event]  # in log order; long lists are read back from a spool
     processes: tuple[ProcessInfo, ...]
-    comp_process: tuple[int, ...]  # process index of each compilation
+    comp_process: Sequence[int]  # process index of each compilation
     uncacheable: frozenset[int]  # ids of compilations that cannot be cached (custom ops)
     #: every cache lookup, with the id of the compilation it belongs to (None: none)
     lookups: Sequence[tuple[CacheLookup, int | None]] = ()
@@ -208,8 +209,16 @@ class Timeline:
 
     def by_function(self) -> dict[str, list[Compilation]]:
         out: dict[str, list[Compilation]] = {}
-        for c in self.compilations:
-            out.setdefault(function_key(c.module), []).append(c)
+        comps = self.compilations
+        for i, key in enumerate(comps.function_keys()):
+            out.setdefault(key, []).append(comps[i])
+        return out
+
+    def ids_by_function(self) -> dict[str, list[int]]:
+        """The ids of each function's compilations, in order."""
+        out: dict[str, list[int]] = {}
+        for i, key in enumerate(self.compilations.function_keys()):
+            out.setdefault(key, []).append(i)
         return out
 
 

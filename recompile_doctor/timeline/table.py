@@ -1,0 +1,267 @@
+"""The compilations of a run kept as columns: a few arrays and lists of shared strings
+instead of one object per compilation.
+
+A run that recompiles one function 500,000 times held, per compilation, a 20-field object
+and the integers and floats of its line numbers and times (about 370 bytes); as columns it
+takes about 100 (8-byte numbers, one byte per flag, references to strings that compilations
+of one function share).  :class:`CompilationTable` is a sequence of
+:class:`~recompile_doctor.model.Compilation`: reading an item makes the object (a couple of
+microseconds), so the analyses read the columns themselves where they pass over every
+compilation and make objects only of those a finding or a report shows.
+
+A compilation's id is its position in the table.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from recompile_doctor.events import CompileKey
+from recompile_doctor.model import CacheOutcome, Compilation, Evidence
+from recompile_doctor.timeline.names import function_key
+from recompile_doctor.timeline.packed import sequence_eq
+
+#: an integer column's "None"
+NO_INT = -(1 << 63)
+#: the rank column's "None" (a rank is a number of at most six digits)
+NO_RANK = -1
+#: a float column's "None"
+NO_FLOAT = math.nan
+#: the cache outcomes by their code in :attr:`CompilationTable.cache` (0: not known yet,
+#: while the builder reads; never in a finished table)
+CACHE_CODES: tuple[CacheOutcome | None, ...] = (None, "hit", "miss", "disabled", "unknown")
+CODE_OF: dict[CacheOutcome | None, int] = {c: i for i, c in enumerate(CACHE_CODES)}
+
+
+def opt_int(v: int) -> int | None:
+    return None if v == NO_INT else v
+
+
+def opt_float(v: float) -> float | None:
+    return None if v != v else v  # NaN: None
+
+
+def _setters() -> tuple[Any, ...]:
+    from recompile_doctor.timeline.packed import _slot_setters
+
+    got = _slot_setters(Compilation)
+    assert got is not None
+    return tuple(set_ for _, set_ in got)
+
+
+class CompilationTable(Sequence[Compilation]):
+    """The compilations of a run, column by column; equal to any sequence of equal
+    compilations in the same order."""
+
+    __slots__ = (
+        "_causes",
+        "_fn_keys",
+        "cache",
+        "cache_file",
+        "duration_s",
+        "end_line",
+        "hash",
+        "key",
+        "line",
+        "module",
+        "ordinal",
+        "process",
+        "rank",
+        "source",
+        "t",
+        "text",
+        "warmup",
+    )
+
+    def __init__(self) -> None:
+        self.module: list[str] = []
+        self.hash: list[str | None] = []
+        self.source: list[str] = []
+        self.line = array("q")
+        self.t = array("d")
+        self.duration_s = array("d")
+        self.cache = bytearray()  # codes of CACHE_CODES
+        self.warmup = bytearray()
+        self.end_line = array("q")
+        self.cache_file: list[str | None] = []
+        self.ordinal = array("q")
+        self.text: list[str] = []
+        #: the framework's key (framework, function, compile id, cache key, eager; shared by
+        #: the compilations of one function); None: a Poplar compilation
+        self.key: list[CompileKey | None] = []
+        self.rank = array("i")  # NO_RANK: none
+        self.process = array("i")  # the index of the process that compiled it
+        self._causes: Mapping[int, str] = {}
+        self._fn_keys: dict[str, str] = {}
+
+    def append(
+        self,
+        *,
+        module: str,
+        hash: str | None,
+        source: str,
+        line: int,
+        t: float | None,
+        ordinal: int | None,
+        text: str,
+        key: CompileKey | None,
+        rank: int | None,
+        process: int,
+    ) -> int:
+        """Add a compilation (its cache outcome not known yet, no duration, not warm-up);
+        its id."""
+        self.module.append(module)
+        self.hash.append(hash)
+        self.source.append(source)
+        self.line.append(line)
+        self.t.append(NO_FLOAT if t is None else t)
+        self.duration_s.append(NO_FLOAT)
+        self.cache.append(0)
+        self.warmup.append(0)
+        self.end_line.append(NO_INT)
+        self.cache_file.append(None)
+        self.ordinal.append(NO_INT if ordinal is None else ordinal)
+        self.text.append(text)
+        self.key.append(key)
+        self.rank.append(NO_RANK if rank is None else rank)
+        self.process.append(process)
+        return len(self.module) - 1
+
+    def with_causes(self, causes: Mapping[int, str]) -> CompilationTable:
+        """This table with each recompilation's cause (rule id), by compilation id; the
+        columns are shared, not copied."""
+        new = CompilationTable.__new__(CompilationTable)
+        for name in CompilationTable.__slots__:
+            setattr(new, name, getattr(self, name))
+        new._causes = causes
+        return new
+
+    # -- columns the analyses read -------------------------------------------------------
+    def cache_of(self, i: int) -> CacheOutcome:
+        got = CACHE_CODES[self.cache[i]]
+        assert got is not None
+        return got
+
+    def ids_with_cache(self, outcome: CacheOutcome) -> list[int]:
+        """The ids of the compilations with this cache outcome, in order."""
+        code = CODE_OF[outcome]
+        cache = self.cache
+        out: list[int] = []
+        i = cache.find(code)
+        while i != -1:
+            out.append(i)
+            i = cache.find(code, i + 1)
+        return out
+
+    def count_cache(self, outcome: CacheOutcome) -> int:
+        return self.cache.count(CODE_OF[outcome])
+
+    def function_key_of(self, i: int) -> str:
+        """:func:`~recompile_doctor.timeline.names.function_key` of compilation ``i``'s
+        module (one computation per distinct module)."""
+        m = self.module[i]
+        got = self._fn_keys.get(m)
+        if got is None:
+            got = self._fn_keys[m] = function_key(m)
+        return got
+
+    def function_keys(self) -> Iterator[str]:
+        """The function key of each compilation, in order."""
+        keys = self._fn_keys
+        for m in self.module:
+            got = keys.get(m)
+            if got is None:
+                got = keys[m] = function_key(m)
+            yield got
+
+    def function_of(self, i: int) -> str | None:
+        k = self.key[i]
+        return k.function if k is not None else None
+
+    def eager_of(self, i: int) -> bool:
+        k = self.key[i]
+        return k.eager if k is not None else False
+
+    def framework_of(self, i: int) -> str:
+        k = self.key[i]
+        return k.framework if k is not None else "poplar"
+
+    def compiled_of(self, i: int) -> bool:
+        """True when the backend really compiled (not loaded from a cache)."""
+        return self.cache[i] != _HIT
+
+    def seconds_of(self, i: int) -> float:
+        d = self.duration_s[i]
+        return 0.0 if d != d else d
+
+    def evidence_of(self, i: int) -> Evidence:
+        """Compilation ``i``'s line as evidence (as ``comp_evidence`` of its object)."""
+        return Evidence(self.source[i], self.line[i], self.text[i])
+
+    def take(self, ids: Iterable[int]) -> list[Compilation]:
+        """The compilations of these ids, as objects."""
+        return [self[i] for i in ids]
+
+    # -- the sequence of objects ---------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self.module)
+
+    @overload
+    def __getitem__(self, i: int) -> Compilation: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Compilation]: ...
+    def __getitem__(self, i: int | slice) -> Compilation | Sequence[Compilation]:
+        if isinstance(i, slice):
+            return [self._make(k, _SETTERS) for k in range(len(self))[i]]
+        n = len(self.module)
+        if not -n <= i < n:
+            raise IndexError("compilation index out of range")
+        return self._make(i % n, _SETTERS)
+
+    def __iter__(self) -> Iterator[Compilation]:
+        make = self._make
+        setters = _SETTERS
+        for i in range(len(self.module)):
+            yield make(i, setters)
+
+    def _make(self, i: int, setters: tuple[Any, ...]) -> Compilation:
+        key = self.key[i]
+        values = (
+            i,
+            self.module[i],
+            self.hash[i],
+            self.source[i],
+            self.line[i],
+            opt_float(self.t[i]),
+            opt_float(self.duration_s[i]),
+            CACHE_CODES[self.cache[i]],
+            bool(self.warmup[i]),
+            self._causes.get(i),
+            opt_int(self.end_line[i]),
+            self.cache_file[i],
+            opt_int(self.ordinal[i]),
+            self.text[i],
+            key.framework if key is not None else "poplar",
+            key.function if key is not None else None,
+            key.compile_id if key is not None else None,
+            None if self.rank[i] == NO_RANK else self.rank[i],
+            key.cache_key if key is not None else None,
+            key.eager if key is not None else False,
+        )
+        obj: Any = object.__new__(Compilation)
+        for set_, v in zip(setters, values, strict=True):
+            set_(obj, v)
+        return obj  # type: ignore[no-any-return]
+
+    __eq__ = sequence_eq
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"CompilationTable({len(self)} compilations)"
+
+
+_SETTERS = _setters()
+_HIT = CODE_OF["hit"]

@@ -1,0 +1,318 @@
+"""The timeline keeps its compilations as columns, and the analyses read the columns.
+
+A run of 500,000 recompilations held one 20-field object per compilation, with its line
+numbers and times as objects of their own (about 370 bytes each); the table holds 8-byte
+numbers, flags and references to shared strings, and makes a compilation's object only
+when it is read.
+
+GIVEN any compilation's fields (None or not), WHEN appended to a table and read back, THEN
+the object has those fields, and the table equals the sequence of those objects.  GIVEN
+every log fixture, WHEN built into a timeline, THEN no compilation object is held by the
+timeline nor by the report, and what the analyses now compute from the columns (the
+recompilations and the one before each, the compilations after an earlier run's, the
+owner of a line, the summary's counts) is what the same definitions give over the objects.
+GIVEN compilations of several sources, out of name order, with lines that open two, WHEN
+the recompilations are listed, THEN they are in the order the definition over objects
+gives.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections import defaultdict
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from recompile_doctor import analyze
+from recompile_doctor.analyses._common import comp_evidence
+from recompile_doctor.analyses.crossrun import _Owners, after_earlier_runs
+from recompile_doctor.analyses.recompile import recompilation_ids
+from recompile_doctor.api import summarize
+from recompile_doctor.events import CompileKey
+from recompile_doctor.model import Compilation
+from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.timeline import TimelineBuilder, function_key
+from recompile_doctor.timeline.table import CODE_OF, CompilationTable
+from recompile_doctor.timeline.types import Timeline
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = sorted(
+    p
+    for fw in ("jax", "tensorflow", "torch", "ptxla", "poplar")
+    for p in (ROOT / "fixtures" / fw).rglob("*.log")
+    if p.is_file()
+)
+
+
+def _timeline(*paths: Path) -> Timeline:
+    b = TimelineBuilder(None)
+    for path in paths:
+        for ev in parse_log(str(path), ParseCounter(str(path)), fold=True):
+            b.feed(ev)
+    return b.finish()
+
+
+def _held_compilations() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is Compilation)
+
+
+_opt_int = st.none() | st.integers(0, 2**40)
+_opt_float = st.none() | st.floats(allow_nan=False, allow_infinity=False, width=64)
+_name = st.text(min_size=1, max_size=8)
+
+
+@st.composite
+def _rows(draw: Any) -> dict[str, Any]:
+    key = draw(
+        st.none()
+        | st.builds(
+            CompileKey,
+            framework=st.sampled_from(["jax", "torch", "tensorflow"]),
+            function=st.none() | _name,
+            module=st.none() | _name,
+            graph_hash=st.none() | _name,
+            cache_key=st.none() | _name,
+            compile_id=st.none() | _name,
+            eager=st.booleans(),
+        )
+    )
+    return {
+        "module": draw(_name),
+        "hash": draw(st.none() | _name),
+        "source": draw(st.sampled_from(["a.log", "b.log"])),
+        "line": draw(st.integers(1, 2**40)),
+        "t": draw(_opt_float),
+        "ordinal": draw(_opt_int),
+        "text": draw(st.text(max_size=20)),
+        "key": key,
+        "rank": draw(st.none() | st.integers(0, 999_999)),
+        "process": draw(st.integers(0, 50)),
+        # set after the row is added
+        "cache": draw(st.sampled_from(["hit", "miss", "disabled", "unknown"])),
+        "warmup": draw(st.booleans()),
+        "duration_s": draw(_opt_float),
+        "end_line": draw(_opt_int),
+        "cache_file": draw(st.none() | _name),
+        "cause": draw(st.none() | _name),
+    }
+
+
+@given(st.lists(_rows(), max_size=8))
+def test_a_row_reads_back_as_the_compilation_of_its_fields(rows: list[dict[str, Any]]) -> None:
+    table = CompilationTable()
+    expected = []
+    causes = {}
+    for r in rows:
+        i = table.append(
+            **{
+                k: r[k]
+                for k in (
+                    "module",
+                    "hash",
+                    "source",
+                    "line",
+                    "t",
+                    "ordinal",
+                    "text",
+                    "key",
+                    "rank",
+                    "process",
+                )
+            }
+        )
+        table.cache[i] = CODE_OF[r["cache"]]
+        table.warmup[i] = r["warmup"]
+        table.duration_s[i] = math.nan if r["duration_s"] is None else r["duration_s"]
+        if r["end_line"] is not None:
+            table.end_line[i] = r["end_line"]
+        table.cache_file[i] = r["cache_file"]
+        if r["cause"] is not None:
+            causes[i] = r["cause"]
+        key: CompileKey | None = r["key"]
+        expected.append(
+            Compilation(
+                id=i,
+                module=r["module"],
+                hash=r["hash"],
+                source=r["source"],
+                line=r["line"],
+                t=r["t"],
+                duration_s=r["duration_s"],
+                cache=r["cache"],
+                warmup=r["warmup"],
+                cause=r["cause"],
+                end_line=r["end_line"],
+                cache_file=r["cache_file"],
+                ordinal=r["ordinal"],
+                text=r["text"],
+                framework=key.framework if key else "poplar",
+                function=key.function if key else None,
+                compile_id=key.compile_id if key else None,
+                rank=r["rank"],
+                cache_key=key.cache_key if key else None,
+                eager=key.eager if key else False,
+            )
+        )
+    got = table.with_causes(causes)
+    assert list(got) == expected
+    assert got == tuple(expected) and tuple(expected) == got
+    assert [got[i] for i in range(-len(rows), 0)] == expected
+    assert list(got[1::2]) == expected[1::2]
+    with pytest.raises(IndexError):
+        got[len(rows)]
+    for outcome in ("hit", "miss", "disabled", "unknown"):
+        ids = [c.id for c in expected if c.cache == outcome]
+        assert table.ids_with_cache(outcome) == ids  # type: ignore[arg-type]
+        assert table.count_cache(outcome) == len(ids)  # type: ignore[arg-type]
+    for c in expected:
+        assert table.evidence_of(c.id) == comp_evidence(c)
+        assert table.compiled_of(c.id) == c.compiled
+        assert table.function_key_of(c.id) == function_key(c.module)
+        assert table.seconds_of(c.id) == (c.duration_s or 0.0)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_compilation_object_is_held(path: Path) -> None:
+    tl = _timeline(path)
+    assert _held_compilations() == 0
+    assert len(tl.compilations) == len(list(tl.compilations))
+    with analyze(path) as report:
+        assert _held_compilations() == 0
+        assert isinstance(report.compilations, CompilationTable)
+
+
+def _recompilations_by_objects(comps: list[Compilation]) -> list[tuple[int, int]]:
+    """The definition over objects (what the analysis computed before the columns)."""
+    by_fn: dict[str, list[Compilation]] = {}
+    for c in comps:
+        by_fn.setdefault(function_key(c.module), []).append(c)
+    out = []
+    for fn_comps in by_fn.values():
+        for i, c in enumerate(fn_comps):
+            if i > 0 and not c.warmup and not c.eager and c.cache != "hit":
+                out.append((fn_comps[i - 1], c))
+    out.sort(key=lambda t: (t[1].source, t[1].line))
+    return [(a.id, b.id) for a, b in out]
+
+
+def _after_earlier_by_objects(comps: list[Compilation], procs: list[int]) -> list[tuple[int, int]]:
+    seen: dict[str, list[Compilation]] = defaultdict(list)
+    out = []
+    for c in comps:
+        fn = function_key(c.module)
+        earlier = [e for e in seen[fn] if procs[e.id] < procs[c.id]]
+        seen[fn].append(c)
+        if not earlier or c.eager:
+            continue
+        last = max(procs[e.id] for e in earlier)
+        out.append((c.id, [e for e in earlier if procs[e.id] == last][-1].id))
+    return out
+
+
+def _owner_by_objects(
+    comps: list[Compilation], source: str, line: int, module: str | None
+) -> int | None:
+    for c in comps:
+        end = c.end_line if c.end_line is not None else c.line
+        if c.source == source and c.line <= line <= end and (module is None or module == c.module):
+            return c.id
+    return None
+
+
+def _check_columns_against_objects(tl: Timeline) -> None:
+    table = tl.compilations
+    comps = list(table)
+    before, after = recompilation_ids(tl)
+    assert list(zip(before, after, strict=True)) == _recompilations_by_objects(comps)
+    procs = list(table.process)
+    assert list(after_earlier_runs(table)) == _after_earlier_by_objects(comps, procs)
+    owners = _Owners(table)
+    for c in comps:
+        for line in (c.line - 1, c.line, c.line + 1, c.end_line or c.line):
+            for module in (None, c.module):
+                assert owners.of(c.source, line, module) == _owner_by_objects(
+                    comps, c.source, line, module
+                )
+    s = summarize(tl, ())
+    assert s.distinct_graphs == len({c.hash or f"module:{c.module}" for c in comps})
+    assert s.recompilations_after_warmup == sum(1 for c in comps if not c.warmup)
+    assert s.compile_seconds == round(sum(c.duration_s or 0.0 for c in comps if c.compiled), 6)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_columns_give_what_the_objects_give(path: Path) -> None:
+    _check_columns_against_objects(_timeline(path))
+
+
+def test_the_columns_give_what_the_objects_give_across_runs() -> None:
+    # two runs of each framework, read as one timeline (an earlier and a later process)
+    by_fw: dict[str, list[Path]] = defaultdict(list)
+    for p in LOGS:
+        by_fw[p.relative_to(ROOT / "fixtures").parts[0]].append(p)
+    for paths in by_fw.values():
+        _check_columns_against_objects(_timeline(*paths[:3]))
+        _check_columns_against_objects(_timeline(*reversed(paths[:3])))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["b.log", "a.log", "c.log"]),
+            st.integers(1, 6),  # few lines: lines that open two compilations
+            st.sampled_from(["f", "g", "h"]),
+            st.booleans(),  # warm-up
+            st.sampled_from(["hit", "miss", "unknown"]),
+            st.integers(0, 3),  # process
+            st.none() | st.integers(1, 8),  # end line offset
+        ),
+        max_size=30,
+    ),
+    st.integers(0, 6),
+)
+# one line recompiles g and then f, where f was compiled first: f's comes first
+@example(
+    [
+        ("a.log", 1, "f", True, "miss", 0, None),
+        ("a.log", 1, "g", True, "miss", 0, None),
+        ("a.log", 2, "g", False, "miss", 0, None),
+        ("a.log", 2, "f", False, "miss", 0, None),
+    ],
+    2,
+)
+def test_recompilations_and_owners_of_any_table(rows: list[Any], probe: int) -> None:
+    table = CompilationTable()
+    for source, line, fn, warm, cache, proc, end in rows:
+        i = table.append(
+            module=f"jit_{fn}",
+            hash=None,
+            source=source,
+            line=line,
+            t=None,
+            ordinal=None,
+            text="",
+            key=None,
+            rank=None,
+            process=proc,
+        )
+        table.warmup[i] = warm
+        table.cache[i] = CODE_OF[cache]  # type: ignore[index]
+        if end is not None:
+            table.end_line[i] = line + end
+    comps = list(table)
+    tl: Any = SimpleNamespace(compilations=table)
+    before, after = recompilation_ids(tl)
+    assert list(zip(before, after, strict=True)) == _recompilations_by_objects(comps)
+    assert list(after_earlier_runs(table)) == _after_earlier_by_objects(comps, list(table.process))
+    owners = _Owners(table)
+    for source in ("a.log", "b.log", "c.log", "d.log"):
+        for module in (None, "jit_f", "jit_g"):
+            assert owners.of(source, probe, module) == _owner_by_objects(
+                comps, source, probe, module
+            )
