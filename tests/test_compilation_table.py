@@ -38,7 +38,7 @@ from recompile_doctor.events import CompileKey
 from recompile_doctor.model import Compilation
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.timeline import TimelineBuilder, function_key
-from recompile_doctor.timeline.table import CODE_OF, CompilationTable
+from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable
 from recompile_doctor.timeline.types import Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -316,3 +316,16 @@ def test_recompilations_and_owners_of_any_table(rows: list[Any], probe: int) -> 
             assert owners.of(source, probe, module) == _owner_by_objects(
                 comps, source, probe, module
             )
+
+
+@given(st.integers(0, 40), st.dictionaries(st.integers(0, 39), st.sampled_from(["a", "b", "c"])))
+def test_causes_are_the_dictionary_they_were_given(n: int, given_causes: dict[int, str]) -> None:
+    causes = Causes(n)
+    expected = {i: r for i, r in given_causes.items() if i < n}
+    for i, r in expected.items():
+        causes.set(i, r)
+    assert dict(causes) == expected and causes == expected
+    assert len(causes) == len(expected)
+    for i in range(-2, n + 2):
+        assert causes.get(i) == expected.get(i)
+        assert (i in causes) == (i in expected)

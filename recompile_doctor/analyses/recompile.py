@@ -37,7 +37,7 @@ from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding,
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.packed import sequence_eq
-from recompile_doctor.timeline.table import CODE_OF, CompilationTable
+from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable
 from recompile_doctor.wording import plural
 
 T = TypeVar("T")
@@ -108,7 +108,7 @@ def recompilation_ids(tl: Timeline) -> tuple[array[int], array[int]]:
     hit = CODE_OF["hit"]
     warmup, cache = table.warmup, table.cache
     last_of: dict[str, int] = {}  # per function (in the order first seen): its last id
-    before, after = array("q"), array("q")
+    before, after = array("I"), array("I")  # (4 bytes each: ids fit)
     for i, fn in enumerate(table.function_keys()):
         prev = last_of.get(fn)
         last_of[fn] = i
@@ -129,8 +129,8 @@ def recompilation_ids(tl: Timeline) -> tuple[array[int], array[int]]:
                 after[k],
             ),
         )
-        before = array("q", (before[k] for k in order))
-        after = array("q", (after[k] for k in order))
+        before = array("I", (before[k] for k in order))
+        after = array("I", (after[k] for k in order))
     return before, after
 
 
@@ -275,7 +275,7 @@ def _grown_arguments(r: RecompileReason) -> frozenset[str]:
 _NOTHING_GREW: frozenset[str] = frozenset()
 
 
-def _growing(grown_seq: list[frozenset[str]]) -> set[int]:
+def _growing(grown_seq: Iterable[frozenset[str]]) -> set[int]:
     """Indexes (into ``grown_seq``: per recompilation, the arguments whose shape grew) of
     recompilations where an argument keeps growing: the same argument's shape grows at two
     or more consecutive recompilations."""
@@ -306,18 +306,18 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         return cached
     before, after = recompilation_ids(tl)
     table = tl.compilations
-    # (8 bytes a recompilation, not a list of Python ints: a run can have 100,000)
-    by_fn: defaultdict[str, array[int]] = defaultdict(lambda: array("q"))
+    # (4 bytes a recompilation, not a list of Python ints: a run can have 500,000)
+    by_fn: defaultdict[str, array[int]] = defaultdict(lambda: array("I"))
     # per recompilation, in one reading of its reasons (not all held: they are read again
     # only where a finding shows them): where its causes' reasons are, the rules they name,
     # and which arguments they say grew; one copy of each tuple of rules (a run repeats a few)
-    out = Verdicts(table, tl.reasons, opts)
-    shared = out.shared
-    named: list[tuple[str, ...]] = []
-    grew: list[frozenset[str]] = []
+    out = Verdicts(table, tl.reasons, opts, before, after)
+    named = array("I")  # the number of each one's log rules
+    grew = array("I")  # the number of the arguments each one says grew
+    grown_sets: list[frozenset[str]] = []
     attached = tl.reasons_by_compilation()
     all_reasons = tl.reasons
-    sets: dict[frozenset[str], frozenset[str]] = {}
+    sets: dict[frozenset[str], int] = {}
     for k, cid in enumerate(after):
         said: list[str] = []
         grown = _NOTHING_GREW
@@ -329,18 +329,22 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
                 grown = grown | _grown_arguments(r)
         out.reasons_end.append(len(out.reason_at))
         log_rules = _ordered(said)
-        named.append(shared.setdefault(log_rules, log_rules))
-        grew.append(sets.setdefault(grown, grown))  # (one copy of each: a run repeats a few)
+        named.append(out.number(log_rules))
+        number = sets.get(grown)
+        if number is None:  # (one copy of each: a run repeats a few)
+            number = sets[grown] = len(grown_sets)
+            grown_sets.append(grown)
+        grew.append(number)
         by_fn[table.function_key_of(cid)].append(k)
     del attached
     growing = bytearray(len(after))  # 1: its function's shapes keep growing there
     for idx in by_fn.values():
-        for j in _growing([grew[i] for i in idx]):
+        for j in _growing(grown_sets[grew[i]] for i in idx):
             growing[idx[j]] = 1
-    del grew, by_fn, sets
-    for k, (prev, cid) in enumerate(zip(before, after, strict=True)):
+    del grew, by_fn, sets, grown_sets
+    for k, cid in enumerate(after):
         d = opts.joined.by_compilation.get(cid)
-        log_rules = named[k]
+        log_rules = out.rules_of(named[k])
         if len(log_rules) > 1 and "retracing" in log_rules:
             # a generic retracing warning beside a specific reason adds nothing
             log_rules = tuple(x for x in log_rules if x != "retracing")
@@ -363,7 +367,7 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
             rules = log_rules
         else:
             rules = ("recompile-after-warmup",)
-        out.add(prev, cid, rules, log_rules, dump_rules)
+        out.add(rules, log_rules, dump_rules)
     opts.memo[memo_key] = out
     return out
 
@@ -379,49 +383,65 @@ class Verdicts(Sequence[Verdict]):
         table: CompilationTable,
         reasons: Sequence[tuple[RecompileReason, int | None]],
         opts: Options,
+        previous: array[int],
+        compilations: array[int],
     ) -> None:
+        """``previous``, ``compilations``: the ids of the two compilations of each
+        recompilation (:func:`recompilation_ids`), whose verdicts :meth:`add` gives in turn."""
         self._table = table
         self._reasons = reasons
         self._by_compilation = opts.joined.by_compilation
         self._dumps_given = opts.dumps_given
-        self.shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-        self._previous = array("q")  # the ids of the compilations
-        self._compilation = array("q")
-        self._rules: list[tuple[str, ...]] = []
-        self._log_rules: list[tuple[str, ...]] = []
-        self._dump_rules: list[tuple[str, ...]] = []
+        #: each distinct tuple of rules, by its number (a run repeats a few)
+        self._tuples: list[tuple[str, ...]] = []
+        self._number: dict[tuple[str, ...], int] = {}
+        self._previous = previous
+        self._compilation = compilations
+        #: the numbers of each one's rules, log rules and dump rules
+        self._rules = array("I")
+        self._log_rules = array("I")
+        self._dump_rules = array("I")
         self._consequence = bytearray()
         #: the places of each one's reasons: reason_at[reasons_end[k - 1]:reasons_end[k]]
-        self.reason_at = array("q")
-        self.reasons_end = array("q")
+        self.reason_at = array("I")
+        self.reasons_end = array("I")
 
     def add(
-        self,
-        previous: int,
-        c: int,
-        rules: tuple[str, ...],
-        log_rules: tuple[str, ...],
-        dump_rules: tuple[str, ...],
+        self, rules: tuple[str, ...], log_rules: tuple[str, ...], dump_rules: tuple[str, ...]
     ) -> None:
+        """The verdict of the next recompilation."""
         # a shape change also changes the constants computed from it (``1/32`` -> ``1/8``
         # of a mean): those are its consequence, not a second cause
         consequence = rules[0] in _SHAPE_CAUSES and "constant-changed" in rules[1:]
         if consequence:
             rules = tuple(r for r in rules if r != "constant-changed")
-        shared = self.shared
-        self._previous.append(previous)
-        self._compilation.append(c)
-        self._rules.append(shared.setdefault(rules, rules))
-        self._log_rules.append(shared.setdefault(log_rules, log_rules))
-        self._dump_rules.append(shared.setdefault(dump_rules, dump_rules))
+        self._rules.append(self.number(rules))
+        self._log_rules.append(self.number(log_rules))
+        self._dump_rules.append(self.number(dump_rules))
         self._consequence.append(consequence)
 
     def __len__(self) -> int:
-        return len(self._compilation)
+        return len(self._rules)  # (the verdicts given so far)
 
-    def causes(self) -> dict[int, str]:
+    def causes(self) -> Causes:
         """Compilation id -> the first of its rules (without making the verdicts)."""
-        return {c: r[0] for c, r in zip(self._compilation, self._rules, strict=True) if r}
+        tuples = self._tuples
+        out = Causes(len(self._table))
+        for c, r in zip(self._compilation, self._rules, strict=True):
+            if tuples[r]:
+                out.set(c, tuples[r][0])
+        return out
+
+    def number(self, rules: tuple[str, ...]) -> int:
+        """The number of a tuple of rules (given on first sight)."""
+        got = self._number.get(rules)
+        if got is None:
+            got = self._number[rules] = len(self._tuples)
+            self._tuples.append(rules)
+        return got
+
+    def rules_of(self, number: int) -> tuple[str, ...]:
+        return self._tuples[number]
 
     def _make(self, k: int) -> Verdict:
         cid = self._compilation[k]
@@ -431,11 +451,11 @@ class Verdicts(Sequence[Verdict]):
         return Verdict(
             table[self._previous[k]],
             table[cid],
-            self._rules[k],
+            self._tuples[self._rules[k]],
             self._by_compilation.get(cid),
             ReasonsAt(self._reasons, tuple(self.reason_at[a:b])) if b > a else _NO_REASONS,
-            self._log_rules[k],
-            self._dump_rules[k],
+            self._tuples[self._log_rules[k]],
+            self._tuples[self._dump_rules[k]],
             self._dumps_given,
             bool(self._consequence[k]),
         )
@@ -475,7 +495,7 @@ def _reason_line(r: RecompileReason) -> str:
     return f"{text}{where}"
 
 
-def recompilation_causes(tl: Timeline, opts: Options) -> dict[int, str]:
+def recompilation_causes(tl: Timeline, opts: Options) -> Causes:
     """Compilation id -> the rule id that explains it, for every recompilation."""
     return verdicts(tl, opts).causes()
 

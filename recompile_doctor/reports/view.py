@@ -10,8 +10,8 @@ warm-up), the findings (title, why, old -> new changes, what to change, evidence
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -242,29 +242,74 @@ def function_name(c: Compilation) -> str:
     return c.function or function_key(c.module)
 
 
-def function_rows(compilations: Sequence[Compilation]) -> tuple[FunctionRow, ...]:
+class _RowSums:
+    """One function row's counts, added up one compilation at a time (a run of 500,000
+    compilations is read once, without a list of each function's)."""
+
+    __slots__ = (
+        "after_warmup",
+        "cache",
+        "compilations",
+        "compile_seconds",
+        "first",
+        "graphs",
+        "has_durations",
+        "load_seconds",
+        "modules",
+    )
+
+    def __init__(self, first: Compilation) -> None:
+        self.first = (first.source, first.line)
+        self.modules: dict[str, None] = {}
+        self.compilations = 0
+        self.graphs: set[str] = set()
+        self.cache: Counter[str] = Counter()
+        self.compile_seconds = 0.0
+        self.load_seconds = 0.0
+        self.has_durations = False
+        self.after_warmup = 0
+
+    def add(self, c: Compilation) -> None:
+        self.modules[c.module] = None
+        self.compilations += 1
+        if c.hash is not None:
+            self.graphs.add(c.hash)
+        self.cache[c.cache] += 1
+        if c.compiled:
+            self.compile_seconds += c.duration_s or 0.0
+        else:
+            self.load_seconds += c.duration_s or 0.0
+        self.has_durations = self.has_durations or c.duration_s is not None
+        self.after_warmup += not c.warmup
+
+
+def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...]:
     """Per function (and rank): the functions that recompile most after warm-up first."""
-    by: dict[tuple[str, str, int | None], list[Compilation]] = defaultdict(list)
+    by: dict[tuple[str, str, int | None], _RowSums] = {}
     for c in compilations:
-        by[(function_name(c), c.framework, c.rank)].append(c)
+        key = (function_name(c), c.framework, c.rank)
+        sums = by.get(key)
+        if sums is None:
+            sums = by[key] = _RowSums(c)
+        sums.add(c)
     rows = []
-    for (fn, fw, rank), cs in by.items():
-        counts: Counter[str] = Counter(c.cache for c in cs)
+    for (fn, fw, rank), r in by.items():
+        counts = r.cache
         rows.append(
             FunctionRow(
                 function=fn,
                 framework=fw,
                 rank=rank,
-                modules=tuple(dict.fromkeys(c.module for c in cs)),
-                compilations=len(cs),
-                graphs=len({c.hash for c in cs if c.hash is not None}),
+                modules=tuple(r.modules),
+                compilations=r.compilations,
+                graphs=len(r.graphs),
                 cache=tuple((k, counts[k]) for k in CACHE_ORDER if counts[k]),
-                compile_seconds=sum(c.duration_s or 0.0 for c in cs if c.compiled),
-                load_seconds=sum(c.duration_s or 0.0 for c in cs if not c.compiled),
-                has_durations=any(c.duration_s is not None for c in cs),
-                after_warmup=sum(not c.warmup for c in cs),
-                first_source=cs[0].source,
-                first_line=cs[0].line,
+                compile_seconds=r.compile_seconds,
+                load_seconds=r.load_seconds,
+                has_durations=r.has_durations,
+                after_warmup=r.after_warmup,
+                first_source=r.first[0],
+                first_line=r.first[1],
             )
         )
     rows.sort(
@@ -323,13 +368,18 @@ def costliest(problems: Sequence[FindingView]) -> FindingView | None:
     )[1]
 
 
-def headline(report: Report, findings: Sequence[FindingView]) -> Headline:
+def headline(
+    report: Report, findings: Sequence[FindingView], functions: Sequence[FunctionRow] = ()
+) -> Headline:
+    """``functions``: the report's :func:`function_rows` (made from its compilations when
+    not given)."""
     s = report.summary
+    rows = functions or function_rows(report.compilations)
     problems = [v for v in findings if v.severity != "info"]
     return Headline(
         compilations=s.compilations,
         cache_hits=s.cache_hits,
-        functions=len({function_name(c) for c in report.compilations}),
+        functions=len({r.function for r in rows}),
         after_warmup=s.recompilations_after_warmup,
         causes=len({v.rule for v in problems}),
         wasted_seconds=s.wasted_seconds,
@@ -404,11 +454,11 @@ class ReportView(NamedTuple):
     @property
     def several_ranks(self) -> bool:
         """True when the run has compilations of more than one rank (show the rank then)."""
-        return len({c.rank for c in self.report.compilations}) > 1
+        return len({r.rank for r in self.functions}) > 1
 
     @property
     def several_frameworks(self) -> bool:
-        return len({c.framework for c in self.report.compilations}) > 1
+        return len({r.framework for r in self.functions}) > 1
 
     @property
     def parse_health(self) -> str:
@@ -467,10 +517,11 @@ def report_view(report: Report) -> ReportView:
         (store, tuple((k, int(n)) for k, n in sorted(outcomes.items())))
         for store, outcomes in sorted(report.summary.cache_by_store.items())
     )
+    rows = function_rows(report.compilations)
     return ReportView(
         report=report,
-        headline=headline(report, findings),
-        functions=function_rows(report.compilations),
+        headline=headline(report, findings, rows),
+        functions=rows,
         findings=findings,
         hint=how_to_log_hint(report),
         cache_stores=stores,

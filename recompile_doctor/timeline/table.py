@@ -52,6 +52,41 @@ def _setters() -> tuple[Any, ...]:
     return tuple(set_ for _, set_ in got)
 
 
+class Causes(Mapping[int, str]):
+    """Compilation id -> the rule id of its cause, for the recompilations: a 2-byte number
+    per compilation of the run (0: none) instead of a dictionary entry per recompilation."""
+
+    __slots__ = ("_codes", "_names", "_number")
+
+    def __init__(self, compilations: int) -> None:
+        self._codes = array("H", [0]) * compilations
+        self._names: list[str] = [""]  # by code (0: none)
+        self._number: dict[str, int] = {}
+
+    def set(self, cid: int, rule: str) -> None:
+        code = self._number.get(rule)
+        if code is None:
+            code = self._number[rule] = len(self._names)
+            self._names.append(rule)
+        self._codes[cid] = code
+
+    def __getitem__(self, cid: int) -> str:
+        code = self._codes[cid] if 0 <= cid < len(self._codes) else 0
+        if not code:
+            raise KeyError(cid)
+        return self._names[code]
+
+    def get(self, cid: int, default: Any = None) -> Any:  # (faster than Mapping's)
+        code = self._codes[cid] if 0 <= cid < len(self._codes) else 0
+        return self._names[code] if code else default
+
+    def __iter__(self) -> Iterator[int]:
+        return (i for i, code in enumerate(self._codes) if code)
+
+    def __len__(self) -> int:
+        return len(self._codes) - self._codes.count(0)
+
+
 class CompilationTable(Sequence[Compilation]):
     """The compilations of a run, column by column; equal to any sequence of equal
     compilations in the same order."""

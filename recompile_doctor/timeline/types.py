@@ -107,7 +107,7 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
 
 
 class ReasonPlaces:
-    """The places of each compilation's reasons, as two arrays of 8-byte numbers (the first
+    """The places of each compilation's reasons, as two arrays of 4-byte numbers (the first
     place of each compilation, the next place after each reason) rather than a list per
     compilation: a run of 100,000 recompilations asks for them all at once."""
 
@@ -115,8 +115,8 @@ class ReasonPlaces:
 
     def __init__(self, ids: Sequence[int]) -> None:
         n = max(ids, default=-1) + 1
-        first = array("q", [-1]) * n
-        after = array("q", [-1]) * len(ids)
+        first = array("i", [-1]) * n
+        after = array("i", [-1]) * len(ids)
         for i in range(len(ids) - 1, -1, -1):  # backwards: each list ends up in log order
             cid = ids[i]
             if cid != NO_COMPILATION:
