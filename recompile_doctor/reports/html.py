@@ -52,8 +52,12 @@ def render(report: Report) -> str:
         for row in x.rows
         if row.id
     }
-    timeline = plots.timeline_svg(report.compilations, report.events, links=links)
-    cost = plots.cost_svg(report.findings, report.compilations)
+    # the plots pass over the compilations a dozen times: made into objects once (a run's
+    # are columns, each object made when read)
+    comps = tuple(report.compilations)
+    timeline = plots.timeline_svg(comps, report.events, links=links)
+    cost = plots.cost_svg(report.findings, comps)
+    del comps
     html = (
         _env()
         .get_template("report.html.j2")
