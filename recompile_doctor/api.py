@@ -191,7 +191,7 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
         cache_misses=exec_misses,
         loads=len(tl.loads),
         distinct_graphs=len(
-            {h or f"module:{m}" for h, m in zip(table.hash, table.module, strict=True)}
+            {h or f"module:{m}" for h, m in zip(table.hash, table.modules(), strict=True)}
         ),
         recompilations_after_warmup=table.warmup.count(0),
         compile_seconds=round(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gc
 import math
+import pickle
 from collections import defaultdict
 from pathlib import Path
 from types import SimpleNamespace
@@ -38,7 +39,7 @@ from recompile_doctor.events import CompileKey
 from recompile_doctor.model import Compilation
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.timeline import TimelineBuilder, function_key
-from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable
+from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, Lazy
 from recompile_doctor.timeline.types import Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -329,3 +330,31 @@ def test_causes_are_the_dictionary_they_were_given(n: int, given_causes: dict[in
     for i in range(-2, n + 2):
         assert causes.get(i) == expected.get(i)
         assert (i in causes) == (i in expected)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["append", "set", "get"]), st.integers(-12, 12), st.none() | _name
+        ),
+        max_size=40,
+    )
+)
+def test_a_lazy_column_is_the_list_it_stands_for(ops: list[Any]) -> None:
+    col: Lazy[str | None] = Lazy(None, list)
+    ref: list[str | None] = []
+    for op, i, v in ops:
+        if op == "append":
+            col.append(v)
+            ref.append(v)
+            continue
+        try:
+            want = ref[i] if op == "get" else ref.__setitem__(i, v)
+        except IndexError:
+            with pytest.raises(IndexError):
+                col[i] if op == "get" else col.__setitem__(i, v)
+            continue
+        got = col[i] if op == "get" else col.__setitem__(i, v)
+        assert got == want
+    assert list(col) == ref and len(col) == len(ref)
+    assert list(pickle.loads(pickle.dumps(col))) == ref  # (reports go to a fleet's pool)

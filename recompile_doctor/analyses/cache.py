@@ -71,7 +71,7 @@ def cache_disabled(tl: Timeline, opts: Options) -> list[Finding]:
         make_finding(
             "cache-disabled",
             detail=detail,
-            modules=(table.module[i] for i in ids),
+            modules=(table.module_of(i) for i in ids),
             count=len(ids),
             wasted=wasted,
             evidence=evidence,
@@ -111,7 +111,7 @@ def cache_cold(tl: Timeline, opts: Options) -> list[Finding]:
         make_finding(
             "cache-cold",
             detail=detail,
-            modules=(table.module[i] for i in missed),
+            modules=(table.module_of(i) for i in missed),
             count=len(missed),
             wasted=0.0,
             evidence=miss_lines or (table.evidence_of(i) for i in missed),

@@ -140,12 +140,12 @@ class _Owners:
         starts = self._starts.get(source)
         if starts is None:
             return None
-        spans, reach, modules = self._spans[source], self._reach[source], self._table.module
+        spans, reach, module_of = self._spans[source], self._reach[source], self._table.module_of
         best: int | None = None
         k = bisect.bisect_right(starts, line) - 1
         while k >= 0 and reach[k] >= line:
             _, i, end = spans[k]
-            if end >= line and (module is None or module == modules[i]):
+            if end >= line and (module is None or module == module_of(i)):
                 best = i if best is None else min(best, i)
             k -= 1
         return best

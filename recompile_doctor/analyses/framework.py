@@ -147,7 +147,7 @@ def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
     for i, rank in enumerate(table.rank):
         if rank != NO_RANK and table.compiled_of(i) and not table.eager_of(i):
             ranks.add(rank)
-            per[table.function_of(i) or table.module[i]][rank].append(i)
+            per[table.function_of(i) or table.module_of(i)][rank].append(i)
     if len(ranks) < 2:
         return []
     findings_items = []

@@ -45,7 +45,7 @@ def precompile_unsupported(tl: Timeline, opts: Options) -> list[Finding]:
         make_finding(
             "precompile-unsupported",
             detail=" ".join(parts),
-            modules=(table.module[i] for i in affected),
+            modules=(table.module_of(i) for i in affected),
             count=len(unhashable) + len(no_path),
             wasted=0.0,
             evidence=[Evidence(e.source, e.line, e.text) for e in no_path + unhashable],

@@ -95,11 +95,11 @@ class _Pending:
 
     @property
     def module(self) -> str:
-        return self.o.table.module[self.id]
+        return self.o.table.module_of(self.id)
 
     @module.setter
     def module(self, v: str) -> None:
-        self.o.table.module[self.id] = v
+        self.o.table.set_module(self.id, v)
 
     @property
     def key(self) -> CompileKey | None:

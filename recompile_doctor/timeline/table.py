@@ -16,13 +16,17 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
+from functools import partial
+from itertools import repeat
+from typing import Any, Generic, TypeVar, overload
 
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.packed import sequence_eq
+
+T = TypeVar("T")
 
 #: an integer column's "None"
 NO_INT = -(1 << 63)
@@ -87,6 +91,54 @@ class Causes(Mapping[int, str]):
         return len(self._codes) - self._codes.count(0)
 
 
+class Lazy(Generic[T]):
+    """A column that holds one value (``fill``) in every row until another is set, and
+    takes no memory until then: a JAX run has no graph hash, ordinal or rank, a Poplar run
+    has them all (the column is made whole at the first other value)."""
+
+    __slots__ = ("_make", "_n", "fill", "items")
+
+    def __init__(self, fill: T, make: Callable[[], MutableSequence[T]]) -> None:
+        self.fill = fill
+        self._make = make
+        self._n = 0
+        #: the whole column, once a row holds another value than ``fill``
+        self.items: MutableSequence[T] | None = None
+
+    def _whole(self) -> MutableSequence[T]:
+        items = self.items
+        if items is None:
+            items = self.items = self._make()
+            items.extend(repeat(self.fill, self._n))
+        return items
+
+    def append(self, v: T) -> None:
+        if self.items is None and v == self.fill:
+            self._n += 1
+        else:
+            self._whole().append(v)
+
+    def __getitem__(self, i: int) -> T:
+        items = self.items
+        if items is not None:
+            return items[i]
+        if not -self._n <= i < self._n:
+            raise IndexError("row out of range")
+        return self.fill
+
+    def __setitem__(self, i: int, v: T) -> None:
+        if self.items is None and v == self.fill:
+            self[i]  # (the bounds check)
+            return
+        self._whole()[i] = v
+
+    def __len__(self) -> int:
+        return self._n if self.items is None else len(self.items)
+
+    def __iter__(self) -> Iterator[T]:
+        return repeat(self.fill, self._n) if self.items is None else iter(self.items)
+
+
 class CompilationTable(Sequence[Compilation]):
     """The compilations of a run, column by column; equal to any sequence of equal
     compilations in the same order."""
@@ -101,8 +153,8 @@ class CompilationTable(Sequence[Compilation]):
         "hash",
         "key",
         "line",
-        "module",
         "ordinal",
+        "other_module",
         "process",
         "rank",
         "source",
@@ -112,8 +164,9 @@ class CompilationTable(Sequence[Compilation]):
     )
 
     def __init__(self) -> None:
-        self.module: list[str] = []
-        self.hash: list[str | None] = []
+        #: a compilation's module is its key's name, unless this says otherwise
+        self.other_module: Lazy[str | None] = Lazy(None, list)
+        self.hash: Lazy[str | None] = Lazy(None, list)
         self.source: list[str] = []
         self.line = array("q")
         self.t = array("d")
@@ -121,13 +174,13 @@ class CompilationTable(Sequence[Compilation]):
         self.cache = bytearray()  # codes of CACHE_CODES
         self.warmup = bytearray()
         self.end_line = array("q")
-        self.cache_file: list[str | None] = []
-        self.ordinal = array("q")
+        self.cache_file: Lazy[str | None] = Lazy(None, list)
+        self.ordinal: Lazy[int] = Lazy(NO_INT, partial(array, "q"))
         self.text: list[str] = []
         #: the framework's key (framework, function, compile id, cache key, eager; shared by
         #: the compilations of one function); None: a Poplar compilation
         self.key: list[CompileKey | None] = []
-        self.rank = array("i")  # NO_RANK: none
+        self.rank: Lazy[int] = Lazy(NO_RANK, partial(array, "i"))
         self.process = array("i")  # the index of the process that compiled it
         self._causes: Mapping[int, str] = {}
         self._fn_keys: dict[str, str] = {}
@@ -148,7 +201,7 @@ class CompilationTable(Sequence[Compilation]):
     ) -> int:
         """Add a compilation (its cache outcome not known yet, no duration, not warm-up);
         its id."""
-        self.module.append(module)
+        self.other_module.append(None if key is not None and key.name == module else module)
         self.hash.append(hash)
         self.source.append(source)
         self.line.append(line)
@@ -163,7 +216,29 @@ class CompilationTable(Sequence[Compilation]):
         self.key.append(key)
         self.rank.append(NO_RANK if rank is None else rank)
         self.process.append(process)
-        return len(self.module) - 1
+        return len(self.source) - 1
+
+    def module_of(self, i: int) -> str:
+        """The module compilation ``i`` compiles."""
+        m = self.other_module[i]
+        if m is not None:
+            return m
+        key = self.key[i]
+        assert key is not None  # (a row without a key has its module in other_module)
+        return key.name
+
+    def set_module(self, i: int, module: str) -> None:
+        key = self.key[i]
+        self.other_module[i] = None if key is not None and key.name == module else module
+
+    def modules(self) -> Iterator[str]:
+        """Each compilation's module, in order."""
+        for other, key in zip(self.other_module, self.key, strict=True):
+            if other is not None:
+                yield other
+            else:
+                assert key is not None
+                yield key.name
 
     def with_causes(self, causes: Mapping[int, str]) -> CompilationTable:
         """This table with each recompilation's cause (rule id), by compilation id; the
@@ -197,7 +272,7 @@ class CompilationTable(Sequence[Compilation]):
     def function_key_of(self, i: int) -> str:
         """:func:`~recompile_doctor.timeline.names.function_key` of compilation ``i``'s
         module (one computation per distinct module)."""
-        m = self.module[i]
+        m = self.module_of(i)
         got = self._fn_keys.get(m)
         if got is None:
             got = self._fn_keys[m] = function_key(m)
@@ -206,7 +281,7 @@ class CompilationTable(Sequence[Compilation]):
     def function_keys(self) -> Iterator[str]:
         """The function key of each compilation, in order."""
         keys = self._fn_keys
-        for m in self.module:
+        for m in self.modules():
             got = keys.get(m)
             if got is None:
                 got = keys[m] = function_key(m)
@@ -242,7 +317,7 @@ class CompilationTable(Sequence[Compilation]):
 
     # -- the sequence of objects ---------------------------------------------------------
     def __len__(self) -> int:
-        return len(self.module)
+        return len(self.source)
 
     @overload
     def __getitem__(self, i: int) -> Compilation: ...
@@ -251,7 +326,7 @@ class CompilationTable(Sequence[Compilation]):
     def __getitem__(self, i: int | slice) -> Compilation | Sequence[Compilation]:
         if isinstance(i, slice):
             return [self._make(k, _SETTERS) for k in range(len(self))[i]]
-        n = len(self.module)
+        n = len(self.source)
         if not -n <= i < n:
             raise IndexError("compilation index out of range")
         return self._make(i % n, _SETTERS)
@@ -259,14 +334,14 @@ class CompilationTable(Sequence[Compilation]):
     def __iter__(self) -> Iterator[Compilation]:
         make = self._make
         setters = _SETTERS
-        for i in range(len(self.module)):
+        for i in range(len(self.source)):
             yield make(i, setters)
 
     def _make(self, i: int, setters: tuple[Any, ...]) -> Compilation:
         key = self.key[i]
         values = (
             i,
-            self.module[i],
+            self.module_of(i),
             self.hash[i],
             self.source[i],
             self.line[i],
@@ -282,7 +357,7 @@ class CompilationTable(Sequence[Compilation]):
             key.framework if key is not None else "poplar",
             key.function if key is not None else None,
             key.compile_id if key is not None else None,
-            None if self.rank[i] == NO_RANK else self.rank[i],
+            None if (rank := self.rank[i]) == NO_RANK else rank,
             key.cache_key if key is not None else None,
             key.eager if key is not None else False,
         )
