@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from recompile_doctor import analyze
 from recompile_doctor.analyses._common import comp_evidence
 from recompile_doctor.analyses.crossrun import _Owners, after_earlier_runs
-from recompile_doctor.analyses.recompile import recompilation_ids
+from recompile_doctor.analyses.recompile import _growing, recompilation_ids
 from recompile_doctor.api import summarize
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import Compilation
@@ -358,3 +358,23 @@ def test_a_lazy_column_is_the_list_it_stands_for(ops: list[Any]) -> None:
         assert got == want
     assert list(col) == ref and len(col) == len(ref)
     assert list(pickle.loads(pickle.dumps(col))) == ref  # (reports go to a fleet's pool)
+
+
+def _growing_by_lists(grown_seq: list[frozenset[str]]) -> set[int]:
+    """What the growing-shape marks were, with each run of growth held as a list."""
+    grown: set[int] = set()
+    runs: dict[str, list[int]] = {}
+    for i, seen_here in enumerate(grown_seq):
+        for what in list(runs):
+            if what not in seen_here:
+                runs.pop(what)
+        for what in seen_here:
+            runs.setdefault(what, []).append(i)
+            if len(runs[what]) >= 2:
+                grown.update(runs[what])
+    return grown
+
+
+@given(st.lists(st.frozensets(st.sampled_from(["x", "y", "z"])), max_size=30))
+def test_growing_shapes_are_marked_without_holding_the_runs(seq: list[frozenset[str]]) -> None:
+    assert set(_growing(iter(seq))) == _growing_by_lists(seq)

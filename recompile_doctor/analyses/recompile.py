@@ -275,21 +275,23 @@ def _grown_arguments(r: RecompileReason) -> frozenset[str]:
 _NOTHING_GREW: frozenset[str] = frozenset()
 
 
-def _growing(grown_seq: Iterable[frozenset[str]]) -> set[int]:
+def _growing(grown_seq: Iterable[frozenset[str]]) -> Iterator[int]:
     """Indexes (into ``grown_seq``: per recompilation, the arguments whose shape grew) of
     recompilations where an argument keeps growing: the same argument's shape grows at two
-    or more consecutive recompilations."""
-    grown: set[int] = set()
-    runs: dict[str, list[int]] = {}
+    or more consecutive recompilations (an index may come more than once).  Each argument's
+    run is kept as where it started, not as a list of its indexes: a function whose shapes
+    grow at each of 400,000 recompilations held them all, and a set of them all."""
+    runs: dict[str, int] = {}  # argument -> the index its run of growth started at
     for i, seen_here in enumerate(grown_seq):
         for what in list(runs):
             if what not in seen_here:
                 runs.pop(what)
         for what in seen_here:
-            runs.setdefault(what, []).append(i)
-            if len(runs[what]) >= 2:
-                grown.update(runs[what])
-    return grown
+            start = runs.setdefault(what, i)
+            if i == start + 1:
+                yield start
+            if i > start:
+                yield i
 
 
 def verdicts(tl: Timeline, opts: Options) -> Verdicts:
@@ -312,8 +314,8 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     # only where a finding shows them): where its causes' reasons are, the rules they name,
     # and which arguments they say grew; one copy of each tuple of rules (a run repeats a few)
     out = Verdicts(table, tl.reasons, opts, before, after)
-    named = array("I")  # the number of each one's log rules
-    grew = array("I")  # the number of the arguments each one says grew
+    named = array("I", [0]) * len(after)  # the number of each one's log rules
+    grew = array("I", [0]) * len(after)  # the number of the arguments each one says grew
     grown_sets: list[frozenset[str]] = []
     attached = tl.reasons_by_compilation()
     all_reasons = tl.reasons
@@ -327,14 +329,14 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
                 out.reason_at.append(i)
                 said.append(r.rule)
                 grown = grown | _grown_arguments(r)
-        out.reasons_end.append(len(out.reason_at))
+        out.reasons_end[k] = len(out.reason_at)
         log_rules = _ordered(said)
-        named.append(out.number(log_rules))
+        named[k] = out.number(log_rules)
         number = sets.get(grown)
         if number is None:  # (one copy of each: a run repeats a few)
             number = sets[grown] = len(grown_sets)
             grown_sets.append(grown)
-        grew.append(number)
+        grew[k] = number
         by_fn[table.function_key_of(cid)].append(k)
     del attached
     growing = bytearray(len(after))  # 1: its function's shapes keep growing there
@@ -397,14 +399,18 @@ class Verdicts(Sequence[Verdict]):
         self._number: dict[tuple[str, ...], int] = {}
         self._previous = previous
         self._compilation = compilations
+        # (the arrays of one number per recompilation are made whole at once: grown an item
+        # at a time, each reallocation left the one before as a hole in the heap)
+        n = len(compilations)
+        self._given = 0  # the verdicts given so far
         #: the numbers of each one's rules, log rules and dump rules
-        self._rules = array("I")
-        self._log_rules = array("I")
-        self._dump_rules = array("I")
-        self._consequence = bytearray()
+        self._rules = array("I", [0]) * n
+        self._log_rules = array("I", [0]) * n
+        self._dump_rules = array("I", [0]) * n
+        self._consequence = bytearray(n)
         #: the places of each one's reasons: reason_at[reasons_end[k - 1]:reasons_end[k]]
         self.reason_at = array("I")
-        self.reasons_end = array("I")
+        self.reasons_end = array("I", [0]) * n
 
     def add(
         self, rules: tuple[str, ...], log_rules: tuple[str, ...], dump_rules: tuple[str, ...]
@@ -415,13 +421,15 @@ class Verdicts(Sequence[Verdict]):
         consequence = rules[0] in _SHAPE_CAUSES and "constant-changed" in rules[1:]
         if consequence:
             rules = tuple(r for r in rules if r != "constant-changed")
-        self._rules.append(self.number(rules))
-        self._log_rules.append(self.number(log_rules))
-        self._dump_rules.append(self.number(dump_rules))
-        self._consequence.append(consequence)
+        k = self._given
+        self._rules[k] = self.number(rules)
+        self._log_rules[k] = self.number(log_rules)
+        self._dump_rules[k] = self.number(dump_rules)
+        self._consequence[k] = consequence
+        self._given = k + 1
 
     def __len__(self) -> int:
-        return len(self._rules)  # (the verdicts given so far)
+        return self._given
 
     def causes(self) -> Causes:
         """Compilation id -> the first of its rules (without making the verdicts)."""
