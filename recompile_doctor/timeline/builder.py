@@ -263,7 +263,8 @@ class TimelineBuilder:
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
         #: the same run name the same compilation
-        self._by_compile_id: dict[tuple[str, str | None, str], _Pending] = {}
+        #: (the compilation's id: a handle on its row is made when a line names it again)
+        self._by_compile_id: dict[tuple[str, str | None, str], int] = {}
         #: one copy of each distinct compilation key (a function compiled 100,000 times
         #: has one key, not 100,000 equal ones)
         self._keys: dict[CompileKey, CompileKey] = {}
@@ -319,9 +320,14 @@ class TimelineBuilder:
         proc.current = proc.last = c
         proc.compiled_since_load = True
         if key.compile_id is not None:
-            self._by_compile_id[(key.framework, sp.rank, key.compile_id)] = c
+            self._by_compile_id[(key.framework, sp.rank, key.compile_id)] = cid
         self._attach_waiting(proc, key, c)
         return c
+
+    def _same(self, compile_id: tuple[str, str | None, str]) -> _Pending | None:
+        """The compilation the framework's compile id names, if one was opened."""
+        cid = self._by_compile_id.get(compile_id)
+        return None if cid is None else _Pending(self._open, cid)
 
     def _key(self, key: CompileKey) -> CompileKey:
         """The one kept copy of ``key`` (its names interned)."""
@@ -423,7 +429,7 @@ class TimelineBuilder:
         if ev.cache_visible:
             proc.verbose = True
         if ev.key.compile_id is not None:
-            same = self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))
             if same is not None:
                 # the same compilation, seen again in another input of the run
                 if same.key is not None and same.key.function is None and ev.key.function:
@@ -455,7 +461,7 @@ class TimelineBuilder:
         proc.cache_activity = True
         c: _Pending | None = None
         same = (
-            self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))
             if ev.key is not None and ev.key.compile_id is not None
             else None
         )
@@ -544,7 +550,7 @@ class TimelineBuilder:
         _index_of(self._reason_index, ev.rule).append(index)
         c = proc.current
         if ev.key.compile_id is not None:
-            same = self._by_compile_id.get((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))
             if same is not None:
                 c = same
         if (
