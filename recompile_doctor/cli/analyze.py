@@ -38,11 +38,6 @@ def fails(report: Report, fail_on: str | None) -> bool:
     return worst is not None and SEVERITY_RANK[worst] >= SEVERITY_RANK[fail_on]
 
 
-def _verbose() -> bool:
-    """True when ``-v`` was given (the text report then details info findings too)."""
-    return telling()
-
-
 @click.command("analyze")
 @click.argument("logs", nargs=-1, required=True, metavar="LOG...")
 @click.option(
@@ -152,7 +147,7 @@ def _write(
             text: str | bytes | Iterable[str] = render_text(
                 report,
                 color=to_tty and use_color(no_color, sys.stdout),
-                verbose=_verbose(),
+                verbose=telling(),  # (-v: the text report details info findings too)
             )
         elif out_fmt == "json":
             # piece by piece: a big report is never held whole as one string

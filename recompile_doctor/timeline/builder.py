@@ -36,8 +36,6 @@ from recompile_doctor.timeline.table import (
     CODE_OF,
     NO_FLOAT,
     CompilationTable,
-    opt_float,
-    opt_int,
 )
 from recompile_doctor.timeline.types import (
     NO_COMPILATION,
@@ -62,10 +60,12 @@ def _index_of(index: dict[_K, array[int]], key: _K) -> array[int]:
     return got
 
 
-#: the working flags of a compilation being assembled (:attr:`_Open.flags`)
-_PROGRESS, _SYNTHETIC, _UNCACHEABLE, _CACHE_VISIBLE = 1, 2, 4, 8
-#: the log gave the compilation's duration (else it runs to its last line's time)
-_ELAPSED = 16
+# the working flags of a compilation being assembled (_Open.flags)
+_PROGRESS = 1  # a progress bar (Compiling module ...) is part of it
+_SYNTHETIC = 2  # opened without a Begin line
+_UNCACHEABLE = 4  # custom ops without is_hashable: never cached
+_CACHE_VISIBLE = 8  # the log would show a cache lookup for it
+_ELAPSED = 16  # the log gave its duration (else it runs to its last line's time)
 
 
 class _Open:
@@ -125,13 +125,9 @@ class _Pending:
     def cache_file(self, v: str | None) -> None:
         self.o.table.cache_file[self.id] = v
 
-    @property
-    def t(self) -> float | None:
-        return opt_float(self.o.table.t[self.id])
-
-    @t.setter
-    def t(self, v: float) -> None:
-        self.o.table.t[self.id] = v
+    def starts_at(self, t: float) -> None:
+        """The compilation began at ``t`` (before the line that opened it)."""
+        self.o.table.t[self.id] = t
 
     def touch(self, t: float) -> None:
         """A line of this compilation at time ``t``: it lasts at least until then (unless
@@ -146,15 +142,10 @@ class _Pending:
     def set_elapsed(self, seconds: float) -> None:
         """The log gave how long the compilation took."""
         self.o.table.duration_s[self.id] = seconds
-        self._set(_ELAPSED, True)
+        self.mark(_ELAPSED)
 
-    @property
-    def end_line(self) -> int | None:
-        return opt_int(self.o.table.end_line[self.id])
-
-    @end_line.setter
-    def end_line(self, v: int) -> None:
-        self.o.table.end_line[self.id] = v
+    def ends_at(self, line: int) -> None:
+        self.o.table.end_line[self.id] = line
 
     @property
     def phases(self) -> frozenset[str]:
@@ -164,37 +155,12 @@ class _Pending:
     def phases(self, v: frozenset[str]) -> None:
         self.o.phases[self.id] = v
 
-    def _set(self, bit: int, on: bool) -> None:
-        flags = self.o.flags
-        flags[self.id] = flags[self.id] | bit if on else flags[self.id] & ~bit
+    def mark(self, flag: int) -> None:
+        """Set one of the working flags (``_PROGRESS``, ``_UNCACHEABLE``...)."""
+        self.o.flags[self.id] |= flag
 
-    @property
-    def progress(self) -> bool:
-        return bool(self.o.flags[self.id] & _PROGRESS)
-
-    @progress.setter
-    def progress(self, on: bool) -> None:
-        self._set(_PROGRESS, on)
-
-    @property
-    def synthetic(self) -> bool:  # opened without a Begin line
-        return bool(self.o.flags[self.id] & _SYNTHETIC)
-
-    @property
-    def uncacheable(self) -> bool:  # custom ops without is_hashable: never cached
-        return bool(self.o.flags[self.id] & _UNCACHEABLE)
-
-    @uncacheable.setter
-    def uncacheable(self, on: bool) -> None:
-        self._set(_UNCACHEABLE, on)
-
-    @property
-    def cache_visible(self) -> bool:  # the log would show a cache lookup for it
-        return bool(self.o.flags[self.id] & _CACHE_VISIBLE)
-
-    @cache_visible.setter
-    def cache_visible(self, on: bool) -> None:
-        self._set(_CACHE_VISIBLE, on)
+    def marked(self, flag: int) -> bool:
+        return bool(self.o.flags[self.id] & flag)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +349,7 @@ class TimelineBuilder:
             self._on_compile_finished(ev, proc)
         elif isinstance(ev, CompileActivity):
             if ev.uncacheable and proc.current is not None:
-                proc.current.uncacheable = True
+                proc.current.mark(_UNCACHEABLE)
             self._touch(proc.current, sp)
         elif isinstance(ev, CacheLookup):
             self._on_cache(ev, proc)
@@ -418,13 +384,13 @@ class TimelineBuilder:
             name = ev.key.name
             if (
                 c is not None
-                and not c.progress
+                and not c.marked(_PROGRESS)
                 and c.cache != "hit"
                 and elided_match(name, c.module)
             ):
-                c.progress = True
+                c.mark(_PROGRESS)
                 return
-            self._open_compilation(ev, ev.key, synthetic=True, proc=proc).progress = True
+            self._open_compilation(ev, ev.key, synthetic=True, proc=proc).mark(_PROGRESS)
             return
         if ev.cache_visible:
             proc.verbose = True
@@ -439,17 +405,18 @@ class TimelineBuilder:
                 self._attach_waiting(proc, ev.key, same)
                 return
         c = self._open_compilation(ev, ev.key, synthetic=ev.synthetic, proc=proc)
-        c.cache_visible = ev.cache_visible
+        if ev.cache_visible:
+            c.mark(_CACHE_VISIBLE)
         if ev.duration_s is not None:
             c.set_elapsed(ev.duration_s)
             if ev.span.t is not None:
-                c.t = round(ev.span.t - ev.duration_s, 6)
+                c.starts_at(round(ev.span.t - ev.duration_s, 6))
 
     def _on_compile_finished(self, ev: CompileFinished, proc: _Process) -> None:
         if ev.key is not None:
             c = proc.open.get(ev.key.name) or proc.current
             if c is not None:
-                c.end_line = ev.span.line
+                c.ends_at(ev.span.line)
         else:
             c = proc.current
         if c is not None:

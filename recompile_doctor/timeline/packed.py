@@ -134,7 +134,9 @@ def _slot_setters(cls: type) -> tuple[Any, ...] | None:
     return setters
 
 
-def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
+def rebuilt(cls: type, values: tuple[Any, ...]) -> Any:
+    """An object of the slotted dataclass ``cls`` with these field values (in the order of
+    its fields), made without calling its ``__init__``."""
     obj: Any = object.__new__(cls)
     setters = _slot_setters(cls)
     assert setters is not None
@@ -145,7 +147,7 @@ def _rebuild(cls: type, values: tuple[Any, ...]) -> Any:
 
 def replaced(obj: T, **changes: Any) -> T:
     """``dataclasses.replace(obj, **changes)`` without calling ``__init__``: the object's
-    slots are set directly, as :func:`_rebuild` does (a third of the time: the timeline
+    slots are set directly, as :func:`rebuilt` does (a third of the time: the timeline
     copies one event per cache lookup, reason and note, and the report one compilation per
     recompilation).  For a slotted dataclass; any other goes through ``replace``."""
     cls = type(obj)
@@ -165,7 +167,7 @@ class _Pickler(pickle.Pickler):
         setters = _slot_setters(type(obj))
         if setters is None:
             return NotImplemented
-        return _rebuild, (type(obj), tuple([getattr(obj, n) for n, _ in setters]))
+        return rebuilt, (type(obj), tuple([getattr(obj, n) for n, _ in setters]))
 
 
 def _unpack(data: list[T] | bytes) -> list[T]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSequence, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from functools import partial
 from itertools import repeat
 from typing import Any, Generic, TypeVar, overload
@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar, overload
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.timeline.names import function_key
-from recompile_doctor.timeline.packed import sequence_eq
+from recompile_doctor.timeline.packed import rebuilt, sequence_eq
 
 T = TypeVar("T")
 
@@ -46,14 +46,6 @@ def opt_int(v: int) -> int | None:
 
 def opt_float(v: float) -> float | None:
     return None if v != v else v  # NaN: None
-
-
-def _setters() -> tuple[Any, ...]:
-    from recompile_doctor.timeline.packed import _slot_setters
-
-    got = _slot_setters(Compilation)
-    assert got is not None
-    return tuple(set_ for _, set_ in got)
 
 
 class Causes(Mapping[int, str]):
@@ -311,10 +303,6 @@ class CompilationTable(Sequence[Compilation]):
         """Compilation ``i``'s line as evidence (as ``comp_evidence`` of its object)."""
         return Evidence(self.source[i], self.line[i], self.text[i])
 
-    def take(self, ids: Iterable[int]) -> list[Compilation]:
-        """The compilations of these ids, as objects."""
-        return [self[i] for i in ids]
-
     # -- the sequence of objects ---------------------------------------------------------
     def __len__(self) -> int:
         return len(self.source)
@@ -325,19 +313,18 @@ class CompilationTable(Sequence[Compilation]):
     def __getitem__(self, i: slice) -> Sequence[Compilation]: ...
     def __getitem__(self, i: int | slice) -> Compilation | Sequence[Compilation]:
         if isinstance(i, slice):
-            return [self._make(k, _SETTERS) for k in range(len(self))[i]]
+            return [self._make(k) for k in range(len(self))[i]]
         n = len(self.source)
         if not -n <= i < n:
             raise IndexError("compilation index out of range")
-        return self._make(i % n, _SETTERS)
+        return self._make(i % n)
 
     def __iter__(self) -> Iterator[Compilation]:
         make = self._make
-        setters = _SETTERS
         for i in range(len(self.source)):
-            yield make(i, setters)
+            yield make(i)
 
-    def _make(self, i: int, setters: tuple[Any, ...]) -> Compilation:
+    def _make(self, i: int) -> Compilation:
         key = self.key[i]
         values = (
             i,
@@ -361,10 +348,8 @@ class CompilationTable(Sequence[Compilation]):
             key.cache_key if key is not None else None,
             key.eager if key is not None else False,
         )
-        obj: Any = object.__new__(Compilation)
-        for set_, v in zip(setters, values, strict=True):
-            set_(obj, v)
-        return obj  # type: ignore[no-any-return]
+        made: Compilation = rebuilt(Compilation, values)
+        return made
 
     __eq__ = sequence_eq
     __hash__ = None  # type: ignore[assignment]
@@ -373,5 +358,4 @@ class CompilationTable(Sequence[Compilation]):
         return f"CompilationTable({len(self)} compilations)"
 
 
-_SETTERS = _setters()
 _HIT = CODE_OF["hit"]

@@ -208,11 +208,9 @@ class Timeline:
         return ReasonPlaces(ids)
 
     def by_function(self) -> dict[str, list[Compilation]]:
-        out: dict[str, list[Compilation]] = {}
+        """The compilations of each function, in order, as objects (all of them made)."""
         comps = self.compilations
-        for i, key in enumerate(comps.function_keys()):
-            out.setdefault(key, []).append(comps[i])
-        return out
+        return {key: [comps[i] for i in ids] for key, ids in self.ids_by_function().items()}
 
     def ids_by_function(self) -> dict[str, list[int]]:
         """The ids of each function's compilations, in order."""
