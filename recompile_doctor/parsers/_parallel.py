@@ -37,7 +37,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, BinaryIO, NamedTuple, Protocol
 
 from recompile_doctor.events import TypedEvent
@@ -85,6 +85,14 @@ PARENT_SHARE = 0.39
 CHECKPOINTS = 5000
 CHECKPOINTS_DENSE = 32
 CHECKPOINT_EVERY = 64
+#: after those, the worker records a *late* checkpoint every :data:`LATE_EVERY` decoded
+#: lines or more (as many more as keep their cost under :data:`LATE_COST` of its time; at
+#: most :data:`LATE_MAX`, every other one dropped and the spacing doubled past that), so
+#: that a reader whose stream stopped at a name the worker missed (:class:`Stream`) can
+#: meet it again after that line instead of reading the rest of its part itself
+LATE_EVERY = 1024
+LATE_COST = 0.02
+LATE_MAX = 64
 #: seconds a worker waits for the next worker's checkpoints before it reads that part itself
 WAIT_S = 30.0
 #: a worker looks whether its parent is still there every this many decoded lines
@@ -259,13 +267,22 @@ class Match(NamedTuple):
 
     worker: int
     checkpoint: int
+    #: the line of that checkpoint (the last line the reading process decoded itself)
+    line: int = 0
 
 
 class Reading:
-    """What a process reading past its own part is reading now (:func:`read_onward`)."""
+    """What a process reading past its own part is reading now (:func:`read_onward`), and
+    whether to look for the part's worker again after a stream of its events stopped
+    (``retry``: that worker's checkpoints and the line from which one may match)."""
 
     def __init__(self, lines: FastLines) -> None:
         self.lines = lines
+        self.retry: tuple[list[Checkpoint], int] | None = None
+
+    def take_retry(self) -> tuple[list[Checkpoint], int] | None:
+        retry, self.retry = self.retry, None
+        return retry
 
 
 def read_onward(
@@ -293,8 +310,16 @@ def read_onward(
         reading.lines = make_lines(blocks, reading.lines.lineno)
         lines = reading.lines.lines()
         passed = functools.partial(team.give_up, k)
-        for got in _first_match(lines, decoder, team.checkpoints(k), passed, among):
-            yield Match(k, got) if isinstance(got, int) else got
+        checks = _first_match(
+            lines, decoder, team.checkpoints(k), passed, among, reading.take_retry
+        )
+        line = 0
+        for got in checks:
+            if isinstance(got, int):
+                yield Match(k, got, line)
+            else:
+                line = got[0]
+                yield got
 
 
 def _first_match(
@@ -303,12 +328,15 @@ def _first_match(
     target: list[Checkpoint] | None,
     passed: Callable[[], None] | None = None,
     among: bool = False,
+    again: Callable[[], tuple[list[Checkpoint], int] | None] | None = None,
 ) -> Iterator[tuple[int, str] | int]:
     """``lines``, each followed (once it has been decoded: when this generator resumes) by
     a check of ``decoder`` against the ``target`` checkpoints; the index of the first
     checkpoint matched comes after its line.  After the last checkpoint's line (or the
     match), the lines without checks; ``passed`` is called when the last checkpoint's line
-    went by unmatched."""
+    went by unmatched.  When this generator resumes after a match, ``again`` may give the
+    checkpoints to look for once more (the stream of the worker's events stopped): those
+    from a line on, by their index in that list."""
     at = {cp[0]: i for i, cp in enumerate(target or ())}
     last = max(at, default=-1)
     lookups: frozenset[str] = getattr(type(decoder), "UNORDERED_STATE", frozenset())
@@ -329,7 +357,13 @@ def _first_match(
         state = checkpoint(decoder)
         if state == want or (among and state is not None and agrees(state, want, lookups)):
             yield i
-            break
+            retry = again() if again is not None else None
+            if retry is None:
+                break
+            target, since = retry
+            at = {cp[0]: j for j, cp in enumerate(target) if cp[0] >= since}
+            last = max(at, default=-1)
+            passed = None  # (the worker has ended: nothing to stop)
     yield from lines
 
 
@@ -531,6 +565,7 @@ class Team:
             c = Counts()
             out = EventWriter(events)
             cps: list[Checkpoint] = []
+            late = _Late()
             published = False
             blocks.limit = splits[k] - start if k < len(splits) else None
             fl = make_lines(blocks, c, before)
@@ -552,8 +587,11 @@ class Team:
                 if decoded == CHECKPOINTS:  # all of them: the reader before may use them
                     self._publish(f"cp-{k}", cps)
                     published = True
+                elif decoded > CHECKPOINTS and late.due(decoded):
+                    late.take(decoder, lineno, c, out.count)
             if not published:
                 self._publish(f"cp-{k}", cps)
+            cps.extend(late.cps)  # (in the part's record: Team.all_checkpoints)
             handoff: tuple[int, int] | None = None
             reading = Reading(fl)
             onward = read_onward(  # on into the next parts, until one takes over
@@ -594,6 +632,12 @@ class Team:
         if m is None:
             return None
         return self._await(f"cp-{k}", lambda: m.exited(block=False))  # type: ignore[no-any-return]
+
+    def all_checkpoints(self, k: int) -> list[Checkpoint] | None:
+        """Worker ``k``'s checkpoints, the late ones too, once it has exited (None: it
+        failed)."""
+        part = self.part(k)
+        return part.checkpoints if part is not None else None
 
     def part(self, k: int) -> Part | None:
         """What worker ``k`` wrote, once it has exited (None: it failed)."""
@@ -644,6 +688,40 @@ class Team:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class _Late:
+    """A worker's late checkpoints (:data:`LATE_EVERY`): spaced so that writing them costs
+    at most :data:`LATE_COST` of the worker's time, and no more than :data:`LATE_MAX`."""
+
+    def __init__(self) -> None:
+        self.cps: list[Checkpoint] = []
+        self.every = LATE_EVERY
+        self.next = CHECKPOINTS + LATE_EVERY
+        self.since = time.perf_counter()
+
+    def due(self, decoded: int) -> bool:
+        if decoded < self.next:
+            return False
+        self.next = decoded + self.every
+        return True
+
+    def take(self, decoder: Decoder, lineno: int, c: Counts, events: int) -> None:
+        t0 = time.perf_counter()
+        cp = checkpoint(decoder)
+        if cp is not None:
+            self.cps.append((lineno, cp, *_counted(c), events))
+            if len(self.cps) > LATE_MAX:
+                del self.cps[::2]
+                self.every *= 2
+        t1 = time.perf_counter()
+        # the next one once the worker has decoded for 1/LATE_COST times what this one took
+        spent, since = t1 - t0, max(t0 - self.since, 1e-9)
+        lines_per_s = self.every / since
+        gap = int(spent / LATE_COST * lines_per_s)
+        if gap > self.every:
+            self.next += gap - self.every
+        self.since = t1
+
+
 def _counted(c: Counts) -> tuple[int, int, int]:
     return (c.recognized, c.unrecognized, c.malformed)
 
@@ -689,12 +767,14 @@ class Stream:
     def events(self) -> Iterator[TypedEvent]:
         team = self.team
         done = self.given
-        at: tuple[int, int] | None = self.match
+        at: tuple[int, int] | None = (self.match.worker, self.match.checkpoint)
         while at is not None:
             w, j = at
             self.failed = w  # (until its part is given in full)
             m = team.members[w - 1]
             cps = team.checkpoints(w) if m is not None else None
+            if cps is not None and j >= len(cps):  # (a late one: the worker has ended)
+                cps = team.all_checkpoints(w)
             if m is None or cps is None or j >= len(cps):
                 return
             skip = cps[j][5]
@@ -719,15 +799,21 @@ class Stream:
         self.chain = done
 
 
-def how_read(team: Team, stream: Stream | None) -> str:
+def how_read(
+    team: Team, stream: Stream | None, missed: Sequence[tuple[int, int]] = ()
+) -> str:
     """How the parts of the input were read, in one line (logged with ``-v``): where each
     worker's part was taken over, and which parts were read again by the process before
     (their states never met, or its worker failed).  A part read again costs a second
-    process's time for nothing: the reason to look."""
+    process's time for nothing: the reason to look.  ``missed``: (worker, line) where an
+    earlier stream of the workers' events stopped at a name the worker missed (its part
+    was then taken over again further on, or read to the end by this process)."""
     n = len(team.splits)
     said: list[str] = []
     reader = "this process"
-    at: tuple[int, int] | None = stream.match if stream is not None else None
+    at: tuple[int, int] | None = (
+        (stream.match.worker, stream.match.checkpoint) if stream is not None else None
+    )
     given = {w: (part, j) for w, part, j in (stream.given if stream is not None else ())}
     failed = stream.failed if stream is not None else None
     for k in range(1, n + 1):
@@ -761,6 +847,10 @@ def how_read(team: Team, stream: Stream | None) -> str:
                 f"({line - part.first + 1:,} read twice)"
             )
             reader, at = f"the process of part {k + 1}", part.handoff
+    for w, line in missed:
+        if stream is not None and (w, line) == (stream.failed, stream.missed_at):
+            continue  # (said above: its part was read on by this process)
+        said.append(f"worker {w} missed a name this process knew at line {line:,}")
     return f"{team.path}: read by {n + 1} processes: " + "; ".join(said)
 
 

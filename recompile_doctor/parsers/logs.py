@@ -224,6 +224,8 @@ class _FastPart:
         #: a gzip input's text size (its trailer's): the bar counts the file's bytes
         self.gzip_text: int | None = None
         self._shown = 0  # the bytes reported so far
+        #: (worker, line) where a stream stopped at a name its worker missed, in order
+        self.missed: list[tuple[int, int]] = []
 
     def close(self) -> None:
         if self._team is not None:
@@ -303,15 +305,21 @@ class _FastPart:
         )
         yield from self.read_on()
 
-    def read_on(self, adopt: bool = True) -> Iterator[tuple[int, str]]:
+    def read_on(self, stopped: _parallel.Stream | None = None) -> Iterator[tuple[int, str]]:
         """The lines after the first part up to the first line where a worker's state is
         this process's (then :attr:`stream` holds the workers' events from there on), or to
-        the end.  After a worker of the stream failed (``adopt`` False): the lines after
-        that line, to the end."""
+        the end.  After the stream ``stopped`` before its end, the lines after the line where
+        it began: to the end when a worker of it failed; when its worker missed a name this
+        process knew, up to the first of that worker's later checkpoints (after that line)
+        where their states meet again (then :attr:`stream` is the new one)."""
+        adopt = stopped is None or self._retry(stopped)
+        # (after a stream that stopped at a missed name, a match before that line would give
+        # again events the stream gave: a part after the worker's, which it read on into)
+        since = stopped.missed_at or 0 if stopped is not None else 0
         self.stream = None
         for got in self._onward:
             if isinstance(got, _parallel.Match):
-                if not adopt:
+                if not adopt or got.line < since:
                     continue
                 assert self._team is not None
                 self.stream = _parallel.Stream(self._team, got, self._decoder)
@@ -319,6 +327,21 @@ class _FastPart:
             yield got  # (decoded when read_onward resumes)
         assert self._reading is not None
         self._end(self._reading.lines)
+
+    def _retry(self, stopped: _parallel.Stream) -> bool:
+        """Whether to look for the worker of the stream ``stopped`` again: it stopped at a
+        name the worker missed (not a failure), in the part it began in (the worker's own:
+        its late checkpoints are of that part)."""
+        w = stopped.failed
+        if stopped.missed_at is None or w != stopped.match.worker or self._reading is None:
+            return False
+        assert self._team is not None
+        cps = self._team.all_checkpoints(w)
+        if not cps:
+            return False
+        self._reading.retry = (cps, stopped.missed_at)
+        self.missed.append((w, stopped.missed_at))
+        return True
 
     def _end(self, fl: FastLines) -> None:
         """This process read the input to its end (its last lines: ``fl``)."""
@@ -393,7 +416,7 @@ class _FastPart:
         read it (``stream``: the workers' events taken, if any): a part read twice is
         otherwise silent."""
         if self._team is not None and telling():
-            tell(_parallel.how_read(self._team, stream))
+            tell(_parallel.how_read(self._team, stream, self.missed))
 
     def _adopt(
         self, chain: list[tuple[int, _parallel.Part, int]], c: ParseCounter, fmt: LogFormat
@@ -472,21 +495,25 @@ def _drive(
         todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
     yield from _decoded(todo, decoder, c, fmt, path, strict)
     stream = fastpart.stream if fastpart is not None else None
-    if fastpart is not None and stream is not None:  # the workers' events from there on
+    last = stream
+    while fastpart is not None and stream is not None:  # the workers' events from there on
         yield from stream.events()
         if stream.chain is not None:  # (the last worker's decoder finished)
             fastpart._adopt(stream.chain, c, fmt)
             fastpart.tell_how_read(stream)
             return
-        # a worker failed on the way: this process decodes on from where it handed over,
-        # to the end, and leaves out the events the workers gave already
+        # a worker failed on the way, or missed a name this process knew: this process
+        # decodes on from where it handed over and leaves out the events the workers gave
+        # already; to the end, or (a name missed) up to where that worker's state is this
+        # one's again, and takes its events from there
         yield from islice(
-            _decoded(fastpart.read_on(adopt=False), decoder, c, fmt, path, strict),
+            _decoded(fastpart.read_on(stream), decoder, c, fmt, path, strict),
             stream.taken,
             None,
         )
+        last, stream = stream, fastpart.stream
     if fastpart is not None:
-        fastpart.tell_how_read(stream)
+        fastpart.tell_how_read(last)
     yield from decoder.finish()
 
 

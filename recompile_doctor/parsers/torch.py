@@ -156,7 +156,7 @@ class TorchLogDecoder:
         if cid is not None and not (
             self._block is not None and self._block.kind.startswith("recompile")
         ):
-            out.extend(self._see(ln.rank, cid, self._span(ln)))
+            out.extend(self._see(ln.rank, cid, ln))
         if ln.art == "guards" and cid is not None and " # " in ln.msg:
             out.extend(self._guard_line(ln, cid))
         self.continuing = self._block is not None or self._held_warning is not None
@@ -166,15 +166,28 @@ class TorchLogDecoder:
 
     # -- blocks --------------------------------------------------------------------------
     def _starts_block(self, ln: _Line) -> bool:
+        msg = ln.msg
+        # (the literal each pattern needs first: a guard dump's lines pass none of them)
         return (
-            _RECOMPILING_RE.match(ln.msg) is not None
-            or _LIMIT_RE.search(ln.msg) is not None
-            or _BREAK_AT_RE.match(ln.msg) is not None
-            or ln.msg.startswith("Graph break from ")
-        )
+            msg.startswith(("Recompiling function ", "Graph break "))
+            and (
+                _RECOMPILING_RE.match(msg) is not None
+                or _BREAK_AT_RE.match(msg) is not None
+                or msg.startswith("Graph break from ")
+            )
+        ) or ("hit config." in msg and _LIMIT_RE.search(msg) is not None)
 
     def _open(self, ln: _Line, out: list[TypedEvent]) -> str | None:
         msg = ln.msg
+        if (
+            not msg.startswith("Graph break")
+            and "Recompiling function" not in msg
+            and "hit config." not in msg
+        ):
+            # (none of the blocks: what the branches below ask, without their patterns)
+            if ln.art in ("recompiles", "recompiles_verbose") and msg.strip():
+                return "guard failure line outside a 'Recompiling function' block"
+            return None
         if _RECOMPILING_RE.match(msg):
             self._block = _Block("recompile", ln, [ln])
         elif _LIMIT_RE.search(msg):
@@ -245,10 +258,14 @@ class TorchLogDecoder:
         self._names[(rank, frame)] = fn
         return [self._started(sp, fn, cid) for cid, sp in self._pending.pop((rank, frame), [])]
 
-    def _see(self, rank: str | None, cid: str, span: Span) -> list[TypedEvent]:
+    def _see(self, rank: str | None, cid: str, at: Span | _Line) -> list[TypedEvent]:
+        """The compile id ``cid`` appears (at a line, or the span given): its compilation
+        starts unless it was seen before (the span is made only then: most lines of a
+        compilation's guard dump carry its id)."""
         if (rank, cid) in self._seen:
             return []
         self._seen.add((rank, cid))
+        span = at if isinstance(at, Span) else self._span(at)
         frame = cid.split("/")[0]
         fn = self._names.get((rank, frame))
         if fn is None:
