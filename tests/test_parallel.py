@@ -975,7 +975,9 @@ def test_a_worker_is_met_again_at_a_late_checkpoint_after_a_name_it_missed(
     assert _run(path, 2) == one
     said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
     assert spy.adopted["jax"] == 1, said
-    m = re.search(r"\(from line ([\d,]+)\): taken over at line ([\d,]+).*knew at line ([\d,]+)", said[0])
+    m = re.search(
+        r"\(from line ([\d,]+)\): taken over at line ([\d,]+).*knew at line ([\d,]+)", said[0]
+    )
     assert m is not None, said
     first, taken, missed = (int(g.replace(",", "")) for g in m.groups())
     assert taken >= missed, said

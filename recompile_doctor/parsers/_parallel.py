@@ -799,9 +799,7 @@ class Stream:
         self.chain = done
 
 
-def how_read(
-    team: Team, stream: Stream | None, missed: Sequence[tuple[int, int]] = ()
-) -> str:
+def how_read(team: Team, stream: Stream | None, missed: Sequence[tuple[int, int]] = ()) -> str:
     """How the parts of the input were read, in one line (logged with ``-v``): where each
     worker's part was taken over, and which parts were read again by the process before
     (their states never met, or its worker failed).  A part read again costs a second
