@@ -438,14 +438,16 @@ def test_what_a_decoder_compares_unordered_it_only_looks_up() -> None:
     # GIVEN each decoder's UNORDERED_STATE (dictionaries whose order a checkpoint ignores):
     # THEN its module only indexes them, gets or sets their items and makes them empty:
     # never iterates, pops or hands them on, so the order of their entries cannot change
-    # an event (and a later change that does fails here)
+    # an event (and a later change that does fails here); its RESIDUAL_STATE likewise, but
+    # for entries taken out when asked for and the iteration of them in finish()
     import ast
     import inspect
 
     checked: Counter[str] = Counter()
     for fmt in LOG_FORMATS:
         cls = type(fmt.decoder("x"))
-        names = getattr(cls, "UNORDERED_STATE", frozenset())
+        residual = getattr(cls, "RESIDUAL_STATE", frozenset())
+        names = getattr(cls, "UNORDERED_STATE", frozenset()) | residual
         module = inspect.getmodule(cls)
         assert module is not None
         tree = ast.parse(inspect.getsource(module))
@@ -459,11 +461,23 @@ def test_what_a_decoder_compares_unordered_it_only_looks_up() -> None:
             ):
                 continue
             up = parent[node]
+            # a residual dictionary (RESIDUAL_STATE) may also lose an entry it is asked for,
+            # and is iterated and emptied in finish() only; a decoder that has one never
+            # discards from a looked-up set (the parent adds its own to the last worker's)
+            calls = (
+                ("get", "setdefault", "add")
+                if residual
+                else ("get", "setdefault", "add", "discard")
+            )
+            if node.attr in residual:
+                calls += ("pop",)
+                if _enclosing_function(parent, up) == "finish":
+                    calls += ("items", "values", "clear")
             looked_up = (
                 (isinstance(up, ast.Subscript) and up.value is node)
                 or (
                     isinstance(up, ast.Attribute)
-                    and up.attr in ("get", "setdefault", "add", "discard")
+                    and up.attr in calls
                     and isinstance(parent[up], ast.Call)
                     and parent[up].func is up  # type: ignore[attr-defined]
                 )
@@ -983,3 +997,111 @@ def test_a_worker_is_met_again_at_a_late_checkpoint_after_a_name_it_missed(
     assert taken >= missed, said
     # (past the first checkpoints: 40 decoded lines of the worker's part)
     assert taken - first > 200, said
+
+
+#: where a torch text log names a frame: a compile id ``[0/1]``, a failed guard's ``0/1: ...``
+_TORCH_FRAME_RES = (
+    re.compile(r"(\[)(\d+)(?=/\d+\])"),
+    re.compile(r"((?:^|\s))(\d+)(?=/\d+:)"),
+)
+
+
+def _torch_lines(case: str, frame: int) -> list[str]:
+    """The torch lines of a fixture, its frames numbered from ``frame``."""
+    text = (ROOT / "fixtures" / "torch" / case / "run.log").read_text()
+    out = []
+    for line in text.splitlines(keepends=True):
+        if "torch/" not in line:
+            continue
+        for rx in _TORCH_FRAME_RES:
+            line = rx.sub(lambda m: f"{m[1]}{int(m[2]) + frame}", line)
+        out.append(line)
+    return out
+
+
+@settings(
+    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    blocks=st.lists(
+        st.tuples(
+            st.floats(0.0, 1.0),  # where in the log
+            st.sampled_from(["value_guard", "dtype", "specialized_int", "recompile_limit"]),
+            st.sampled_from([900, 950]),  # the frame (the same one may come back)
+        ),
+        max_size=8,
+    ),
+    share=st.floats(0.2, 0.7),
+    processes=st.integers(2, 3),
+    late=st.booleans(),
+)
+def test_a_torch_log_with_frames_anywhere_is_the_one_process_result(
+    tmp_path_factory: pytest.TempPathFactory,
+    blocks: list[tuple[float, str, int]],
+    share: float,
+    processes: int,
+    late: bool,
+) -> None:
+    # GIVEN a torch.compile log of new frames again and again (reasons held for a guard
+    # dump that never comes among them: the parent holds those of its part at the seam),
+    # with the compilations of a few frames anywhere (before or after the parts' splits,
+    # once or again), WHEN two or three processes read it, THEN the result is one
+    # process's: the parent ends the input with the last worker's decoder and what it
+    # held that the worker never met, and a worker that meets one of those frames again
+    # is left at that line
+    body: list[str] = []
+    for rep in range(12):
+        body += _torch_lines("value_guard", 10 * rep) + _torch_lines("batch_size", 10 * rep + 5)
+    at: dict[int, list[str]] = {}
+    for where, case, frame in blocks:
+        at.setdefault(int(where * len(body)), []).extend(_torch_lines(case, frame))
+    text = "".join("".join(at.get(i, ())) + line for i, line in enumerate(body))
+    path = tmp_path_factory.mktemp("log") / "run.log"
+    path.write_text(text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_parallel, "PARENT_SHARE", share)
+        if late:
+            _few_checkpoints(mp)
+        assert _run(path, processes) == _run(path, 1)
+
+
+def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # GIVEN a torch.compile log of new frames again and again, whose recompile reasons
+    # wait for a guard dump that never comes (held to the end), after the script's own
+    # first lines, WHEN two processes read it, THEN the parent takes over the worker's part
+    # (before, the reasons it held made their states differ to the end) and the result is
+    # one process's.  (The preamble puts the end of the lines read before the workers
+    # start outside a guard dump: a dump that goes on past it names its frame otherwise
+    # for the parent than for the worker, and they never meet; see the README.)
+    import logging
+
+    body = []
+    for rep in range(12):
+        body += _torch_lines("value_guard", 10 * rep) + _torch_lines("batch_size", 10 * rep + 5)
+    first = len(_torch_lines("value_guard", 0) + _torch_lines("batch_size", 0))
+    preamble = logs.SNIFF_LINES - first  # (the head ends with the first repetition)
+    body[:0] = [f"setup: step {i} of the script's own output\n" for i in range(preamble)]
+    path = tmp_path / "run.log"
+    path.write_text("".join(body))
+    one = _run(path, 1)
+    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+    spy = Spy(monkeypatch)
+    ended: list[int] = []
+    end_with = _parallel.Stream._end_with
+
+    def counted(stream: _parallel.Stream, w: int, extra: Any) -> Any:
+        got = end_with(stream, w, extra)
+        ended.append(len(extra.get("_held", ())))
+        return got
+
+    monkeypatch.setattr(_parallel.Stream, "_end_with", counted)
+    caplog.set_level(logging.INFO, logger="recompile_doctor")
+    assert _run(path, 2) == one
+    said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
+    assert spy.adopted["torch"] == 1, said
+    # (the parent ended the input with the reasons it held that the worker never met)
+    assert len(ended) == 1 and ended[0] > 3, ended

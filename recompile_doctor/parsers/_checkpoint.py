@@ -15,6 +15,14 @@ provided no lookup the worker makes later finds nothing where the parent's table
 something (the worker records them: :func:`record_misses`; the parent checks them as it takes
 the worker's events: :func:`knew`).  :func:`sizes` tells most unequal states apart in
 microseconds, before a whole state is written.
+
+A decoder may also name, in its class's ``RESIDUAL_STATE``, dictionaries it looks up by key
+and iterates only in its ``finish`` (in an order of their own: sorted), such as reasons held
+for a line that never comes: they are compared as the lookups are, and a worker's access to
+a key it lacks (a write too) is recorded as a miss.  The parent's entries that the worker
+lacked at the seam (its *residue*: :func:`residue`) are then the one-process decoder's at
+the end as well, and the parent ends the input with the last worker's decoder and them
+(:func:`with_residue`) instead of taking that worker's ``finish``.
 """
 
 from __future__ import annotations
@@ -187,19 +195,106 @@ def _among(worker: object, reader: object) -> bool:
     return False
 
 
+def lookups_of(decoder: Decoder) -> frozenset[str]:
+    """The attributes of ``decoder`` whose entries a worker may lack at a seam with the
+    parent (its ``UNORDERED_STATE`` and ``RESIDUAL_STATE``)."""
+    cls = type(decoder)
+    return getattr(cls, "UNORDERED_STATE", frozenset()) | residual_of(decoder)
+
+
+def residual_of(decoder: Decoder) -> frozenset[str]:
+    """The decoder's ``RESIDUAL_STATE`` (see above)."""
+    names: frozenset[str] = getattr(type(decoder), "RESIDUAL_STATE", frozenset())
+    return names
+
+
 def record_misses(decoder: Decoder) -> list[tuple[str, object]]:
-    """In a worker: put recording copies of the decoder's ``UNORDERED_STATE`` dictionaries
-    and sets in place of its own (once: a decoder makes them in its ``__init__`` only,
-    which a test checks); the list they fill with each key looked up and not found
-    (``(attribute, key)``, in order), which a reader that knew more might have found."""
+    """In a worker: put recording copies of the decoder's ``UNORDERED_STATE`` and
+    ``RESIDUAL_STATE`` dictionaries and sets in place of its own (once: a decoder makes them
+    in its ``__init__`` only, which a test checks); the list they fill with each key looked
+    up and not found (``(attribute, key)``, in order; in a residual dictionary, each key
+    written that was not there too), which a reader that knew more might have found.
+
+    The residual dictionaries start empty: what the lines before the worker's left in them
+    is the parent's, which still holds it at the seam (its residue) or has done with it
+    since (a worker that kept it would hold what the parent no longer does, and never
+    meet it); a worker's access to one of those keys is a miss like any other."""
     missed: list[tuple[str, object]] = []
-    for name in sorted(getattr(type(decoder), "UNORDERED_STATE", ())):
+    residual = residual_of(decoder)
+    for name in sorted(lookups_of(decoder)):
         now = getattr(decoder, name, None)
         if type(now) is dict:
+            if name in residual:
+                setattr(decoder, name, _MissWriteDict({}, name, missed))
+                continue
             setattr(decoder, name, _MissDict(now, name, missed))
         elif type(now) is set:
             setattr(decoder, name, _MissSet(now, name, missed))
     return missed
+
+
+def unrecorded(decoder: Decoder) -> Decoder:
+    """A shallow copy of a worker's ``decoder`` with plain dictionaries and sets in place
+    of the recording ones (:func:`record_misses`): to be pickled."""
+    import copy
+
+    out = copy.copy(decoder)
+    for name in lookups_of(decoder):
+        now = getattr(decoder, name, None)
+        if isinstance(now, dict):
+            setattr(out, name, dict(now))
+        elif isinstance(now, set):
+            setattr(out, name, set(now))
+    return out
+
+
+def residue(reader: Decoder, worker: object) -> dict[str, dict[object, object]]:
+    """The entries of the reader's ``RESIDUAL_STATE`` dictionaries whose keys the worker,
+    in state ``worker`` (its checkpoint at the seam), lacked: per attribute, those that hold
+    any."""
+    names = residual_of(reader)
+    if not names or not (isinstance(worker, tuple) and len(worker) == 2):
+        return {}
+    fields = dict(worker[1]) if isinstance(worker[1], tuple) else {}
+    out: dict[str, dict[object, object]] = {}
+    for name in sorted(names):
+        mine = getattr(reader, name, None)
+        theirs = fields.get(name)
+        if not isinstance(mine, dict) or not mine:
+            continue
+        keys = (
+            {k for k, _v in theirs[1]}
+            if isinstance(theirs, tuple) and len(theirs) == 2 and theirs[0] == "{}"
+            else set()
+        )
+        extra = {k: v for k, v in mine.items() if state_of(k) not in keys}
+        if extra:
+            out[name] = extra
+    return out
+
+
+def with_residue(final: Decoder, reader: Decoder, extra: dict[str, dict[object, object]]) -> bool:
+    """Make the last worker's ``final`` decoder (before its ``finish``) the one-process
+    decoder's: the reader's residue ``extra`` added to its residual dictionaries, and the
+    reader's entries it lacks added to its ``UNORDERED_STATE`` (a worker never removes
+    one: a test checks it; what it wrote anew is kept).  False where a residual key is in
+    ``final`` already (a worker's access to it is a miss the parent knew: the stream stops
+    before; this is the guard)."""
+    for name, entries in extra.items():
+        table = getattr(final, name, None)
+        if not isinstance(table, dict) or any(k in table for k in entries):
+            return False
+        table.update(entries)
+    for name in sorted(getattr(type(reader), "UNORDERED_STATE", frozenset())):
+        mine, table = getattr(reader, name, None), getattr(final, name, None)
+        if isinstance(mine, dict) and isinstance(table, dict):
+            for k, v in mine.items():
+                table.setdefault(k, v)
+        elif isinstance(mine, set) and isinstance(table, set):
+            table |= mine
+        elif mine is not None or table is not None:
+            return False
+    return True
 
 
 class _MissDict(dict):  # type: ignore[type-arg]
@@ -237,6 +332,20 @@ class _MissDict(dict):  # type: ignore[type-arg]
     def pop(self, key: object, *default: object) -> object:
         self._miss(key)
         return dict.pop(self, key, *default)
+
+
+class _MissWriteDict(_MissDict):
+    """A residual dictionary: a key written that it did not hold is recorded as well."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key: object, value: object) -> None:
+        self._miss(key)
+        dict.__setitem__(self, key, value)
+
+    def __delitem__(self, key: object) -> None:
+        self._miss(key)
+        dict.__delitem__(self, key)
 
 
 class _MissSet(set):  # type: ignore[type-arg]

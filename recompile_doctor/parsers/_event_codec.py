@@ -139,6 +139,9 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
 #: the tag of a record item that is not an event: the keys a worker's decoder missed on a
 #: line (``[MISSED, line, [(attribute, key), ...]]``, before that line's events)
 MISSED = -1
+#: the tag of the item a worker that read to the end writes before its decoder's ``finish``
+#: (``[ENDING]``): a reader with a residue ends the input itself (:mod:`._checkpoint`)
+ENDING = -2
 
 
 def put_record(f: IO[bytes], value: Any) -> None:
@@ -183,6 +186,10 @@ class EventWriter:
         """The keys the decoder looked up on ``line`` and did not find (not an event: not
         counted), written before that line's events."""
         self._batch.append([MISSED, line, list(keys)])
+
+    def ending(self) -> None:
+        """What comes next is the decoder's ``finish`` (not an event: not counted)."""
+        self._batch.append([ENDING])
 
     def flush(self) -> None:
         if self._batch:

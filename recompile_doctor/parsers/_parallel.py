@@ -46,11 +46,17 @@ from recompile_doctor.parsers._checkpoint import (
     checkpoint,
     fits,
     knew,
+    lookups_of,
     record_misses,
+    residual_of,
+    residue,
     sizes,
     sizes_of,
+    unrecorded,
+    with_residue,
 )
 from recompile_doctor.parsers._event_codec import (
+    ENDING,
     MISSED,
     EventWriter,
     decode,
@@ -271,16 +277,22 @@ class Match(NamedTuple):
     line: int = 0
 
 
+#: where to look for a worker again (:class:`Reading`): its first checkpoints, the line
+#: from which one may match, and a call that gives all of them, the late ones too (it waits
+#: for the worker to end), asked once the first ones are passed
+Retry = tuple[list[Checkpoint], int, Callable[[], list[Checkpoint] | None]]
+
+
 class Reading:
     """What a process reading past its own part is reading now (:func:`read_onward`), and
     whether to look for the part's worker again after a stream of its events stopped
-    (``retry``: that worker's checkpoints and the line from which one may match)."""
+    (``retry``)."""
 
     def __init__(self, lines: FastLines) -> None:
         self.lines = lines
-        self.retry: tuple[list[Checkpoint], int] | None = None
+        self.retry: Retry | None = None
 
-    def take_retry(self) -> tuple[list[Checkpoint], int] | None:
+    def take_retry(self) -> Retry | None:
         retry, self.retry = self.retry, None
         return retry
 
@@ -328,7 +340,7 @@ def _first_match(
     target: list[Checkpoint] | None,
     passed: Callable[[], None] | None = None,
     among: bool = False,
-    again: Callable[[], tuple[list[Checkpoint], int] | None] | None = None,
+    again: Callable[[], Retry | None] | None = None,
 ) -> Iterator[tuple[int, str] | int]:
     """``lines``, each followed (once it has been decoded: when this generator resumes) by
     a check of ``decoder`` against the ``target`` checkpoints; the index of the first
@@ -336,12 +348,19 @@ def _first_match(
     match), the lines without checks; ``passed`` is called when the last checkpoint's line
     went by unmatched.  When this generator resumes after a match, ``again`` may give the
     checkpoints to look for once more (the stream of the worker's events stopped): those
-    from a line on, by their index in that list."""
+    from a line on, by their index in that list, and past the last of them, the worker's
+    late ones."""
     at = {cp[0]: i for i, cp in enumerate(target or ())}
     last = max(at, default=-1)
-    lookups: frozenset[str] = getattr(type(decoder), "UNORDERED_STATE", frozenset())
+    lookups = lookups_of(decoder)
+    more: Callable[[], list[Checkpoint] | None] | None = None
+    since = 0
     for lineno, raw in lines:
         yield lineno, raw
+        if lineno > last and more is not None:  # (on to the late checkpoints)
+            target, more = more(), None
+            at = {cp[0]: j for j, cp in enumerate(target or ()) if cp[0] >= since}
+            last = max(at, default=-1)
         if lineno > last:
             if target and passed is not None:
                 passed()
@@ -360,10 +379,10 @@ def _first_match(
             retry = again() if again is not None else None
             if retry is None:
                 break
-            target, since = retry
+            target, since, more = retry
             at = {cp[0]: j for j, cp in enumerate(target) if cp[0] >= since}
             last = max(at, default=-1)
-            passed = None  # (the worker has ended: nothing to stop)
+            passed = None  # (nothing to stop: the worker's events are wanted again)
     yield from lines
 
 
@@ -612,6 +631,11 @@ class Team:
             if blocks.broken is not None:  # (gzip ending early: the reader before sees it)
                 raise OSError("the input breaks in this part")
             if handoff is None:
+                if residual_of(decoder):  # (a reader with a residue ends it itself)
+                    import pickle
+
+                    self._publish(f"end-{k}", pickle.dumps(unrecorded(decoder), protocol=5))
+                    out.ending()
                 ended = list(decoder.finish())
                 if missed:
                     out.missed(reading.lines.lineno + 1, missed)
@@ -632,6 +656,15 @@ class Team:
         if m is None:
             return None
         return self._await(f"cp-{k}", lambda: m.exited(block=False))  # type: ignore[no-any-return]
+
+    def ended(self, k: int) -> bytes | None:
+        """Worker ``k``'s decoder as it was before its ``finish`` (pickled), once it has
+        exited (None: it failed, or wrote none)."""
+        part = self.part(k)
+        if part is None:
+            return None
+        there, value = self._read(f"end-{k}")
+        return value if there and isinstance(value, bytes) else None
 
     def all_checkpoints(self, k: int) -> list[Checkpoint] | None:
         """Worker ``k``'s checkpoints, the late ones too, once it has exited (None: it
@@ -768,6 +801,7 @@ class Stream:
         team = self.team
         done = self.given
         at: tuple[int, int] | None = (self.match.worker, self.match.checkpoint)
+        extra: dict[str, dict[object, object]] | None = None  # the reader's residue
         while at is not None:
             w, j = at
             self.failed = w  # (until its part is given in full)
@@ -777,26 +811,61 @@ class Stream:
                 cps = team.all_checkpoints(w)
             if m is None or cps is None or j >= len(cps):
                 return
+            if extra is None:
+                extra = residue(self.reader, cps[j][1]) if self.reader is not None else {}
             skip = cps[j][5]
             read = skip
             since = cps[j][0]  # (the reader decoded the lines up to here itself)
+            ending: list[TypedEvent] | None = None  # (the reader ends the input itself)
             for ev in _follow(m, skip):
+                if ev is _ENDING:
+                    if extra:
+                        ending = self._end_with(w, extra)
+                        if ending is None:
+                            return
+                    continue
                 if isinstance(ev, Missed):
                     reader = self.reader
-                    if ev.line > since and reader is not None and knew(reader, ev.keys):
+                    if (
+                        ending is None
+                        and ev.line > since
+                        and reader is not None
+                        and knew(reader, ev.keys)
+                    ):
                         self.missed_at = ev.line
                         return
                     continue
                 read += 1
-                self.taken += 1
-                yield ev
+                if ending is None:
+                    self.taken += 1
+                    yield ev
             part = team.part(w)
             if part is None or read != part.written:
                 return
+            if ending is not None:
+                self.taken += len(ending)
+                yield from ending
             done.append((w, part, j))
             at = part.handoff
         self.failed = None
         self.chain = done
+
+    def _end_with(self, w: int, extra: dict[str, dict[object, object]]) -> list[TypedEvent] | None:
+        """The events of the end of the input from worker ``w``'s decoder as it was before
+        its ``finish`` with the reader's residue ``extra`` added (None: that decoder cannot
+        be had, or the residue does not fit it)."""
+        import pickle
+
+        got = self.team.ended(w)
+        if got is None or self.reader is None:
+            return None
+        try:
+            final = pickle.loads(got)
+        except Exception:  # (whatever a broken file gives: the reader reads on instead)
+            return None
+        if not with_residue(final, self.reader, extra):
+            return None
+        return list(final.finish())
 
 
 def how_read(team: Team, stream: Stream | None, missed: Sequence[tuple[int, int]] = ()) -> str:
@@ -859,6 +928,10 @@ class Missed(NamedTuple):
     keys: list[tuple[str, object]]
 
 
+#: what :func:`_follow` gives where a worker's decoder ``finish`` begins
+_ENDING = Missed(-1, [])
+
+
 def _follow(m: _Member, skip: int) -> Iterator[TypedEvent | Missed]:
     """The events worker ``m`` writes (but the first ``skip``), as it writes them (a record
     at a time), until it exits (then the rest).  Each is made when it is taken: a record's
@@ -881,6 +954,9 @@ def _follow(m: _Member, skip: int) -> Iterator[TypedEvent | Missed]:
         for item in batch:
             if item[0] == MISSED:
                 yield Missed(item[1], item[2])
+                continue
+            if item[0] == ENDING:
+                yield _ENDING
                 continue
             ev = decode(item, last)
             last = ev.record

@@ -335,11 +335,12 @@ class _FastPart:
         w = stopped.failed
         if stopped.missed_at is None or w != stopped.match.worker or self._reading is None:
             return False
-        assert self._team is not None
-        cps = self._team.all_checkpoints(w)
-        if not cps:
+        team = self._team
+        assert team is not None
+        cps = team.checkpoints(w)  # (the first ones: published; the late ones when needed)
+        if cps is None:
             return False
-        self._reading.retry = (cps, stopped.missed_at)
+        self._reading.retry = (cps, stopped.missed_at, lambda: team.all_checkpoints(w))
         self.missed.append((w, stopped.missed_at))
         return True
 

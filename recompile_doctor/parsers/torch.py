@@ -82,6 +82,10 @@ class TorchLogDecoder:
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
     UNORDERED_STATE = frozenset({"_names", "_known", "_guessed", "_seen"})
+    #: looked up by frame, and iterated only at the end, in the order of their lines: what
+    #: the parent holds for frames a worker never meets is the one-process decoder's at the
+    #: end as well (see :mod:`._checkpoint`)
+    RESIDUAL_STATE = frozenset({"_pending", "_held"})
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -114,12 +118,18 @@ class TorchLogDecoder:
     def finish(self) -> Iterator[TypedEvent]:
         out: list[TypedEvent] = []
         out.extend(self._flush(None))
-        for (rank, frame), items in self._pending.items():
-            guess = self._guessed.get((rank, frame))
-            for cid, span in items:
-                out.append(self._started(span, guess[0] if guess else None, cid))
+        # (in the order of their lines, whatever the order they were put off in)
+        waiting = sorted(
+            (span.line, rank or "", cid, frame, span)
+            for (rank, frame), items in self._pending.items()
+            for cid, span in items
+        )
+        for _line, rank, cid, frame, span in waiting:
+            guess = self._guessed.get((rank or None, frame))
+            out.append(self._started(span, guess[0] if guess else None, cid))
         self._pending.clear()
-        out.extend(self._held.values())
+        held = sorted(self._held.items(), key=lambda kv: (kv[1].span.line, repr(kv[0])))
+        out.extend(reason for _key, reason in held)
         self._held.clear()
         return iter(out)
 

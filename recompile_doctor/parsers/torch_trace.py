@@ -75,6 +75,9 @@ class TorchTraceDecoder:
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
     UNORDERED_STATE = frozenset({"_strings", "_known", "_names", "_frame_names", "_started"})
+    #: looked up by compile id, and iterated only at the end, in the order of their lines
+    #: (see :mod:`._checkpoint`)
+    RESIDUAL_STATE = frozenset({"_held"})
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -99,7 +102,9 @@ class TorchTraceDecoder:
     def finish(self) -> Iterator[TypedEvent]:
         env, self._open = self._open, None
         out = self._events(env) if env is not None else []
-        out.extend(self._held.values())
+        # (in the order of their lines, whatever the order they were held in)
+        held = sorted(self._held.items(), key=lambda kv: (kv[1].span.line, repr(kv[0])))
+        out.extend(reason for _key, reason in held)
         self._held.clear()
         return iter(out)
 
