@@ -67,6 +67,11 @@ def _workers_on(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(_event_codec, "BATCH", 16)  # many records: taken while written
 
 
+def _share(mp: pytest.MonkeyPatch, share: float) -> None:
+    """The parent's share of the log, whatever its format's decoder says."""
+    mp.setattr(_parallel, "share_for", lambda _decoder: share)
+
+
 class Spy:
     """Counts the workers started, the parts taken over (per format) and the chains of
     more than one part."""
@@ -149,7 +154,7 @@ def test_several_processes_match_one_on_every_fixture(
         assert spy.workers == started  # (the reference is one process)
         assert one[-1][2] is gzipped  # (read as gzip, or not)
         for processes, share in ways:
-            monkeypatch.setattr(_parallel, "PARENT_SHARE", share)
+            _share(monkeypatch, share)
             assert _run(path, processes, fold=fold) == one, (src, processes, share)
     assert spy.workers > len(PLAIN_FIXTURES) * 3
     # the workers' parts are taken over (not decoded again) for every format, and workers
@@ -245,7 +250,7 @@ def test_several_processes_match_one_on_generated_logs(
         mp.setattr(_scan, "CHUNK_BYTES", chunk)
         mp.setattr(_scan, "MAX_LINE_BYTES", 50)
         mp.setattr(_reader, "MAX_LINE_BYTES", 50)
-        mp.setattr(_parallel, "PARENT_SHARE", share)
+        _share(mp, share)
         assert _run(path, processes, fmt, fold) == _run(path, 1, fmt, fold)
 
 
@@ -336,7 +341,7 @@ def test_decoders_that_learnt_the_same_in_another_order_meet(
     path.write_text(compiles("abc") * 300 + compiles("cba") * 300, encoding="utf-8")
     one = _run(path, 1, "jax")
     spy = Spy(monkeypatch)
-    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+    _share(monkeypatch, 0.5)
     assert _run(path, 2, "jax") == one
     assert spy.adopted["jax"] == 1
     a, b = JAX.decoder("x"), JAX.decoder("x")
@@ -372,7 +377,7 @@ def test_a_worker_first_seeing_a_folded_line_later_than_the_parent_meets_it(
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     one = _run(path, 1, "poplar", fold=True)
     spy = Spy(monkeypatch)
-    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+    _share(monkeypatch, 0.5)
     assert _run(path, 2, "poplar", fold=True) == one
     assert spy.workers == 1 and spy.adopted["poplar"] == 1
 
@@ -389,7 +394,7 @@ def test_a_given_format_still_lets_the_parent_take_over_the_workers_parts(
     for fold in (False, True):
         one = _run(path, 1, "poplar", fold=fold)
         spy = Spy(monkeypatch)
-        monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+        _share(monkeypatch, 0.5)
         assert _run(path, 2, "poplar", fold=fold) == one
         assert spy.workers == 1 and spy.adopted["poplar"] == 1, fold
 
@@ -867,7 +872,7 @@ def test_a_worker_lacking_names_the_parent_learnt_is_taken_over_unless_it_needs_
         again = fin[0].replace("train_step", "init_model")
     path = _with_early_names(tmp_path, again)
     one = _run(path, 1)
-    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5 if processes == 2 else 0.3)
+    _share(monkeypatch, 0.5 if processes == 2 else 0.3)
     spy = Spy(monkeypatch)
     caplog.set_level(logging.INFO, logger="recompile_doctor")
     assert _run(path, processes) == one
@@ -953,7 +958,7 @@ def test_a_takeover_on_names_among_the_parents_is_the_one_process_result(
     path = tmp_path_factory.mktemp("log") / "run.log"
     path.write_text(text)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_parallel, "PARENT_SHARE", share)
+        _share(mp, share)
         if late:
             _few_checkpoints(mp)
         assert _run(path, processes) == _run(path, 1)
@@ -982,7 +987,7 @@ def test_a_worker_is_met_again_at_a_late_checkpoint_after_a_name_it_missed(
     fin = [ln for ln in extra.splitlines(keepends=True) if "Finished XLA compilation" in ln]
     path = _with_early_names(tmp_path, fin[0].replace("train_step", "init_model"))
     one = _run(path, 1)
-    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.3)
+    _share(monkeypatch, 0.3)
     _few_checkpoints(monkeypatch)
     spy = Spy(monkeypatch)
     caplog.set_level(logging.INFO, logger="recompile_doctor")
@@ -1061,7 +1066,7 @@ def test_a_torch_log_with_frames_anywhere_is_the_one_process_result(
     path = tmp_path_factory.mktemp("log") / "run.log"
     path.write_text(text)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_parallel, "PARENT_SHARE", share)
+        _share(mp, share)
         if late:
             _few_checkpoints(mp)
         assert _run(path, processes) == _run(path, 1)
@@ -1088,7 +1093,7 @@ def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
     path = tmp_path / "run.log"
     path.write_text("".join(body))
     one = _run(path, 1)
-    monkeypatch.setattr(_parallel, "PARENT_SHARE", 0.5)
+    _share(monkeypatch, 0.5)
     spy = Spy(monkeypatch)
     ended: list[int] = []
     end_with = _parallel.Stream._end_with

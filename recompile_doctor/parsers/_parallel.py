@@ -165,18 +165,32 @@ def usable() -> int:
     return max(1, min(cpus, MAX_PROCESSES))
 
 
+def share_for(decoder: Decoder) -> float:
+    """The parent's share (:data:`PARENT_SHARE`) for inputs read with ``decoder``: its
+    class's ``PARENT_SHARE`` if it names one (a format whose lines make few events leaves
+    the parent little to do after its part: half, for the torch formats)."""
+    share: float = getattr(type(decoder), "PARENT_SHARE", PARENT_SHARE)
+    return share
+
+
 def splits_for(
-    line_start: Callable[[int], int | None], bom: int, done: int, size: int, processes: int
+    line_start: Callable[[int], int | None],
+    bom: int,
+    done: int,
+    size: int,
+    processes: int,
+    share: float = PARENT_SHARE,
 ) -> list[int]:
     """Where the workers' parts begin (after ``bom`` bytes of mark; each the start of a
-    line, in order): the parent's part first, from ``done`` (the bytes read so far), then
-    equal parts of the ``size`` bytes of text.  ``line_start(pos)``: the start of the first
-    line after byte ``pos`` (asked in increasing order).  Fewer parts when lines are long;
-    none when the input is too small."""
+    line, in order): the parent's part first, from ``done`` (the bytes read so far; its
+    ``share`` of the rest with two processes), then equal parts of the ``size`` bytes of
+    text.  ``line_start(pos)``: the start of the first line after byte ``pos`` (asked in
+    increasing order).  Fewer parts when lines are long; none when the input is too
+    small."""
     rest = size - bom - done
     if processes < 2 or rest <= 0:
         return []
-    first = PARENT_SHARE * 2 / processes
+    first = share * 2 / processes
     marks = [first + (1 - first) * k / (processes - 1) for k in range(processes - 1)]
     out: list[int] = []
     for mark in marks:

@@ -379,6 +379,7 @@ class _FastPart:
         f, blocks, st = self.f, self.blocks, self.st
         assert f is not None
         size = _parallel.text_size(f, st) or 0
+        share = _parallel.share_for(decoder)
         if st.compressed:  # the text to each split, decompressed once more, here
             try:
                 file = open(self.path, "rb")  # noqa: SIM115 - closed below
@@ -388,14 +389,14 @@ class _FastPart:
                 try:
                     text = _parallel.StreamLineStart(decompressed(file, self.path))
                     splits = _parallel.splits_for(
-                        text, self.bom, blocks.consumed, size, self.processes
+                        text, self.bom, blocks.consumed, size, self.processes, share
                     )
                 except (OSError, RecompileDoctorError):
                     return None  # (no second reading: this process reads it all)
         else:
             line_start = _parallel.file_line_start(f.fileno(), size)
             splits = _parallel.splits_for(
-                line_start, self.bom, blocks.consumed, size, self.processes
+                line_start, self.bom, blocks.consumed, size, self.processes, share
             )
         if not splits:
             return None

@@ -86,6 +86,9 @@ class TorchLogDecoder:
     #: the parent holds for frames a worker never meets is the one-process decoder's at the
     #: end as well (see :mod:`._checkpoint`)
     RESIDUAL_STATE = frozenset({"_pending", "_held"})
+    #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
+    #: make few events, so the parent has little to do after its part
+    PARENT_SHARE = 0.5
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -78,6 +78,9 @@ class TorchTraceDecoder:
     #: looked up by compile id, and iterated only at the end, in the order of their lines
     #: (see :mod:`._checkpoint`)
     RESIDUAL_STATE = frozenset({"_held"})
+    #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
+    #: make few events, so the parent has little to do after its part
+    PARENT_SHARE = 0.5
 
     def __init__(self, path: str) -> None:
         self.path = path
