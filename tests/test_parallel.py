@@ -1072,24 +1072,31 @@ def test_a_torch_log_with_frames_anywhere_is_the_one_process_result(
         assert _run(path, processes) == _run(path, 1)
 
 
+@pytest.mark.parametrize("head_ends", ["between frames", "in a guard dump"])
 def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    head_ends: str,
 ) -> None:
     # GIVEN a torch.compile log of new frames again and again, whose recompile reasons
-    # wait for a guard dump that never comes (held to the end), after the script's own
-    # first lines, WHEN two processes read it, THEN the parent takes over the worker's part
-    # (before, the reasons it held made their states differ to the end) and the result is
-    # one process's.  (The preamble puts the end of the lines read before the workers
-    # start outside a guard dump: a dump that goes on past it names its frame otherwise
-    # for the parent than for the worker, and they never meet; see the README.)
+    # wait for a guard dump that never comes (held to the end), WHEN two processes read
+    # it, THEN the parent takes over the worker's part (before, the reasons it held made
+    # their states differ to the end) and the result is one process's.  The lines read
+    # before the workers start end between two frames' lines (after the script's own first
+    # lines), or inside a guard dump that goes on past them, whose frame the parent then
+    # names otherwise than the worker's copy of the decoder does (before, they never met:
+    # the worker's entries the lines before its part left are its own only once it asks
+    # for them)
     import logging
 
     body = []
     for rep in range(12):
         body += _torch_lines("value_guard", 10 * rep) + _torch_lines("batch_size", 10 * rep + 5)
-    first = len(_torch_lines("value_guard", 0) + _torch_lines("batch_size", 0))
-    preamble = logs.SNIFF_LINES - first  # (the head ends with the first repetition)
-    body[:0] = [f"setup: step {i} of the script's own output\n" for i in range(preamble)]
+    if head_ends == "between frames":
+        first = len(_torch_lines("value_guard", 0) + _torch_lines("batch_size", 0))
+        preamble = logs.SNIFF_LINES - first  # (the head ends with the first repetition)
+        body[:0] = [f"setup: step {i} of the script's own output\n" for i in range(preamble)]
     path = tmp_path / "run.log"
     path.write_text("".join(body))
     one = _run(path, 1)
@@ -1110,3 +1117,49 @@ def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
     assert spy.adopted["torch"] == 1, said
     # (the parent ended the input with the reasons it held that the worker never met)
     assert len(ended) == 1 and ended[0] > 3, ended
+
+
+class _Tables:
+    """A decoder's looked-up tables, as record_misses sees them."""
+
+    UNORDERED_STATE = frozenset({"names", "seen"})
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}
+        self.seen: set[str] = set()
+
+
+def test_an_entry_from_before_the_part_is_the_workers_own_once_asked_for() -> None:
+    # GIVEN a worker's decoder whose tables hold entries the lines before its part left:
+    # THEN its checkpoint leaves them out until it asks for one, which is then recorded
+    # with its value; a reader holding another value (or none) for it knew more: the
+    # worker's events from that line on may differ; an entry taken out is not asked again
+    from recompile_doctor.parsers._checkpoint import knew, record_misses, sizes
+
+    worker = _Tables()
+    worker.names["f"] = "train_step"
+    worker.seen.add("jit_f")
+    missed = record_misses(worker)  # type: ignore[arg-type]
+    assert dict(sizes(worker)) == {"names": 0, "seen": 0}  # type: ignore[arg-type]
+    assert worker.names.get("f") == "train_step" and "jit_f" in worker.seen
+    assert "g" not in worker.names
+    assert dict(sizes(worker)) == {"names": 1, "seen": 1}  # type: ignore[arg-type]
+    assert [m[:2] for m in missed] == [("names", "f"), ("seen", "jit_f"), ("names", "g")]
+    same = _Tables()
+    same.names["f"] = "train_step"
+    same.seen.add("jit_f")
+    assert not knew(same, missed)  # type: ignore[arg-type]
+    other = _Tables()
+    other.names["f"] = "eval_step"
+    other.seen.add("jit_f")
+    assert knew(other, missed)  # type: ignore[arg-type]
+    gone = _Tables()
+    gone.names["f"] = "train_step"
+    assert knew(gone, missed)  # type: ignore[arg-type]
+    knows_g = _Tables()
+    knows_g.names.update(f="train_step", g="init")
+    knows_g.seen.add("jit_f")
+    assert knew(knows_g, missed)  # type: ignore[arg-type]
+    worker.seen.discard("jit_f")
+    missed.clear()
+    assert "jit_f" not in worker.seen and missed == [("seen", "jit_f")]

@@ -208,18 +208,21 @@ def residual_of(decoder: Decoder) -> frozenset[str]:
     return names
 
 
-def record_misses(decoder: Decoder) -> list[tuple[str, object]]:
+def record_misses(decoder: Decoder) -> list[tuple[object, ...]]:
     """In a worker: put recording copies of the decoder's ``UNORDERED_STATE`` and
     ``RESIDUAL_STATE`` dictionaries and sets in place of its own (once: a decoder makes them
     in its ``__init__`` only, which a test checks); the list they fill with each key looked
     up and not found (``(attribute, key)``, in order; in a residual dictionary, each key
-    written that was not there too), which a reader that knew more might have found.
+    written that was not there too), which a reader that knew more might have found, and
+    each entry of the lines before the worker's part looked up for the first time, with
+    its value (``(attribute, key, state)``), which such a reader may hold otherwise by then.
 
-    The residual dictionaries start empty: what the lines before the worker's left in them
-    is the parent's, which still holds it at the seam (its residue) or has done with it
-    since (a worker that kept it would hold what the parent no longer does, and never
-    meet it); a worker's access to one of those keys is a miss like any other."""
-    missed: list[tuple[str, object]] = []
+    The looked-up dictionaries start with only the worker's own entries (see
+    :class:`_MissDict`); the residual ones start empty: what the lines before the worker's
+    left in them is the parent's, which still holds it at the seam (its residue) or has
+    done with it since (a worker that kept it would hold what the parent no longer does,
+    and never meet it); a worker's access to one of those keys is a miss like any other."""
+    missed: list[tuple[object, ...]] = []
     residual = residual_of(decoder)
     for name in sorted(lookups_of(decoder)):
         now = getattr(decoder, name, None)
@@ -227,9 +230,9 @@ def record_misses(decoder: Decoder) -> list[tuple[str, object]]:
             if name in residual:
                 setattr(decoder, name, _MissWriteDict({}, name, missed))
                 continue
-            setattr(decoder, name, _MissDict(now, name, missed))
+            setattr(decoder, name, _MissDict({}, name, missed, now))
         elif type(now) is set:
-            setattr(decoder, name, _MissSet(now, name, missed))
+            setattr(decoder, name, _MissSet(set(), name, missed, now))
     return missed
 
 
@@ -298,19 +301,38 @@ def with_residue(final: Decoder, reader: Decoder, extra: dict[str, dict[object, 
 
 
 class _MissDict(dict):  # type: ignore[type-arg]
-    """A dictionary that records the keys it was asked for and did not hold."""
+    """A dictionary that records the keys it was asked for and did not hold.
 
-    __slots__ = ("_missed", "_name")
+    It holds the worker's own entries: those it learnt, and those of ``inherited`` (the
+    decoder's dictionary as the lines before the worker's part left it) that it asked for,
+    each copied in when first asked for and recorded with its value (``(attribute, key,
+    state)``): the parent, which read on past those lines, may hold another value by then
+    (:func:`knew`).  An entry the worker never asks for is not its own, and is left out of
+    its checkpoints: a value the parent changed after those lines does not keep their
+    states apart."""
+
+    __slots__ = ("_inherited", "_missed", "_name")
 
     def __init__(
-        self, items: dict[object, object], name: str, missed: list[tuple[str, object]]
+        self,
+        items: dict[object, object],
+        name: str,
+        missed: list[tuple[object, ...]],
+        inherited: dict[object, object] | None = None,
     ) -> None:
         super().__init__(items)
         self._name = name
         self._missed = missed
+        self._inherited = inherited or {}
 
     def _miss(self, key: object) -> bool:
         if dict.__contains__(self, key):
+            return False
+        inherited = self._inherited
+        if key in inherited:
+            value = inherited[key]
+            dict.__setitem__(self, key, value)
+            self._missed.append((self._name, key, _value_state(value)))
             return False
         self._missed.append((self._name, key))
         return True
@@ -349,29 +371,64 @@ class _MissWriteDict(_MissDict):
 
 
 class _MissSet(set):  # type: ignore[type-arg]
-    """A set that records the items it was asked about and did not hold."""
+    """A set that records the items it was asked about and did not hold; of ``inherited``,
+    its own are those asked about (as :class:`_MissDict`)."""
 
-    __slots__ = ("_missed", "_name")
+    __slots__ = ("_gone", "_inherited", "_missed", "_name")
 
-    def __init__(self, items: set[object], name: str, missed: list[tuple[str, object]]) -> None:
+    def __init__(
+        self,
+        items: set[object],
+        name: str,
+        missed: list[tuple[object, ...]],
+        inherited: set[object] | None = None,
+    ) -> None:
         super().__init__(items)
         self._name = name
         self._missed = missed
+        self._inherited = inherited or set()
+        self._gone: set[object] = set()  # (inherited items taken out: not asked for again)
 
     def __contains__(self, item: object) -> bool:
         if set.__contains__(self, item):
             return True
+        if item in self._inherited and item not in self._gone:
+            set.add(self, item)
+            self._missed.append((self._name, item, True))
+            return True
         self._missed.append((self._name, item))
         return False
 
+    def discard(self, item: object) -> None:
+        self._gone.add(item)
+        set.discard(self, item)
 
-def knew(decoder: Decoder, missed: list[tuple[str, object]]) -> bool:
+
+def _value_state(value: object) -> object:
+    """The state of an inherited entry's value as a miss record carries it (None: it
+    cannot be compared, and is taken as changed)."""
+    try:
+        return state_of(value)
+    except Unsyncable:
+        return None
+
+
+def knew(decoder: Decoder, missed: list[tuple[object, ...]]) -> bool:
     """Whether ``decoder`` (the reader whose state a worker's was among) holds one of the
-    keys the worker ``missed``: then the worker's events from that line on may differ."""
-    for name, key in missed:
-        got = getattr(decoder, name, None)
+    keys the worker ``missed``, or holds another value (or none) for an entry the worker
+    took from the lines before its part (:func:`record_misses`): then the worker's events
+    from that line on may differ."""
+    for item in missed:
+        name, key = item[0], item[1]
+        got = getattr(decoder, str(name), None)
         try:
-            if got is not None and key in got:
+            if len(item) == 2:
+                if got is not None and key in got:
+                    return True
+                continue
+            if got is None or key not in got:
+                return True
+            if isinstance(got, Mapping) and _value_state(got[key]) != item[2]:
                 return True
         except TypeError:  # (a key that cannot be looked up: take it as known)
             return True

@@ -182,7 +182,7 @@ class EventWriter:
             self._batch = []
             self._chars = 0
 
-    def missed(self, line: int, keys: list[tuple[str, object]]) -> None:
+    def missed(self, line: int, keys: list[tuple[object, ...]]) -> None:
         """The keys the decoder looked up on ``line`` and did not find (not an event: not
         counted), written before that line's events."""
         self._batch.append([MISSED, line, list(keys)])

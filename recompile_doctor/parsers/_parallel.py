@@ -939,7 +939,7 @@ class Missed(NamedTuple):
     """What a worker's decoder looked up on ``line`` and did not find."""
 
     line: int
-    keys: list[tuple[str, object]]
+    keys: list[tuple[object, ...]]
 
 
 #: what :func:`_follow` gives where a worker's decoder ``finish`` begins
