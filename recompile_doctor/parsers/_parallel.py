@@ -621,7 +621,7 @@ class Team:
                     self._publish(f"cp-{k}", cps)
                     published = True
                 elif decoded > CHECKPOINTS and late.due(decoded):
-                    late.take(decoder, lineno, c, out.count)
+                    late.take(decoder, lineno, c, out.count, decoded)
             if not published:
                 self._publish(f"cp-{k}", cps)
             cps.extend(late.cps)  # (in the part's record: Team.all_checkpoints)
@@ -743,15 +743,13 @@ class _Late:
         self.cps: list[Checkpoint] = []
         self.every = LATE_EVERY
         self.next = CHECKPOINTS + LATE_EVERY
-        self.since = time.perf_counter()
+        self.since = time.perf_counter()  # (the end of the last one)
+        self.decoded = CHECKPOINTS  # (the lines decoded by then)
 
     def due(self, decoded: int) -> bool:
-        if decoded < self.next:
-            return False
-        self.next = decoded + self.every
-        return True
+        return decoded >= self.next
 
-    def take(self, decoder: Decoder, lineno: int, c: Counts, events: int) -> None:
+    def take(self, decoder: Decoder, lineno: int, c: Counts, events: int, decoded: int) -> None:
         t0 = time.perf_counter()
         cp = checkpoint(decoder)
         if cp is not None:
@@ -761,12 +759,9 @@ class _Late:
                 self.every *= 2
         t1 = time.perf_counter()
         # the next one once the worker has decoded for 1/LATE_COST times what this one took
-        spent, since = t1 - t0, max(t0 - self.since, 1e-9)
-        lines_per_s = self.every / since
-        gap = int(spent / LATE_COST * lines_per_s)
-        if gap > self.every:
-            self.next += gap - self.every
-        self.since = t1
+        lines_per_s = (decoded - self.decoded) / max(t0 - self.since, 1e-9)
+        self.next = decoded + max(self.every, int((t1 - t0) / LATE_COST * lines_per_s))
+        self.since, self.decoded = t1, decoded
 
 
 def _counted(c: Counts) -> tuple[int, int, int]:
