@@ -139,13 +139,18 @@ _READ_BY = re.compile(r": read by (\d+) processes: (.*)$", re.MULTILINE)
 def parts_read(err: str) -> tuple[str, str]:
     """How a run given ``-v`` read its log's parts, from its error output: ``("1/1", "")``
     when the one worker's part was taken over (``"-"``: one process read it all), and the
-    parts read again, which cost a second process's time for nothing (the reason to look)."""
+    parts read again, which cost a second process's time for nothing (the reason to look),
+    and where a worker missed a name the parent knew (the lines from the seam to where the
+    parent met it again were read twice)."""
     m = _READ_BY.search(err)
     if m is None:
         return "-", ""
-    parts = m[2].split("; ")
+    said = m[2].split("; ")
+    parts = [p for p in said if p.startswith("part ")]
     again = [p for p in parts if "taken over" not in p]
-    return f"{len(parts) - len(again)}/{len(parts)}", "; ".join(again)
+    again += [p for p in said if not p.startswith("part ")]
+    taken = sum("taken over" in p for p in parts)
+    return f"{taken}/{len(parts)}", "; ".join(again)
 
 
 def run_analyze(

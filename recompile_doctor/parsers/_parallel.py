@@ -13,7 +13,12 @@ each line the part's worker recorded; at the first line where the two are equal,
 after it is what that worker decoded (the same state, the same lines: the same events), so
 the reader stops there (a worker writes down where it handed over).  If the states never
 meet, the reader decodes the whole next part itself and tries the part after; if a worker
-fails, the parent reads on alone from the last line whose state it shares.  Each part is
+fails, the parent reads on alone from the last line whose state it shares; where the worker
+looked up a name the parent knew (:mod:`._checkpoint`), the parent reads on past that line
+and meets the worker again at a later checkpoint (it also records late ones, spaced out,
+past its first :data:`CHECKPOINTS` decoded lines).  A parent that holds items the worker
+never had (a decoder's ``RESIDUAL_STATE``) ends the input with the last worker's decoder
+and them.  Each part is
 decoded once by each process that reads it, and the result is always the one-process result:
 only the time differs.
 
