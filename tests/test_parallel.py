@@ -1163,3 +1163,37 @@ def test_an_entry_from_before_the_part_is_the_workers_own_once_asked_for() -> No
     worker.seen.discard("jit_f")
     missed.clear()
     assert "jit_f" not in worker.seen and missed == [("seen", "jit_f")]
+
+
+@pytest.mark.parametrize("broken", ["garbage", "missing", "conflict"])
+def test_a_parent_that_cannot_end_with_the_workers_decoder_reads_on_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, broken: str
+) -> None:
+    # GIVEN a torch log whose worker is taken over while the parent holds reasons the
+    # worker never had, WHEN the worker's decoder before its finish() cannot be had (a
+    # broken or missing file) or does not take the parent's residue, THEN the parent
+    # decodes the worker's part on itself: the result is still one process's
+    body = []
+    for rep in range(12):
+        body += _torch_lines("value_guard", 10 * rep) + _torch_lines("batch_size", 10 * rep + 5)
+    path = tmp_path / "run.log"
+    path.write_text("".join(body))
+    one = _run(path, 1)
+    _share(monkeypatch, 0.5)
+    if broken == "conflict":
+        monkeypatch.setattr(_parallel, "with_residue", lambda *_a: False)
+    else:
+        monkeypatch.setattr(
+            _parallel.Team, "ended", lambda _t, _k: b"garbage" if broken == "garbage" else None
+        )
+    ended: list[object] = []
+    end_with = _parallel.Stream._end_with
+
+    def seen(stream: _parallel.Stream, w: int, extra: Any) -> Any:
+        got = end_with(stream, w, extra)
+        ended.append(got)
+        return got
+
+    monkeypatch.setattr(_parallel.Stream, "_end_with", seen)
+    assert _run(path, 2) == one
+    assert ended == [None]
