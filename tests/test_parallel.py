@@ -918,23 +918,33 @@ def _jax_block(kind: str, name: str) -> str:
     )
 
 
+def _anywhere(kinds: list[Any], names: list[Any], most: int) -> st.SearchStrategy[Any]:
+    """Up to ``most`` blocks (where in the log, what, of whom) to put anywhere in a log."""
+    where = st.floats(0.0, 1.0)
+    return st.lists(st.tuples(where, st.sampled_from(kinds), st.sampled_from(names)), max_size=most)
+
+
+#: how a log is read by several processes: the parent's share, their number, and whether
+#: the workers record few first checkpoints (then late ones: _few_checkpoints)
+_READERS: dict[str, st.SearchStrategy[Any]] = {
+    "share": st.floats(0.2, 0.7),
+    "processes": st.integers(2, 3),
+    "late": st.booleans(),
+}
+
+
 @settings(
     max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(
-    blocks=st.lists(
-        st.tuples(
-            st.floats(0.0, 1.0),  # where in the log
-            st.sampled_from(["compile", "finished", "explained", "eager"]),
-            st.sampled_from(["init_model", "warmup_fn", "summarize", "score"]),
-        ),
-        max_size=12,
+    blocks=_anywhere(
+        ["compile", "finished", "explained", "eager"],
+        ["init_model", "warmup_fn", "summarize", "score"],
+        12,
     ),
-    share=st.floats(0.2, 0.7),
-    processes=st.integers(2, 3),
-    late=st.booleans(),
+    **_READERS,
 )
 def test_a_takeover_on_names_among_the_parents_is_the_one_process_result(
     tmp_path_factory: pytest.TempPathFactory,
@@ -951,12 +961,24 @@ def test_a_takeover_on_names_among_the_parents_is_the_one_process_result(
     # thinned out, so that the late ones are the ones met)
     body = (ROOT / "fixtures" / "jax" / "growing_shape" / "run.log").read_text()
     lines = (body * 120).splitlines(keepends=True)
+    inserted = [(where, [_jax_block(kind, name)]) for where, kind, name in blocks]
+    path = _with_blocks(tmp_path_factory.mktemp("log") / "run.log", lines, inserted)
+    _same_as_one_process(path, share, processes, late)
+
+
+def _with_blocks(path: Path, lines: list[str], blocks: list[tuple[float, list[str]]]) -> Path:
+    """``lines`` written to ``path`` with each block's lines before the line at its
+    fraction of them."""
     at: dict[int, list[str]] = {}
-    for where, kind, name in blocks:
-        at.setdefault(int(where * len(lines)), []).append(_jax_block(kind, name))
-    text = "".join("".join(at.get(i, ())) + line for i, line in enumerate(lines))
-    path = tmp_path_factory.mktemp("log") / "run.log"
-    path.write_text(text)
+    for where, block in blocks:
+        at.setdefault(int(where * len(lines)), []).extend(block)
+    path.write_text("".join("".join(at.get(i, ())) + line for i, line in enumerate(lines)))
+    return path
+
+
+def _same_as_one_process(path: Path, share: float, processes: int, late: bool) -> None:
+    """``processes`` read ``path`` (the parent's ``share``; ``late``: few first checkpoints)
+    as one does."""
     with pytest.MonkeyPatch.context() as mp:
         _share(mp, share)
         if late:
@@ -1030,17 +1052,9 @@ def _torch_lines(case: str, frame: int) -> list[str]:
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(
-    blocks=st.lists(
-        st.tuples(
-            st.floats(0.0, 1.0),  # where in the log
-            st.sampled_from(["value_guard", "dtype", "specialized_int", "recompile_limit"]),
-            st.sampled_from([900, 950]),  # the frame (the same one may come back)
-        ),
-        max_size=8,
-    ),
-    share=st.floats(0.2, 0.7),
-    processes=st.integers(2, 3),
-    late=st.booleans(),
+    # (the frame: the same one may come back)
+    blocks=_anywhere(["value_guard", "dtype", "specialized_int", "recompile_limit"], [900, 950], 8),
+    **_READERS,
 )
 def test_a_torch_log_with_frames_anywhere_is_the_one_process_result(
     tmp_path_factory: pytest.TempPathFactory,
@@ -1056,20 +1070,18 @@ def test_a_torch_log_with_frames_anywhere_is_the_one_process_result(
     # process's: the parent ends the input with the last worker's decoder and what it
     # held that the worker never met, and a worker that meets one of those frames again
     # is left at that line
+    inserted = [(where, _torch_lines(case, frame)) for where, case, frame in blocks]
+    path = _with_blocks(tmp_path_factory.mktemp("log") / "run.log", _new_frames(), inserted)
+    _same_as_one_process(path, share, processes, late)
+
+
+def _new_frames() -> list[str]:
+    """The lines of a torch.compile run of new frames again and again, whose recompile
+    reasons wait for a guard dump that never comes."""
     body: list[str] = []
     for rep in range(12):
         body += _torch_lines("value_guard", 10 * rep) + _torch_lines("batch_size", 10 * rep + 5)
-    at: dict[int, list[str]] = {}
-    for where, case, frame in blocks:
-        at.setdefault(int(where * len(body)), []).extend(_torch_lines(case, frame))
-    text = "".join("".join(at.get(i, ())) + line for i, line in enumerate(body))
-    path = tmp_path_factory.mktemp("log") / "run.log"
-    path.write_text(text)
-    with pytest.MonkeyPatch.context() as mp:
-        _share(mp, share)
-        if late:
-            _few_checkpoints(mp)
-        assert _run(path, processes) == _run(path, 1)
+    return body
 
 
 @pytest.mark.parametrize("head_ends", ["between frames", "in a guard dump"])
@@ -1090,9 +1102,7 @@ def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
     # for them)
     import logging
 
-    body = []
-    for rep in range(12):
-        body += _torch_lines("value_guard", 10 * rep) + _torch_lines("batch_size", 10 * rep + 5)
+    body = _new_frames()
     if head_ends == "between frames":
         first = len(_torch_lines("value_guard", 0) + _torch_lines("batch_size", 0))
         preamble = logs.SNIFF_LINES - first  # (the head ends with the first repetition)
@@ -1173,9 +1183,7 @@ def test_a_parent_that_cannot_end_with_the_workers_decoder_reads_on_itself(
     # worker never had, WHEN the worker's decoder before its finish() cannot be had (a
     # broken or missing file) or does not take the parent's residue, THEN the parent
     # decodes the worker's part on itself: the result is still one process's
-    body = []
-    for rep in range(12):
-        body += _torch_lines("value_guard", 10 * rep) + _torch_lines("batch_size", 10 * rep + 5)
+    body = _new_frames()
     path = tmp_path / "run.log"
     path.write_text("".join(body))
     one = _run(path, 1)
