@@ -55,7 +55,10 @@ def state_of(value: object) -> object:
     fields = _fields(value)
     if not fields and not any(getattr(c, "__slots__", ()) for c in type(value).__mro__):
         raise Unsyncable(type(value).__name__)
-    unordered: frozenset[str] = getattr(type(value), "UNORDERED_STATE", frozenset())
+    # (a residual dictionary too: finish() emits its items in an order of their own)
+    unordered: frozenset[str] = getattr(type(value), "UNORDERED_STATE", frozenset()) | getattr(
+        type(value), "RESIDUAL_STATE", frozenset()
+    )
     return (
         type(value).__qualname__,
         tuple(
