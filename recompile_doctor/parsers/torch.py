@@ -373,8 +373,10 @@ class TorchLogDecoder:
             prev = self._guessed.get(fk)
             if prev is None or (cf[1] and not prev[1]):
                 self._guessed[fk] = cf
+        if "_MATCH: " not in ln.msg:  # (before the lookup: a worker records its misses)
+            return []
         held = self._held.get(fk)
-        if held is None or held.key.compile_id != cid or "_MATCH: " not in ln.msg:
+        if held is None or held.key.compile_id != cid:
             return []
         gv = tree_guard_value(ln.msg)
         if gv is None:
