@@ -35,7 +35,19 @@ UNRECOGNIZED = Decoded("unrecognized")
 
 
 class Decoder(Protocol):
-    """Turns the lines of one input into typed events."""
+    """Turns the lines of one input into typed events.
+
+    Several processes may read one input (:mod:`._parallel`), each with a copy of the
+    decoder; where their states are equal (:mod:`._checkpoint`: every attribute), the later
+    part's events are taken from the process that read it.  Optional class attributes widen
+    that: ``UNORDERED_STATE``, the dictionaries and sets the decoder only looks up (never
+    iterates, pops or hands on): a worker's entries need only be among the reader's;
+    ``RESIDUAL_STATE``, the dictionaries it looks up by key (and may take entries out of)
+    and iterates only in :meth:`finish`, in an order of their own: what the reader holds
+    there that a worker never had is added to the last worker's decoder before its
+    ``finish``; ``PARENT_SHARE``, the parent's share of the input with two processes (a
+    format whose lines make few events: more).  A test holds every decoder to these rules.
+    """
 
     #: True while inside a multi-line block: the driver then passes every line
     continuing: bool
