@@ -20,6 +20,7 @@ RSS and the parts of the log taken over (``-v``).  Figures are printed, never as
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -205,16 +206,25 @@ print(time.process_time() - t, n, c.recognized, c.malformed)
 """
 
 
-def _ours(path: Path, fmt: str, parse_only: bool) -> tuple[float, float, float, str]:
-    """Wall and CPU seconds, peak RSS (MB) and error output of one run of ours."""
+def _ours(
+    path: Path, fmt: str, parse_only: bool, workers: int | None = None
+) -> tuple[float, float, float, str]:
+    """Wall and CPU seconds, peak RSS (MB) and error output of one run of ours
+    (``workers``: its processes for the log, else as many as it takes)."""
     if parse_only:
+        env = dict(os.environ)
+        if workers is not None:
+            env["RECOMPILE_DOCTOR_WORKERS"] = str(workers)
         out = subprocess.run(
-            [sys.executable, "-c", PARSE_ONLY, str(path), fmt], capture_output=True, text=True
+            [sys.executable, "-c", PARSE_ONLY, str(path), fmt],
+            capture_output=True,
+            text=True,
+            env=env,
         ).stdout.split()
         cpu = float(out[0])
         return cpu, cpu, 0.0, ""
     err: list[str] = []
-    wall, cpu, rss, _ = run_analyze(path, err=err, fmt=fmt)
+    wall, cpu, rss, _ = run_analyze(path, err=err, fmt=fmt, workers=workers)
     return wall, cpu, rss, err[0]
 
 
@@ -234,7 +244,8 @@ def main() -> None:
     size = int(args.mb * 1e6)
     print(machine_line())
     print(
-        f"{'log':>12} {'MB':>6} {'relevant':>8} {'ours s':>7} {'MB/s':>6} {'grep s':>7} "
+        f"{'log':>12} {'MB':>6} {'relevant':>8} {'ours s':>7} {'1 proc':>6} {'MB/s':>6} "
+        f"{'grep s':>7} "
         f"{'x grep':>6} {'cpu s':>6} {'grep cpu':>8} {'x grep':>6} {'peak RSS':>9} {'parts':>5}"
     )
     for name, fmt, rels, noise in CASES:
@@ -248,23 +259,25 @@ def main() -> None:
         grep = ["grep", "-c", "-F", *[a for k in keys for a in ("-e", k)], str(path)]
         hits = int(subprocess.run(grep, capture_output=True, text=True).stdout.strip() or 0)
         total = sum(1 for _ in path.open("rb"))
-        gwall = gcpu = wall = cpu = float("inf")
+        gwall = gcpu = wall = cpu = one = float("inf")
         rss = 0.0
         for _ in range(max(1, args.repeat)):
             gw, gc, _, _ = timed(grep)
             gwall, gcpu = min(gwall, gw), min(gcpu, gc)
             w, c, r, err = _ours(path, fmt, args.parse_only)
             wall, cpu, rss = min(wall, w), min(cpu, c), max(rss, r)
+            one = min(one, _ours(path, fmt, args.parse_only, workers=1)[0])
         taken, again = parts_read(err)
         print(
-            f"{name:>12} {mb:6.0f} {hits / total:8.1%} {wall:7.2f} {mb / wall:6.1f} "
+            f"{name:>12} {mb:6.0f} {hits / total:8.1%} {wall:7.2f} {one:6.2f} {mb / wall:6.1f} "
             f"{gwall:7.2f} {wall / max(gwall, 1e-3):6.1f} {cpu:6.2f} {gcpu:8.2f} "
             f"{cpu / max(gcpu, 1e-3):6.1f} {rss:8.0f}M {taken:>5}"
         )
         if again:
             print(f"{'':>12} read again: {again}")
     print(
-        "ours: recompile-doctor analyze --format json -o /dev/null (all its processes); grep: "
+        "ours: recompile-doctor analyze --format json -o /dev/null (all its processes); 1 proc: "
+        "the same read by one process (RECOMPILE_DOCTOR_WORKERS=1), wall seconds; grep: "
         "grep -c -F with the format's key strings; MB/s: of log text per wall second; x grep: "
         "wall seconds, then CPU seconds, against grep's; parts: the workers' parts taken over "
         "by the reader before them, of all (`-v` says where)"

@@ -154,13 +154,20 @@ def parts_read(err: str) -> tuple[str, str]:
 
 
 def run_analyze(
-    path: Path, plain: bool = False, err: list[str] | None = None, fmt: str | None = None
+    path: Path,
+    plain: bool = False,
+    err: list[str] | None = None,
+    fmt: str | None = None,
+    workers: int | None = None,
 ) -> tuple[float, float, float, int]:
-    """``analyze --format json -o /dev/null -v`` (``--log-format fmt`` if given) in a fresh
-    process: see :func:`timed` (``-v`` says how the log's parts were read: :func:`parts_read`)."""
+    """``analyze --format json -o /dev/null -v`` (``--log-format fmt`` if given; ``workers``:
+    the processes per log, else as many as it takes) in a fresh process: see :func:`timed`
+    (``-v`` says how the log's parts were read: :func:`parts_read`)."""
     env = dict(os.environ)
     if plain:
         env["RECOMPILE_DOCTOR_PLAIN"] = "1"
+    if workers is not None:
+        env["RECOMPILE_DOCTOR_WORKERS"] = str(workers)
     cmd = [sys.executable, "-m", "recompile_doctor", "analyze", str(path), "--format", "json"]
     if fmt is not None:
         cmd += ["--log-format", fmt]
