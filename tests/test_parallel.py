@@ -987,13 +987,14 @@ def _same_as_one_process(path: Path, share: float, processes: int, late: bool) -
 
 
 def _few_checkpoints(mp: pytest.MonkeyPatch) -> None:
-    """Workers record a few first checkpoints, then late ones every 16 lines or more, at
-    most 4 (so that they are thinned out)."""
+    """Workers record a few first checkpoints, then late ones every 16 lines, at most 4 (so
+    that they are thinned out)."""
     mp.setattr(_parallel, "CHECKPOINTS", 40)
     mp.setattr(_parallel, "CHECKPOINTS_DENSE", 8)
     mp.setattr(_parallel, "CHECKPOINT_EVERY", 8)
     mp.setattr(_parallel, "LATE_EVERY", 16)
     mp.setattr(_parallel, "LATE_MAX", 4)
+    mp.setattr(_parallel, "LATE_COST", 1e9)  # (spaced by lines only: the same on any machine)
 
 
 def test_a_worker_is_met_again_at_a_late_checkpoint_after_a_name_it_missed(
