@@ -32,6 +32,13 @@ class Decoded(NamedTuple):
 
 
 UNRECOGNIZED = Decoded("unrecognized")
+#: a recognized line without events (most of them: one answer for all, not one per line)
+RECOGNIZED = Decoded("recognized")
+
+
+def recognized(events: list[TypedEvent]) -> Decoded:
+    """The answer for a recognized line with these ``events``."""
+    return Decoded("recognized", tuple(events)) if events else RECOGNIZED
 
 
 class Decoder(Protocol):

@@ -40,7 +40,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, LineStatus, SkipMode
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LineStatus, SkipMode, recognized
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 
@@ -218,7 +218,9 @@ class PtxlaDecoder:
         self.continuing = self._block is not None or self._metric_name is not None
         if problem is not None:
             return Decoded("malformed", tuple(out), problem)
-        return Decoded(status, tuple(out))
+        if status == "recognized":
+            return recognized(out)
+        return Decoded(status, tuple(out)) if out else UNRECOGNIZED
 
     # -- blocks --------------------------------------------------------------------------
     def _span(self, lineno: int, text: str) -> Span:

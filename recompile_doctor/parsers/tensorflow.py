@@ -45,7 +45,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
+from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode, recognized
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
 
@@ -320,7 +320,7 @@ class TensorFlowDecoder:
             return Decoded("malformed", problem=str(e))
         if events is None:
             return UNRECOGNIZED
-        return Decoded("recognized", tuple(events))
+        return recognized(events)
 
     # -- helpers --------------------------------------------------------------------------
     def _record(self, kind: str, sp: Span, module: str | None = None, **detail: Any) -> Event:

@@ -22,7 +22,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, SkipMode
+from recompile_doctor.parsers._format import Decoded, SkipMode, recognized
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
@@ -175,7 +175,7 @@ class TorchLogDecoder:
         self.continuing = self._block is not None or self._held_warning is not None
         if problem is not None:
             return Decoded("malformed", tuple(out), problem)
-        return Decoded("recognized", tuple(out))
+        return recognized(out)
 
     # -- blocks --------------------------------------------------------------------------
     def _starts_block(self, ln: _Line) -> bool:

@@ -25,7 +25,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, SkipMode
+from recompile_doctor.parsers._format import Decoded, SkipMode, recognized
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
@@ -143,7 +143,7 @@ class TorchTraceDecoder:
             self.continuing = True
         else:
             out.extend(self._events(new))
-        return Decoded("recognized", tuple(out))
+        return recognized(out)
 
     # -- envelopes -----------------------------------------------------------------------
     def _events(self, env: _Envelope) -> list[TypedEvent]:
