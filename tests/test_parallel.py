@@ -1174,6 +1174,11 @@ def test_an_entry_from_before_the_part_is_the_workers_own_once_asked_for() -> No
     worker.seen.discard("jit_f")
     missed.clear()
     assert "jit_f" not in worker.seen and missed == [("seen", "jit_f")]
+    # a value that cannot be compared (a callback) is taken as changed
+    worker.names._inherited["h"] = same.names["h"] = print  # type: ignore[attr-defined]
+    missed.clear()
+    assert worker.names.get("h") is print
+    assert knew(same, missed)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("broken", ["garbage", "missing", "conflict"])

@@ -407,13 +407,17 @@ class _MissSet(set):  # type: ignore[type-arg]
         set.discard(self, item)
 
 
+#: the state of a value that cannot be compared (no state is a tuple of one item)
+_UNCOMPARABLE = ("\x00",)
+
+
 def _value_state(value: object) -> object:
-    """The state of an inherited entry's value as a miss record carries it (None: it
-    cannot be compared, and is taken as changed)."""
+    """The state of an inherited entry's value as a miss record carries it
+    (:data:`_UNCOMPARABLE`: it cannot be compared, and is taken as changed)."""
     try:
         return state_of(value)
     except Unsyncable:
-        return None
+        return _UNCOMPARABLE
 
 
 def knew(decoder: Decoder, missed: list[tuple[object, ...]]) -> bool:
@@ -429,7 +433,7 @@ def knew(decoder: Decoder, missed: list[tuple[object, ...]]) -> bool:
                 if got is not None and key in got:
                     return True
                 continue
-            if got is None or key not in got:
+            if got is None or key not in got or item[2] == _UNCOMPARABLE:
                 return True
             if isinstance(got, Mapping) and _value_state(got[key]) != item[2]:
                 return True
