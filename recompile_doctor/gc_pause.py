@@ -15,8 +15,8 @@ LONG_LIVED_THRESHOLDS = (50_000, 20, 100)
 
 
 def collect_less_often() -> None:
-    """Set :data:`LONG_LIVED_THRESHOLDS` for the rest of the process (the command line's:
-    a library call leaves its host's collector alone)."""
+    """Set :data:`LONG_LIVED_THRESHOLDS` for the rest of the process (the command line's,
+    and a log's forked workers': a library call leaves its host's collector alone)."""
     gc.set_threshold(*LONG_LIVED_THRESHOLDS)
 
 

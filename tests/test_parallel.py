@@ -1211,3 +1211,34 @@ def test_a_parent_that_cannot_end_with_the_workers_decoder_reads_on_itself(
     monkeypatch.setattr(_parallel.Stream, "_end_with", seen)
     assert _run(path, 2) == one
     assert ended == [None]
+
+
+def test_workers_collect_less_often_and_leave_the_callers_collector_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a library call (not the command line) with the host's own collector thresholds,
+    # WHEN several processes read a log, THEN each forked worker (a process of ours) runs
+    # with the thresholds for long-lived objects, and the caller's are as it set them
+    import gc
+
+    from recompile_doctor.gc_pause import LONG_LIVED_THRESHOLDS
+
+    seen = tmp_path / "thresholds"
+    work = _parallel.Team._work
+
+    def noted(team: _parallel.Team, *a: Any) -> None:
+        seen.write_text(repr(gc.get_threshold()))
+        work(team, *a)
+
+    monkeypatch.setattr(_parallel.Team, "_work", noted)
+    host = gc.get_threshold()
+    try:
+        gc.set_threshold(701, 11, 12)
+        path = _repeated(
+            ROOT / "fixtures" / "jax" / "growing_shape" / "run.log", tmp_path / "a.log"
+        )
+        _run(path, 2)
+        assert gc.get_threshold() == (701, 11, 12)
+    finally:
+        gc.set_threshold(*host)
+    assert seen.read_text() == repr(LONG_LIVED_THRESHOLDS)

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any, BinaryIO, NamedTuple, Protocol
 
 from recompile_doctor.events import TypedEvent
+from recompile_doctor.gc_pause import collect_less_often
 from recompile_doctor.parsers._checkpoint import (
     agrees,
     checkpoint,
@@ -498,6 +499,8 @@ class Team:
             code = 1
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
+                # (the process is ours, whatever the host's collector: see gc_pause)
+                collect_less_often()
                 self._work(k, ident, decoder, make_lines, events, meta)
                 code = 0
             except _Orphaned:  # the parent is gone, and cannot remove the team's files
