@@ -411,6 +411,17 @@ class Verdicts(Sequence[Verdict]):
         #: the places of each one's reasons: reason_at[reasons_end[k - 1]:reasons_end[k]]
         self.reason_at = array("I")
         self.reasons_end = array("I", [0]) * n
+        #: the compilation made last (id, object): a recompilation's previous compilation is
+        #: often the one before's (a function recompiled again and again), made once
+        self._made: tuple[int, Compilation] | None = None
+
+    def _compiled(self, cid: int) -> Compilation:
+        made = self._made
+        if made is not None and made[0] == cid:
+            return made[1]
+        c = self._table[cid]
+        self._made = (cid, c)
+        return c
 
     def add(
         self, rules: tuple[str, ...], log_rules: tuple[str, ...], dump_rules: tuple[str, ...]
@@ -455,10 +466,10 @@ class Verdicts(Sequence[Verdict]):
         cid = self._compilation[k]
         a = self.reasons_end[k - 1] if k > 0 else 0
         b = self.reasons_end[k]
-        table = self._table
+        previous = self._compiled(self._previous[k])
         return Verdict(
-            table[self._previous[k]],
-            table[cid],
+            previous,
+            self._compiled(cid),
             self._tuples[self._rules[k]],
             self._by_compilation.get(cid),
             ReasonsAt(self._reasons, tuple(self.reason_at[a:b])) if b > a else _NO_REASONS,
