@@ -9,8 +9,11 @@ least from.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from typing import TypeVar
 
+from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
 from recompile_doctor.parsers._lazy_re import lazy_re
 
@@ -254,6 +257,16 @@ _TORCH_DIRS = (
     "_refs/",
     "_prims/",
 )
+
+
+K = TypeVar("K")
+
+
+def in_line_order(held: Iterable[tuple[K, RecompileReason]]) -> list[RecompileReason]:
+    """Held reasons (the items of a decoder's table of them) in the order of their lines,
+    whatever the order they were held in (its ``finish``: see ``RESIDUAL_STATE`` in
+    :mod:`._checkpoint`)."""
+    return [r for _k, r in sorted(held, key=lambda kv: (kv[1].span.line, repr(kv[0])))]
 
 
 def comment_frame(text: str) -> tuple[str, bool] | None:

@@ -48,7 +48,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
+from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode, recognized
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
@@ -359,9 +359,6 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
     )
 
 
-_RECOGNIZED = Decoded("recognized")
-
-
 def _is_continuation(raw: str) -> bool:
     return raw[:1] in (" ", "\t") and bool(raw.strip())
 
@@ -436,7 +433,7 @@ class JaxDecoder:
         if self.continuing:
             if _is_continuation(raw) and len(self._block) < MAX_BLOCK_LINES:
                 self._block.append((lineno, raw))
-                return _RECOGNIZED
+                return RECOGNIZED
             out.extend(self._close_block())
         pl = split_pylog(raw)
         if pl.seconds is not None:
@@ -451,7 +448,7 @@ class JaxDecoder:
             out.append(ProcessStarted(sp, None, FRAMEWORK, None, new=False))
         out.extend(events)
         if status == "recognized":
-            return Decoded("recognized", tuple(out))
+            return recognized(out)
         if status == "malformed":
             return Decoded("malformed", tuple(out), problem)
         return Decoded("unrecognized", tuple(out)) if out else UNRECOGNIZED

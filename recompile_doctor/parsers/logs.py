@@ -315,7 +315,7 @@ class _FastPart:
         adopt = stopped is None or self._retry(stopped)
         # (after a stream that stopped at a missed name, a match before that line would give
         # again events the stream gave: a part after the worker's, which it read on into)
-        since = stopped.missed_at or 0 if stopped is not None else 0
+        since = (stopped.missed_at or 0) if stopped is not None else 0
         self.stream = None
         for got in self._onward:
             if isinstance(got, _parallel.Match):

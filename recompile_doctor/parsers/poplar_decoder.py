@@ -27,7 +27,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode
+from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import (
     NO_PREFIX,
@@ -80,7 +80,7 @@ KEEP_KINDS = frozenset(
 _FOLD_LOAD_START = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NOTES
 
 #: a folded line: recognized, but nothing in it the timeline would use
-_FOLDED = Decoded("recognized")
+_FOLDED = RECOGNIZED
 
 #: the text after a well-formed time stamp -> (the prefix, the message) of a step line
 #: (``Execute M``) that ended so: a line's prefix fields and message depend on that text

@@ -32,6 +32,7 @@ from recompile_doctor.parsers._torch_guards import (
     explain,
     failure_values,
     guard_text,
+    in_line_order,
     missing_new,
     split_entry,
     tree_guard_value,
@@ -131,8 +132,7 @@ class TorchLogDecoder:
             guess = self._guessed.get((rank or None, frame))
             out.append(self._started(span, guess[0] if guess else None, cid))
         self._pending.clear()
-        held = sorted(self._held.items(), key=lambda kv: (kv[1].span.line, repr(kv[0])))
-        out.extend(reason for _key, reason in held)
+        out.extend(in_line_order(self._held.items()))
         self._held.clear()
         return iter(out)
 

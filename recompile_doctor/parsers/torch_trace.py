@@ -31,6 +31,7 @@ from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
     explain,
+    in_line_order,
     missing_new,
     split_entry,
     tree_guard_value,
@@ -105,9 +106,7 @@ class TorchTraceDecoder:
     def finish(self) -> Iterator[TypedEvent]:
         env, self._open = self._open, None
         out = self._events(env) if env is not None else []
-        # (in the order of their lines, whatever the order they were held in)
-        held = sorted(self._held.items(), key=lambda kv: (kv[1].span.line, repr(kv[0])))
-        out.extend(reason for _key, reason in held)
+        out.extend(in_line_order(self._held.items()))
         self._held.clear()
         return iter(out)
 
