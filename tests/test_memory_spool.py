@@ -211,7 +211,7 @@ def test_events_of_long_lines_go_to_the_file_by_their_size(small_spool: Path) ->
         assert sum(len(e.text) for e in sp._buffer) <= spool.SPOOL_CHARS + 100_000
     assert sp.spooled
     # AND each chunk written (read back at once) holds no more than that either
-    assert max(length for _, length in sp._chunks) <= spool.SPOOL_CHARS + 200_000
+    assert max(length for _, _, length in sp._chunks) <= spool.SPOOL_CHARS + 200_000
     assert [e.line for e in sp] == list(range(1, 200))
     sp.close()
 
@@ -253,6 +253,58 @@ def test_packed_reads_back_what_was_appended(
     assert list(p) == expected and [p[i] for i in range(len(items))] == expected
     with pytest.raises(IndexError):
         p[len(items)]
+    # AND a copy for another process carries the items, packed as they were
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(p))
+    assert isinstance(copy, Packed) and copy == expected and repr(copy) == repr(p)
+    p.close()
+    copy.close()
+
+
+def test_packed_chunks_are_kept_in_a_file_not_in_memory(small_spool: Path) -> None:
+    # GIVEN a packed sequence of 100 items in chunks of 8, the first chunk plain
+    p: Packed[str] = Packed()
+    for n in range(100):
+        p.append(f"item {n}")
+    # THEN its packed chunks are places in one nameless temporary file, not bytes
+    assert isinstance(p._chunks[0], list)
+    assert all(isinstance(c, tuple) and len(c) == 3 for c in p._chunks[1:])
+    assert len({c[0] for c in p._chunks[1:]}) == 1  # type: ignore[index]
+    assert os.listdir(small_spool) == []
+    if os.path.isdir("/proc/self/fd"):
+        assert len(_open_files_under(small_spool)) == 1
+    assert p[50] == "item 50" and list(p) == [f"item {n}" for n in range(100)]
+    # WHEN it is closed THEN its file is gone and a packed chunk cannot be read any more
+    p.close()
+    if os.path.isdir("/proc/self/fd"):
+        assert _open_files_under(small_spool) == []
+    assert p[3] == "item 3"  # (the plain chunk)
+    with pytest.raises(ValueError):
+        p[60]
+
+
+def test_blobs_written_after_a_fork_go_to_a_file_of_their_own(
+    small_spool: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recompile_doctor.timeline.blobs import Blobs
+
+    # GIVEN blobs written by this process
+    b = Blobs("rd-test-")
+    first = b.put(b"before the fork")
+    # WHEN another process (a fork: another pid) writes
+    pid = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: pid + 1)
+    second = b.put(b"after")
+    # THEN its blob is in a new file, from its start, and both read back
+    assert second[0] is not first[0] and second[1:] == (0, 5)
+    assert Blobs.get(first) == b"before the fork" and Blobs.get(second) == b"after"
+    # AND closing closes both files
+    b.close()
+    with pytest.raises(ValueError):
+        Blobs.get(first)
+    with pytest.raises(ValueError):
+        Blobs.get(second)
 
 
 def test_spooled_events_travel_to_another_process_whole(tmp_path: Path, small_spool: Path) -> None:

@@ -239,9 +239,11 @@ class TimelineBuilder:
         self._one_copy = OneCopy()
 
     def close(self) -> None:
-        """Drop the events spooled so far (their temporary file) when the run is abandoned;
-        after :meth:`finish` the report's events own the spool."""
+        """Drop the events spooled so far and the packed chunks (their temporary files) when
+        the run is abandoned; after :meth:`finish` the timeline and the report own them."""
         self._events.close()
+        for packed in (self._lookups, self._notes, self._switches, self._reasons):
+            packed.close()
 
     # -- processes -----------------------------------------------------------------------
     def _new_process(self, sp: Span) -> _Process:

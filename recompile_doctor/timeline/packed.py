@@ -1,11 +1,15 @@
 """A sequence kept packed: what the timeline holds one of per compilation (cache lookups,
-framework reasons, notes) takes a few bytes an item instead of a few hundred.
+framework reasons, notes) takes a few bytes of memory an item instead of a few hundred.
 
 Items are appended one at a time; every :data:`PACK_CHUNK` of them are pickled together and
 compressed (log lines repeat most of their words, so a chunk shrinks ten times or more), and
 unpacked again, a chunk at a time, whenever the sequence is read.  The first
 :data:`PLAIN_CHUNKS` chunks stay as they are: a sequence of a few thousand items is never
-packed, and the analyses that pass over a long one many times unpack only its rest.
+packed, and the analyses that pass over a long one many times unpack only its rest.  Packed
+chunks are kept in an anonymous temporary file (:mod:`.blobs`), not in memory: what a
+sequence holds in memory does not grow with its length (a chunk's place, 70 bytes for 1,024
+items), and a run of a million compilations does not hold 25 MB of packed reasons and
+lookups.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import pickle
 import zlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar, overload
+
+from recompile_doctor.timeline.blobs import Blob, Blobs
 
 T = TypeVar("T")
 
@@ -43,8 +49,9 @@ class Packed(Sequence[T]):
     def __init__(self, chunk: int | None = None, plain: int | None = None) -> None:
         self._size = PACK_CHUNK if chunk is None else chunk
         self._plain = PLAIN_CHUNKS if plain is None else plain
-        #: full chunks: the first ``plain`` as lists, the rest packed
-        self._chunks: list[list[T] | bytes] = []
+        #: full chunks: the first ``plain`` as lists, the rest packed (in ``_blobs``)
+        self._chunks: list[list[T] | Blob] = []
+        self._blobs: Blobs | None = None
         self._tail: list[T] = []
         self._n = 0
         self._last: tuple[int, list[T]] | None = None  # the chunk unpacked last
@@ -54,8 +61,14 @@ class Packed(Sequence[T]):
         self._n += 1
         if len(self._tail) >= self._size:
             full = self._tail
-            self._chunks.append(full if len(self._chunks) < self._plain else _pack(full))
+            self._chunks.append(full if len(self._chunks) < self._plain else self._pack(full))
             self._tail = []
+
+    def _pack(self, items: list[T]) -> Blob:
+        blobs = self._blobs
+        if blobs is None:
+            blobs = self._blobs = Blobs("recompile-doctor-packed-")
+        return blobs.put(_pack(items))
 
     def __len__(self) -> int:
         return self._n
@@ -88,8 +101,8 @@ class Packed(Sequence[T]):
         data = self._chunks[k]
         items: list[T] = _unpack(data)
         items[j] = item
-        if isinstance(data, bytes):
-            self._chunks[k] = _pack(items)
+        if not isinstance(data, list):
+            self._chunks[k] = self._pack(items)  # (the old blob's bytes stay, unread)
         self._last = None
 
     def _where(self, i: int) -> tuple[int, int]:
@@ -101,8 +114,25 @@ class Packed(Sequence[T]):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        packed = sum(1 for c in self._chunks if isinstance(c, bytes))
+        packed = sum(1 for c in self._chunks if not isinstance(c, list))
         return f"Packed({len(self)} items, {packed} chunks packed)"
+
+    def close(self) -> None:
+        """Remove the packed chunks' temporary file now rather than when the sequence is
+        dropped (reading a packed chunk afterwards is an error)."""
+        if self._blobs is not None:
+            self._blobs.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a copy for another process carries the items (its temporary file stays here)
+        return (_repacked, (list(self), self._size, self._plain))
+
+
+def _repacked(items: list[T], chunk: int, plain: int) -> Packed[T]:
+    p: Packed[T] = Packed(chunk, plain)
+    for item in items:
+        p.append(item)
+    return p
 
 
 def _pack(items: list[T]) -> bytes:
@@ -191,9 +221,9 @@ class _Pickler(pickle.Pickler):
         return rebuilt, (type(obj), tuple([getattr(obj, n) for n, _ in setters]))
 
 
-def _unpack(data: list[T] | bytes) -> list[T]:
+def _unpack(data: list[T] | Blob) -> list[T]:
     """A chunk's items (a plain chunk is its own list)."""
-    if not isinstance(data, bytes):
+    if isinstance(data, list):
         return data
-    items: list[T] = pickle.loads(zlib.decompress(data))
+    items: list[T] = pickle.loads(zlib.decompress(Blobs.get(data)))
     return items

@@ -16,10 +16,10 @@ import heapq
 import itertools
 import pickle
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import IO, Any, overload
+from typing import Any, overload
 
 from recompile_doctor.model import Event
-from recompile_doctor.read_at import read_at
+from recompile_doctor.timeline.blobs import Blob, Blobs
 
 #: events kept in memory before the spool goes to a temporary file
 SPOOL_AFTER = 4096
@@ -48,8 +48,8 @@ class EventSpool:
     def __init__(self, spool_after: int | None = None) -> None:
         self._spool_after = SPOOL_AFTER if spool_after is None else spool_after
         self._buffer: list[Event] = []
-        self._file: IO[bytes] | None = None
-        self._chunks: list[tuple[int, int]] = []  # (offset, length) of each written chunk
+        self._blobs = Blobs("recompile-doctor-events-")
+        self._chunks: list[Blob] = []  # each written chunk
         self._n = 0
         #: runs of consecutive events of one input: [source, first line, last line]
         self._runs: list[list[Any]] = []
@@ -63,7 +63,7 @@ class EventSpool:
     @property
     def spooled(self) -> bool:
         """True once events went to the temporary file."""
-        return self._file is not None
+        return self._blobs.used
 
     def append(self, ev: Event) -> None:
         runs = self._runs
@@ -82,7 +82,7 @@ class EventSpool:
         self._n += 1
         self._chars += len(ev.text)
         if (
-            len(self._buffer) >= (CHUNK if self._file is not None else self._spool_after)
+            len(self._buffer) >= (CHUNK if self._chunks else self._spool_after)
             or self._chars >= SPOOL_CHARS
         ):
             self._spill()
@@ -106,12 +106,6 @@ class EventSpool:
         return False
 
     def _spill(self) -> None:
-        if self._file is None:
-            import tempfile  # only past the spool threshold: not at every start
-
-            # closed by close(), or with the report; nameless, so nothing is left behind
-            self._file = tempfile.TemporaryFile(prefix="recompile-doctor-events-")  # noqa: SIM115
-        f = self._file
         buf = self._buffer
         # the last few stay, so that an event coming a little late can still be put in its
         # place (:meth:`_insert`)
@@ -123,19 +117,16 @@ class EventSpool:
             chars += len(e.text)
             if len(rows) >= CHUNK or chars >= SPOOL_CHARS:
                 # (a chunk is read back at once: it is bounded in events and in text)
-                self._write_chunk(f, rows)
+                self._write_chunk(rows)
                 rows = []
                 chars = 0
         if rows:
-            self._write_chunk(f, rows)
+            self._write_chunk(rows)
         self._buffer = kept
         self._chars = sum(len(e.text) for e in kept)
 
-    def _write_chunk(self, f: IO[bytes], rows: list[_EventTuple]) -> None:
-        data = pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
-        f.seek(0, 2)
-        self._chunks.append((f.tell(), len(data)))
-        f.write(data)
+    def _write_chunk(self, rows: list[_EventTuple]) -> None:
+        self._chunks.append(self._blobs.put(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)))
 
     def in_order(self, order: Mapping[str, int]) -> bool:
         """True when the events came sorted by (``order`` of their input, line)."""
@@ -152,30 +143,19 @@ class EventSpool:
     def __iter__(self) -> Iterator[Event]:
         if self._closed:
             raise ValueError("the events' temporary file was closed")
-        f = self._file
-        if f is not None:
-            f.flush()
-            for offset, length in self._chunks:
-                # (the file's offset stays where it is, for a forked process reading the
-                # same file -- :mod:`recompile_doctor.events_json`; a file closed meanwhile
-                # raises ValueError: its descriptor may be another file's by now)
-                rows: list[_EventTuple] = pickle.loads(read_at(f, length, offset))
-                for row in rows:
-                    yield Event(*row)
+        for blob in self._chunks:
+            # (the file's offset stays where it is, for a forked process reading the same
+            # file -- :mod:`recompile_doctor.events_json`)
+            rows: list[_EventTuple] = pickle.loads(Blobs.get(blob))
+            for row in rows:
+                yield Event(*row)
         yield from list(self._buffer)
 
     def close(self) -> None:
         """Remove the temporary file (reading the events afterwards is an error)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        if self._chunks:
+            self._blobs.close()
             self._closed = True
-
-    def __del__(self) -> None:
-        # a report dropped unclosed: its file goes with it, as its owner's, not as a file
-        # object the collector finds open (Python warns of those)
-        if getattr(self, "_file", None) is not None:
-            self.close()
 
 
 class ReportEvents(Sequence[Event]):
