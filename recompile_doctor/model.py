@@ -522,14 +522,16 @@ class Report:
     events_text: EventsText | None = field(default=None, compare=False, repr=False)
 
     def close(self) -> None:
-        """Remove the temporary file a long run's events are read back from, now rather
-        than when the report is dropped (its events cannot be read after that).  A report
-        is also a context manager: ``with analyze(log) as report: ...``."""
+        """Remove the temporary files a long run's events (and a very long run's
+        compilations) are read back from, now rather than when the report is dropped (they
+        cannot be read after that).  A report is also a context manager: ``with
+        analyze(log) as report: ...``."""
         if self.events_text is not None:
             self.events_text.close()
-        close = getattr(self.events, "close", None)
-        if close is not None:
-            close()
+        for kept in (self.events, self.compilations):
+            close = getattr(kept, "close", None)
+            if close is not None:
+                close()
 
     def __enter__(self) -> Report:
         return self

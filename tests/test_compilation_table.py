@@ -22,9 +22,12 @@ import gc
 import math
 import pickle
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import example, given
@@ -38,7 +41,8 @@ from recompile_doctor.api import summarize
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import Compilation
 from recompile_doctor.parsers import ParseCounter, parse_log
-from recompile_doctor.timeline import TimelineBuilder, function_key
+from recompile_doctor.reports import render
+from recompile_doctor.timeline import TimelineBuilder, column, function_key
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, Lazy
 from recompile_doctor.timeline.types import Timeline
 
@@ -57,6 +61,19 @@ def _timeline(*paths: Path) -> Timeline:
         for ev in parse_log(str(path), ParseCounter(str(path)), fold=True):
             b.feed(ev)
     return b.finish()
+
+
+@contextmanager
+def _spilling(after: int = 1, rows: int = 2, cached: int = 1) -> Iterator[None]:
+    """Tables go to their temporary file after ``after`` compilations, in chunks of
+    ``rows``, ``cached`` chunks read back at a time (a context manager: hypothesis tests
+    take no function-scoped fixture)."""
+    with (
+        mock.patch.object(column, "SPILL_AFTER", after),
+        mock.patch.object(column, "CHUNK_ROWS", rows),
+        mock.patch.object(column, "CACHED", cached),
+    ):
+        yield
 
 
 def _held_compilations() -> int:
@@ -105,8 +122,16 @@ def _rows(draw: Any) -> dict[str, Any]:
     }
 
 
-@given(st.lists(_rows(), max_size=8))
-def test_a_row_reads_back_as_the_compilation_of_its_fields(rows: list[dict[str, Any]]) -> None:
+@given(st.lists(_rows(), max_size=12), st.none() | st.tuples(st.integers(1, 4), st.integers(1, 3)))
+def test_a_row_reads_back_as_the_compilation_of_its_fields(
+    rows: list[dict[str, Any]], spill: tuple[int, int] | None
+) -> None:
+    # (spill: the columns go to their file after the first compilations, in tiny chunks)
+    with _spilling(*(spill or (10**9, 8)), cached=1):
+        _rows_read_back(rows, spilled=spill is not None and len(rows) >= spill[0])
+
+
+def _rows_read_back(rows: list[dict[str, Any]], spilled: bool) -> None:
     table = CompilationTable()
     expected = []
     causes = {}
@@ -177,6 +202,11 @@ def test_a_row_reads_back_as_the_compilation_of_its_fields(rows: list[dict[str, 
         assert table.compiled_of(c.id) == c.compiled
         assert table.function_key_of(c.id) == function_key(c.module)
         assert table.seconds_of(c.id) == (c.duration_s or 0.0)
+    assert (table._blobs is not None) == spilled
+    # AND a copy for another process reads the same (its columns plain)
+    copy = pickle.loads(pickle.dumps(got))
+    assert list(copy) == expected and copy._blobs is None
+    table.close()
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -250,6 +280,23 @@ def _check_columns_against_objects(tl: Timeline) -> None:
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_columns_give_what_the_objects_give(path: Path) -> None:
     _check_columns_against_objects(_timeline(path))
+    with _spilling():
+        _check_columns_against_objects(_timeline(path))
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_table_in_a_file_gives_the_same_reports(path: Path) -> None:
+    # GIVEN a log fixture analyzed with its compilations kept in memory
+    with analyze(path) as plain:
+        expected = [plain.dumps(), *(str(render(plain, f)) for f in ("text", "markdown"))]
+    # WHEN its table goes to its temporary file after the first compilation, in chunks of
+    # two rows, one read back at a time (every read of another chunk reads the file)
+    with _spilling(), analyze(path) as report:
+        spilled = report.compilations._blobs is not None  # type: ignore[attr-defined]
+        got = [report.dumps(), *(str(render(report, f)) for f in ("text", "markdown"))]
+    # THEN the reports are byte for byte the same
+    assert spilled == (len(plain.compilations) >= 1)
+    assert got == expected
 
 
 def test_the_columns_give_what_the_objects_give_across_runs() -> None:

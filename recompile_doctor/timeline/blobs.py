@@ -13,6 +13,7 @@ first.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import IO
 
 from recompile_doctor.read_at import read_at
@@ -52,12 +53,18 @@ class Blobs:
             self._pid = os.getpid()
             self._end = 0
         at = self._end
-        f.seek(at)
-        view = memoryview(data)
-        while view:  # (an unbuffered write may write less than it was given)
-            view = view[f.write(view) or 0 :]
+        _write(f, at, data)
         self._end = at + len(data)
         return f, at, len(data)
+
+    def rewrite(self, blob: Blob, data: bytes) -> bool:
+        """Write ``data`` in place of ``blob``, of the same length, written by this
+        process; False (nothing written) otherwise."""
+        f, at, n = blob
+        if f is not self._file or self._pid != os.getpid() or len(data) != n:
+            return False
+        _write(f, at, data)
+        return True
 
     @staticmethod
     def get(blob: Blob) -> bytes:
@@ -76,8 +83,24 @@ class Blobs:
         self._old.clear()
         self._file = None
 
+    def __reduce__(self) -> tuple[Callable[[], None], tuple[()]]:
+        # a copy for another process has none: the blobs' owners (a packed sequence, a
+        # spilled column) carry their items, and a spilled table is a plain one there
+        return (_none, ())
+
     def __del__(self) -> None:
         # dropped unclosed: its files go with it, as its own, not as file objects the
         # collector finds open (Python warns of those)
         if getattr(self, "_file", None) is not None or getattr(self, "_old", None):
             self.close()
+
+
+def _write(f: IO[bytes], at: int, data: bytes) -> None:
+    f.seek(at)
+    view = memoryview(data)
+    while view:  # (an unbuffered write may write less than it was given)
+        view = view[f.write(view) or 0 :]
+
+
+def _none() -> None:
+    return None

@@ -136,9 +136,20 @@ def _repacked(items: list[T], chunk: int, plain: int) -> Packed[T]:
 
 
 def _pack(items: list[T]) -> bytes:
+    return zlib.compress(dumps(items), 1)
+
+
+def dumps(items: list[Any]) -> bytes:
+    """``items`` pickled, a slotted dataclass as its class and field values (see below)."""
     buf = io.BytesIO()
     _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(items)
-    return zlib.compress(buf.getvalue(), 1)
+    return buf.getvalue()
+
+
+def loads(data: bytes) -> list[Any]:
+    """The items :func:`dumps` pickled."""
+    items: list[Any] = pickle.loads(data)
+    return items
 
 
 # A slotted dataclass unpickles through dataclasses' __setstate__, which looks up the
@@ -225,5 +236,4 @@ def _unpack(data: list[T] | Blob) -> list[T]:
     """A chunk's items (a plain chunk is its own list)."""
     if isinstance(data, list):
         return data
-    items: list[T] = pickle.loads(zlib.decompress(Blobs.get(data)))
-    return items
+    return loads(zlib.decompress(Blobs.get(data)))

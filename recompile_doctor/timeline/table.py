@@ -23,6 +23,9 @@ from typing import Any, Generic, TypeVar, overload
 
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
+from recompile_doctor.timeline import column
+from recompile_doctor.timeline.blobs import Blobs
+from recompile_doctor.timeline.column import Spilled, codec_of
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.packed import rebuilt, sequence_eq
 
@@ -88,21 +91,33 @@ class Lazy(Generic[T]):
     takes no memory until then: a JAX run has no graph hash, ordinal or rank, a Poplar run
     has them all (the column is made whole at the first other value)."""
 
-    __slots__ = ("_make", "_n", "fill", "items")
+    __slots__ = ("_blobs", "_make", "_n", "fill", "items")
 
     def __init__(self, fill: T, make: Callable[[], MutableSequence[T]]) -> None:
         self.fill = fill
         self._make = make
         self._n = 0
         #: the whole column, once a row holds another value than ``fill``
-        self.items: MutableSequence[T] | None = None
+        self.items: MutableSequence[T] | Spilled[T] | None = None
+        self._blobs: Blobs | None = None  # the file of a spilled table (see spill())
 
-    def _whole(self) -> MutableSequence[T]:
+    def _whole(self) -> MutableSequence[T] | Spilled[T]:
         items = self.items
         if items is None:
-            items = self.items = self._make()
-            items.extend(repeat(self.fill, self._n))
+            fill = repeat(self.fill, self._n)
+            made = self._make()
+            if self._blobs is not None:
+                items = self.items = Spilled.of(fill, codec_of(made), self._blobs)
+            else:
+                made.extend(fill)
+                items = self.items = made
         return items
+
+    def spill(self, blobs: Blobs) -> None:
+        """Keep the column in ``blobs`` from now on (and when it is made whole)."""
+        self._blobs = blobs
+        if self.items is not None:
+            self.items = Spilled.of(self.items, codec_of(self.items), blobs)
 
     def append(self, v: T) -> None:
         if self.items is None and v == self.fill:
@@ -136,6 +151,7 @@ class CompilationTable(Sequence[Compilation]):
     compilations in the same order."""
 
     __slots__ = (
+        "_blobs",
         "_causes",
         "_fn_keys",
         "cache",
@@ -159,23 +175,27 @@ class CompilationTable(Sequence[Compilation]):
         #: a compilation's module is its key's name, unless this says otherwise
         self.other_module: Lazy[str | None] = Lazy(None, list)
         self.hash: Lazy[str | None] = Lazy(None, list)
-        self.source: list[str] = []
-        self.line = array("q")
-        self.t = array("d")
-        self.duration_s = array("d")
-        self.cache = bytearray()  # codes of CACHE_CODES
-        self.warmup = bytearray()
-        self.end_line = array("q")
+        # (each plain column becomes a Spilled one past column.SPILL_AFTER compilations)
+        self.source: list[str] | Spilled[str] = []
+        self.line: array[int] | Spilled[int] = array("q")
+        self.t: array[float] | Spilled[float] = array("d")
+        self.duration_s: array[float] | Spilled[float] = array("d")
+        self.cache: bytearray | Spilled[int] = bytearray()  # codes of CACHE_CODES
+        self.warmup: bytearray | Spilled[int] = bytearray()
+        self.end_line: array[int] | Spilled[int] = array("q")
         self.cache_file: Lazy[str | None] = Lazy(None, list)
         self.ordinal: Lazy[int] = Lazy(NO_INT, partial(array, "q"))
-        self.text: list[str] = []
+        self.text: list[str] | Spilled[str] = []
         #: the framework's key (framework, function, compile id, cache key, eager; shared by
         #: the compilations of one function); None: a Poplar compilation
-        self.key: list[CompileKey | None] = []
+        self.key: list[CompileKey | None] | Spilled[CompileKey | None] = []
         self.rank: Lazy[int] = Lazy(NO_RANK, partial(array, "i"))
-        self.process = array("i")  # the index of the process that compiled it
+        #: the index of the process that compiled it
+        self.process: array[int] | Spilled[int] = array("i")
         self._causes: Mapping[int, str] = {}
         self._fn_keys: dict[str, str] = {}
+        #: the temporary file of the columns, past column.SPILL_AFTER compilations
+        self._blobs: Blobs | None = None
 
     def append(
         self,
@@ -208,7 +228,40 @@ class CompilationTable(Sequence[Compilation]):
         self.key.append(key)
         self.rank.append(NO_RANK if rank is None else rank)
         self.process.append(process)
-        return len(self.source) - 1
+        n = len(self.source)
+        if n >= column.SPILL_AFTER and self._blobs is None:
+            self._spill()
+        return n - 1
+
+    #: the plain columns (arrays, byte arrays and lists) and the lazy ones
+    _PLAIN = (
+        "source",
+        "line",
+        "t",
+        "duration_s",
+        "cache",
+        "warmup",
+        "end_line",
+        "text",
+        "key",
+        "process",
+    )
+    _LAZY = ("other_module", "hash", "cache_file", "ordinal", "rank")
+
+    def _spill(self) -> None:
+        """Keep every column in a temporary file from now on (see :mod:`.column`)."""
+        blobs = self._blobs = Blobs("recompile-doctor-compilations-")
+        for name in self._PLAIN:
+            plain = getattr(self, name)
+            setattr(self, name, Spilled.of(plain, codec_of(plain), blobs))
+        for name in self._LAZY:
+            getattr(self, name).spill(blobs)
+
+    def close(self) -> None:
+        """Remove the columns' temporary file, if they have one (a long run's compilations
+        cannot be read after that)."""
+        if self._blobs is not None:
+            self._blobs.close()
 
     def module_of(self, i: int) -> str:
         """The module compilation ``i`` compiles."""
@@ -320,31 +373,89 @@ class CompilationTable(Sequence[Compilation]):
         return self._make(i % n)
 
     def __iter__(self) -> Iterator[Compilation]:
-        make = self._make
-        for i in range(len(self.source)):
-            yield make(i)
+        # the columns side by side (each read in order, a chunk at a time when spilled),
+        # not row by row: a row's fields are 14 reads
+        rows = zip(
+            self.other_module,
+            self.hash,
+            self.source,
+            self.line,
+            self.t,
+            self.duration_s,
+            self.cache,
+            self.warmup,
+            self.end_line,
+            self.cache_file,
+            self.ordinal,
+            self.text,
+            self.key,
+            self.rank,
+            strict=True,
+        )
+        made = self._made
+        for i, row in enumerate(rows):
+            yield made(i, *row)
 
     def _make(self, i: int) -> Compilation:
-        key = self.key[i]
-        values = (
+        return self._made(
             i,
-            self.module_of(i),
+            self.other_module[i],
             self.hash[i],
             self.source[i],
             self.line[i],
-            opt_float(self.t[i]),
-            opt_float(self.duration_s[i]),
-            CACHE_CODES[self.cache[i]],
-            bool(self.warmup[i]),
-            self._causes.get(i),
-            opt_int(self.end_line[i]),
+            self.t[i],
+            self.duration_s[i],
+            self.cache[i],
+            self.warmup[i],
+            self.end_line[i],
             self.cache_file[i],
-            opt_int(self.ordinal[i]),
+            self.ordinal[i],
             self.text[i],
+            self.key[i],
+            self.rank[i],
+        )
+
+    def _made(
+        self,
+        i: int,
+        other: str | None,
+        hash: str | None,
+        source: str,
+        line: int,
+        t: float,
+        duration_s: float,
+        cache: int,
+        warmup: int,
+        end_line: int,
+        cache_file: str | None,
+        ordinal: int,
+        text: str,
+        key: CompileKey | None,
+        rank: int,
+    ) -> Compilation:
+        """Compilation ``i`` of its row's values as the columns hold them."""
+        if other is None:
+            assert key is not None  # (a row without a key has its module in other_module)
+            other = key.name
+        values = (
+            i,
+            other,
+            hash,
+            source,
+            line,
+            opt_float(t),
+            opt_float(duration_s),
+            CACHE_CODES[cache],
+            bool(warmup),
+            self._causes.get(i),
+            opt_int(end_line),
+            cache_file,
+            opt_int(ordinal),
+            text,
             key.framework if key is not None else "poplar",
             key.function if key is not None else None,
             key.compile_id if key is not None else None,
-            None if (rank := self.rank[i]) == NO_RANK else rank,
+            None if rank == NO_RANK else rank,
             key.cache_key if key is not None else None,
             key.eager if key is not None else False,
         )

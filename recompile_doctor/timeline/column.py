@@ -1,0 +1,224 @@
+"""A column of the compilation table kept out of memory once the run is long.
+
+A run's compilations are columns (:mod:`.table`): arrays of numbers and lists of shared
+objects, about 75 bytes per compilation in memory, which a compile-heavy log of a few
+gigabytes turns into hundreds of megabytes.  Past :data:`SPILL_AFTER` compilations every
+column becomes a :class:`Spilled` one: its rows in chunks of :data:`CHUNK_ROWS`, the chunk
+being filled in memory, the others in an anonymous temporary file (:mod:`.blobs`), read back
+:data:`CACHED` chunks at a time (a row set there is written back when its chunk leaves).
+What a column holds in memory is then bounded whatever the length of the run.
+
+A :class:`Spilled` column answers what the table's readers ask of its arrays, lists and
+byte arrays (index, set, append, iterate, ``count``, ``find``), with the same results; a
+row costs a Python call to read instead of a C one, so the columns stay plain below the
+threshold, where memory is no concern.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
+from typing import Any, Generic, TypeVar, overload
+
+from recompile_doctor.timeline.blobs import Blob, Blobs
+from recompile_doctor.timeline.packed import dumps, loads
+
+T = TypeVar("T")
+
+#: compilations held in plain columns before the columns go to a temporary file
+SPILL_AFTER = 200_000
+#: rows per chunk written at once (an 8-byte column: 64 kB)
+CHUNK_ROWS = 8192
+#: chunks of a column read back and kept at once
+CACHED = 4
+
+
+class Codec(Generic[T]):
+    """How a column's chunk is made, written and read back: an array of one type code, a
+    byte array, or a list of objects (pickled)."""
+
+    __slots__ = ("decode", "encode", "fixed", "new")
+
+    def __init__(
+        self,
+        new: Callable[[], Any],
+        encode: Callable[[Any], bytes],
+        decode: Callable[[bytes], Any],
+        fixed: bool,
+    ) -> None:
+        self.new = new
+        self.encode = encode
+        self.decode = decode
+        #: a chunk's bytes have the same length whatever its values: rewritten in place
+        self.fixed = fixed
+
+
+def array_codec(typecode: str) -> Codec[Any]:
+    return Codec(lambda: array(typecode), array.tobytes, lambda b: array(typecode, b), fixed=True)
+
+
+BYTES: Codec[int] = Codec(bytearray, bytes, bytearray, fixed=True)
+
+
+#: objects pickled as packed sequences pickle theirs (a slotted dataclass by its values)
+OBJECTS: Codec[Any] = Codec(list, dumps, loads, fixed=False)
+
+
+def codec_of(column: Any) -> Codec[Any]:
+    """The codec of a plain column (an array, a byte array or a list)."""
+    if isinstance(column, array):
+        return array_codec(column.typecode)
+    if isinstance(column, bytearray):
+        return BYTES
+    return OBJECTS
+
+
+class Spilled(Sequence[T]):
+    """A column whose full chunks are in a temporary file; equal in what it answers to the
+    plain column it was made of."""
+
+    __slots__ = (
+        "_blobs",
+        "_cached",
+        "_codec",
+        "_dirty",
+        "_keep",
+        "_n",
+        "_places",
+        "_rows",
+        "_tail",
+    )
+
+    def __init__(self, codec: Codec[T], blobs: Blobs) -> None:
+        self._codec = codec
+        self._blobs = blobs
+        self._places: list[Blob] = []  # the full chunks, in order
+        self._tail: Any = codec.new()  # the chunk being filled
+        self._n = 0
+        self._cached: dict[int, Any] = {}  # chunk number -> its rows (read back)
+        self._dirty: set[int] = set()  # cached chunks with a row set since read
+        self._rows = CHUNK_ROWS  # (fixed for the column's life)
+        self._keep = CACHED
+
+    @classmethod
+    def of(cls, column: Iterable[T], codec: Codec[T], blobs: Blobs) -> Spilled[T]:
+        """A spilled column of the rows of a plain one."""
+        new = cls(codec, blobs)
+        new.extend(column)
+        return new
+
+    def append(self, v: T) -> None:
+        tail = self._tail
+        tail.append(v)
+        self._n += 1
+        if len(tail) >= self._rows:
+            self._places.append(self._blobs.put(self._codec.encode(tail)))
+            self._tail = self._codec.new()
+
+    def extend(self, values: Iterable[T]) -> None:
+        for v in values:
+            self.append(v)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def _chunk(self, k: int) -> Any:
+        """Full chunk ``k``'s rows, read back if they are not cached."""
+        got = self._cached.get(k)
+        if got is None:
+            cached = self._cached
+            if len(cached) >= self._keep:
+                self._evict(next(iter(cached)))  # the one read back first
+            got = cached[k] = self._codec.decode(Blobs.get(self._places[k]))
+        return got
+
+    def _evict(self, k: int) -> None:
+        rows = self._cached.pop(k)
+        if k in self._dirty:
+            self._dirty.discard(k)
+            data = self._codec.encode(rows)
+            place = self._places[k]
+            if self._codec.fixed and self._blobs.rewrite(place, data):
+                return
+            self._places[k] = self._blobs.put(data)  # (the old bytes stay, unread)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(self._n)
+            return list(islice(self, start, stop, step)) if step > 0 else list(self)[i]
+        n = self._n
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("column index out of range")
+        k, j = divmod(i, self._rows)
+        if k == len(self._places):
+            return self._tail[j]  # type: ignore[no-any-return]
+        return self._chunk(k)[j]  # type: ignore[no-any-return]
+
+    def __setitem__(self, i: int, v: T) -> None:
+        n = self._n
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError("column assignment index out of range")
+        k, j = divmod(i, self._rows)
+        if k == len(self._places):
+            self._tail[j] = v
+            return
+        self._chunk(k)[j] = v
+        self._dirty.add(k)
+
+    def _chunks(self, first: int = 0) -> Iterator[Any]:
+        """The rows of every chunk from chunk ``first`` on, in order (a chunk not cached is
+        read without caching it)."""
+        places = self._places
+        for k in range(first, len(places)):
+            got = self._cached.get(k)
+            yield got if got is not None else self._codec.decode(Blobs.get(places[k]))
+        if first <= len(places):
+            yield self._tail
+
+    def __iter__(self) -> Iterator[T]:
+        for rows in self._chunks():
+            yield from rows
+
+    def count(self, v: T) -> int:
+        return sum(rows.count(v) for rows in self._chunks())
+
+    def find(self, v: int, start: int = 0) -> int:
+        """The first row from ``start`` on holding ``v``, else -1 (a byte array's find)."""
+        if start < 0:
+            start = max(start + self._n, 0)
+        size = self._rows
+        k0 = start // size
+        for k, rows in enumerate(self._chunks(k0), k0):
+            at = rows.find(v, start - k * size if k == k0 else 0)
+            if at != -1:
+                return k * size + int(at)
+        return -1
+
+    def close(self) -> None:
+        """Remove the temporary file (shared by the table's columns)."""
+        self._blobs.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # a copy for another process is the plain column (its file stays here)
+        plain = self._codec.new()
+        plain.extend(self)
+        return (_same, (plain,))
+
+    def __repr__(self) -> str:
+        return f"Spilled({self._n} rows, {len(self._places)} chunks in a file)"
+
+
+def _same(column: T) -> T:
+    return column
+
+
+__all__ = ["CACHED", "CHUNK_ROWS", "SPILL_AFTER", "Spilled", "codec_of"]

@@ -1,0 +1,100 @@
+"""A compilation table's column kept in a temporary file answers as the plain column.
+
+GIVEN any sequence of appends and sets on an array, a byte array or a list, WHEN the same
+are done on a spilled column of it (tiny chunks, one or two read back at a time), THEN
+every read (index, negative index, slice, iteration, ``count``, ``find``, length) gives
+what the plain column gives, whenever it is asked; a copy for another process is the plain
+column; and nothing is left in the temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from array import array
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recompile_doctor.timeline import column
+from recompile_doctor.timeline.blobs import Blobs
+from recompile_doctor.timeline.column import Spilled, codec_of
+
+_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("append"), st.integers(0, 3)),
+        st.tuples(st.just("set"), st.integers(-40, 40), st.integers(0, 3)),
+        st.tuples(st.just("read"), st.integers(-40, 40)),
+    ),
+    max_size=60,
+)
+_KINDS = {
+    "q": lambda: array("q"),
+    "d": lambda: array("d"),
+    "bytes": bytearray,
+    "objects": list,
+}
+
+
+def _value(kind: str, v: int) -> Any:
+    return {"q": v - 1, "d": v / 4, "bytes": v, "objects": (f"s{v}", v) if v else None}[kind]
+
+
+@given(
+    st.sampled_from(sorted(_KINDS)),
+    st.integers(0, 5),
+    _OPS,
+    st.integers(1, 4),
+    st.integers(1, 2),
+)
+def test_a_spilled_column_answers_as_the_plain_one(
+    kind: str, first: int, ops: list[tuple[Any, ...]], rows: int, cached: int
+) -> None:
+    with mock.patch.object(column, "CHUNK_ROWS", rows), mock.patch.object(column, "CACHED", cached):
+        plain = _KINDS[kind]()
+        plain.extend(_value(kind, v % 4) for v in range(first))
+        blobs = Blobs("rd-test-column-")
+        col = Spilled.of(plain, codec_of(plain), blobs)
+        for op in ops:
+            if op[0] == "append":
+                plain.append(_value(kind, op[1]))
+                col.append(_value(kind, op[1]))
+            elif op[0] == "set":
+                if -len(plain) <= op[1] < len(plain):
+                    plain[op[1]] = col[op[1]] = _value(kind, op[2])
+                else:
+                    with pytest.raises(IndexError):
+                        col[op[1]] = _value(kind, op[2])
+            elif -len(plain) <= op[1] < len(plain):
+                assert col[op[1]] == plain[op[1]]
+            else:
+                with pytest.raises(IndexError):
+                    col[op[1]]
+        assert len(col) == len(plain) and list(col) == list(plain)
+        assert list(col[1::2]) == list(plain[1::2]) and list(col[::-1]) == list(plain[::-1])
+        for v in range(4):
+            assert col.count(_value(kind, v)) == plain.count(_value(kind, v))
+        if kind == "bytes":
+            for v in range(4):
+                for start in range(-len(plain) - 2, len(plain) + 2):
+                    assert col.find(v, start) == plain.find(v, start), (v, start)
+        copy = pickle.loads(pickle.dumps(col))
+        assert type(copy) is type(plain) and list(copy) == list(plain)
+        blobs.close()
+
+
+def test_a_spilled_column_leaves_nothing_behind(own_tempdir: Path) -> None:
+    # GIVEN a column of 100 rows in chunks of 8
+    with mock.patch.object(column, "CHUNK_ROWS", 8), mock.patch.object(column, "CACHED", 2):
+        col = Spilled.of(array("q", range(100)), codec_of(array("q")), Blobs("rd-test-"))
+        col[3] = -3  # (a row set in a chunk in the file: written back when it leaves)
+        assert [col[k] for k in (90, 50, 10, 3, 60, 3)] == [90, 50, 10, -3, 60, -3]
+    # THEN its file has no name, and closing it leaves nothing open
+    assert os.listdir(own_tempdir) == []
+    col.close()
+    with pytest.raises(ValueError):
+        col[40]
