@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import math
 import pickle
+from array import array
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +46,7 @@ from recompile_doctor.reports import render
 from recompile_doctor.timeline import TimelineBuilder, column, function_key
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, Lazy
 from recompile_doctor.timeline.types import Timeline
+from tests.conftest import JAX_RUN
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted(
@@ -425,3 +427,27 @@ def _growing_by_lists(grown_seq: list[frozenset[str]]) -> set[int]:
 @given(st.lists(st.frozensets(st.sampled_from(["x", "y", "z"])), max_size=30))
 def test_growing_shapes_are_marked_without_holding_the_runs(seq: list[frozenset[str]]) -> None:
     assert set(_growing(iter(seq))) == _growing_by_lists(seq)
+
+
+def test_a_long_run_keeps_its_numbers_in_files_too() -> None:
+    from recompile_doctor.analyses import Options
+    from recompile_doctor.analyses.recompile import verdicts as _verdicts
+    from recompile_doctor.timeline.column import Spilled
+    from recompile_doctor.timeline.types import Attributed
+
+    # GIVEN a JAX run with reasons and recompilations, read with everything spilled at once
+    with _spilling():
+        tl = _timeline(JAX_RUN)
+        # THEN the reasons' compilations, the places of each rule and note, the
+        # recompilations' ids and the verdicts' numbers are spilled columns
+        assert isinstance(tl.reasons, Attributed) and isinstance(tl.reasons.ids, Spilled)
+        assert tl.reason_index and all(isinstance(v, Spilled) for v in tl.reason_index.values())
+        before, after = recompilation_ids(tl)
+        assert isinstance(before, Spilled) and isinstance(after, Spilled) and len(after) > 1
+        verdicts = _verdicts(tl, Options())
+        assert isinstance(verdicts.reasons_end, Spilled)
+        # AND they give what the plain ones give
+        spilled = [v.rules for v in verdicts]
+    plain_verdicts = _verdicts(_timeline(JAX_RUN), Options())
+    assert isinstance(plain_verdicts.reasons_end, array)
+    assert spilled == [v.rules for v in plain_verdicts]

@@ -116,8 +116,13 @@ def test_spool_is_closed_when_the_report_is_closed_or_its_with_block_ends(
 def test_spool_is_removed_when_the_analysis_fails(
     tmp_path: Path, small_spool: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # GIVEN a parser that fails after many events, once the spool has a file
+    # GIVEN a parser that fails after many events, once the spool has a file (and the
+    # compilations and the reasons' numbers theirs)
     from recompile_doctor import api
+    from recompile_doctor.timeline import column
+
+    monkeypatch.setattr(column, "SPILL_AFTER", 3)
+    monkeypatch.setattr(column, "CHUNK_ROWS", 2)
 
     real = api.parse_log
 

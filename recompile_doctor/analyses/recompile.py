@@ -36,6 +36,7 @@ from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
+from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable
 from recompile_doctor.wording import plural
@@ -101,14 +102,15 @@ def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation]]:
     return [(table[a], table[b]) for a, b in zip(before, after, strict=True)]
 
 
-def recompilation_ids(tl: Timeline) -> tuple[array[int], array[int]]:
+def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
     """:func:`recompilations` as the ids of the two compilations of each, in two arrays
     (read from the timeline's columns: no compilation is made)."""
     table = tl.compilations
     hit = CODE_OF["hit"]
     warmup, cache = table.warmup, table.cache
     last_of: dict[str, int] = {}  # per function (in the order first seen): its last id
-    before, after = array("I"), array("I")  # (4 bytes each: ids fit)
+    # (4 bytes each: ids fit; in a file of their own in a very long run)
+    before, after = numbers("I", bound=len(table)), numbers("I", bound=len(table))
     for i, fn in enumerate(table.function_keys()):
         prev = last_of.get(fn)
         last_of[fn] = i
@@ -314,8 +316,8 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     # only where a finding shows them): where its causes' reasons are, the rules they name,
     # and which arguments they say grew; one copy of each tuple of rules (a run repeats a few)
     out = Verdicts(table, tl.reasons, opts, before, after)
-    named = array("I", [0]) * len(after)  # the number of each one's log rules
-    grew = array("I", [0]) * len(after)  # the number of the arguments each one says grew
+    named = numbers("I", len(after))  # the number of each one's log rules
+    grew = numbers("I", len(after))  # the number of the arguments each one says grew
     grown_sets: list[frozenset[str]] = []
     attached = tl.reasons_by_compilation()
     all_reasons = tl.reasons
@@ -339,7 +341,7 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         grew[k] = number
         by_fn[table.function_key_of(cid)].append(k)
     del attached
-    growing = bytearray(len(after))  # 1: its function's shapes keep growing there
+    growing = numbers("B", len(after))  # 1: its function's shapes keep growing there
     for idx in by_fn.values():
         for j in _growing(grown_sets[grew[i]] for i in idx):
             growing[idx[j]] = 1
@@ -385,8 +387,8 @@ class Verdicts(Sequence[Verdict]):
         table: CompilationTable,
         reasons: Sequence[tuple[RecompileReason, int | None]],
         opts: Options,
-        previous: array[int],
-        compilations: array[int],
+        previous: Sequence[int],
+        compilations: Sequence[int],
     ) -> None:
         """``previous``, ``compilations``: the ids of the two compilations of each
         recompilation (:func:`recompilation_ids`), whose verdicts :meth:`add` gives in turn."""
@@ -404,13 +406,13 @@ class Verdicts(Sequence[Verdict]):
         n = len(compilations)
         self._given = 0  # the verdicts given so far
         #: the numbers of each one's rules, log rules and dump rules
-        self._rules = array("I", [0]) * n
-        self._log_rules = array("I", [0]) * n
-        self._dump_rules = array("I", [0]) * n
-        self._consequence = bytearray(n)
+        self._rules = numbers("I", n)
+        self._log_rules = numbers("I", n)
+        self._dump_rules = numbers("I", n)
+        self._consequence = numbers("B", n)
         #: the places of each one's reasons: reason_at[reasons_end[k - 1]:reasons_end[k]]
-        self.reason_at = array("I")
-        self.reasons_end = array("I", [0]) * n
+        self.reason_at = numbers("I", bound=n)
+        self.reasons_end = numbers("I", n)
         #: the compilation made last (id, object): a recompilation's previous compilation is
         #: often the one before's (a function recompiled again and again), made once
         self._made: tuple[int, Compilation] | None = None

@@ -8,7 +8,7 @@ from array import array
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
@@ -28,6 +28,9 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import CacheOutcome, Event
+from recompile_doctor.timeline import column
+from recompile_doctor.timeline.blobs import Blobs
+from recompile_doctor.timeline.column import Spilled, array_codec
 from recompile_doctor.timeline.names import elided_match
 from recompile_doctor.timeline.packed import Packed, replaced
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
@@ -52,12 +55,20 @@ _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
 _K = TypeVar("_K")
 
 
-def _index_of(index: dict[_K, array[int]], key: _K) -> array[int]:
-    """The positions of ``key``'s items (made on first use, not built for every call)."""
+if TYPE_CHECKING:  # (array is not subscriptable at run time in Python 3.11)
+    _Numbers: TypeAlias = array[int] | Spilled[int]
+
+
+def _index_of(index: dict[_K, _Numbers], key: _K, blobs: Blobs | None) -> _Numbers:
+    """The positions of ``key``'s items (made on first use, not built for every call; in
+    ``blobs`` once the builder's numbers went there)."""
     got = index.get(key)
     if got is None:
-        got = index[key] = array("q")
+        got = index[key] = array("q") if blobs is None else Spilled(_POSITIONS, blobs)
     return got
+
+
+_POSITIONS = array_codec("q")
 
 
 # the working flags of a compilation being assembled (_Open.flags)
@@ -222,10 +233,13 @@ class TimelineBuilder:
         self._notes: Packed[FrameworkNote] = Packed()
         self._switches: Packed[Switch] = Packed()
         self._reasons: Packed[RecompileReason] = Packed()
-        self._reason_ids = array("q")  # the compilation of each reason (NO_COMPILATION)
+        #: the compilation of each reason (NO_COMPILATION)
+        self._reason_ids: _Numbers = array("q")
         #: where each kind of note, and each rule of reason, is (Timeline.note_index)
-        self._note_index: dict[str, array[int]] = {}
-        self._reason_index: dict[str | None, array[int]] = {}
+        self._note_index: dict[str, _Numbers] = {}
+        self._reason_index: dict[str | None, _Numbers] = {}
+        #: the file of those numbers, once there are column.SPILL_AFTER reasons or notes
+        self._numbers: Blobs | None = None
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
         #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
         #: the same run name the same compilation
@@ -239,11 +253,14 @@ class TimelineBuilder:
         self._one_copy = OneCopy()
 
     def close(self) -> None:
-        """Drop the events spooled so far and the packed chunks (their temporary files) when
-        the run is abandoned; after :meth:`finish` the timeline and the report own them."""
+        """Drop the events spooled so far, the packed chunks and the spilled columns (their
+        temporary files) when the run is abandoned; after :meth:`finish` the timeline and the report own them."""
         self._events.close()
         for packed in (self._lookups, self._notes, self._switches, self._reasons):
             packed.close()
+        self._open.table.close()
+        if self._numbers is not None:
+            self._numbers.close()
 
     # -- processes -----------------------------------------------------------------------
     def _new_process(self, sp: Span) -> _Process:
@@ -325,6 +342,16 @@ class TimelineBuilder:
             return ev
         return replaced(ev, record=record, key=kept_key)
 
+    def _spill_numbers(self) -> None:
+        """Keep the reasons' compilations and the places of each kind of note and reason
+        in a temporary file from now on (a number each: see :mod:`.column`)."""
+        blobs = self._numbers = Blobs("recompile-doctor-numbers-")
+        self._reason_ids = Spilled.of(self._reason_ids, _POSITIONS, blobs)
+        for k, at in self._note_index.items():
+            self._note_index[k] = Spilled.of(at, _POSITIONS, blobs)
+        for rule, at in self._reason_index.items():
+            self._reason_index[rule] = Spilled.of(at, _POSITIONS, blobs)
+
     def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
         waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
         for i in waiting or ():
@@ -367,7 +394,10 @@ class TimelineBuilder:
         elif isinstance(ev, RecompileReason):
             self._on_reason(ev, proc)
         elif isinstance(ev, FrameworkNote) and ev.note not in UNREAD_NOTES:
-            _index_of(self._note_index, ev.note).append(len(self._notes))
+            n = len(self._notes)
+            if n >= column.SPILL_AFTER and self._numbers is None:
+                self._spill_numbers()
+            _index_of(self._note_index, ev.note, self._numbers).append(n)
             self._notes.append(self._kept(ev))
         if ev.record is not None and ev.keep:
             self._events.append(ev.record)
@@ -516,7 +546,9 @@ class TimelineBuilder:
         """A reason belongs to the compilation of its function that starts next in the
         process, or to the one under way when the framework names its compile id."""
         index = len(self._reasons)
-        _index_of(self._reason_index, ev.rule).append(index)
+        if index >= column.SPILL_AFTER and self._numbers is None:
+            self._spill_numbers()
+        _index_of(self._reason_index, ev.rule, self._numbers).append(index)
         c = proc.current
         if ev.key.compile_id is not None:
             same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))

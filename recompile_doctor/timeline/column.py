@@ -9,16 +9,19 @@ being filled in memory, the others in an anonymous temporary file (:mod:`.blobs`
 What a column holds in memory is then bounded whatever the length of the run.
 
 A :class:`Spilled` column answers what the table's readers ask of its arrays, lists and
-byte arrays (index, set, append, iterate, ``count``, ``find``), with the same results; a
-row costs a Python call to read instead of a C one, so the columns stay plain below the
-threshold, where memory is no concern.
+byte arrays (index, set, slice, append, iterate, ``count``, ``find``), with the same
+results; a row costs a Python call to read instead of a C one, so the columns stay plain
+below the threshold, where memory is no concern.  The other numbers a run holds one of per
+compilation, reason or recompilation (the reasons' compilations and the places of each kind
+of reason and note in the builder; the recompilations' ids, the verdicts' rules and the
+causes in the analyses) go to a file at the same count (:func:`numbers`).
 """
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import repeat
 from typing import Any, Generic, TypeVar, overload
 
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -26,7 +29,8 @@ from recompile_doctor.timeline.packed import dumps, loads
 
 T = TypeVar("T")
 
-#: compilations held in plain columns before the columns go to a temporary file
+#: compilations (reasons, recompilations) held in plain columns before the columns go to a
+#: temporary file
 SPILL_AFTER = 200_000
 #: rows per chunk written at once (an 8-byte column: 64 kB)
 CHUNK_ROWS = 8192
@@ -63,6 +67,16 @@ BYTES: Codec[int] = Codec(bytearray, bytes, bytearray, fixed=True)
 
 #: objects pickled as packed sequences pickle theirs (a slotted dataclass by its values)
 OBJECTS: Codec[Any] = Codec(list, dumps, loads, fixed=False)
+
+
+def numbers(typecode: str, n: int = 0, bound: int = 0, fill: int = 0) -> array[Any] | Spilled[Any]:
+    """An array of ``n`` ``fill`` numbers of ``typecode`` (an analysis's numbers, one per compilation
+    or recompilation, indexed and appended to), or a spilled column of them, in a file of
+    its own, when it will hold :data:`SPILL_AFTER` rows or more (``bound``: the most it
+    will hold when more than ``n``)."""
+    if max(n, bound) < SPILL_AFTER:
+        return array(typecode, [fill]) * n
+    return Spilled.filled(array_codec(typecode), Blobs("recompile-doctor-numbers-"), n, fill)
 
 
 def codec_of(column: Any) -> Codec[Any]:
@@ -108,6 +122,21 @@ class Spilled(Sequence[T]):
         new.extend(column)
         return new
 
+    @classmethod
+    def filled(cls, codec: Codec[T], blobs: Blobs, n: int, value: T) -> Spilled[T]:
+        """A spilled column of ``n`` rows of ``value`` (each full chunk written from one
+        encoding)."""
+        new = cls(codec, blobs)
+        full, rest = divmod(n, new._rows)
+        if full:
+            chunk = codec.new()
+            chunk.extend(repeat(value, new._rows))
+            data = codec.encode(chunk)
+            new._places = [blobs.put(data) for _ in range(full)]
+        new._tail.extend(repeat(value, rest))
+        new._n = n
+        return new
+
     def append(self, v: T) -> None:
         tail = self._tail
         tail.append(v)
@@ -148,9 +177,8 @@ class Spilled(Sequence[T]):
     @overload
     def __getitem__(self, i: slice) -> Sequence[T]: ...
     def __getitem__(self, i: int | slice) -> T | Sequence[T]:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(self._n)
-            return list(islice(self, start, stop, step)) if step > 0 else list(self)[i]
+        if isinstance(i, slice):  # (row by row: the chunks it spans are read once each)
+            return [self[k] for k in range(*i.indices(self._n))]
         n = self._n
         if i < 0:
             i += n
@@ -221,4 +249,4 @@ def _same(column: T) -> T:
     return column
 
 
-__all__ = ["CACHED", "CHUNK_ROWS", "SPILL_AFTER", "Spilled", "codec_of"]
+__all__ = ["CACHED", "CHUNK_ROWS", "SPILL_AFTER", "Spilled", "codec_of", "numbers"]

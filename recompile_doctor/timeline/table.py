@@ -25,7 +25,7 @@ from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
-from recompile_doctor.timeline.column import Spilled, codec_of
+from recompile_doctor.timeline.column import Spilled, codec_of, numbers
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.packed import rebuilt, sequence_eq
 
@@ -58,7 +58,7 @@ class Causes(Mapping[int, str]):
     __slots__ = ("_codes", "_names", "_number")
 
     def __init__(self, compilations: int) -> None:
-        self._codes = array("H", [0]) * compilations
+        self._codes = numbers("H", compilations)
         self._names: list[str] = [""]  # by code (0: none)
         self._number: dict[str, int] = {}
 

@@ -9,6 +9,7 @@ from typing import Generic, NamedTuple, TypeVar, overload
 
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
+from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.table import CompilationTable
 
@@ -73,7 +74,7 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
     apart: ``items`` may be packed, and the ids change as compilations are found (a reason
     comes before the compilation it explains) without touching the packed items."""
 
-    def __init__(self, items: Sequence[T], ids: array[int]) -> None:
+    def __init__(self, items: Sequence[T], ids: Sequence[int]) -> None:
         self._items = items
         self._ids = ids
 
@@ -81,7 +82,7 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
         return len(self._items)
 
     @property
-    def ids(self) -> array[int]:
+    def ids(self) -> Sequence[int]:
         """The compilation id of each item (:data:`NO_COMPILATION`: none)."""
         return self._ids
 
@@ -115,8 +116,8 @@ class ReasonPlaces:
 
     def __init__(self, ids: Sequence[int]) -> None:
         n = max(ids, default=-1) + 1
-        first = array("i", [-1]) * n
-        after = array("i", [-1]) * len(ids)
+        first = numbers("i", n, fill=-1)
+        after = numbers("i", len(ids), fill=-1)
         for i in range(len(ids) - 1, -1, -1):  # backwards: each list ends up in log order
             cid = ids[i]
             if cid != NO_COMPILATION:
