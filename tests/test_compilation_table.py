@@ -446,8 +446,11 @@ def test_a_long_run_keeps_its_numbers_in_files_too() -> None:
         assert isinstance(before, Spilled) and isinstance(after, Spilled) and len(after) > 1
         verdicts = _verdicts(tl, Options())
         assert isinstance(verdicts.reasons_end, Spilled)
-        # AND they give what the plain ones give
+        # AND they give what the plain ones give, iterated as indexed
         spilled = [v.rules for v in verdicts]
+        assert list(verdicts) == [verdicts[k] for k in range(len(verdicts))]
     plain_verdicts = _verdicts(_timeline(JAX_RUN), Options())
     assert isinstance(plain_verdicts.reasons_end, array)
     assert spilled == [v.rules for v in plain_verdicts]
+    assert list(plain_verdicts) == [plain_verdicts[k] for k in range(len(plain_verdicts))]
+    assert any(v.reasons for v in plain_verdicts)

@@ -21,7 +21,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice, pairwise
+from itertools import chain, islice, pairwise
 from typing import Any, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
@@ -465,20 +465,32 @@ class Verdicts(Sequence[Verdict]):
         return self._tuples[number]
 
     def _make(self, k: int) -> Verdict:
-        cid = self._compilation[k]
-        a = self.reasons_end[k - 1] if k > 0 else 0
-        b = self.reasons_end[k]
-        previous = self._compiled(self._previous[k])
+        return self._verdict_of(
+            self._previous[k],
+            self._compilation[k],
+            self.reasons_end[k - 1] if k > 0 else 0,
+            self.reasons_end[k],
+            self._rules[k],
+            self._log_rules[k],
+            self._dump_rules[k],
+            self._consequence[k],
+        )
+
+    def _verdict_of(
+        self, prev: int, cid: int, a: int, b: int, rules: int, log: int, dump: int, cons: int
+    ) -> Verdict:
+        """The verdict of its numbers as the arrays hold them (its reasons: reason_at[a:b])."""
+        tuples = self._tuples
         return Verdict(
-            previous,
+            self._compiled(prev),
             self._compiled(cid),
-            self._tuples[self._rules[k]],
+            tuples[rules],
             self._by_compilation.get(cid),
             ReasonsAt(self._reasons, tuple(self.reason_at[a:b])) if b > a else _NO_REASONS,
-            self._tuples[self._log_rules[k]],
-            self._tuples[self._dump_rules[k]],
+            tuples[log],
+            tuples[dump],
             self._dumps_given,
-            bool(self._consequence[k]),
+            bool(cons),
         )
 
     @overload
@@ -494,8 +506,24 @@ class Verdicts(Sequence[Verdict]):
         return self._make(i % n)
 
     def __iter__(self) -> Iterator[Verdict]:
-        for k in range(len(self)):
-            yield self._make(k)
+        # the arrays side by side (each read in order, a chunk at a time when spilled)
+        n = len(self)
+        if n == 0:
+            return
+        rows = zip(
+            islice(self._previous, n),
+            islice(self._compilation, n),
+            chain((0,), islice(self.reasons_end, n - 1)),  # (where each one's reasons begin)
+            islice(self.reasons_end, n),
+            islice(self._rules, n),
+            islice(self._log_rules, n),
+            islice(self._dump_rules, n),
+            islice(self._consequence, n),
+            strict=True,
+        )
+        verdict_of = self._verdict_of
+        for row in rows:
+            yield verdict_of(*row)
 
     __eq__ = sequence_eq
     __hash__ = None  # type: ignore[assignment]

@@ -142,8 +142,12 @@ class Spilled(Sequence[T]):
         tail.append(v)
         self._n += 1
         if len(tail) >= self._rows:
-            self._places.append(self._blobs.put(self._codec.encode(tail)))
-            self._tail = self._codec.new()
+            self._close_tail()
+
+    def _close_tail(self) -> None:
+        """Write the full chunk being filled and begin the next."""
+        self._places.append(self._blobs.put(self._codec.encode(self._tail)))
+        self._tail = self._codec.new()
 
     def extend(self, values: Iterable[T]) -> None:
         for v in values:
@@ -187,7 +191,10 @@ class Spilled(Sequence[T]):
         k, j = divmod(i, self._rows)
         if k == len(self._places):
             return self._tail[j]  # type: ignore[no-any-return]
-        return self._chunk(k)[j]  # type: ignore[no-any-return]
+        rows = self._cached.get(k)
+        if rows is None:
+            rows = self._chunk(k)
+        return rows[j]  # type: ignore[no-any-return]
 
     def __setitem__(self, i: int, v: T) -> None:
         n = self._n
@@ -199,7 +206,10 @@ class Spilled(Sequence[T]):
         if k == len(self._places):
             self._tail[j] = v
             return
-        self._chunk(k)[j] = v
+        rows = self._cached.get(k)
+        if rows is None:
+            rows = self._chunk(k)
+        rows[j] = v
         self._dirty.add(k)
 
     def _chunks(self, first: int = 0) -> Iterator[Any]:
@@ -243,6 +253,19 @@ class Spilled(Sequence[T]):
 
     def __repr__(self) -> str:
         return f"Spilled({self._n} rows, {len(self._places)} chunks in a file)"
+
+
+def append_row(columns: Sequence[Spilled[Any]], values: Iterable[Any]) -> None:
+    """Append one row to columns of the same length (a table's): each value goes straight
+    into its column's chunk being filled, and the chunks are written together when full
+    (one check for the row instead of a method call per column)."""
+    for col, v in zip(columns, values, strict=True):
+        col._tail.append(v)
+        col._n += 1
+    first = columns[0]
+    if len(first._tail) >= first._rows:
+        for col in columns:
+            col._close_tail()
 
 
 def _same(column: T) -> T:

@@ -25,7 +25,7 @@ from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
-from recompile_doctor.timeline.column import Spilled, codec_of, numbers
+from recompile_doctor.timeline.column import Spilled, append_row, codec_of, numbers
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.packed import rebuilt, sequence_eq
 
@@ -154,6 +154,7 @@ class CompilationTable(Sequence[Compilation]):
         "_blobs",
         "_causes",
         "_fn_keys",
+        "_spilled",
         "cache",
         "cache_file",
         "duration_s",
@@ -196,6 +197,7 @@ class CompilationTable(Sequence[Compilation]):
         self._fn_keys: dict[str, str] = {}
         #: the temporary file of the columns, past column.SPILL_AFTER compilations
         self._blobs: Blobs | None = None
+        self._spilled: tuple[Spilled[Any], ...] = ()  # the _PLAIN columns, once spilled
 
     def append(
         self,
@@ -215,6 +217,14 @@ class CompilationTable(Sequence[Compilation]):
         its id."""
         self.other_module.append(None if key is not None and key.name == module else module)
         self.hash.append(hash)
+        self.cache_file.append(None)
+        self.ordinal.append(NO_INT if ordinal is None else ordinal)
+        self.rank.append(NO_RANK if rank is None else rank)
+        if self._blobs is not None:
+            t_ = NO_FLOAT if t is None else t  # (the row in _PLAIN's order)
+            row = (source, line, t_, NO_FLOAT, 0, 0, NO_INT, text, key, process)
+            append_row(self._spilled, row)
+            return len(self._spilled[0]) - 1
         self.source.append(source)
         self.line.append(line)
         self.t.append(NO_FLOAT if t is None else t)
@@ -222,11 +232,8 @@ class CompilationTable(Sequence[Compilation]):
         self.cache.append(0)
         self.warmup.append(0)
         self.end_line.append(NO_INT)
-        self.cache_file.append(None)
-        self.ordinal.append(NO_INT if ordinal is None else ordinal)
         self.text.append(text)
         self.key.append(key)
-        self.rank.append(NO_RANK if rank is None else rank)
         self.process.append(process)
         n = len(self.source)
         if n >= column.SPILL_AFTER and self._blobs is None:
@@ -251,9 +258,12 @@ class CompilationTable(Sequence[Compilation]):
     def _spill(self) -> None:
         """Keep every column in a temporary file from now on (see :mod:`.column`)."""
         blobs = self._blobs = Blobs("recompile-doctor-compilations-")
+        spilled: list[Spilled[Any]] = []
         for name in self._PLAIN:
             plain = getattr(self, name)
-            setattr(self, name, Spilled.of(plain, codec_of(plain), blobs))
+            spilled.append(Spilled.of(plain, codec_of(plain), blobs))
+            setattr(self, name, spilled[-1])
+        self._spilled = tuple(spilled)
         for name in self._LAZY:
             getattr(self, name).spill(blobs)
 
