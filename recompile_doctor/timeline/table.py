@@ -7,7 +7,9 @@ takes about 100 (8-byte numbers, one byte per flag, references to strings that c
 of one function share).  :class:`CompilationTable` is a sequence of
 :class:`~recompile_doctor.model.Compilation`: reading an item makes the object (a couple of
 microseconds), so the analyses read the columns themselves where they pass over every
-compilation and make objects only of those a finding or a report shows.
+compilation and make objects only of those a finding or a report shows.  Past
+:data:`~recompile_doctor.timeline.column.SPILL_AFTER` compilations the columns go to a
+temporary file (:mod:`.column`), so that what a table holds in memory stops growing.
 
 A compilation's id is its position in the table.
 """
