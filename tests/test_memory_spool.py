@@ -187,9 +187,44 @@ def test_events_come_back_in_the_order_a_stable_sort_gives(
         for ev in events:
             sp.append(ev)
         order = {"a.log": 0, "b.log": 1}
+
+        def key(e: Event) -> tuple[int, int]:
+            return (order[e.source], e.line)
+
+        # (the spool reads back in an order a stable sort takes as the arrival order: what
+        # the report sorts when the events are out of order across inputs)
+        assert sorted(sp, key=key) == sorted(events, key=key)
         got = list(ReportEvents(sp, (), order))
         sp.close()
-    assert got == sorted(events, key=lambda e: (order[e.source], e.line))
+    assert got == sorted(events, key=key)
+
+
+def test_events_held_to_the_end_keep_the_others_streamed(small_spool: Path) -> None:
+    # GIVEN events in log order, spooled, then reasons a decoder held to the end of its
+    # input (the torch decoders' finish), in the order of their lines, one on a line that
+    # already has an event, and a load on a line of its own
+    sp = EventSpool(spool_after=20)
+    for n in range(1, 100):
+        sp.append(_event("a.log", n))
+    late = [_event("a.log", n) for n in (5, 40, 41, 60, 97)]
+    for ev in late:
+        sp.append(ev)
+    loads = [_event("a.log", 41)]
+    # WHEN they become the report's events
+    events = ReportEvents(sp, loads, {"a.log": 0})
+    # THEN those whose place was written went to their own spool (the last, whose place is
+    # still in memory, was put there), and nothing is sorted in memory
+    assert sp.late is not None and len(sp.late) == 4 and events._sorted is None
+    # AND they read back as a stable sort of everything, late and loads included
+    expected = sorted(
+        [_event("a.log", n) for n in range(1, 100)] + late + loads, key=lambda e: e.line
+    )
+    assert list(events) == expected and len(events) == len(expected) == len(sp) + 1
+    # AND the spool itself still reads in arrival order
+    assert [e.line for e in sp] == [*range(1, 98), 97, 98, 99, 5, 40, 41, 60]
+    events.close()
+    with pytest.raises(ValueError, match="closed"):
+        list(events)
 
 
 def test_an_event_a_little_late_keeps_the_events_streamed(small_spool: Path) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import heapq
 import itertools
 import pickle
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
 from recompile_doctor.model import Event
@@ -42,10 +43,16 @@ class EventSpool:
     """Events in arrival order, spilled to an anonymous temporary file past a threshold.
 
     It also notes whether the events came in log order (input by input, line by line), the
-    order the report lists them in, so that they can be streamed back without sorting.
+    order the report lists them in, so that they can be streamed back without sorting.  An
+    event that comes after events of later lines of its input already written (a reason a
+    decoder held to the end of its input) goes to a second spool, :attr:`late`, so that the
+    others stay in order: the report merges the two streams instead of sorting them all in
+    memory (the late ones are sorted in memory only if they are out of order themselves).
     """
 
-    def __init__(self, spool_after: int | None = None) -> None:
+    def __init__(self, spool_after: int | None = None, *, late: bool = True) -> None:
+        """``late``: put events that come too late in a :attr:`late` spool (else: this is
+        one, and keeps the arrival order exactly, putting no event back in its place)."""
         self._spool_after = SPOOL_AFTER if spool_after is None else spool_after
         self._buffer: list[Event] = []
         self._blobs = Blobs("recompile-doctor-events-")
@@ -56,9 +63,14 @@ class EventSpool:
         self._lines_sorted = True
         self._closed = False
         self._chars = 0  # of the lines of the events in the buffer
+        self._late_ok = late
+        #: the events that came too late for their place (see above), and for each the
+        #: number of the others that came before it (its place in arrival order)
+        self.late: EventSpool | None = None
+        self._late_after = array("q")
 
     def __len__(self) -> int:
-        return self._n
+        return self._n + (len(self.late) if self.late is not None else 0)
 
     @property
     def spooled(self) -> bool:
@@ -72,7 +84,13 @@ class EventSpool:
             if ev.line >= run[2]:
                 run[2] = ev.line
                 self._buffer.append(ev)
-            elif not self._insert(ev):
+            elif not (self._late_ok and self._insert(ev)):
+                if self._late_ok:
+                    if self.late is None:
+                        self.late = EventSpool(self._spool_after, late=False)
+                    self.late.append(ev)
+                    self._late_after.append(self._n)
+                    return
                 self._lines_sorted = False
                 run[2] = ev.line
                 self._buffer.append(ev)
@@ -91,8 +109,8 @@ class EventSpool:
         """Put ``ev``, which comes after an event of a later line of its input (a decoder
         gives a reason once the compilation it explains has begun), where a stable sort
         would put it: after the last event of a line up to its own.  False when that place
-        is not among the events still in memory (nor was written before them): then the
-        events are sorted at the end, in memory."""
+        is not among the events still in memory (nor was written before them): then it is
+        one of the :attr:`late` ones."""
         buf = self._buffer
         k = len(buf)
         while k > 0:
@@ -101,6 +119,13 @@ class EventSpool:
                 return False
             if before.line <= ev.line:
                 buf.insert(k, ev)
+                # a late event that came before this one, placed after the events it
+                # shifted, keeps its place in arrival order
+                at, after = self._n - len(buf) + 1 + k, self._late_after
+                j = len(after) - 1
+                while j >= 0 and after[j] > at:
+                    after[j] += 1
+                    j -= 1
                 return True
             k -= 1
         return False
@@ -141,6 +166,22 @@ class EventSpool:
         return True
 
     def __iter__(self) -> Iterator[Event]:
+        """The events in arrival order."""
+        if self.late is None:
+            yield from self.main()
+            return
+        late = iter(self.late)
+        after = iter(self._late_after)
+        nxt = next(after, None)
+        for k, ev in enumerate(self.main()):
+            while nxt is not None and nxt <= k:
+                yield next(late)
+                nxt = next(after, None)
+            yield ev
+        yield from late
+
+    def main(self) -> Iterator[Event]:
+        """The events in arrival order, without the :attr:`late` ones."""
         if self._closed:
             raise ValueError("the events' temporary file was closed")
         for blob in self._chunks:
@@ -156,6 +197,8 @@ class EventSpool:
         if self._chunks:
             self._blobs.close()
             self._closed = True
+        if self.late is not None:
+            self.late.close()
 
 
 class ReportEvents(Sequence[Event]):
@@ -170,10 +213,15 @@ class ReportEvents(Sequence[Event]):
         self._extra = tuple(sorted(extra, key=self._key))
         self._spool = spool
         self._sorted: tuple[Event, ...] | None = None
+        #: the late events (see EventSpool), sorted in memory when out of order themselves
+        self._late: Iterable[Event] = ()
         if not spool.in_order(self._order):
             # out of log order (never seen from the parsers): sort in memory, as before
             self._sorted = tuple(sorted(spool, key=self._key))
             spool.close()
+        elif spool.late is not None:
+            late = spool.late
+            self._late = late if late.in_order(self._order) else tuple(sorted(late, key=self._key))
 
     def _key(self, e: Event) -> tuple[int, int]:
         return (self._order.get(e.source, 0), e.line)
@@ -182,9 +230,14 @@ class ReportEvents(Sequence[Event]):
         return len(self._spool) + len(self._extra)
 
     def __iter__(self) -> Iterator[Event]:
-        first: Iterator[Event] = (
-            iter(self._sorted) if self._sorted is not None else iter(self._spool)
-        )
+        if self._sorted is not None:
+            first: Iterator[Event] = iter(self._sorted)
+        elif self._late:
+            # a late event's line is before the line of every event that came after it in
+            # the main stream: of two on the same line, the one that came first comes first
+            first = heapq.merge(self._spool.main(), self._late, key=self._key)
+        else:
+            first = self._spool.main()
         if not self._extra:
             return first
         # stable: of two events on the same line, the spooled one first (as a sort would)
