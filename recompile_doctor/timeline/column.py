@@ -70,10 +70,10 @@ OBJECTS: Codec[Any] = Codec(list, dumps, loads, fixed=False)
 
 
 def numbers(typecode: str, n: int = 0, bound: int = 0, fill: int = 0) -> array[Any] | Spilled[Any]:
-    """An array of ``n`` ``fill`` numbers of ``typecode`` (an analysis's numbers, one per compilation
-    or recompilation, indexed and appended to), or a spilled column of them, in a file of
-    its own, when it will hold :data:`SPILL_AFTER` rows or more (``bound``: the most it
-    will hold when more than ``n``)."""
+    """An array of ``n`` numbers ``fill`` of ``typecode`` (an analysis's numbers, one per
+    compilation or recompilation, indexed and appended to), or a spilled column of them, in
+    a file of its own, when it will hold :data:`SPILL_AFTER` rows or more (``bound``: the
+    most it will hold when more than ``n``)."""
     if max(n, bound) < SPILL_AFTER:
         return array(typecode, [fill]) * n
     return Spilled.filled(array_codec(typecode), Blobs("recompile-doctor-numbers-"), n, fill)
@@ -117,9 +117,19 @@ class Spilled(Sequence[T]):
 
     @classmethod
     def of(cls, column: Iterable[T], codec: Codec[T], blobs: Blobs) -> Spilled[T]:
-        """A spilled column of the rows of a plain one."""
+        """A spilled column of the rows of a plain one (an array, byte array or list is
+        written a chunk at a time, from its slices)."""
         new = cls(codec, blobs)
-        new.extend(column)
+        if not isinstance(column, (array, bytearray, list)):
+            new.extend(column)
+            return new
+        size, n = new._rows, len(column)
+        full = n // size
+        new._places = [
+            blobs.put(codec.encode(column[k * size : (k + 1) * size])) for k in range(full)
+        ]
+        new._tail.extend(column[full * size :])
+        new._n = n
         return new
 
     @classmethod
