@@ -107,14 +107,15 @@ def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
     (read from the timeline's columns: no compilation is made)."""
     table = tl.compilations
     hit = CODE_OF["hit"]
-    warmup, cache = table.warmup, table.cache
     last_of: dict[str, int] = {}  # per function (in the order first seen): its last id
     # (4 bytes each: ids fit; in a file of their own in a very long run)
     before, after = numbers("I", bound=len(table)), numbers("I", bound=len(table))
-    for i, fn in enumerate(table.function_keys()):
+    # (the columns side by side: each read in order, a chunk at a time when spilled)
+    rows = zip(table.function_keys(), table.warmup, table.cache, table.key, strict=True)
+    for i, (fn, warmup, cache, key) in enumerate(rows):
         prev = last_of.get(fn)
         last_of[fn] = i
-        if prev is not None and not warmup[i] and cache[i] != hit and not table.eager_of(i):
+        if prev is not None and not warmup and cache != hit and not (key is not None and key.eager):
             before.append(prev)
             after.append(i)
     # in log order: by source, then line, then (for one line) as the functions were first
