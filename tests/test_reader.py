@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers._reader import ReadStats, iter_lines, read_lines_around
@@ -83,3 +85,36 @@ def test_a_gzip_broken_halfway_is_noted_not_raised_unless_strict(tmp_path: Path)
     with pytest.raises(RecompileDoctorError) as e:
         list(iter_lines(str(p), strict=True))
     assert str(e.value).startswith(f"{p}: gzip stream ends early after line {stats.lines}")
+
+
+_LINE_BYTES = st.lists(
+    st.sampled_from([b"a", b"b", b"\r", b"\n", b"\r\n", b"\xff", "é".encode(), b"xyzxyz"]),
+    max_size=12,
+).map(b"".join)
+
+
+@given(
+    st.lists(_LINE_BYTES, max_size=30),
+    st.sampled_from([b"", b"\xef\xbb\xbf"]),
+    st.dictionaries(st.integers(1, 40), st.integers(0, 3), min_size=1, max_size=5),
+    st.integers(1, 9),
+    st.booleans(),
+)
+def test_context_by_blocks_is_the_line_by_line_context(
+    pieces: list[bytes], bom: bytes, wanted: dict[int, int], block: int, gz: bool
+) -> None:
+    """GIVEN any bytes (CR, CRLF, invalid UTF-8, lines longer than the limit, a last line
+    without its end, a UTF-8 BOM, gzip or not), WHEN the lines around some wanted lines are
+    read by counting line ends in tiny blocks, THEN they are what reading every line gives."""
+    import gzip
+    import tempfile
+
+    from recompile_doctor.parsers import _reader
+
+    data = bom + b"".join(pieces)
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_reader, "_AROUND_BLOCK", block)
+        mp.setattr(_reader, "MAX_LINE_BYTES", 8)
+        p = Path(tmp) / ("a.log.gz" if gz else "a.log")
+        p.write_bytes(gzip.compress(data) if gz else data)
+        assert read_lines_around(str(p), wanted) == _reader._read_lines_around(str(p), wanted)

@@ -520,6 +520,103 @@ def read_lines_around(
     """
     if not wanted:
         return {}
+    try:
+        raw, _ = _reread(path)
+    except RecompileDoctorError:
+        return {}
+    buffered = _buffered(raw)
+    try:
+        f = _decompressed(buffered, path, ReadStats())
+        enc, skip = _bom(f)
+        if enc == "utf-8":  # (UTF-16: line by line, through its decoder)
+            f.read(skip)
+            return _around(wanted, _lines_in_spans(f, _spans(wanted)))
+    except _AROUND_FALLS_BACK:
+        pass  # (a stream cut short: line by line, which keeps the lines before the break)
+    finally:
+        buffered.close()
+    return _read_lines_around(path, wanted)
+
+
+#: what makes :func:`read_lines_around` read line by line instead
+_AROUND_FALLS_BACK: tuple[type[BaseException], ...] = (
+    *BROKEN_STREAM,
+    OSError,
+    RecompileDoctorError,
+)
+#: bytes read at once by :func:`_lines_in_spans`
+_AROUND_BLOCK = 1 << 22
+
+
+def _spans(wanted: dict[int, int]) -> list[tuple[int, int]]:
+    """The line numbers ``wanted`` needs (each line and its radius), as sorted, merged
+    ``(first, last)`` spans."""
+    spans: list[tuple[int, int]] = []
+    for first, last in sorted((max(n - r, 1), n + r) for n, r in wanted.items()):
+        if spans and first <= spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], last))
+        else:
+            spans.append((first, last))
+    return spans
+
+
+def _lines_in_spans(f: BinaryIO, spans: list[tuple[int, int]]) -> dict[int, str]:
+    """The text of the lines of ``f`` numbered within ``spans``, as the line-by-line reading
+    gives them (:func:`_lines`: split at LF, one CR before it dropped, a line past
+    :data:`MAX_LINE_BYTES` cut there), found by counting line ends in big blocks: only the
+    blocks holding a wanted line are split into lines (a second pass over a gigabyte of log
+    for the context of a few evidence lines, at the speed of ``bytes.count``)."""
+    got: dict[int, str] = {}
+    k = 0  # the next span
+    lineno = 1  # the number of the line the carried bytes begin
+    carry = b""  # the start of a line the blocks read so far have not ended (no LF in it)
+    while k < len(spans):
+        block = f.read(_AROUND_BLOCK)
+        if block:
+            end = block.rfind(b"\n")
+            if end == -1:  # (a line longer than the block: keep what is kept of it)
+                carry = (carry + block)[:MAX_LINE_BYTES]
+                continue
+            last = lineno + block.count(b"\n", 0, end)  # the number of the last whole line
+        elif carry:
+            end, last = 0, lineno  # the last line, with no line end
+        else:
+            break
+        while k < len(spans) and spans[k][1] < lineno:
+            k += 1
+        if k < len(spans) and spans[k][0] <= last:
+            parts = (carry + block[:end]).split(b"\n")
+            while k < len(spans) and spans[k][0] <= last:
+                first, stop = spans[k]
+                for n in range(max(first, lineno), min(stop, last) + 1):
+                    t = parts[n - lineno][:MAX_LINE_BYTES]
+                    got[n] = (t[:-1] if t.endswith(b"\r") else t).decode("utf-8", errors="replace")
+                if stop > last:
+                    break
+                k += 1
+        if not block:
+            break
+        carry, lineno = block[end + 1 :], last + 1
+    return got
+
+
+def _around(
+    wanted: dict[int, int], lines: dict[int, str]
+) -> dict[int, tuple[list[str], str, list[str]]]:
+    """``(before, line, after)`` of each wanted line there is, from the lines around."""
+    out: dict[int, tuple[list[str], str, list[str]]] = {}
+    for n, r in wanted.items():
+        if n in lines:
+            before = [lines[m] for m in range(max(n - r, 1), n)]
+            after = [lines[m] for m in range(n + 1, n + r + 1) if m in lines]
+            out[n] = (before, lines[n], after)
+    return out
+
+
+def _read_lines_around(
+    path: str, wanted: dict[int, int]
+) -> dict[int, tuple[list[str], str, list[str]]]:
+    """:func:`read_lines_around` line by line (a UTF-16 input, a broken gzip stream)."""
     radius = max(wanted.values())
     window: deque[tuple[int, str]] = deque(maxlen=radius + 1)
     pending: dict[int, tuple[list[str], str, list[str]]] = {}
