@@ -509,6 +509,21 @@ def _reread(path: str) -> tuple[BinaryIO, bool]:
     return raw, False
 
 
+def _reopened(path: str) -> tuple[io.BufferedReader, BinaryIO] | None:
+    """The input opened again for a second pass (:func:`_reread`), buffered, and its text
+    (decompressed); None when it cannot be."""
+    try:
+        raw, _ = _reread(path)
+    except RecompileDoctorError:
+        return None
+    buffered = _buffered(raw)
+    try:
+        return buffered, _decompressed(buffered, path, ReadStats())
+    except RecompileDoctorError:
+        buffered.close()
+        return None
+
+
 def read_lines_around(
     path: str, wanted: dict[int, int]
 ) -> dict[int, tuple[list[str], str, list[str]]]:
@@ -520,13 +535,11 @@ def read_lines_around(
     """
     if not wanted:
         return {}
-    try:
-        raw, _ = _reread(path)
-    except RecompileDoctorError:
+    opened = _reopened(path)
+    if opened is None:
         return {}
-    buffered = _buffered(raw)
+    buffered, f = opened
     try:
-        f = _decompressed(buffered, path, ReadStats())
         enc, skip = _bom(f)
         if enc == "utf-8":  # (UTF-16: line by line, through its decoder)
             f.read(skip)
@@ -622,13 +635,11 @@ def _read_lines_around(
     pending: dict[int, tuple[list[str], str, list[str]]] = {}
     out: dict[int, tuple[list[str], str, list[str]]] = {}
     last_wanted = max(wanted)
-    try:
-        raw, _ = _reread(path)
-    except RecompileDoctorError:
+    opened = _reopened(path)
+    if opened is None:
         return {}
-    buffered = _buffered(raw)
+    buffered, f = opened
     try:
-        f = _decompressed(buffered, path, ReadStats())
         for n, text in _lines(f, path, ReadStats(), None, strict=False, note=False):
             for k, (_before, _line, after) in list(pending.items()):
                 if n - k <= wanted[k]:
