@@ -462,3 +462,28 @@ def test_replaced_is_dataclasses_replace() -> None:
         b: int = 0
 
     assert replaced(Plain(1), b=2) == Plain(1, 2)
+
+
+def test_a_full_disk_while_spilling_is_a_one_line_error(
+    tmp_path: Path,
+    small_spool: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import errno
+
+    from recompile_doctor.timeline import blobs
+    from tests.conftest import run_cli
+
+    # GIVEN a temporary folder whose disk is full
+    def full(*args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(blobs, "_write", full)
+    # WHEN a log long enough to spool its events is analyzed
+    code, out, err = run_cli("analyze", str(long_jax_log(tmp_path, 40)), capsys=capsys)
+    # THEN the error is one line naming the temporary folder, not the log, and exit code 2
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0 and "Traceback" not in err
+    assert "temporary folder" in err and os.strerror(errno.ENOSPC) in err
+    assert "long" not in err.split("error:")[1].split(":")[0]

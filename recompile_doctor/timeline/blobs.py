@@ -40,20 +40,26 @@ class Blobs:
         return self._file is not None
 
     def put(self, data: bytes) -> Blob:
-        """Write ``data``; where it is."""
-        f = self._file
-        if f is None or self._pid != os.getpid():
-            import tempfile  # only once something goes out of memory: not at every start
+        """Write ``data``; where it is.  An error of the system (a full disk) names the
+        temporary folder, not the input being read."""
+        import tempfile  # only once something goes out of memory: not at every start
 
-            if f is not None:
-                self._old.append(f)
-            # unbuffered (a blob is read back with pread, which no write buffer may hold
-            # back); closed by close() or with its owner; nameless: nothing is left behind
-            f = self._file = tempfile.TemporaryFile(buffering=0, prefix=self._prefix)  # noqa: SIM115
-            self._pid = os.getpid()
-            self._end = 0
-        at = self._end
-        _write(f, at, data)
+        try:
+            f = self._file
+            if f is None or self._pid != os.getpid():
+                if f is not None:
+                    self._old.append(f)
+                # unbuffered (a blob is read back with pread, which no write buffer may
+                # hold back); closed by close() or with its owner; nameless: nothing is
+                # left behind
+                f = self._file = tempfile.TemporaryFile(buffering=0, prefix=self._prefix)  # noqa: SIM115
+                self._pid = os.getpid()
+                self._end = 0
+            at = self._end
+            _write(f, at, data)
+        except OSError as e:
+            where = f"temporary folder {tempfile.gettempdir()}"
+            raise OSError(e.errno, e.strerror or str(e), where) from None
         self._end = at + len(data)
         return f, at, len(data)
 
