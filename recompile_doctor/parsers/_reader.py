@@ -449,6 +449,16 @@ def _lines(
         yield lineno, raw.decode("utf-8", errors="replace")
 
 
+def line_text(data: bytes | bytearray, a: int, b: int) -> str:
+    """The text of the physical line ``data[a:b]`` (newline excluded) as the plain reader
+    gives it: cut at :data:`MAX_LINE_BYTES`, one trailing CR removed, bad bytes replaced."""
+    if b - a > MAX_LINE_BYTES:
+        b = a + MAX_LINE_BYTES
+    if b > a and data[b - 1] == 13:
+        b -= 1
+    return data[a:b].decode("utf-8", errors="replace")
+
+
 def iter_lines(
     path: str,
     stats: ReadStats | None = None,
@@ -602,8 +612,8 @@ def _lines_in_spans(f: BinaryIO, spans: list[tuple[int, int]]) -> dict[int, str]
             while k < len(spans) and spans[k][0] <= last:
                 first, stop = spans[k]
                 for n in range(max(first, lineno), min(stop, last) + 1):
-                    t = parts[n - lineno][:MAX_LINE_BYTES]
-                    got[n] = (t[:-1] if t.endswith(b"\r") else t).decode("utf-8", errors="replace")
+                    part = parts[n - lineno]
+                    got[n] = line_text(part, 0, len(part))
                 if stop > last:
                     break
                 k += 1

@@ -25,6 +25,7 @@ from recompile_doctor.parsers._format import Decoder, SkipMode
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     MAX_LINE_BYTES,
+    line_text,
 )
 
 #: the reused read buffer (whole lines are moved to its front between reads)
@@ -106,16 +107,6 @@ def make_matcher(literals: Sequence[str], engine: str | None = None) -> Matcher:
     if engine == "find" or (engine is None and not has_hyperscan()):
         return FindMatcher(lits)
     return HyperscanMatcher(lits)
-
-
-def line_text(data: bytes | bytearray, a: int, b: int) -> str:
-    """The text of the physical line ``data[a:b]`` (newline excluded) as the plain reader
-    gives it: cut at :data:`MAX_LINE_BYTES`, one trailing CR removed, bad bytes replaced."""
-    if b - a > MAX_LINE_BYTES:
-        b = a + MAX_LINE_BYTES
-    if b > a and data[b - 1] == 13:
-        b -= 1
-    return data[a:b].decode("utf-8", errors="replace")
 
 
 class Blocks:

@@ -59,15 +59,6 @@ if TYPE_CHECKING:  # (array is not subscriptable at run time in Python 3.11)
     _Numbers: TypeAlias = array[int] | Spilled[int]
 
 
-def _index_of(index: dict[_K, _Numbers], key: _K, blobs: Blobs | None) -> _Numbers:
-    """The positions of ``key``'s items (made on first use, not built for every call; in
-    ``blobs`` once the builder's numbers went there)."""
-    got = index.get(key)
-    if got is None:
-        got = index[key] = array("q") if blobs is None else Spilled(_POSITIONS, blobs)
-    return got
-
-
 _POSITIONS = array_codec("q")
 
 
@@ -254,7 +245,8 @@ class TimelineBuilder:
 
     def close(self) -> None:
         """Drop the events spooled so far, the packed chunks and the spilled columns (their
-        temporary files) when the run is abandoned; after :meth:`finish` the timeline and the report own them."""
+        temporary files) when the run is abandoned; after :meth:`finish` the timeline and
+        the report own them."""
         self._events.close()
         for packed in (self._lookups, self._notes, self._switches, self._reasons):
             packed.close()
@@ -342,6 +334,17 @@ class TimelineBuilder:
             return ev
         return replaced(ev, record=record, key=kept_key)
 
+    def _add_position(self, index: dict[_K, _Numbers], key: _K, at: int) -> None:
+        """Add ``at`` to the positions of ``key``'s items (made on first use; in a file
+        once there are column.SPILL_AFTER reasons or notes)."""
+        if at >= column.SPILL_AFTER and self._numbers is None:
+            self._spill_numbers()
+        got = index.get(key)
+        if got is None:
+            blobs = self._numbers
+            got = index[key] = array("q") if blobs is None else Spilled(_POSITIONS, blobs)
+        got.append(at)
+
     def _spill_numbers(self) -> None:
         """Keep the reasons' compilations and the places of each kind of note and reason
         in a temporary file from now on (a number each: see :mod:`.column`)."""
@@ -394,10 +397,7 @@ class TimelineBuilder:
         elif isinstance(ev, RecompileReason):
             self._on_reason(ev, proc)
         elif isinstance(ev, FrameworkNote) and ev.note not in UNREAD_NOTES:
-            n = len(self._notes)
-            if n >= column.SPILL_AFTER and self._numbers is None:
-                self._spill_numbers()
-            _index_of(self._note_index, ev.note, self._numbers).append(n)
+            self._add_position(self._note_index, ev.note, len(self._notes))
             self._notes.append(self._kept(ev))
         if ev.record is not None and ev.keep:
             self._events.append(ev.record)
@@ -546,9 +546,7 @@ class TimelineBuilder:
         """A reason belongs to the compilation of its function that starts next in the
         process, or to the one under way when the framework names its compile id."""
         index = len(self._reasons)
-        if index >= column.SPILL_AFTER and self._numbers is None:
-            self._spill_numbers()
-        _index_of(self._reason_index, ev.rule, self._numbers).append(index)
+        self._add_position(self._reason_index, ev.rule, index)
         c = proc.current
         if ev.key.compile_id is not None:
             same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))

@@ -166,14 +166,12 @@ class Spilled(Sequence[T]):
     def __len__(self) -> int:
         return self._n
 
-    def _chunk(self, k: int) -> Any:
-        """Full chunk ``k``'s rows, read back if they are not cached."""
-        got = self._cached.get(k)
-        if got is None:
-            cached = self._cached
-            if len(cached) >= self._keep:
-                self._evict(next(iter(cached)))  # the one read back first
-            got = cached[k] = self._codec.decode(Blobs.get(self._places[k]))
+    def _load(self, k: int) -> Any:
+        """Full chunk ``k``'s rows, read back (not cached: the callers looked) and cached."""
+        cached = self._cached
+        if len(cached) >= self._keep:
+            self._evict(next(iter(cached)))  # the one read back first
+        got = cached[k] = self._codec.decode(Blobs.get(self._places[k]))
         return got
 
     def _evict(self, k: int) -> None:
@@ -203,7 +201,7 @@ class Spilled(Sequence[T]):
             return self._tail[j]  # type: ignore[no-any-return]
         rows = self._cached.get(k)
         if rows is None:
-            rows = self._chunk(k)
+            rows = self._load(k)
         return rows[j]  # type: ignore[no-any-return]
 
     def __setitem__(self, i: int, v: T) -> None:
@@ -218,7 +216,7 @@ class Spilled(Sequence[T]):
             return
         rows = self._cached.get(k)
         if rows is None:
-            rows = self._chunk(k)
+            rows = self._load(k)
         rows[j] = v
         self._dirty.add(k)
 
@@ -282,4 +280,13 @@ def _same(column: T) -> T:
     return column
 
 
-__all__ = ["CACHED", "CHUNK_ROWS", "SPILL_AFTER", "Spilled", "codec_of", "numbers"]
+__all__ = [
+    "CACHED",
+    "CHUNK_ROWS",
+    "SPILL_AFTER",
+    "Spilled",
+    "append_row",
+    "array_codec",
+    "codec_of",
+    "numbers",
+]
