@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from recompile_doctor.differ import diff_paths
 from recompile_doctor.differ.align import _Matcher, _positional
 from recompile_doctor.differ.causes import _first_users, _FirstUsers
-from recompile_doctor.differ.fingerprint import Fingerprints, compute
+from recompile_doctor.differ.fingerprint import Fingerprints, compute, skeleton_pair
 from recompile_doctor.differ.propagate import _operand_indices, same_kind
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.hlo import (
@@ -45,9 +45,11 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hlo"
 
 
 class _Reference(_Matcher):
-    """The matcher with the plain propagation: every pair, every round."""
+    """The matcher with the plain propagation: every pair, every round (and, returning
+    False, always propagating again after the ``op_name`` hints, as the product did before
+    it skipped a second propagation that could match nothing)."""
 
-    def propagate(self) -> None:
+    def propagate(self) -> bool:
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
         ops_a, ops_b = _operand_indices(ia), _operand_indices(ib)
         users_b: dict[int, list[tuple[int, int]]] = {}
@@ -83,22 +85,26 @@ class _Reference(_Matcher):
                         break
                 if best >= 0:
                     changed |= self.match(i, best)
+        return False
 
 
 def _alignments(a: HloModule, b: HloModule) -> list[tuple[list[int], list[int], list[int]]]:
     """(product a2b, reference a2b, product b2a) for every pair of same-named computations
-    and the two entries, with propagation forced to run."""
+    and the two entries, with propagation forced to run (the matches of the steps alone,
+    where the reference always propagates again after the hints, are asserted equal)."""
     fa, fb = compute(a), compute(b)
     pairs = [(a.entry, b.entry)] + [(n, n) for n in a.computations if n in b.computations]
     out = []
     for na, nb in pairs:
-        res = []
+        res, steps = [], []
         for cls in (_Matcher, _Reference):
             m = cls(a.computations[na], b.computations[nb])
             m.run(fa.computations[na], fb.computations[nb], _skeletons(fa, fb, na, nb))
+            steps.append(list(m.a2b))
             m.propagate()  # also when steps 1-2 matched everything: nothing may change
             res.append((list(m.a2b), list(m.b2a)))
         out.append((res[0][0], res[1][0], res[0][1]))
+        assert steps[0] == steps[1]
         assert res[0][1] == res[1][1]
     return out
 
@@ -385,6 +391,46 @@ def test_fingerprints_taken_over_are_those_computed() -> None:
     assert taken > 100  # (the fast path did take fingerprints over)
 
 
+def _skeletons_of_pairs(a: HloModule, b: HloModule) -> int:
+    """For the entries and every pair of same-named computations: assert that the skeletons
+    ``skeleton_pair`` gives B (some taken from A by full fingerprint) are those computed from
+    scratch.  How many of B's were taken from A."""
+    fa, fb = compute(a), compute(b)
+    fresh = compute(b)
+    pairs = dict.fromkeys(
+        [(a.entry, b.entry)] + [(n, n) for n in a.computations if n in b.computations]
+    )
+    taken = 0
+    for na, nb in pairs:
+        if fb.computations[nb].skeleton is not None:
+            continue  # (given by the eager path, or with B's entry named as one of A's)
+        sa, sb = skeleton_pair(a.computations[na], b.computations[nb], fa, fb)
+        assert sa == fa.skeleton(na)
+        assert sb == fresh.skeleton(nb), (a.path, b.path, na, nb)
+        known = set(fa.computations[na].full)
+        taken += sum(f in known for f in fb.computations[nb].full)
+    return taken
+
+
+def test_skeletons_taken_by_full_fingerprint_are_those_computed() -> None:
+    taken = 0
+    for a, b in _fixture_pairs():
+        # GIVEN two real dumps (WHEN B's skeletons are taken from A's where their full
+        # fingerprints are equal), THEN they are the skeletons computed from scratch
+        taken += _skeletons_of_pairs(parse_hlo_file(a), parse_hlo_file(b))
+    assert taken > 1000
+
+
+@settings(max_examples=150, deadline=None)
+@given(_programs())
+def test_generated_skeletons_taken_by_full_fingerprint_are_those_computed(
+    pair: tuple[str, str],
+) -> None:
+    # GIVEN two versions of a program (batch size, constants, opcodes, dead constants),
+    # THEN B's skeletons taken from A's are the skeletons computed from scratch
+    _skeletons_of_pairs(parse_hlo(pair[0], "a.hlo"), parse_hlo(pair[1], "b.hlo"))
+
+
 def _json(a: Path, b: Path, plain: bool) -> str:
     return str(render(diff_paths(a, b, plain=plain), "json"))
 
@@ -658,3 +704,28 @@ def test_plain_header_tokens_on_real_first_lines() -> None:
             assert toks[-1] == "{"
             assert got == ([*toks[:2], "{"] if toks[0] == "ENTRY" else [toks[0], "{"])
     assert n > 100
+
+
+def _dead_chain(direction: str, first: int) -> str:
+    return (
+        "HloModule m\n\nENTRY %e {\n"
+        "  %p = f32[4] parameter(0)\n"
+        f"  %x = f32[4] constant({{{first}, 2, 3, 4}})\n"
+        f"  %y = f32[4] constant({{{first}, 3, 2, 1}})\n"
+        f"  %c = pred[4] compare(%x, %y), direction={direction}\n"
+        '  %n = pred[4] not(%c), metadata={op_name="jit(f)/not"}\n'
+        "  ROOT %r = f32[4] add(%p, %p)\n}\n"
+    )
+
+
+def test_propagation_runs_again_after_a_hint_matched_something() -> None:
+    # GIVEN an unused chain whose comparison changed direction and constants their values:
+    # its fingerprints and skeletons differ, nothing matched reaches it, only its op_name
+    # matches its end
+    a, b = parse_hlo(_dead_chain("LT", 1), "a.hlo"), parse_hlo(_dead_chain("GT", 7), "b.hlo")
+    fa, fb = compute(a), compute(b)
+    m = _Matcher(a.computations["e"], b.computations["e"])
+    # WHEN the aligner's steps run
+    m.run(fa.computations["e"], fb.computations["e"], _skeletons(fa, fb, "e", "e"))
+    # THEN the hint matched the chain's end and the propagation after it the rest
+    assert m.a2b == [0, 1, 2, 3, 4, 5]

@@ -180,11 +180,11 @@ class _Matcher(Propagation):
         self._by_key(*skeletons(), leaves=False)
         if self.done():  # propagation and hints find nothing once one side is all matched
             return True
-        self.propagate()
-        if not self.done():
-            self._by_hint()
-            if not self.done():
-                self.propagate()
+        settled = self.propagate()
+        # (after a propagation that ended with a round matching nothing, another one starting
+        # from the same matches would match nothing either)
+        if not self.done() and (self._by_hint() or not settled) and not self.done():
+            self.propagate()
         return False
 
     def _by_key(self, ka: Sequence[int], kb: Sequence[int], leaves: bool) -> None:
@@ -227,8 +227,10 @@ class _Matcher(Propagation):
                 b2a[j] = i
                 self.matched += 1
 
-    def _by_hint(self) -> None:
+    def _by_hint(self) -> bool:
+        """Match what is left by opcode and ``op_name``; True if that matched anything."""
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
+        before = self.matched
         groups: dict[tuple[str, str], deque[int]] = {}
         # (only the unmatched: an op_name is parsed from the metadata on first use)
         for j in unmatched(b2a):
@@ -245,6 +247,7 @@ class _Matcher(Propagation):
             cands = groups.get((a.opcode, name))
             if cands:
                 self.match(i, cands.popleft())
+        return self.matched != before
 
 
 def _eligible(

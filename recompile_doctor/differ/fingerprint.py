@@ -63,11 +63,17 @@ class Fingerprints:
         self._cskel: dict[str, int] = {}
         self._cskel_by_full: dict[int, int] = {}
 
-    def skeleton(self, name: str) -> list[int]:
+    def skeleton(self, name: str, known: dict[int, int] | None = None) -> list[int]:
+        """The skeletons of computation ``name``'s instructions; ``known``: skeletons by
+        full fingerprint (another module's) to take instead of computing them."""
         cf = self.computations[name]
         if cf.skeleton is None:
             comp = self.module.computations[name]
-            cf.skeleton = _skeletons(comp, self.computation_full, self._cskel_by_full, self)
+            by_full = self._cskel_by_full
+            if known:
+                cf.skeleton = _skeletons(comp, self.computation_full, by_full, self, known, cf.full)
+            else:
+                cf.skeleton = _skeletons(comp, self.computation_full, by_full, self)
         return cf.skeleton
 
     def computation_skeleton(self, name: str) -> int:
@@ -90,15 +96,20 @@ def skeleton_pair(
     """The skeletons of ``ca`` (in ``fa``'s module) and ``cb`` (in ``fb``'s).  When ``cb`` is
     ``ca``'s twin (:attr:`Computation.twin`: the same instructions but for their shapes
     and literals, which skeletons leave out) and the computations they call have the same skeletons on
-    both sides, ``cb``'s skeletons are ``ca``'s, computed once."""
+    both sides, ``cb``'s skeletons are ``ca``'s, computed once.  Otherwise an instruction
+    of ``cb`` with the full fingerprint of one of ``ca`` has its skeleton (a function of the
+    full fingerprint): only the others are computed (an edit changes what is below it)."""
     sa = fa.skeleton(ca.name)
     cfb = fb.computations[cb.name]
-    if cb.twin is ca and cfb.skeleton is None and not fa.eager and not fb.eager:
-        ins = cb.instructions
-        cs_a, cs_b = fa.computation_skeleton, fb.computation_skeleton
-        if all(cs_a(c) == cs_b(c) for k in cfb.callers for c in ins[k].calls):
-            cfb.skeleton = sa
-            return sa, sa
+    if cfb.skeleton is None and not fa.eager and not fb.eager:
+        if cb.twin is ca:
+            ins = cb.instructions
+            cs_a, cs_b = fa.computation_skeleton, fb.computation_skeleton
+            if all(cs_a(c) == cs_b(c) for k in cfb.callers for c in ins[k].calls):
+                cfb.skeleton = sa
+                return sa, sa
+        known = dict(zip(fa.computations[ca.name].full, sa, strict=True))
+        return sa, fb.skeleton(cb.name, known)
     return sa, fb.skeleton(cb.name)
 
 
@@ -285,13 +296,26 @@ def _linear(comp: Computation, cfull: dict[str, int]) -> _Linear | None:
 
 
 def _skeletons(
-    comp: Computation, cfull: dict[str, int], by_full: dict[int, int], fp: Fingerprints
+    comp: Computation,
+    cfull: dict[str, int],
+    by_full: dict[int, int],
+    fp: Fingerprints,
+    known: dict[int, int] | None = None,
+    full: tuple[int, ...] = (),
 ) -> list[int]:
     """Skeletons of a computation whose operands are all printed before their users; a
-    callee's skeleton comes from ``by_full`` (C lookups), else from ``fp``."""
+    callee's skeleton comes from ``by_full`` (C lookups), else from ``fp``.  ``known``:
+    skeletons by full fingerprint, taken for the instructions whose fingerprint (``full``,
+    in printed order) is there."""
     s_of: dict[str, int] = {}
     sget, lget = s_of.__getitem__, LOCAL_SKELETON.get
-    for ins in comp.instructions:
+    kget = known.get if known is not None else None
+    for k, ins in enumerate(comp.instructions):
+        if kget is not None:
+            got = kget(full[k])
+            if got is not None:
+                s_of[ins.name] = got
+                continue
         loc = lget(ins.key)
         if loc is None:
             loc = local_hashes(ins)[1]

@@ -69,7 +69,8 @@ class Propagation:
     def done(self) -> bool:
         return self.matched == len(self.ia) or self.matched == len(self.ib)
 
-    def propagate(self) -> None:
+    def propagate(self) -> bool:
+        """Step 3 to a fixpoint; False when it stopped at its round limit instead."""
         ia, ib, a2b, b2a = self.ia, self.ib, self.a2b, self.b2a
         ops_a, ops_b = self.operand_indices()
         users_a: dict[int, list[int]] = {}
@@ -130,6 +131,7 @@ class Propagation:
                         break
                 if best >= 0:
                     changed |= match(i, best)
+        return not changed
 
 
 def unmatched(x2y: list[int]) -> list[int]:
