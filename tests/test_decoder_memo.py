@@ -95,6 +95,17 @@ def test_glog_stamp_is_what_strptime_reads(
     assert glog_stamp(md, time) == _strptime_stamp(md, time)
 
 
+@settings(max_examples=1000)
+@given(
+    md=st.text("0123456789١ x", max_size=6),
+    time=st.text("0123456789١:. +x", max_size=18) | st.from_regex(r"\d\d:\d\d:\d\d\.\d{1,7}"),
+)
+def test_glog_stamp_of_any_text_is_what_strptime_reads(md: str, time: str) -> None:
+    # GIVEN any text where a glog stamp goes (other digits, other shapes), THEN the fast
+    # reading and strptime's agree (or both find no date)
+    assert glog_stamp(md, time) == _strptime_stamp(md, time)
+
+
 def test_glog_stamp_of_a_real_line() -> None:
     """GIVEN torch's ``V1122 19:11:16.722000`` WHEN read THEN its seconds differ from the
     next second's by exactly the printed difference."""

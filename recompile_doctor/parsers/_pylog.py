@@ -126,12 +126,21 @@ def _glog_second(stamp: str) -> float | None:
         return None
 
 
-#: many lines share a second: its seconds are read once
-_glog_second_memo = memo(_glog_second)
+#: a glog stamp's whole second as ``%Y%m%d %H:%M:%S`` reads it (ASCII digits, two each)
+_GLOG_SECOND_RE = lazy_re(r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+#: what :func:`_glog_head` gives for a second of another shape (never a second's value)
+_NOT_PLAIN = float("-inf")
 
-#: a glog stamp as ``%Y%m%d %H:%M:%S.%f`` reads it (ASCII digits: two each, 1-6 decimals);
-#: anything else goes to ``strptime`` itself
-_GLOG_STAMP_RE = lazy_re(r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{1,6}")
+
+def _glog_head(head: str) -> float | None:
+    """:func:`_glog_second` of ``MMDD HH:MM:SS`` in ASCII digits, else :data:`_NOT_PLAIN`."""
+    if _GLOG_SECOND_RE.fullmatch(head) is None:
+        return _NOT_PLAIN
+    return _glog_second(head)
+
+
+#: many lines share a second: its seconds are read once
+_glog_head_memo = memo(_glog_head)
 
 
 def glog_stamp(month_day: str, time: str) -> float | None:
@@ -140,15 +149,16 @@ def glog_stamp(month_day: str, time: str) -> float | None:
 
     The same value as ``datetime.strptime(f"2000{month_day} {time}", "%Y%m%d
     %H:%M:%S.%f").timestamp()`` (local time, as a naive datetime's ``timestamp``), without
-    ``strptime``: the whole second is memoized and the microseconds added as ``timestamp``
-    adds them."""
-    stamp = f"{month_day} {time}"
-    if _GLOG_STAMP_RE.fullmatch(stamp) is None:
-        return _glog_stamp_slow(month_day, time)
-    whole = _glog_second_memo(stamp[:13])
-    if whole is None:
-        return None
-    return whole + int(stamp[14:].ljust(6, "0")) / 1e6
+    ``strptime`` for the stamps glog prints (ASCII digits, two each, 1-6 decimals): the
+    whole second is memoized and the microseconds added as ``timestamp`` adds them."""
+    frac = time[9:]
+    if time[8:9] == "." and 0 < len(frac) <= 6 and frac.isascii() and frac.isdigit():
+        whole = _glog_head_memo(f"{month_day} {time[:8]}")
+        if whole is None:
+            return None
+        if whole != _NOT_PLAIN:
+            return whole + int(frac.ljust(6, "0")) / 1e6
+    return _glog_stamp_slow(month_day, time)
 
 
 def _glog_stamp_slow(month_day: str, time: str) -> float | None:

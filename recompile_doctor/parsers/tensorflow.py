@@ -89,11 +89,12 @@ def _split(line: str) -> tuple[_Prefix, str]:
     c = line[:1]
     m = _ABSL_RE.match(line) if c in "IWEFV" else None
     if m is not None:
+        hours, minutes, seconds, source = m.group(3, 4, 5, 6)
         try:
-            s = int(m.group(3)) * 3600 + int(m.group(4)) * 60 + float(m.group(5))
+            s = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
         except ValueError:
             s = math.nan
-        return _Prefix(s if math.isfinite(s) else None, m.group(6)), line[m.end() :]
+        return _Prefix(s if math.isfinite(s) else None, source), line[m.end() :]
     m = _TF_OLD_RE.match(line) if c.isdigit() else None
     if m is not None:
         try:

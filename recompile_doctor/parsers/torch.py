@@ -145,12 +145,15 @@ class TorchLogDecoder:
             if any(a in text for a in ANCHORS) and ' {"' not in text:
                 return Decoded("malformed", tuple(events), "torch log line without a glog prefix")
             return Decoded("unrecognized", tuple(events))
-        ts = glog_stamp(m["md"], m["ts"])
+        md, stamp, frame, comp, r, d, art, file, msg = m.group(
+            "md", "ts", "frame", "comp", "r", "d", "art", "file", "msg"
+        )
+        ts = glog_stamp(md, stamp)
         if ts is not None and self._t0 is None:
             self._t0 = ts
         t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None
-        cid = f"{m['frame']}/{m['comp']}" if m["frame"] is not None else None
-        ln = _Line(lineno, text, m["r"] or m["d"], t, cid, m["art"], m["file"], m["msg"] or "")
+        cid = f"{frame}/{comp}" if frame is not None else None
+        ln = _Line(lineno, text, r or d, t, cid, art, file, msg or "")
         out: list[TypedEvent] = []
         problem: str | None = None
         blk = self._block
@@ -218,6 +221,9 @@ class TorchLogDecoder:
         return None
 
     def _flush(self, nxt: _Line | None) -> list[TypedEvent]:
+        if self._block is None and self._held_warning is None:
+            self.continuing = False
+            return []  # (what the rest gives then: most lines are in no block)
         blk, self._block = self._block, None
         out: list[TypedEvent] = []
         if blk is not None:
