@@ -302,6 +302,31 @@ def test_packed_reads_back_what_was_appended(
     copy.close()
 
 
+def test_packed_chunks_read_from_two_places_at_once_are_unpacked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN 40 packed chunks of 10 items (a torch run's reasons: those given in time, then
+    # those held to the end of the log)
+    p: Packed[int] = Packed(chunk=10, plain=0)
+    for n in range(400):
+        p.append(n)
+    unpacked: list[int] = []
+    real = packed._unpack
+
+    def counting(data: object) -> object:
+        unpacked.append(1)
+        return real(data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(packed, "_unpack", counting)
+    # WHEN they are read in the order of their compilations: one from the first half, one
+    # from the second, and so on
+    got = [p[i + half] for i in range(200) for half in (0, 200)]
+    # THEN each chunk is unpacked once (it was once per item: 400 unpacks, not 40)
+    assert got == [i + half for i in range(200) for half in (0, 200)]
+    assert len(unpacked) == 40
+    p.close()
+
+
 def test_packed_chunks_are_kept_in_a_file_not_in_memory(small_spool: Path) -> None:
     # GIVEN a packed sequence of 100 items in chunks of 8, the first chunk plain
     p: Packed[str] = Packed()
