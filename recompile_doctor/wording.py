@@ -2,8 +2,31 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import islice
+from operator import itemgetter
+
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     """``n`` and ``word``, plural unless ``n`` is one (``many``: the plural, where not
     ``word + "s"``), the number with thousands separators: ``23,685 recompilations``."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def counted(texts: Iterable[str], most: int, other: str, by_count: bool = False) -> str:
+    """The distinct ``texts`` joined with "; ", each once, in the order first given (or the
+    most frequent first, ``by_count``), with its count when it came more than once
+    (``reason (3×)``); past ``most`` distinct ones, how many others (``and 2 other
+    reasons``, ``other`` being the word): a thousand repetitions of one reason are one line,
+    not a thousand."""
+    counts: dict[str, int] = {}
+    for t in texts:
+        counts[t] = counts.get(t, 0) + 1
+    items = sorted(counts.items(), key=_COUNT, reverse=True) if by_count else counts.items()
+    parts = [f"{t} ({n}×)" if n > 1 else t for t, n in islice(items, most)]
+    if len(counts) > most:
+        parts.append(f"and {plural(len(counts) - most, other)}")
+    return "; ".join(parts)
+
+
+_COUNT = itemgetter(1)

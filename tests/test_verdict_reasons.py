@@ -292,3 +292,33 @@ def test_verdicts_are_made_when_read_and_not_held() -> None:
     assert vs.causes() == {v.compilation.id: v.rules[0] for v in every if v.rules}
     held = [x for r in gc.get_referents(vs) for x in gc.get_referents(r)]
     assert not any(isinstance(x, Verdict) for x in held)
+
+
+def test_counted_gives_each_text_once_with_its_count() -> None:
+    from recompile_doctor.wording import counted
+
+    # GIVEN texts with repeats, THEN each distinct one comes once, in the order first given,
+    # with its count; past the most asked for, how many others there were
+    assert counted(["a", "b", "a", "a", "c"], 5, "other reason") == "a (3×); b; c"
+    assert counted(["a", "b", "c", "b"], 2, "other reason") == "a; b (2×); and 1 other reason"
+    assert counted(["x", "y", "y", "z", "z", "z"], 2, "break", by_count=True) == (
+        "z (3×); y (2×); and 1 break"
+    )
+    assert counted([], 3, "other reason") == ""
+
+
+def test_a_reason_repeated_thousands_of_times_is_one_line_of_the_finding(tmp_path: Path) -> None:
+    # GIVEN a TensorFlow log that repeats one run 200 times in one process: the same
+    # compilation ids each time, so every repetition's reason explains the one recompilation
+    run = (ROOT / "fixtures" / "tensorflow" / "batch_size_signature_vlog" / "run.log").read_text()
+    log = tmp_path / "repeated.log"
+    log.write_text(run * 200)
+    # WHEN analysed
+    from recompile_doctor import analyze
+
+    with analyze([str(log)]) as report:
+        (finding,) = [f for f in report.findings if f.rule == "batch-size-changed"]
+    # THEN its note gives the change once, with its count (it gave it 200 times, joined: the
+    # detail of a 1 GB log of such runs was 8 MB long)
+    assert "s32[32] → s32[8] (200×)" in finding.detail
+    assert len(finding.detail) < 300

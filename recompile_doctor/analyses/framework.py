@@ -14,7 +14,7 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 from recompile_doctor.analyses._common import (
     Options,
@@ -28,7 +28,7 @@ from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.rules import rule
 from recompile_doctor.timeline import Timeline
 from recompile_doctor.timeline.table import NO_RANK
-from recompile_doctor.wording import plural
+from recompile_doctor.wording import counted, plural
 
 
 def _ev(e: RecompileReason | FrameworkNote) -> Evidence:
@@ -96,13 +96,13 @@ def graph_breaks(tl: Timeline, opts: Options) -> list[Finding]:
     notes = tl.notes_of("graph-break")
     if not notes:
         return []
-    reasons = Counter(str(n.detail.get("reason") or n.span.text.strip()) for n in notes)
-    parts = [f"{r} ({n}×)" if n > 1 else r for r, n in reasons.most_common(5)]
+    reasons = (str(n.detail.get("reason") or n.span.text.strip()) for n in notes)
     fns = sorted({n.key.function or n.key.name for n in notes if n.key is not None})
     return [
         make_finding(
             "graph-break",
-            detail=f"{plural(len(notes), 'graph break')}: " + "; ".join(parts),
+            detail=f"{plural(len(notes), 'graph break')}: "
+            + counted(reasons, 5, "other reason", by_count=True),
             modules=fns,
             count=len(notes),
             wasted=0.0,

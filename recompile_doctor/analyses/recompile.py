@@ -39,11 +39,13 @@ from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable
-from recompile_doctor.wording import plural
+from recompile_doctor.wording import counted, plural
 
 T = TypeVar("T")
 
 _MAX_DETAIL_LINES = 4
+#: the distinct reasons a recompilation's note gives (a repeated one once, with its count)
+_MAX_REASON_LINES = 5
 _MAX_CHANGES = 20
 #: the dumps' instruction changes a finding shows
 _MAX_DIFF = 20
@@ -204,8 +206,10 @@ class Verdict:
         d = self.diff
         log_rules, dump_rules = self.log_rules, self.dump_rules
         if log_rules:
-            said = "; ".join(
-                _reason_line(r) for r in self.reasons if r.rule != "retracing" or not dump_rules
+            said = counted(
+                (_reason_line(r) for r in self.reasons if r.rule != "retracing" or not dump_rules),
+                _MAX_REASON_LINES,
+                "other reason",
             )
         if log_rules and dump_rules:
             if set(log_rules) & set(dump_rules):
