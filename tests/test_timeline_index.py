@@ -17,7 +17,7 @@ import pytest
 from recompile_doctor.parsers import parse_log
 from recompile_doctor.timeline import build_timeline
 from recompile_doctor.timeline.packed import Packed
-from recompile_doctor.timeline.types import Attributed
+from recompile_doctor.timeline.types import At, Attributed
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted(
@@ -49,7 +49,12 @@ def test_index_gives_what_filtering_gives(path: Path) -> None:
     assert tl.notes_of(*kinds) == list(tl.notes)
     rules = {r.rule for r, _ in tl.reasons if r.rule is not None} | {"recompile-limit"}
     for rule in rules:
-        assert tl.reasons_of(rule) == plain.reasons_of(rule)
+        got, want = tl.reasons_of(rule), plain.reasons_of(rule)
+        assert got == want
+        # (a view of the places: the reasons are read when asked for, by index too)
+        assert isinstance(got, At)
+        assert [got[i] for i in range(-len(want), len(want))] == want + want
+        assert list(got[1:]) == want[1:]
 
 
 def test_a_reason_attached_after_packing_keeps_its_compilation() -> None:
@@ -67,3 +72,32 @@ def test_a_reason_attached_after_packing_keeps_its_compilation() -> None:
     assert seq[-1] == ("e", None)
     assert seq[1:3] == [("b", None), ("c", None)]
     assert seq == [("a", 7), ("b", None), ("c", None), ("d", 2), ("e", None)]
+
+
+def test_retracing_warnings_are_counted_without_being_held(tmp_path: Path) -> None:
+    from recompile_doctor import analyze
+    from recompile_doctor.analyses._common import cap
+    from recompile_doctor.model import Evidence
+
+    # GIVEN a TensorFlow run that warns of retracing, repeated 40 times in one log
+    run = (ROOT / "fixtures" / "tensorflow" / "growing_shape" / "run.log").read_text()
+    log = tmp_path / "retraced.log"
+    log.write_text(run * 40)
+    with analyze([str(log)]) as report:
+        (finding,) = [
+            f
+            for f in report.findings
+            if f.rule == "retracing" and f.detail.startswith("The framework reported")
+        ]
+    tl = build_timeline(parse_log(str(log), fold=True))
+    shown = [
+        r for r in tl.reasons_of("retracing") if (r.key.function or r.key.name) in finding.modules
+    ]
+    # THEN the finding, made in one pass over the warnings, counts those of its functions and
+    # shows their first lines, as a list of them all gave
+    assert len(shown) >= 40
+    assert finding.count == len(shown)
+    want = cap(Evidence(r.span.source, r.span.line, r.span.text) for r in shown)
+    assert [(e.source, e.line, e.text) for e in finding.evidence] == [
+        (e.source, e.line, e.text) for e in want
+    ]

@@ -15,8 +15,11 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
+from itertools import islice
 
 from recompile_doctor.analyses._common import (
+    Capped,
     Options,
     comp_evidence,
     make_finding,
@@ -35,8 +38,9 @@ def _ev(e: RecompileReason | FrameworkNote) -> Evidence:
     return Evidence(e.span.source, e.span.line, e.span.text)
 
 
-def _framework(reasons: list[RecompileReason]) -> str | None:
-    fws = {r.key.framework for r in reasons}
+def _framework(frameworks: Iterable[str]) -> str | None:
+    """The one framework these are of, else None."""
+    fws = set(frameworks)
     return fws.pop() if len(fws) == 1 else None
 
 
@@ -59,9 +63,9 @@ def recompile_limit(tl: Timeline, opts: Options) -> list[Finding]:
             modules=fns,
             count=len(hits),
             wasted=0.0,
-            evidence=[_ev(r) for r in hits],
-            advice=rule("recompile-limit").advice_for(_framework(hits)),
-            changes=[c for r in hits for c in r.changes][:20],
+            evidence=map(_ev, hits),
+            advice=rule("recompile-limit").advice_for(_framework(r.key.framework for r in hits)),
+            changes=list(islice((c for r in hits for c in r.changes), 20)),
         )
     ]
 
@@ -72,10 +76,10 @@ def compile_failed(tl: Timeline, opts: Options) -> list[Finding]:
     if not fails:
         return []
     fns = sorted({r.key.function or r.key.name for r in fails})
-    ids = [r.key.compile_id for r in fails if r.key.compile_id]
+    ids = list(islice((r.key.compile_id for r in fails if r.key.compile_id), 8))
     detail = (
         f"{plural(len(fails), 'compilation')} failed ({', '.join(fns)}"
-        + (f"; compile ids {', '.join(ids[:8])}" if ids else "")
+        + (f"; compile ids {', '.join(ids)}" if ids else "")
         + f"): {fails[0].reason.splitlines()[0] if fails[0].reason else ''}"
     )
     return [
@@ -85,8 +89,8 @@ def compile_failed(tl: Timeline, opts: Options) -> list[Finding]:
             modules=fns,
             count=len(fails),
             wasted=0.0,
-            evidence=[_ev(r) for r in fails],
-            advice=rule("compile-failed").advice_for(_framework(fails)),
+            evidence=map(_ev, fails),
+            advice=rule("compile-failed").advice_for(_framework(r.key.framework for r in fails)),
         )
     ]
 
@@ -106,7 +110,7 @@ def graph_breaks(tl: Timeline, opts: Options) -> list[Finding]:
             modules=fns,
             count=len(notes),
             wasted=0.0,
-            evidence=[_ev(n) for n in notes],
+            evidence=map(_ev, notes),
         )
     ]
 
@@ -121,20 +125,36 @@ def retracing(tl: Timeline, opts: Options) -> list[Finding]:
         for v in verdicts(tl, opts)
         if v.rules and v.rules[0] not in ("recompile-after-warmup", "retracing")
     }
-    rest = [r for r in warned if (r.key.function or r.key.name) not in explained]
-    if not rest:
+    # (one pass over the warnings, holding what the finding shows: a run can warn on
+    # every step, and each warning is a paragraph)
+    first: RecompileReason | None = None
+    count = 0
+    names: set[str] = set()
+    frameworks: set[str] = set()
+    evidence = Capped()
+    for r in warned:
+        name = r.key.function or r.key.name
+        if name in explained:
+            continue
+        if first is None:
+            first = r
+        count += 1
+        names.add(name)
+        frameworks.add(r.key.framework)
+        evidence.add(_ev(r))
+    if first is None:
         return []
-    fns = sorted({r.key.function or r.key.name for r in rest})
+    fns = sorted(names)
     return [
         make_finding(
             "retracing",
             detail=f"The framework reported retracing of {', '.join(fns)}: "
-            + (rest[0].reason.splitlines()[0] if rest[0].reason else ""),
+            + (first.reason.splitlines()[0] if first.reason else ""),
             modules=fns,
-            count=len(rest),
+            count=count,
             wasted=0.0,
-            evidence=[_ev(r) for r in rest],
-            advice=rule("retracing").advice_for(_framework(rest)),
+            evidence=evidence.lines(),
+            advice=rule("retracing").advice_for(_framework(frameworks)),
         )
     ]
 

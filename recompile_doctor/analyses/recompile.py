@@ -39,6 +39,7 @@ from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable
+from recompile_doctor.timeline.types import ReasonsAt
 from recompile_doctor.wording import counted, plural
 
 T = TypeVar("T")
@@ -137,43 +138,6 @@ def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
         before = array("I", (before[k] for k in order))
         after = array("I", (after[k] for k in order))
     return before, after
-
-
-class ReasonsAt(Sequence[RecompileReason]):
-    """Some of the timeline's reasons, by their places in it: a verdict holds these instead
-    of the reasons, which stay packed until read (a run of 100,000 recompilations never holds
-    all their reasons, with their verbatim lines, at once).  Read in log order, as the
-    analyses do, each packed chunk is unpacked once."""
-
-    __slots__ = ("_all", "_at")
-
-    def __init__(
-        self, reasons: Sequence[tuple[RecompileReason, int | None]], at: tuple[int, ...]
-    ) -> None:
-        self._all = reasons
-        self._at = at
-
-    def __len__(self) -> int:
-        return len(self._at)
-
-    @overload
-    def __getitem__(self, i: int) -> RecompileReason: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[RecompileReason]: ...
-    def __getitem__(self, i: int | slice) -> RecompileReason | Sequence[RecompileReason]:
-        if isinstance(i, slice):
-            return tuple(self._all[j][0] for j in self._at[i])
-        return self._all[self._at[i]][0]
-
-    def __iter__(self) -> Iterator[RecompileReason]:
-        for j in self._at:
-            yield self._all[j][0]
-
-    __eq__ = sequence_eq
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"ReasonsAt({list(self._at)})"
 
 
 _NO_REASONS: Sequence[RecompileReason] = ()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +83,11 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
         return len(self._items)
 
     @property
+    def items(self) -> Sequence[T]:
+        """The items without their ids."""
+        return self._items
+
+    @property
     def ids(self) -> Sequence[int]:
         """The compilation id of each item (:data:`NO_COMPILATION`: none)."""
         return self._ids
@@ -105,6 +111,75 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
 
     def __repr__(self) -> str:
         return f"Attributed({len(self)} items)"
+
+
+class At(Sequence[T]):
+    """The items of a sequence at some of its places, each read when asked for: a view of
+    some of the timeline's notes or reasons holds their places, not the items (a run of
+    100,000 reasons or notes of one kind never holds them all, with their verbatim lines,
+    at once).  Read in order, each packed chunk is unpacked once."""
+
+    __slots__ = ("_at", "_items")
+
+    def __init__(self, items: Sequence[T], at: Sequence[int]) -> None:
+        self._items = items
+        self._at = at
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        if isinstance(i, slice):
+            return tuple(self._items[j] for j in self._at[i])
+        return self._items[self._at[i]]
+
+    def __iter__(self) -> Iterator[T]:
+        items = self._items
+        for j in self._at:
+            yield items[j]
+
+    __eq__ = sequence_eq
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({list(self._at)})"
+
+
+class _Firsts(Sequence[T]):
+    """The first item of each pair of a sequence of pairs, read when asked for."""
+
+    __slots__ = ("_pairs",)
+
+    def __init__(self, pairs: Sequence[tuple[T, int | None]]) -> None:
+        self._pairs = pairs
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[T]: ...
+    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
+        if isinstance(i, slice):
+            return tuple(p[0] for p in self._pairs[i])
+        return self._pairs[i][0]
+
+
+class ReasonsAt(At[RecompileReason]):
+    """The timeline's reasons (kept with the ids of their compilations) at some of their
+    places: what a verdict, or the reasons of one rule, hold instead of the reasons."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, reasons: Sequence[tuple[RecompileReason, int | None]], at: Sequence[int]
+    ) -> None:
+        super().__init__(reasons.items if isinstance(reasons, Attributed) else _Firsts(reasons), at)
 
 
 class ReasonPlaces:
@@ -184,20 +259,22 @@ class Timeline:
             return self.loads_tallied
         return LoadTally.of(self.loads)
 
-    def notes_of(self, *kinds: str) -> list[FrameworkNote]:
-        """The notes of these kinds, in log order."""
+    def notes_of(self, *kinds: str) -> Sequence[FrameworkNote]:
+        """The notes of these kinds, in log order (read when asked for: see :class:`At`)."""
         if self.note_index is None:
             return [n for n in self.notes if n.note in kinds]
-        at = sorted(i for k in kinds for i in self.note_index.get(k, ()))
-        notes = self.notes
-        return [notes[i] for i in at]
+        index = self.note_index
+        if len(kinds) == 1:
+            return At(self.notes, index.get(kinds[0], ()))
+        at = array("q", heapq.merge(*(index.get(k, ()) for k in kinds)))
+        return At(self.notes, at)
 
-    def reasons_of(self, rule: str) -> list[RecompileReason]:
-        """The reasons mapped to ``rule``, in log order."""
+    def reasons_of(self, rule: str) -> Sequence[RecompileReason]:
+        """The reasons mapped to ``rule``, in log order (read when asked for: see
+        :class:`At`)."""
         if self.reason_index is None:
             return [r for r, _ in self.reasons if r.rule == rule]
-        reasons = self.reasons
-        return [reasons[i][0] for i in self.reason_index.get(rule, ())]
+        return ReasonsAt(self.reasons, self.reason_index.get(rule, ()))
 
     def reasons_by_compilation(self) -> ReasonPlaces:
         """Where the reasons attached to each compilation are in :attr:`reasons`, in log
