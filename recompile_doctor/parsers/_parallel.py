@@ -833,6 +833,9 @@ class Stream:
             skip = cps[j][5]
             read = skip
             since = cps[j][0]  # (the reader decoded the lines up to here itself)
+            # (not held while the part's events are taken: a worker's late checkpoints are
+            # whole states of its decoder, 18 MB on a 1 GB torch log)
+            del cps
             ending: list[TypedEvent] | None = None  # (the reader ends the input itself)
             for ev in _follow(m, skip):
                 if ev is _ENDING:
@@ -862,8 +865,10 @@ class Stream:
             if ending is not None:
                 self.taken += len(ending)
                 yield from ending
-            done.append((w, part, j))
+            # (the checkpoint it was taken over at is all that is asked of it afterwards)
+            done.append((w, dataclasses.replace(part, checkpoints=[part.checkpoints[j]]), 0))
             at = part.handoff
+            del part
         self.failed = None
         self.chain = done
 
