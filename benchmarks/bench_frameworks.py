@@ -139,24 +139,30 @@ _FRAME_RES = (
     re.compile(r'((?:^|[\s"]))(\d+)(?=/\d+:)'),
     re.compile(r'("frame_id": )(\d+)'),
 )
-#: the formats whose compile ids are the frame's and the compile's numbers
-_FRAMED = ("torch", "torch-trace")
+#: per format, the numbers its compile ids are made of: torch's frames, and TensorFlow's
+#: function numbers (``__inference_train_step_77``, whose compile id is that name and how
+#: many times it was compiled)
+_NUMBERED: dict[str, tuple[re.Pattern[str], ...]] = {
+    "torch": _FRAME_RES,
+    "torch-trace": _FRAME_RES,
+    "tensorflow": (re.compile(r"(_inference_[A-Za-z_]+?_)(\d+)"),),
+}
 
 
-def _frames(lines: list[str]) -> int:
-    """How many frame numbers ``lines`` use (one more than the highest)."""
-    return 1 + max(
-        (int(m[2]) for ln in lines for rx in _FRAME_RES for m in rx.finditer(ln)), default=0
-    )
+def _frames(lines: list[str], fmt: str) -> int:
+    """How many frame (or function) numbers ``lines`` use (one more than the highest)."""
+    res = _NUMBERED[fmt]
+    return 1 + max((int(m[2]) for ln in lines for rx in res for m in rx.finditer(ln)), default=0)
 
 
-def _renumbered(line: str, offset: int) -> str:
-    """``line`` with each torch frame number moved up by ``offset``: every repetition of a
-    fixture is new frames, as in a real log, whose compile ids never repeat (repeated ids
-    would be one compilation logged again, and the log would time few events)."""
+def _renumbered(line: str, offset: int, fmt: str) -> str:
+    """``line`` with each torch frame number (TensorFlow function number) moved up by
+    ``offset``: every repetition of a fixture is new frames, as in a real log, whose
+    compile ids never repeat (repeated ids would be one compilation logged again, and the
+    log would time few compilations: a TensorFlow log of 1 GB was 11 of them)."""
     if not offset:
         return line
-    for rx in _FRAME_RES:
+    for rx in _NUMBERED[fmt]:
         line = rx.sub(lambda m: f"{m[1]}{int(m[2]) + offset}", line)
     return line
 
@@ -166,8 +172,8 @@ def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
     keys = key_strings(fmt)
     parts = [_fixture_lines(rel) for rel in rels]
     body = [ln for part in parts for ln in part]
-    # each fixture of each repetition gets frame numbers of its own (torch)
-    frames = max(map(_frames, parts)) if fmt in _FRAMED else 0
+    # each fixture of each repetition gets frame (function) numbers of its own
+    frames = max(_frames(part, fmt) for part in parts) if fmt in _NUMBERED else 0
     part_of = [j for j, part in enumerate(parts) for _ in part]
     relevant = sum(1 for ln in body if any(k in ln for k in keys))
     inside = _in_blocks(body)
@@ -186,7 +192,7 @@ def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
         rep += 1
         for i, line in enumerate(body):
             if frames:
-                line = _renumbered(line, ((rep - 1) * len(parts) + part_of[i]) * frames)
+                line = _renumbered(line, ((rep - 1) * len(parts) + part_of[i]) * frames, fmt)
             # each repetition prints other durations and times (a real log never repeats a
             # "... in 0.0123 sec" line), so per-message memos get no unfair hits
             yield _VARY_RE.sub(rf"\g<1>{(rep + i) % 1000:03d}", line)

@@ -3,8 +3,9 @@ record in two (noise inside a multi-line block) would time a broken parse.
 
 GIVEN each framework case of ``benchmarks/bench_frameworks.py``, generated small, WHEN
 parsed, THEN no line is malformed (the fixtures it repeats have none), about a fifth of the
-lines are recognized where noise is added, every repetition compiles anew (torch's compile ids
-are not repeated), and every compilation names its function.
+lines are recognized where noise is added, every repetition compiles anew (torch's and
+TensorFlow's compile ids are not repeated: twice the log is about twice the compilations),
+and every compilation names its function.
 """
 
 from __future__ import annotations
@@ -44,3 +45,10 @@ def test_a_generated_framework_log_parses_whole(bench: object, tmp_path: Path, c
         # (the fixtures' compile ids are not repeated: each repetition is compilations anew)
         assert len(rep.compilations) >= 4, (case, len(rep.compilations))
         assert all(c.function not in (None, "?") for c in rep.compilations), case
+        compiled = len(rep.compilations)
+    # AND a log twice as long has about twice the compilations: each repetition's compile
+    # ids are its own (a TensorFlow log of 1 GB was 11 compilations when they repeated)
+    longer = tmp_path / f"{name}-2.log"
+    bench.write_log(longer, bench.case_lines(fmt, rels, noise), 800_000)  # type: ignore[attr-defined]
+    with analyze(str(longer)) as rep:
+        assert len(rep.compilations) >= 1.6 * compiled, (case, compiled, len(rep.compilations))
