@@ -149,27 +149,6 @@ class At(Sequence[T]):
         return f"{type(self).__name__}({list(self._at)})"
 
 
-class _Firsts(Sequence[T]):
-    """The first item of each pair of a sequence of pairs, read when asked for."""
-
-    __slots__ = ("_pairs",)
-
-    def __init__(self, pairs: Sequence[tuple[T, int | None]]) -> None:
-        self._pairs = pairs
-
-    def __len__(self) -> int:
-        return len(self._pairs)
-
-    @overload
-    def __getitem__(self, i: int) -> T: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[T]: ...
-    def __getitem__(self, i: int | slice) -> T | Sequence[T]:
-        if isinstance(i, slice):
-            return tuple(p[0] for p in self._pairs[i])
-        return self._pairs[i][0]
-
-
 class ReasonsAt(At[RecompileReason]):
     """The timeline's reasons (kept with the ids of their compilations) at some of their
     places: what a verdict, or the reasons of one rule, hold instead of the reasons."""
@@ -179,7 +158,10 @@ class ReasonsAt(At[RecompileReason]):
     def __init__(
         self, reasons: Sequence[tuple[RecompileReason, int | None]], at: Sequence[int]
     ) -> None:
-        super().__init__(reasons.items if isinstance(reasons, Attributed) else _Firsts(reasons), at)
+        # (the builder's timeline keeps them apart from their ids: a sequence of pairs made
+        # otherwise is read whole, once)
+        items = reasons.items if isinstance(reasons, Attributed) else [r for r, _ in reasons]
+        super().__init__(items, at)
 
 
 class ReasonPlaces:
