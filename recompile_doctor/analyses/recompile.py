@@ -38,7 +38,7 @@ from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.packed import sequence_eq
-from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable
+from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, is_eager
 from recompile_doctor.timeline.types import ReasonsAt
 from recompile_doctor.wording import counted, plural
 
@@ -118,7 +118,7 @@ def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
     for i, (fn, warmup, cache, key) in enumerate(rows):
         prev = last_of.get(fn)
         last_of[fn] = i
-        if prev is not None and not warmup and cache != hit and not (key is not None and key.eager):
+        if prev is not None and not warmup and cache != hit and not is_eager(key):
             before.append(prev)
             after.append(i)
     # in log order: by source, then line, then (for one line) as the functions were first

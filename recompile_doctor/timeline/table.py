@@ -49,6 +49,19 @@ def opt_int(v: int) -> int | None:
     return None if v == NO_INT else v
 
 
+def row_module(other: str | None, key: CompileKey | None) -> str:
+    """A row's module: its key's name, unless the row's ``other_module`` says otherwise."""
+    if other is not None:
+        return other
+    assert key is not None  # (a row without a key has its module in other_module)
+    return key.name
+
+
+def is_eager(key: CompileKey | None) -> bool:
+    """Whether a row of this key is an eager (not compiled) run of its function."""
+    return key is not None and key.eager
+
+
 def opt_float(v: float) -> float | None:
     return None if v != v else v  # NaN: None
 
@@ -278,11 +291,7 @@ class CompilationTable(Sequence[Compilation]):
     def module_of(self, i: int) -> str:
         """The module compilation ``i`` compiles."""
         m = self.other_module[i]
-        if m is not None:
-            return m
-        key = self.key[i]
-        assert key is not None  # (a row without a key has its module in other_module)
-        return key.name
+        return m if m is not None else row_module(None, self.key[i])
 
     def set_module(self, i: int, module: str) -> None:
         key = self.key[i]
@@ -349,8 +358,7 @@ class CompilationTable(Sequence[Compilation]):
         return k.function if k is not None else None
 
     def eager_of(self, i: int) -> bool:
-        k = self.key[i]
-        return k.eager if k is not None else False
+        return is_eager(self.key[i])
 
     def framework_of(self, i: int) -> str:
         k = self.key[i]
@@ -446,12 +454,9 @@ class CompilationTable(Sequence[Compilation]):
         rank: int,
     ) -> Compilation:
         """Compilation ``i`` of its row's values as the columns hold them."""
-        if other is None:
-            assert key is not None  # (a row without a key has its module in other_module)
-            other = key.name
         values = (
             i,
-            other,
+            row_module(other, key),
             hash,
             source,
             line,
@@ -469,7 +474,7 @@ class CompilationTable(Sequence[Compilation]):
             key.compile_id if key is not None else None,
             None if rank == NO_RANK else rank,
             key.cache_key if key is not None else None,
-            key.eager if key is not None else False,
+            is_eager(key),
         )
         made: Compilation = rebuilt(Compilation, values)
         return made
