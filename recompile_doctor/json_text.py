@@ -10,7 +10,7 @@ separators are those of ``json.dumps``.  A hypothesis test compares the two on r
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any
 
@@ -70,6 +70,38 @@ def dumps_indented(obj: Any, level: int = 0, indent: int = 2) -> str:
     """``json.dumps(obj, indent=indent, ensure_ascii=False)``, its lines after the first
     moved right by ``level * indent`` spaces (a value nested ``level`` deep)."""
     return _text(obj, level, " " * indent)
+
+
+#: items of a long list written as one piece by :func:`pieces_indented`
+PIECE_ITEMS = 512
+
+
+def pieces_indented(obj: Any, level: int = 0, indent: int = 2) -> Iterator[str]:
+    """The text of :func:`dumps_indented` in pieces: a list of more than
+    :data:`PIECE_ITEMS` items (a finding's 100,000 modules) a few hundred items at a time,
+    so that a big value is never held whole as one string, nor as the list of its parts."""
+    return _pieces(obj, level, " " * indent)
+
+
+def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
+    if isinstance(o, dict) and o:
+        deeper = level + 1
+        yield "{\n" + step * deeper
+        for n, (k, v) in enumerate(o.items()):
+            yield ("" if n == 0 else ",\n" + step * deeper) + _key(k) + ": "
+            yield from _pieces(v, deeper, step)
+        yield "\n" + step * level + "}"
+    elif isinstance(o, (list, tuple)) and len(o) > PIECE_ITEMS:
+        inner = "\n" + step * (level + 1)
+        yield "[" + inner
+        for start in range(0, len(o), PIECE_ITEMS):
+            body = ("," + inner).join(
+                [_text(v, level + 1, step) for v in o[start : start + PIECE_ITEMS]]
+            )
+            yield body if start == 0 else "," + inner + body
+        yield "\n" + step * level + "]"
+    else:
+        yield _text(o, level, step)
 
 
 #: an object's text with ``%s`` for each value, per (keys, level, indent): made once per shape

@@ -20,6 +20,7 @@ from recompile_doctor.json_text import (
     fields_text,
     float_text,
     object_template,
+    pieces_indented,
     quoted,
 )
 
@@ -497,12 +498,12 @@ def list_items_json(items: Iterable[InputInfo | Compilation | Event | Finding]) 
     """The text of the items of one of a report's lists in its JSON (between ``[`` and the
     list's last line), one piece per item."""
     for n, item in enumerate(items):
-        text = (
-            item.json_text(2)
-            if isinstance(item, (Event, Compilation))
-            else dumps_indented(item.to_json(), 2)
-        )
-        yield ("\n    " if n == 0 else ",\n    ") + text
+        head = "\n    " if n == 0 else ",\n    "
+        if isinstance(item, (Event, Compilation)):
+            yield head + item.json_text(2)
+        else:  # (a finding can name 100,000 modules: its text in pieces)
+            yield head
+            yield from pieces_indented(item.to_json(), 2)
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ from recompile_doctor.model import Compilation
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.reports import render
 from recompile_doctor.timeline import TimelineBuilder, column, function_key
+from recompile_doctor.timeline.column import Spilled
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, Lazy
 from recompile_doctor.timeline.types import Timeline
 from tests.conftest import JAX_RUN
@@ -66,12 +67,16 @@ def _timeline(*paths: Path) -> Timeline:
 
 
 @contextmanager
-def _spilling(after: int = 1, rows: int = 2, cached: int = 1) -> Iterator[None]:
-    """Tables go to their temporary file after ``after`` compilations, in chunks of
-    ``rows``, ``cached`` chunks read back at a time (a context manager: hypothesis tests
-    take no function-scoped fixture)."""
+def _spilling(
+    after: int = 1, rows: int = 2, cached: int = 1, text_after: int | None = None
+) -> Iterator[None]:
+    """Tables go to their temporary file after ``after`` compilations (their text column
+    after ``text_after``, by default with the others), in chunks of ``rows``, ``cached``
+    chunks read back at a time (a context manager: hypothesis tests take no
+    function-scoped fixture)."""
     with (
         mock.patch.object(column, "SPILL_AFTER", after),
+        mock.patch.object(column, "TEXT_SPILL_AFTER", after if text_after is None else text_after),
         mock.patch.object(column, "CHUNK_ROWS", rows),
         mock.patch.object(column, "CACHED", cached),
     ):
@@ -124,16 +129,26 @@ def _rows(draw: Any) -> dict[str, Any]:
     }
 
 
-@given(st.lists(_rows(), max_size=12), st.none() | st.tuples(st.integers(1, 4), st.integers(1, 3)))
+@given(
+    st.lists(_rows(), max_size=12),
+    st.none() | st.tuples(st.integers(1, 4), st.integers(1, 3)),
+    st.none() | st.integers(1, 6),
+)
 def test_a_row_reads_back_as_the_compilation_of_its_fields(
-    rows: list[dict[str, Any]], spill: tuple[int, int] | None
+    rows: list[dict[str, Any]], spill: tuple[int, int] | None, text_spill: int | None
 ) -> None:
-    # (spill: the columns go to their file after the first compilations, in tiny chunks)
-    with _spilling(*(spill or (10**9, 8)), cached=1):
-        _rows_read_back(rows, spilled=spill is not None and len(rows) >= spill[0])
+    # (spill: the columns go to their file after the first compilations, in tiny chunks;
+    # text_spill: the text column alone goes there after that many)
+    after, chunk = spill or (10**9, 8)
+    with _spilling(after, chunk, cached=1, text_after=text_spill or 10**9):
+        _rows_read_back(
+            rows,
+            spilled=len(rows) >= after,
+            text_spilled=len(rows) >= min(after, text_spill or 10**9),
+        )
 
 
-def _rows_read_back(rows: list[dict[str, Any]], spilled: bool) -> None:
+def _rows_read_back(rows: list[dict[str, Any]], spilled: bool, text_spilled: bool) -> None:
     table = CompilationTable()
     expected = []
     causes = {}
@@ -204,7 +219,9 @@ def _rows_read_back(rows: list[dict[str, Any]], spilled: bool) -> None:
         assert table.compiled_of(c.id) == c.compiled
         assert table.function_key_of(c.id) == function_key(c.module)
         assert table.seconds_of(c.id) == (c.duration_s or 0.0)
-    assert (table._blobs is not None) == spilled
+    assert (table._blobs is not None) == text_spilled
+    assert isinstance(table.text, Spilled) == text_spilled
+    assert isinstance(table.key, Spilled) == spilled
     # AND a copy for another process reads the same (its columns plain)
     copy = pickle.loads(pickle.dumps(got))
     assert list(copy) == expected and copy._blobs is None

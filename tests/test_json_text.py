@@ -2,19 +2,23 @@
 
 GIVEN any JSON value (nested dicts and lists, unicode and control characters, big and
 special floats, non-string keys), WHEN written by ``dumps_indented`` at any nesting level,
-THEN the text is ``json.dumps``'s, with the lines after the first moved right.
+THEN the text is ``json.dumps``'s, with the lines after the first moved right; WHEN written
+in pieces (long lists a few items at a time), THEN the pieces make the same text, and no
+piece holds more than a few items of a long list.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recompile_doctor.json_text import dumps_indented, fields_text
+from recompile_doctor import json_text
+from recompile_doctor.json_text import dumps_indented, fields_text, pieces_indented
 
 leaf = st.one_of(
     st.none(),
@@ -39,6 +43,22 @@ values = st.recursive(
 def test_same_text_as_json_dumps(value: Any, level: int) -> None:
     expected = json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + "  " * level)
     assert dumps_indented(value, level) == expected
+
+
+@given(value=values, level=st.integers(0, 3), batch=st.integers(1, 3))
+def test_pieces_make_the_same_text(value: Any, level: int, batch: int) -> None:
+    with mock.patch.object(json_text, "PIECE_ITEMS", batch):
+        assert "".join(pieces_indented(value, level)) == dumps_indented(value, level)
+
+
+def test_a_long_list_is_written_a_few_items_at_a_time() -> None:
+    names = [f"module_{i:06d}" for i in range(10_000)]
+    value = {"rule": "r", "modules": names, "evidence": [{"line": 1}]}
+    pieces = list(pieces_indented(value, 2))
+    assert "".join(pieces) == dumps_indented(value, 2)
+    longest = max(len(p) for p in pieces)
+    assert longest < 30 * json_text.PIECE_ITEMS  # (a name's text is 23 bytes)
+    assert len(pieces) > len(names) // json_text.PIECE_ITEMS
 
 
 def test_what_json_cannot_write_is_refused_alike() -> None:

@@ -512,3 +512,36 @@ def test_a_full_disk_while_spilling_is_a_one_line_error(
     assert err.strip().count("\n") == 0 and "Traceback" not in err
     assert "temporary folder" in err and os.strerror(errno.ENOSPC) in err
     assert "long" not in err.split("error:")[1].split(":")[0]
+
+
+def test_the_builder_remembers_recent_modules_and_keys_only() -> None:
+    """GIVEN a run that compiles 5,000 differently named modules, each with its own compile
+    id, THEN the builder keeps at most OPEN_KEPT modules open per process and KEYS_KEPT
+    keys, finds every compilation again by its compile id, and a finish line naming a
+    recent module (not the last) still closes that module's compilation."""
+    from recompile_doctor.events import CompileFinished, CompileKey, CompileStarted, Span
+    from recompile_doctor.timeline import TimelineBuilder
+    from recompile_doctor.timeline import builder as builder_module
+
+    b = TimelineBuilder(None)
+    n = 5_000
+    for i in range(n):
+        sp = Span("a.log", 2 * i + 1, f"Compiling m{i}", float(i))
+        b.feed(CompileStarted(sp, None, CompileKey("tensorflow", "f", f"m{i}", compile_id=f"c{i}")))
+    proc = b._procs[0]
+    assert len(proc.open) == builder_module.OPEN_KEPT
+    assert len(b._keys) <= builder_module.KEYS_KEPT
+    assert [b._same(("tensorflow", None, f"c{i}")).id for i in (0, 777, n - 1)] == [0, 777, n - 1]  # type: ignore[union-attr]
+    assert b._same(("tensorflow", None, "c-none")) is None
+    assert b._same(("jax", None, "c1")) is None  # (another framework's ids are its own)
+    # a finish line names module m{n-3} (two modules opened after it): it ends that one
+    sp = Span("a.log", 2 * n + 1, "Compiled m", float(n))
+    b.feed(CompileFinished(sp, None, CompileKey("tensorflow", "f", f"m{n - 3}"), 0.5))
+    # the oldest modules are forgotten: a finish line naming one ends the current compilation
+    sp = Span("a.log", 2 * n + 3, "Compiled m0", float(n + 1))
+    b.feed(CompileFinished(sp, None, CompileKey("tensorflow", "f", "m0"), 0.25))
+    table = b.finish().compilations
+    assert table[n - 3].end_line == 2 * n + 1 and table[n - 3].duration_s == 0.5
+    assert table[n - 1].end_line == 2 * n + 3 and table[n - 1].duration_s == 0.25
+    assert table[0].end_line is None
+    assert not proc.open and not b._keys and not b._by_compile_id  # (dropped at the end)

@@ -183,7 +183,9 @@ class _Process:
 
     index: int
     source: str
-    open: dict[str, _Pending] = field(default_factory=dict)  # module -> its open compilation
+    #: module -> its last compilation, for the last OPEN_KEPT modules compiled (a later line
+    #: names one of the recent ones; a run of 100,000 modules does not keep them all)
+    open: dict[str, _Pending] = field(default_factory=dict)
     current: _Pending | None = None  # the compilation later lines belong to
     last: _Pending | None = None  # the last compilation opened
     unattributed: list[_PendingLoad] = field(default_factory=list)  # loads before Execute
@@ -232,12 +234,14 @@ class TimelineBuilder:
         #: the file of those numbers, once there are column.SPILL_AFTER reasons or notes
         self._numbers: Blobs | None = None
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
-        #: (framework, rank, compile id) -> compilation: a text log and a structured trace of
-        #: the same run name the same compilation
-        #: (the compilation's id: a handle on its row is made when a line names it again)
-        self._by_compile_id: dict[tuple[str, str | None, str], int] = {}
-        #: one copy of each distinct compilation key (a function compiled 100,000 times
-        #: has one key, not 100,000 equal ones)
+        #: (framework, rank) -> compile id -> compilation: a text log and a structured
+        #: trace of the same run name the same compilation (the compilation's id: a handle
+        #: on its row is made when a line names it again; the ids of one framework and rank
+        #: in a dictionary of their own, without a tuple per compilation)
+        self._by_compile_id: dict[tuple[str, str | None], dict[str, int]] = {}
+        #: one copy of each recent distinct compilation key (a function compiled 100,000
+        #: times has one key, not 100,000 equal ones), at most KEYS_KEPT (then forgotten at
+        #: once, like OneCopy's strings: keys that hold a compile id are all different)
         self._keys: dict[CompileKey, CompileKey] = {}
         #: one copy of each recent distinct line and cache entry a compilation keeps: a run
         #: that recompiles the same signature again and again repeats the very same line
@@ -293,30 +297,41 @@ class TimelineBuilder:
             o.table.duration_s[cid] = sp.t  # (its last line's time, so far)
         o.flags.append(_SYNTHETIC if synthetic else 0)
         c = _Pending(o, cid)
-        proc.open[c.module] = c
+        opened = proc.open
+        opened.pop(key.name, None)  # (the most recent last)
+        opened[key.name] = c
+        if len(opened) > OPEN_KEPT:
+            del opened[next(iter(opened))]
         proc.current = proc.last = c
         proc.compiled_since_load = True
         if key.compile_id is not None:
-            self._by_compile_id[(key.framework, sp.rank, key.compile_id)] = cid
+            ids = self._by_compile_id.get((key.framework, sp.rank))
+            if ids is None:
+                ids = self._by_compile_id[(key.framework, sp.rank)] = {}
+            ids[key.compile_id] = cid
         self._attach_waiting(proc, key, c)
         return c
 
     def _same(self, compile_id: tuple[str, str | None, str]) -> _Pending | None:
         """The compilation the framework's compile id names, if one was opened."""
-        cid = self._by_compile_id.get(compile_id)
+        framework, rank, ident = compile_id
+        cid = self._by_compile_id.get((framework, rank), {}).get(ident)
         return None if cid is None else _Pending(self._open, cid)
 
     def _key(self, key: CompileKey) -> CompileKey:
         """The one kept copy of ``key`` (its names interned)."""
-        got = self._keys.get(key)
+        kept = self._keys
+        got = kept.get(key)
         if got is None:
+            if len(kept) >= KEYS_KEPT:
+                kept.clear()
             got = dataclasses.replace(
                 key,
                 framework=sys.intern(key.framework),
                 function=None if key.function is None else sys.intern(key.function),
                 module=None if key.module is None else sys.intern(key.module),
             )
-            self._keys[got] = got
+            kept[got] = got
         return got
 
     def _kept(self, ev: _Kept) -> _Kept:
@@ -635,6 +650,9 @@ class TimelineBuilder:
         flags = self._open.flags
         uncacheable = frozenset(i for i, f in enumerate(flags) if f & _UNCACHEABLE)
         self._by_compile_id.clear()
+        self._keys.clear()
+        for p in self._procs:
+            p.open.clear()
         comps = self._finish_compilations()
         loads = self._loads
         load_events = self._load_events.events()
@@ -700,6 +718,12 @@ class TimelineBuilder:
                 durations[i] = round(t_last - t, 6) if t == t and t_last == t_last else NO_FLOAT
         self._open = _Open()
         return table
+
+
+#: modules of a process whose last compilation a later line can still name (_Process.open)
+OPEN_KEPT = 1024
+#: distinct compilation keys kept for sharing (TimelineBuilder._key)
+KEYS_KEPT = 4096
 
 
 class OneCopy:

@@ -6,7 +6,9 @@ gigabytes turns into hundreds of megabytes.  Past :data:`SPILL_AFTER` compilatio
 column becomes a :class:`Spilled` one: its rows in chunks of :data:`CHUNK_ROWS`, the chunk
 being filled in memory, the others in an anonymous temporary file (:mod:`.blobs`), read back
 :data:`CACHED` chunks at a time (a row set there is written back when its chunk leaves).
-What a column holds in memory is then bounded whatever the length of the run.
+What a column holds in memory is then bounded whatever the length of the run.  The lines'
+text goes there sooner, past :data:`TEXT_SPILL_AFTER` compilations: it is most of a row's
+bytes and only a report's evidence reads it.
 
 A :class:`Spilled` column answers what the table's readers ask of its arrays, lists and
 byte arrays (index, set, slice, append, iterate, ``count``, ``find``), with the same
@@ -32,10 +34,17 @@ T = TypeVar("T")
 #: compilations (reasons, recompilations) held in plain columns before the columns go to a
 #: temporary file
 SPILL_AFTER = 200_000
+#: compilations whose line text is held in memory before that column alone goes to the file:
+#: a line is a few hundred bytes, more than all the other columns of its row together, and
+#: is read only when a report shows the compilation's evidence
+TEXT_SPILL_AFTER = 16_384
 #: rows per chunk written at once (an 8-byte column: 64 kB)
 CHUNK_ROWS = 8192
 #: chunks of a column read back and kept at once
 CACHED = 4
+#: chunks of the text column kept at once (8,192 lines are a few MB: a recompilation's text
+#: and its previous compilation's are in one chunk or the two last read)
+TEXT_CACHED = 2
 
 
 class Codec(Generic[T]):
@@ -104,7 +113,7 @@ class Spilled(Sequence[T]):
         "_tail",
     )
 
-    def __init__(self, codec: Codec[T], blobs: Blobs) -> None:
+    def __init__(self, codec: Codec[T], blobs: Blobs, keep: int | None = None) -> None:
         self._codec = codec
         self._blobs = blobs
         self._places: list[Blob] = []  # the full chunks, in order
@@ -113,13 +122,16 @@ class Spilled(Sequence[T]):
         self._cached: dict[int, Any] = {}  # chunk number -> its rows (read back)
         self._dirty: set[int] = set()  # cached chunks with a row set since read
         self._rows = CHUNK_ROWS  # (fixed for the column's life)
-        self._keep = CACHED
+        self._keep = CACHED if keep is None else keep
 
     @classmethod
-    def of(cls, column: Iterable[T], codec: Codec[T], blobs: Blobs) -> Spilled[T]:
+    def of(
+        cls, column: Iterable[T], codec: Codec[T], blobs: Blobs, keep: int | None = None
+    ) -> Spilled[T]:
         """A spilled column of the rows of a plain one (an array, byte array or list is
-        written a chunk at a time, from its slices)."""
-        new = cls(codec, blobs)
+        written a chunk at a time, from its slices); ``keep``: the chunks read back and
+        kept at once (default :data:`CACHED`)."""
+        new = cls(codec, blobs, keep)
         if not isinstance(column, (array, bytearray, list)):
             new.extend(column)
             return new
@@ -283,7 +295,10 @@ def _same(column: T) -> T:
 __all__ = [
     "CACHED",
     "CHUNK_ROWS",
+    "OBJECTS",
     "SPILL_AFTER",
+    "TEXT_CACHED",
+    "TEXT_SPILL_AFTER",
     "Spilled",
     "append_row",
     "array_codec",

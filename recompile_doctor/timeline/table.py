@@ -27,7 +27,7 @@ from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
-from recompile_doctor.timeline.column import Spilled, append_row, codec_of, numbers
+from recompile_doctor.timeline.column import OBJECTS, Spilled, append_row, codec_of, numbers
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.packed import rebuilt, sequence_eq
 
@@ -210,7 +210,8 @@ class CompilationTable(Sequence[Compilation]):
         self.process: array[int] | Spilled[int] = array("i")
         self._causes: Mapping[int, str] = {}
         self._fn_keys: dict[str, str] = {}
-        #: the temporary file of the columns, past column.SPILL_AFTER compilations
+        #: the temporary file of the columns: the text's past column.TEXT_SPILL_AFTER
+        #: compilations, all of them past column.SPILL_AFTER
         self._blobs: Blobs | None = None
         self._spilled: tuple[Spilled[Any], ...] = ()  # the _PLAIN columns, once spilled
 
@@ -235,7 +236,7 @@ class CompilationTable(Sequence[Compilation]):
         self.cache_file.append(None)
         self.ordinal.append(NO_INT if ordinal is None else ordinal)
         self.rank.append(NO_RANK if rank is None else rank)
-        if self._blobs is not None:
+        if self._spilled:
             t_ = NO_FLOAT if t is None else t  # (the row in _PLAIN's order)
             row = (source, line, t_, NO_FLOAT, 0, 0, NO_INT, text, key, process)
             append_row(self._spilled, row)
@@ -251,8 +252,10 @@ class CompilationTable(Sequence[Compilation]):
         self.key.append(key)
         self.process.append(process)
         n = len(self.source)
-        if n >= column.SPILL_AFTER and self._blobs is None:
+        if n >= column.SPILL_AFTER:
             self._spill()
+        elif n == column.TEXT_SPILL_AFTER:
+            self.text = Spilled.of(self.text, OBJECTS, self._file(), column.TEXT_CACHED)
         return n - 1
 
     #: the plain columns (arrays, byte arrays and lists) and the lazy ones
@@ -270,14 +273,22 @@ class CompilationTable(Sequence[Compilation]):
     )
     _LAZY = ("other_module", "hash", "cache_file", "ordinal", "rank")
 
+    def _file(self) -> Blobs:
+        """The temporary file of the spilled columns (made on first use)."""
+        if self._blobs is None:
+            self._blobs = Blobs("recompile-doctor-compilations-")
+        return self._blobs
+
     def _spill(self) -> None:
         """Keep every column in a temporary file from now on (see :mod:`.column`)."""
-        blobs = self._blobs = Blobs("recompile-doctor-compilations-")
+        blobs = self._file()
         spilled: list[Spilled[Any]] = []
         for name in self._PLAIN:
             plain = getattr(self, name)
-            spilled.append(Spilled.of(plain, codec_of(plain), blobs))
-            setattr(self, name, spilled[-1])
+            if not isinstance(plain, Spilled):  # (the text may be there already)
+                plain = Spilled.of(plain, codec_of(plain), blobs)
+            spilled.append(plain)
+            setattr(self, name, plain)
         self._spilled = tuple(spilled)
         for name in self._LAZY:
             getattr(self, name).spill(blobs)
