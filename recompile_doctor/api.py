@@ -26,6 +26,7 @@ from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
+from recompile_doctor.timeline.table import CompilationTable
 from recompile_doctor.told import Stopwatch, tell
 from recompile_doctor.wording import plural
 
@@ -190,9 +191,7 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
         cache_hits=exec_hits,
         cache_misses=exec_misses,
         loads=len(tl.loads),
-        distinct_graphs=len(
-            {h or f"module:{m}" for h, m in zip(table.hash, table.modules(), strict=True)}
-        ),
+        distinct_graphs=_distinct_graphs(table),
         recompilations_after_warmup=table.warmup.count(0),
         compile_seconds=round(
             sum(table.seconds_of(i) for i in range(len(table)) if table.compiled_of(i)), 6
@@ -200,6 +199,22 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
         load_seconds=round(loads.seconds, 6),
         wasted_seconds=round(sum(f.wasted_seconds for f in findings), 6),
         cache_by_store=stores,
+    )
+
+
+def _distinct_graphs(table: CompilationTable) -> int:
+    """Distinct graphs compiled: by graph hash, else by module name (the names themselves
+    in a set, not a new ``module:<name>`` string per compilation: 100,000 of those were
+    24 MB for a moment)."""
+    hashes: set[str] = set()
+    modules: set[str] = set()
+    for h, m in zip(table.hash, table.modules(), strict=True):
+        if h:
+            hashes.add(h)
+        else:
+            modules.add(m)
+    return len(hashes) + len(
+        modules - {h[len("module:") :] for h in hashes if h.startswith("module:")}
     )
 
 

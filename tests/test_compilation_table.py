@@ -296,6 +296,48 @@ def _check_columns_against_objects(tl: Timeline) -> None:
     assert s.compile_seconds == round(sum(c.duration_s or 0.0 for c in comps if c.compiled), 6)
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.none() | st.sampled_from(["0x1", "0x2", "module:a"]),
+            st.sampled_from(["a", "b", "c"]),
+        )
+    )
+)
+def test_distinct_graphs_are_those_of_the_definition(rows: list[tuple[str | None, str]]) -> None:
+    # GIVEN compilations with and without a graph hash (one hash even spelt like a module's
+    # stand-in), THEN the distinct graphs are the distinct "hash, else module:<name>"
+    from recompile_doctor.api import _distinct_graphs
+
+    table = CompilationTable()
+    for k, (h, m) in enumerate(rows):
+        table.append(
+            module=m, hash=h, source="a.log", line=k + 1, t=None, ordinal=None, text="",
+            key=None, rank=None, process=0,
+        )  # fmt: skip
+    assert _distinct_graphs(table) == len({h or f"module:{m}" for h, m in rows})
+
+
+def test_function_keys_are_remembered_for_recent_modules_only() -> None:
+    # GIVEN 50 modules of two functions, WHEN a table remembers 8 modules' keys, THEN every
+    # key is still function_key's, the memo stays bounded and equal keys are one string
+    from recompile_doctor.timeline import table as table_module
+
+    table = CompilationTable()
+    modules = [f"jit_{'fg'[k % 2]}_{k}" for k in range(50)]
+    for k, m in enumerate(modules):
+        table.append(
+            module=m, hash=None, source="a.log", line=k + 1, t=None, ordinal=None, text="",
+            key=None, rank=None, process=0,
+        )  # fmt: skip
+    with mock.patch.object(table_module, "FN_KEYS_KEPT", 8):
+        keys = list(table.function_keys())
+        assert keys == [function_key(m) for m in modules]
+        assert [table.function_key_of(i) for i in range(50)] == keys
+        assert len(table._fn_keys) <= 8
+    assert len({id(k) for k in keys}) == len(set(keys))
+
+
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_columns_give_what_the_objects_give(path: Path) -> None:
     _check_columns_against_objects(_timeline(path))

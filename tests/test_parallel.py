@@ -1242,3 +1242,39 @@ def test_workers_collect_less_often_and_leave_the_callers_collector_alone(
     finally:
         gc.set_threshold(*host)
     assert seen.read_text() == repr(LONG_LIVED_THRESHOLDS)
+
+
+@given(
+    head=st.tuples(st.integers(), st.text(max_size=5), st.none() | st.tuples(st.integers())),
+    values=st.lists(
+        st.tuples(st.integers(), st.text(max_size=30), st.lists(st.integers(), max_size=4)),
+        max_size=6,
+    ),
+)
+def test_a_workers_checkpoints_are_read_one_at_a_time(
+    head: tuple[Any, ...], values: list[tuple[Any, ...]]
+) -> None:
+    """GIVEN a head and values written by put_indexed, THEN the head reads back alone and
+    each value when asked for (by index, from the end, by slice); a file cut short gives
+    no head, or an error for the value cut."""
+    import tempfile
+
+    from recompile_doctor.parsers._event_codec import Indexed, put_indexed
+
+    with tempfile.TemporaryFile() as f:
+        put_indexed(f, head, values)
+        f.flush()
+        got = Indexed.at(f.fileno(), 0)
+        assert got is not None
+        read_head, cps = got
+        assert read_head == head
+        assert len(cps) == len(values)
+        assert [cps[i] for i in range(len(values))] == values == list(cps)
+        assert cps[1:] == values[1:]
+        if values:
+            assert cps[-1] == values[-1]
+            f.truncate(os.fstat(f.fileno()).st_size - 1)
+            with pytest.raises(OSError):
+                cps[-1]
+        f.truncate(3)
+        assert Indexed.at(f.fileno(), 0) is None

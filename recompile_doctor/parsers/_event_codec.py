@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import marshal
 import os
-from collections.abc import Iterable
-from typing import IO, Any
+from collections.abc import Iterable, Sequence
+from typing import IO, Any, overload
 
 from recompile_doctor import events as _events
 from recompile_doctor.events import CompileKey, Span, TypedEvent
@@ -150,6 +150,58 @@ def put_record(f: IO[bytes], value: Any) -> None:
     data = marshal.dumps(value)
     f.write(len(data).to_bytes(8, "little"))
     f.write(data)
+
+
+def put_indexed(f: IO[bytes], head: tuple[Any, ...], values: Sequence[Any]) -> None:
+    """Write a record of ``head`` led by where each of ``values`` is (bytes after the end
+    of that record), then a record for each value: a reader takes the head alone, and a
+    value when it needs it (:class:`Indexed`)."""
+    datas = [marshal.dumps(v) for v in values]
+    at: list[int] = []
+    pos = 0
+    for d in datas:
+        at.append(pos)
+        pos += 8 + len(d)
+    put_record(f, (at, *head))
+    for d in datas:
+        f.write(len(d).to_bytes(8, "little"))
+        f.write(d)
+
+
+class Indexed(Sequence[Any]):
+    """The values :func:`put_indexed` wrote after a head, each read from the file when
+    asked for (not held: a worker's late checkpoints are whole states of its decoder)."""
+
+    __slots__ = ("_at", "_fd")
+
+    def __init__(self, fd: int, at: Sequence[int]) -> None:
+        self._fd = fd
+        self._at = at
+
+    @classmethod
+    def at(cls, fd: int, pos: int) -> tuple[tuple[Any, ...], Indexed] | None:
+        """The head written at byte ``pos`` (without its places) and its values (None:
+        not all of it is there)."""
+        got = record_at(fd, pos)
+        if got is None:
+            return None
+        (places, *head), end = got
+        return tuple(head), cls(fd, [end + a for a in places])
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    @overload
+    def __getitem__(self, i: int) -> Any: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Any]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        got = record_at(self._fd, self._at[i])
+        if got is None:
+            raise OSError("a record of the worker's file is cut short")
+        return got[0]
 
 
 #: events per record of an event file, and the most characters of their lines in one

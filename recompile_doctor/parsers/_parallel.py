@@ -65,7 +65,9 @@ from recompile_doctor.parsers._event_codec import (
     ENDING,
     MISSED,
     EventWriter,
+    Indexed,
     decode,
+    put_indexed,
     put_record,
     record_at,
 )
@@ -300,7 +302,7 @@ class Match(NamedTuple):
 #: where to look for a worker again (:class:`Reading`): its first checkpoints, the line
 #: from which one may match, and a call that gives all of them, the late ones too (it waits
 #: for the worker to end), asked once the first ones are passed
-Retry = tuple[list[Checkpoint], int, Callable[[], list[Checkpoint] | None]]
+Retry = tuple[list[Checkpoint], int, Callable[[], Sequence[Checkpoint] | None]]
 
 
 class Reading:
@@ -357,7 +359,7 @@ def read_onward(
 def _first_match(
     lines: Iterator[tuple[int, str]],
     decoder: Decoder,
-    target: list[Checkpoint] | None,
+    target: Sequence[Checkpoint] | None,
     passed: Callable[[], None] | None = None,
     among: bool = False,
     again: Callable[[], Retry | None] | None = None,
@@ -373,7 +375,7 @@ def _first_match(
     at = {cp[0]: i for i, cp in enumerate(target or ())}
     last = max(at, default=-1)
     lookups = lookups_of(decoder)
-    more: Callable[[], list[Checkpoint] | None] | None = None
+    more: Callable[[], Sequence[Checkpoint] | None] | None = None
     since = 0
     for lineno, raw in lines:
         yield lineno, raw
@@ -408,12 +410,13 @@ def _first_match(
 
 @dataclasses.dataclass(slots=True)
 class Part:
-    """What a worker wrote: its checkpoints, its counts and reading at the end (``lines``:
-    the last line's number; ``nbytes``: read from its start), whom it handed over to
-    (``(worker, checkpoint)``; None: it read to the end), how many events it wrote, the
-    number of its part's first line."""
+    """What a worker wrote: its checkpoints (each read from its file when asked for, while
+    the team's files are open), its counts and reading at the end (``lines``: the last
+    line's number; ``nbytes``: read from its start), whom it handed over to (``(worker,
+    checkpoint)``; None: it read to the end), how many events it wrote, the number of its
+    part's first line."""
 
-    checkpoints: list[Checkpoint]
+    checkpoints: Sequence[Checkpoint]
     totals: Counts
     lines: int
     nbytes: int
@@ -665,7 +668,8 @@ class Team:
                 out.add(ended)
             out.flush()
             read = (reading.lines.lineno, blocks.consumed - blocks.lost)
-            put_record(meta, (cps, _counted(c), read, handoff, out.count, before + 1))
+            # (the checkpoints each in a record of their own, read when asked for)
+            put_indexed(meta, (_counted(c), read, handoff, out.count, before + 1), cps)
             meta.flush()
 
     # -- the parent's side ---------------------------------------------------------------
@@ -688,7 +692,7 @@ class Team:
         there, value = self._read(f"end-{k}")
         return value if there and isinstance(value, bytes) else None
 
-    def all_checkpoints(self, k: int) -> list[Checkpoint] | None:
+    def all_checkpoints(self, k: int) -> Sequence[Checkpoint] | None:
         """Worker ``k``'s checkpoints, the late ones too, once it has exited (None: it
         failed)."""
         part = self.part(k)
@@ -699,11 +703,11 @@ class Team:
         m = self.members[k - 1]
         if m is None or not m.exited(block=True) or m.status != 0:
             return None
-        got = record_at(m.meta.fileno(), 0)
-        if got is None:
-            return None
         try:
-            cps, totals, (lines, nbytes), handoff, written, first = got[0]
+            got = Indexed.at(m.meta.fileno(), 0)
+            if got is None:
+                return None
+            (totals, (lines, nbytes), handoff, written, first), cps = got
         except (ValueError, TypeError):
             return None
         return Part(cps, Counts(*totals), lines, nbytes, handoff, written, first)
@@ -823,19 +827,20 @@ class Stream:
             w, j = at
             self.failed = w  # (until its part is given in full)
             m = team.members[w - 1]
-            cps = team.checkpoints(w) if m is not None else None
+            cps: Sequence[Checkpoint] | None = team.checkpoints(w) if m is not None else None
             if cps is not None and j >= len(cps):  # (a late one: the worker has ended)
                 cps = team.all_checkpoints(w)
             if m is None or cps is None or j >= len(cps):
                 return
+            cp = cps[j]  # (a late one is read from the worker's file)
             if extra is None:
-                extra = residue(self.reader, cps[j][1]) if self.reader is not None else {}
-            skip = cps[j][5]
+                extra = residue(self.reader, cp[1]) if self.reader is not None else {}
+            skip = cp[5]
             read = skip
-            since = cps[j][0]  # (the reader decoded the lines up to here itself)
+            since = cp[0]  # (the reader decoded the lines up to here itself)
             # (not held while the part's events are taken: a worker's late checkpoints are
             # whole states of its decoder, 18 MB on a 1 GB torch log)
-            del cps
+            del cps, cp
             ending: list[TypedEvent] | None = None  # (the reader ends the input itself)
             for ev in _follow(m, skip):
                 if ev is _ENDING:

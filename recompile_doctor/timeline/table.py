@@ -17,6 +17,7 @@ A compilation's id is its position in the table.
 from __future__ import annotations
 
 import math
+import sys
 from array import array
 from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from functools import partial
@@ -33,6 +34,8 @@ from recompile_doctor.timeline.packed import rebuilt, sequence_eq
 
 T = TypeVar("T")
 
+#: distinct modules whose function key a table remembers (CompilationTable._function_key)
+FN_KEYS_KEPT = 4096
 #: an integer column's "None"
 NO_INT = -(1 << 63)
 #: the rank column's "None" (a rank is a number of at most six digits)
@@ -351,18 +354,24 @@ class CompilationTable(Sequence[Compilation]):
         module (one computation per distinct module)."""
         m = self.module_of(i)
         got = self._fn_keys.get(m)
-        if got is None:
-            got = self._fn_keys[m] = function_key(m)
-        return got
+        return got if got is not None else self._function_key(m)
 
     def function_keys(self) -> Iterator[str]:
         """The function key of each compilation, in order."""
         keys = self._fn_keys
         for m in self.modules():
             got = keys.get(m)
-            if got is None:
-                got = keys[m] = function_key(m)
-            yield got
+            yield got if got is not None else self._function_key(m)
+
+    def _function_key(self, module: str) -> str:
+        """``function_key(module)``, remembered for the last FN_KEYS_KEPT distinct modules
+        (a run of 100,000 modules named after their function, ``__inference_f_<N>``, would
+        keep one entry each), one copy of each key (interned)."""
+        keys = self._fn_keys
+        if len(keys) >= FN_KEYS_KEPT:
+            keys.clear()
+        got = keys[module] = sys.intern(function_key(module))
+        return got
 
     def function_of(self, i: int) -> str | None:
         k = self.key[i]
