@@ -90,9 +90,13 @@ def _analyze(
             counter = ParseCounter(path)
             counters.append(counter)
             cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
+            told = False
             for ev in parse_log(
                 path, counter, strict=strict, log_format=log_format, on_progress=cb, fold=True
             ):
+                if not told:  # (the format is known once the first event comes)
+                    builder.tell_format(ev.span.source, counter.format)
+                    told = True
                 builder.feed(ev)
             if watch.on:
                 _tell_read(counter, watch.lap())

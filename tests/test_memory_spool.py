@@ -531,9 +531,10 @@ def test_the_builder_remembers_recent_modules_and_keys_only() -> None:
     proc = b._procs[0]
     assert len(proc.open) == builder_module.OPEN_KEPT
     assert len(b._keys) <= builder_module.KEYS_KEPT
-    assert [b._same(("tensorflow", None, f"c{i}")).id for i in (0, 777, n - 1)] == [0, 777, n - 1]  # type: ignore[union-attr]
-    assert b._same(("tensorflow", None, "c-none")) is None
-    assert b._same(("jax", None, "c1")) is None  # (another framework's ids are its own)
+    found = [b._same(("tensorflow", None, f"c{i}"), proc) for i in (0, 777, n - 1)]
+    assert [c.id if c is not None else None for c in found] == [0, 777, n - 1]
+    assert b._same(("tensorflow", None, "c-none"), proc) is None
+    assert b._same(("jax", None, "c1"), proc) is None  # (another framework's ids are its own)
     # a finish line names module m{n-3} (two modules opened after it): it ends that one
     sp = Span("a.log", 2 * n + 1, "Compiled m", float(n))
     b.feed(CompileFinished(sp, None, CompileKey("tensorflow", "f", f"m{n - 3}"), 0.5))

@@ -234,11 +234,12 @@ class TimelineBuilder:
         #: the file of those numbers, once there are column.SPILL_AFTER reasons or notes
         self._numbers: Blobs | None = None
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
-        #: (framework, rank) -> compile id -> compilation: a text log and a structured
-        #: trace of the same run name the same compilation (the compilation's id: a handle
-        #: on its row is made when a line names it again; the ids of one framework and rank
-        #: in a dictionary of their own, without a tuple per compilation)
-        self._by_compile_id: dict[tuple[str, str | None], dict[str, int]] = {}
+        #: (framework, rank) -> compile id -> compilation (its id; a handle on its row is
+        #: made when a line names it again), or the compilations of several processes
+        #: that gave it (each process numbers its own): see _same
+        self._by_compile_id: dict[tuple[str, str | None], dict[str, int | tuple[int, ...]]] = {}
+        #: each input's format, as the reader told it (tell_format)
+        self._formats: dict[str, str] = {}
         #: one copy of each recent distinct compilation key (a function compiled 100,000
         #: times has one key, not 100,000 equal ones), at most KEYS_KEPT (then forgotten at
         #: once, like OneCopy's strings: keys that hold a compile id are all different)
@@ -308,15 +309,36 @@ class TimelineBuilder:
             ids = self._by_compile_id.get((key.framework, sp.rank))
             if ids is None:
                 ids = self._by_compile_id[(key.framework, sp.rank)] = {}
-            ids[key.compile_id] = cid
+            had = ids.get(key.compile_id)
+            ids[key.compile_id] = (
+                cid if had is None else (*(had if isinstance(had, tuple) else (had,)), cid)
+            )
         self._attach_waiting(proc, key, c)
         return c
 
-    def _same(self, compile_id: tuple[str, str | None, str]) -> _Pending | None:
-        """The compilation the framework's compile id names, if one was opened."""
+    def tell_format(self, source: str, fmt: str) -> None:
+        """The events of input ``source`` are of log format ``fmt`` (a structured trace and
+        a text log of one run name the same compilations by the same ids; two logs of one
+        format are two runs)."""
+        self._formats[source] = fmt
+
+    def _same(self, compile_id: tuple[str, str | None, str], proc: _Process) -> _Pending | None:
+        """The compilation the framework's compile id names, if one was opened: by this
+        process, or by a process of another input of another format (the trace beside a
+        text log); the last opened, if several.  A process numbers its compilations from
+        the start: another run's, in this log or another log of its format, are others."""
         framework, rank, ident = compile_id
-        cid = self._by_compile_id.get((framework, rank), {}).get(ident)
-        return None if cid is None else _Pending(self._open, cid)
+        got = self._by_compile_id.get((framework, rank), {}).get(ident)
+        if got is None:
+            return None
+        for cid in reversed(got) if isinstance(got, tuple) else (got,):
+            other = self._procs[self._open.table.process[cid]]
+            if other is proc or (
+                other.source != proc.source
+                and self._formats.get(other.source) != self._formats.get(proc.source)
+            ):
+                return _Pending(self._open, cid)
+        return None
 
     def _key(self, key: CompileKey) -> CompileKey:
         """The one kept copy of ``key`` (its names interned)."""
@@ -442,7 +464,7 @@ class TimelineBuilder:
         if ev.cache_visible:
             proc.verbose = True
         if ev.key.compile_id is not None:
-            same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id), proc)
             if same is not None:
                 # the same compilation, seen again in another input of the run
                 if same.key is not None and same.key.function is None and ev.key.function:
@@ -475,7 +497,7 @@ class TimelineBuilder:
         proc.cache_activity = True
         c: _Pending | None = None
         same = (
-            self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            self._same((ev.key.framework, ev.span.rank, ev.key.compile_id), proc)
             if ev.key is not None and ev.key.compile_id is not None
             else None
         )
@@ -564,7 +586,7 @@ class TimelineBuilder:
         self._add_position(self._reason_index, ev.rule, index)
         c = proc.current
         if ev.key.compile_id is not None:
-            same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id))
+            same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id), proc)
             if same is not None:
                 c = same
         if (
