@@ -6,6 +6,8 @@ import re
 
 import regex
 from _html_reports import demo_report, healthy_report, many_modules_report
+from hypothesis import given
+from hypothesis import strategies as st
 
 from recompile_doctor.model import Compilation, Event
 from recompile_doctor.reports import plots
@@ -142,3 +144,22 @@ def test_a_bar_whose_log_line_is_on_the_page_links_to_it() -> None:
     targets = regex.findall(r'<a xlink:href="#([^"]+)">', svg)
     assert targets and all(f'id="{t}"' in page for t in targets)
     assert 'target="_blank"' not in svg
+
+
+@given(
+    st.lists(st.sampled_from("abcdefg"), max_size=6),
+    st.lists(st.sampled_from("defghij"), max_size=6),
+    st.sampled_from([None, *"abcdefghijk"]),
+)
+def test_a_modules_lane_is_its_first_shown_place_else_the_shared_one(
+    shown: list[str], hidden: list[str], module: str | None
+) -> None:
+    lanes = plots.Lanes(tuple(shown), tuple(hidden))
+    if module is None:
+        expected = None
+    elif module in shown:
+        expected = shown.index(module)
+    else:
+        expected = len(shown) if module in hidden else None
+    assert lanes.lane_of(module) == expected
+    assert lanes == plots.Lanes(tuple(shown), tuple(hidden))

@@ -108,7 +108,9 @@ def test_long_constant_list_is_abbreviated_and_says_a_hidden_value_changed() -> 
 
 
 def test_added_instruction_has_no_old_side() -> None:
-    c = hlo_changes.change(DiffEvidence("added", "m", None, None, "%add.3", "%add.3 = f32[] add(%a, %b)"))
+    c = hlo_changes.change(
+        DiffEvidence("added", "m", None, None, "%add.3", "%add.3 = f32[] add(%a, %b)")
+    )
     assert c.a is None
     assert c.b is not None and "".join(s.text for s in c.b).startswith("%add.3")
 
@@ -133,6 +135,21 @@ def test_function_rows_put_functions_recompiled_after_warmup_first() -> None:
     assert busy.cache == (("miss", 2), ("hit", 1))
     # AND compile time counts the compilations only; the cache hit's time is loading
     assert (busy.compile_seconds, busy.load_seconds) == (4.0, 2.0)
+
+
+def test_a_function_retraced_many_times_names_ten_modules_in_its_tooltip() -> None:
+    # GIVEN one function compiled as 50 modules (a new TF function number each time)
+    comps = [
+        Compilation(i, f"a_inference_step_{i}__", None, "run.log", i + 1, None, 1.0, "miss", i == 0)
+        for i in range(50)
+    ]
+    (row,) = report_view.function_rows(comps)
+    assert len(row.modules) == 50
+    # THEN the tooltip lists the first ten and how many others
+    title = row.modules_title
+    assert title.startswith("a_inference_step_0__; a_inference_step_1__; ")
+    assert "a_inference_step_9__" in title and "a_inference_step_10__" not in title
+    assert title.endswith("and 40 other modules")
 
 
 def test_seconds_are_written_for_people() -> None:

@@ -27,7 +27,7 @@ from recompile_doctor.model import (
 from recompile_doctor.reports.durations import fmt_seconds, fmt_wasted
 from recompile_doctor.reports.messages import log_message
 from recompile_doctor.timeline.names import function_key
-from recompile_doctor.wording import plural
+from recompile_doctor.wording import counted, plural
 
 __all__ = [
     "CACHE_ORDER",
@@ -210,6 +210,10 @@ def finding_view(f: Finding, graphcore: bool = True) -> FindingView:
 # --------------------------------------------------------------------------- functions
 
 
+#: module names a function row's tooltip lists
+MODULES_IN_TITLE = 10
+
+
 class FunctionRow(NamedTuple):
     """The compilations of one user function (on one rank)."""
 
@@ -231,6 +235,12 @@ class FunctionRow(NamedTuple):
     @property
     def compiled(self) -> int:
         return sum(n for k, n in self.cache if k != "hit")
+
+    @property
+    def modules_title(self) -> str:
+        """The modules compiled, for a tooltip: the first :data:`MODULES_IN_TITLE`, then how
+        many others (a function retraced 100,000 times has as many module names)."""
+        return counted(self.modules, MODULES_IN_TITLE, "other module")
 
     @property
     def cache_text(self) -> str:
