@@ -163,3 +163,15 @@ def test_a_modules_lane_is_its_first_shown_place_else_the_shared_one(
         expected = len(shown) if module in hidden else None
     assert lanes.lane_of(module) == expected
     assert lanes == plots.Lanes(tuple(shown), tuple(hidden))
+
+
+def test_plots_of_the_rows_are_those_of_the_compilations() -> None:
+    # GIVEN the demo report and a run of many modules, WHEN their compilations are made into
+    # plot rows (without their text and keys), THEN the figures are the same bytes
+    for r in (demo_report(), many_modules_report()):
+        rows = plots.plot_rows(r.compilations)
+        assert len(rows) == len(r.compilations)
+        a = plots.timeline_svg(r.compilations, r.events)
+        b = plots.timeline_svg(rows, r.events)
+        assert a is not None and b is not None and a.svg == b.svg and a.lanes == b.lanes
+        assert plots.cost_svg(r.findings, r.compilations) == plots.cost_svg(r.findings, rows)

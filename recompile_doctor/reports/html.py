@@ -52,9 +52,9 @@ def render(report: Report) -> str:
         for row in x.rows
         if row.id
     }
-    # the plots pass over the compilations a dozen times: made into objects once (a run's
-    # are columns, each object made when read)
-    comps = tuple(report.compilations)
+    # the plots pass over the compilations a dozen times: made into rows once (a run's
+    # are columns, each object made when read; a row holds what the plots read)
+    comps = plots.plot_rows(report.compilations)
     timeline = plots.timeline_svg(comps, report.events, links=links)
     cost = plots.cost_svg(report.findings, comps)
     del comps

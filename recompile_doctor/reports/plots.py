@@ -16,7 +16,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple, Protocol
 
 import matplotlib
 import regex
@@ -27,6 +27,65 @@ from matplotlib.patches import Patch
 
 from recompile_doctor.model import Compilation, Event, Finding
 from recompile_doctor.timeline.names import function_key
+
+
+class Drawn(Protocol):
+    """What the plots read of a compilation (a :class:`~recompile_doctor.model.Compilation`
+    or a :class:`PlotRow`)."""
+
+    @property
+    def module(self) -> str: ...
+    @property
+    def function(self) -> str | None: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def end_line(self) -> int | None: ...
+    @property
+    def t(self) -> float | None: ...
+    @property
+    def duration_s(self) -> float | None: ...
+    @property
+    def cache(self) -> str: ...
+    @property
+    def warmup(self) -> bool: ...
+
+
+class PlotRow(NamedTuple):
+    """A compilation as the plots read it: without its line's text and its keys, a third
+    of the memory of the compilation's object (the plots pass over a run's compilations a
+    dozen times, so they are made once, and a run can have 100,000 of them)."""
+
+    module: str
+    function: str | None
+    source: str
+    line: int
+    end_line: int | None
+    t: float | None
+    duration_s: float | None
+    cache: str
+    warmup: bool
+
+
+def plot_rows(compilations: Iterable[Compilation]) -> tuple[PlotRow, ...]:
+    """The compilations as the plots read them (each object made and dropped in turn)."""
+    return tuple(
+        PlotRow(
+            c.module,
+            c.function,
+            c.source,
+            c.line,
+            c.end_line,
+            c.t,
+            c.duration_s,
+            c.cache,
+            c.warmup,
+        )
+        for c in compilations
+    )
+
 
 #: colour per cache outcome (Okabe-Ito palette: readable for colour-blind people)
 CACHE_COLOURS: dict[str, str] = {
@@ -131,7 +190,7 @@ class Lanes:
         return None if module is None else self._lane.get(module)
 
 
-def choose_lanes(compilations: Sequence[Compilation], max_lanes: int = MAX_LANES) -> Lanes:
+def choose_lanes(compilations: Sequence[Drawn], max_lanes: int = MAX_LANES) -> Lanes:
     """One lane per module in order of first compilation; beyond ``max_lanes`` keep the modules
     with the most recompilations after warm-up (then compile time) and group the rest."""
     first: dict[str, int] = {}
@@ -161,7 +220,7 @@ class TimelinePlot:
 
 
 def timeline_svg(
-    compilations: Sequence[Compilation],
+    compilations: Sequence[Drawn],
     events: Sequence[Event],
     *,
     max_lanes: int = MAX_LANES,
@@ -341,7 +400,7 @@ def timeline_svg(
 
 def cost_svg(
     findings: Sequence[Finding],
-    compilations: Sequence[Compilation],
+    compilations: Sequence[Drawn],
     *,
     top: int = 12,
     fig_id: str = "cost",
@@ -424,7 +483,7 @@ def _secs(v: float) -> str:
     return f"{v:.0f} s" if v >= 100 else f"{v:.1f} s" if v >= 1 else f"{v * 1000:.0f} ms"
 
 
-def _extent(c: Compilation, axis: str) -> float:
+def _extent(c: Drawn, axis: str) -> float:
     if axis == "time":
         return max(c.duration_s or 0.0, 0.0)
     return float(max((c.end_line or c.line) - c.line, 0))
