@@ -175,3 +175,21 @@ def test_plots_of_the_rows_are_those_of_the_compilations() -> None:
         b = plots.timeline_svg(rows, r.events)
         assert a is not None and b is not None and a.svg == b.svg and a.lanes == b.lanes
         assert plots.cost_svg(r.findings, r.compilations) == plots.cost_svg(r.findings, rows)
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=3), st.floats(0, 1e6, allow_nan=False, allow_infinity=False), max_size=30
+    ),
+    st.integers(1, 12),
+)
+def test_the_top_bars_are_those_of_a_full_sort(d: dict[str, float], n: int) -> None:
+    import math
+
+    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
+    if len(items) <= n:
+        expected = items
+    else:
+        rest = math.fsum(v for _, v in items[n - 1 :])
+        expected = [*items[: n - 1], (f"{len(items) - n + 1} others", rest)]
+    assert plots._top(d, n) == expected

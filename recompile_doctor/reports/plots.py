@@ -11,7 +11,9 @@ scaled; element ids get a per-figure prefix so several figures can share one pag
 from __future__ import annotations
 
 import contextlib
+import heapq
 import io
+import math
 import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -472,11 +474,18 @@ def _merge(bars: list[tuple[float, float]], gap: float) -> list[tuple[float, flo
 
 
 def _top(d: dict[str, float], n: int) -> list[tuple[str, float]]:
-    items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
-    if len(items) <= n:
-        return items
-    rest = sum(v for _, v in items[n - 1 :])
-    return [*items[: n - 1], (f"{len(items) - n + 1} others", rest)]
+    """The ``n`` largest items (then by name), or the ``n - 1`` largest and one of all
+    the others summed (exactly: ``fsum``); without sorting them all (131,000 modules)."""
+
+    def order(kv: tuple[str, float]) -> tuple[float, str]:
+        return (-kv[1], kv[0])
+
+    if len(d) <= n:
+        return sorted(d.items(), key=order)
+    top = heapq.nsmallest(n - 1, d.items(), key=order)
+    shown = {k for k, _ in top}
+    rest = math.fsum(v for k, v in d.items() if k not in shown)
+    return [*top, (f"{len(d) - n + 1} others", rest)]
 
 
 def _secs(v: float) -> str:
