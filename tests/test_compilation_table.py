@@ -513,3 +513,22 @@ def test_a_long_run_keeps_its_numbers_in_files_too() -> None:
     assert spilled == [v.rules for v in plain_verdicts]
     assert list(plain_verdicts) == [plain_verdicts[k] for k in range(len(plain_verdicts))]
     assert any(v.reasons for v in plain_verdicts)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
+    # GIVEN every fixture log, THEN the (compilation, first rule) pairs read from the
+    # verdicts' arrays are those of the verdicts made, and the function names read from the
+    # columns are the compilations' own
+    from recompile_doctor.analyses import Options
+    from recompile_doctor.analyses.recompile import verdicts
+    from recompile_doctor.join import join_dumps
+
+    tl = _timeline(path)
+    vs = verdicts(tl, Options(join_dumps(tl, [])))
+    made = list(vs)
+    assert list(vs.first_rules()) == [(v.compilation.id, v.rules[0]) for v in made if v.rules]
+    table = tl.compilations
+    for v in made:
+        c = v.compilation
+        assert (table.function_of(c.id) or table.module_of(c.id)) == c.function_name

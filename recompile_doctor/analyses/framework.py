@@ -120,10 +120,11 @@ def retracing(tl: Timeline, opts: Options) -> list[Finding]:
     warned = tl.reasons_of("retracing")
     if not warned:
         return []
-    explained = {
-        v.compilation.function_name
-        for v in verdicts(tl, opts)
-        if v.rules and v.rules[0] not in ("recompile-after-warmup", "retracing")
+    table = tl.compilations
+    explained = {  # (Compilation.function_name, from the columns)
+        table.function_of(cid) or table.module_of(cid)
+        for cid, first in verdicts(tl, opts).first_rules()
+        if first not in ("recompile-after-warmup", "retracing")
     }
     # (one pass over the warnings, holding what the finding shows: a run can warn on
     # every step, and each warning is a paragraph)

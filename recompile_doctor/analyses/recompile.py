@@ -415,12 +415,20 @@ class Verdicts(Sequence[Verdict]):
 
     def causes(self) -> Causes:
         """Compilation id -> the first of its rules (without making the verdicts)."""
-        tuples = self._tuples
         out = Causes(len(self._table))
-        for c, r in zip(self._compilation, self._rules, strict=True):
-            if tuples[r]:
-                out.set(c, tuples[r][0])
+        for c, first in self.first_rules():
+            out.set(c, first)
         return out
+
+    def first_rules(self) -> Iterator[tuple[int, str]]:
+        """(compilation id, first rule) of each verdict with a rule, in order, without
+        making the verdicts (two compilation objects each)."""
+        tuples = self._tuples
+        n = len(self)
+        for c, r in zip(islice(self._compilation, n), islice(self._rules, n), strict=True):
+            rules = tuples[r]
+            if rules:
+                yield c, rules[0]
 
     def number(self, rules: tuple[str, ...]) -> int:
         """The number of a tuple of rules (given on first sight)."""
