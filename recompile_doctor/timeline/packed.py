@@ -27,9 +27,11 @@ T = TypeVar("T")
 
 #: items pickled and compressed together
 PACK_CHUNK = 1024
-#: chunks at the start of a sequence kept unpacked (4 x 1,024 items, a MB or two: with 16
-#: the reasons, lookups and notes of a compile-heavy JAX log held 27 MB more for 2% less time)
-PLAIN_CHUNKS = 4
+#: chunks at the start of a sequence kept unpacked (2 x 1,024 items, a MB or so: with 16
+#: the reasons, lookups and notes of a compile-heavy JAX log held 27 MB more for 2% less
+#: time; 4 held 4.5 MB more than 2 for 1.4% less time on the 50 MB JAX log, and 6-8 MB more
+#: on the 1 GB TensorFlow one, which is at the 150 MB line)
+PLAIN_CHUNKS = 2
 #: packed chunks kept unpacked once read by index (the least recently read goes first): with
 #: one, a reading that alternates between two places unpacked a chunk for every item
 CACHED_CHUNKS = 3
