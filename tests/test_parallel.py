@@ -1256,7 +1256,7 @@ def test_a_workers_checkpoints_are_read_one_at_a_time(
 ) -> None:
     """GIVEN a head and values written by put_indexed, THEN the head reads back alone and
     each value when asked for (by index, from the end, by slice); a file cut short gives
-    no head, or an error for the value cut."""
+    no head (before it is opened), or an error for the value cut (after)."""
     import tempfile
 
     from recompile_doctor.parsers._event_codec import Indexed, put_indexed
@@ -1276,5 +1276,6 @@ def test_a_workers_checkpoints_are_read_one_at_a_time(
             f.truncate(os.fstat(f.fileno()).st_size - 1)
             with pytest.raises(OSError):
                 cps[-1]
+            assert Indexed.at(f.fileno(), 0) is None  # (a value cut short: none of it)
         f.truncate(3)
         assert Indexed.at(f.fileno(), 0) is None

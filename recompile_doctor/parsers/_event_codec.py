@@ -154,15 +154,15 @@ def put_record(f: IO[bytes], value: Any) -> None:
 
 def put_indexed(f: IO[bytes], head: tuple[Any, ...], values: Sequence[Any]) -> None:
     """Write a record of ``head`` led by where each of ``values`` is (bytes after the end
-    of that record), then a record for each value: a reader takes the head alone, and a
-    value when it needs it (:class:`Indexed`)."""
+    of that record) and how many bytes they take, then a record for each value: a reader
+    takes the head alone, and a value when it needs it (:class:`Indexed`)."""
     datas = [marshal.dumps(v) for v in values]
     at: list[int] = []
     pos = 0
     for d in datas:
         at.append(pos)
         pos += 8 + len(d)
-    put_record(f, (at, *head))
+    put_record(f, (at, pos, *head))
     for d in datas:
         f.write(len(d).to_bytes(8, "little"))
         f.write(d)
@@ -181,11 +181,13 @@ class Indexed(Sequence[Any]):
     @classmethod
     def at(cls, fd: int, pos: int) -> tuple[tuple[Any, ...], Indexed] | None:
         """The head written at byte ``pos`` (without its places) and its values (None:
-        not all of it is there)."""
+        not all of it is there, the values included)."""
         got = record_at(fd, pos)
         if got is None:
             return None
-        (places, *head), end = got
+        (places, size, *head), end = got
+        if os.fstat(fd).st_size < end + size:
+            return None
         return tuple(head), cls(fd, [end + a for a in places])
 
     def __len__(self) -> int:
