@@ -86,7 +86,10 @@ def command(
     quiet: bool,
     no_color: bool,
 ) -> int:
-    """Analyze LOG(s) of a Graphcore TensorFlow-on-IPU run (plain or gzip, - for stdin).
+    """Analyze compile LOG(s): what compiled, what it cost, why it recompiled.
+
+    Reads JAX, TensorFlow, torch.compile (text or TORCH_TRACE), PyTorch/XLA and Poplar
+    (TensorFlow-on-IPU) logs; plain or gzip, - for stdin.
 
     Prints how many compilations happened, which hit or missed the executable cache, how many
     came after warm-up, how much time they cost, and findings with the exact log lines behind

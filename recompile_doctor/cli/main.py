@@ -24,7 +24,7 @@ from recompile_doctor.gc_pause import collect_less_often
 COMMANDS: dict[str, tuple[str, str]] = {
     "analyze": (
         "recompile_doctor.cli.analyze",
-        "Analyze LOG(s) of a Graphcore TensorFlow-on-IPU run (plain or gzip, - for stdin).",
+        "Analyze compile LOG(s): what compiled, what it cost, why it recompiled.",
     ),
     "report": (
         "recompile_doctor.cli.report",
@@ -143,8 +143,9 @@ def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> 
 def cli() -> None:
     """Explain why XLA-compiled programs recompile, and what to change.
 
-    Reads Graphcore Poplar / TensorFlow-on-IPU logs and XLA HLO dumps, builds a timeline of
-    compilations, cache hits and executable loads, and names the cause of each recompilation
+    Reads the compile logs of JAX, TensorFlow, torch.compile (text and TORCH_TRACE),
+    PyTorch/XLA and Graphcore Poplar / TensorFlow-on-IPU, and XLA HLO dumps; builds a timeline
+    of compilations, cache lookups and executable loads, and names the cause of each recompilation
     with the exact log lines or HLO instructions behind it.
     """
 
