@@ -26,6 +26,7 @@ from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
+from recompile_doctor.timeline.distinct import DistinctCount
 from recompile_doctor.timeline.table import CompilationTable
 from recompile_doctor.told import Stopwatch, tell
 from recompile_doctor.wording import plural
@@ -207,19 +208,17 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
 
 
 def _distinct_graphs(table: CompilationTable) -> int:
-    """Distinct graphs compiled: by graph hash, else by module name (the names themselves
-    in a set, not a new ``module:<name>`` string per compilation: 100,000 of those were
-    24 MB for a moment)."""
-    hashes: set[str] = set()
-    modules: set[str] = set()
+    """Distinct graphs compiled: by graph hash, else by module name (a hash spelt
+    ``module:<name>`` is that module's).  Counted by fingerprint (:class:`DistinctCount`): a
+    set of the names read back from a spilled table held 40 MB for a moment."""
+    distinct = DistinctCount()
+    last = None
     for h, m in zip(table.hash, table.modules(), strict=True):
-        if h:
-            hashes.add(h)
-        else:
-            modules.add(m)
-    return len(hashes) + len(
-        modules - {h[len("module:") :] for h in hashes if h.startswith("module:")}
-    )
+        element = ("H" + h if not h.startswith("module:") else "M" + h[7:]) if h else "M" + m
+        if element != last:  # (a function recompiled many times in a row: its name again)
+            distinct.add(element)
+            last = element
+    return len(distinct)
 
 
 def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:

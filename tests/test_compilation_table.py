@@ -24,7 +24,7 @@ import pickle
 from array import array
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -68,15 +68,17 @@ def _timeline(*paths: Path) -> Timeline:
 
 @contextmanager
 def _spilling(
-    after: int = 1, rows: int = 2, cached: int = 1, text_after: int | None = None
+    after: int = 1, rows: int = 2, cached: int = 1, early_after: int | None = None
 ) -> Iterator[None]:
     """Tables go to their temporary file after ``after`` compilations (their text column
-    after ``text_after``, by default with the others), in chunks of ``rows``, ``cached``
+    and keys after ``early_after``, by default with the others), in chunks of ``rows``, ``cached``
     chunks read back at a time (a context manager: hypothesis tests take no
     function-scoped fixture)."""
     with (
         mock.patch.object(column, "SPILL_AFTER", after),
-        mock.patch.object(column, "TEXT_SPILL_AFTER", after if text_after is None else text_after),
+        mock.patch.object(
+            column, "EARLY_SPILL_AFTER", after if early_after is None else early_after
+        ),
         mock.patch.object(column, "CHUNK_ROWS", rows),
         mock.patch.object(column, "CACHED", cached),
     ):
@@ -135,20 +137,20 @@ def _rows(draw: Any) -> dict[str, Any]:
     st.none() | st.integers(1, 6),
 )
 def test_a_row_reads_back_as_the_compilation_of_its_fields(
-    rows: list[dict[str, Any]], spill: tuple[int, int] | None, text_spill: int | None
+    rows: list[dict[str, Any]], spill: tuple[int, int] | None, early_spill: int | None
 ) -> None:
     # (spill: the columns go to their file after the first compilations, in tiny chunks;
-    # text_spill: the text column alone goes there after that many)
+    # early_spill: the text and key columns alone go there after that many)
     after, chunk = spill or (10**9, 8)
-    with _spilling(after, chunk, cached=1, text_after=text_spill or 10**9):
+    with _spilling(after, chunk, cached=1, early_after=early_spill or 10**9):
         _rows_read_back(
             rows,
             spilled=len(rows) >= after,
-            text_spilled=len(rows) >= min(after, text_spill or 10**9),
+            early_spilled=len(rows) >= min(after, early_spill or 10**9),
         )
 
 
-def _rows_read_back(rows: list[dict[str, Any]], spilled: bool, text_spilled: bool) -> None:
+def _rows_read_back(rows: list[dict[str, Any]], spilled: bool, early_spilled: bool) -> None:
     table = CompilationTable()
     expected = []
     causes = {}
@@ -219,9 +221,9 @@ def _rows_read_back(rows: list[dict[str, Any]], spilled: bool, text_spilled: boo
         assert table.compiled_of(c.id) == c.compiled
         assert table.function_key_of(c.id) == function_key(c.module)
         assert table.seconds_of(c.id) == (c.duration_s or 0.0)
-    assert (table._blobs is not None) == text_spilled
-    assert isinstance(table.text, Spilled) == text_spilled
-    assert isinstance(table.key, Spilled) == spilled
+    assert (table._blobs is not None) == early_spilled
+    assert isinstance(table.text, Spilled) == early_spilled
+    assert isinstance(table.key, Spilled) == early_spilled  # (the keys go with the text)
     # AND a copy for another process reads the same (its columns plain)
     copy = pickle.loads(pickle.dumps(got))
     assert list(copy) == expected and copy._blobs is None
@@ -300,22 +302,28 @@ def _check_columns_against_objects(tl: Timeline) -> None:
     st.lists(
         st.tuples(
             st.none() | st.sampled_from(["0x1", "0x2", "module:a"]),
-            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from(["a", "b", "c", "0x1", "Ha"]),
         )
-    )
+    ),
+    st.booleans(),
 )
-def test_distinct_graphs_are_those_of_the_definition(rows: list[tuple[str | None, str]]) -> None:
+def test_distinct_graphs_are_those_of_the_definition(
+    rows: list[tuple[str | None, str]], spilled: bool
+) -> None:
     # GIVEN compilations with and without a graph hash (one hash even spelt like a module's
-    # stand-in), THEN the distinct graphs are the distinct "hash, else module:<name>"
+    # stand-in, modules named like a hash), in memory or spilled to the table's file, THEN
+    # the distinct graphs are the distinct "hash, else module:<name>"
     from recompile_doctor.api import _distinct_graphs
 
-    table = CompilationTable()
-    for k, (h, m) in enumerate(rows):
-        table.append(
-            module=m, hash=h, source="a.log", line=k + 1, t=None, ordinal=None, text="",
-            key=None, rank=None, process=0,
-        )  # fmt: skip
-    assert _distinct_graphs(table) == len({h or f"module:{m}" for h, m in rows})
+    with _spilling() if spilled else nullcontext():
+        table = CompilationTable()
+        for k, (h, m) in enumerate(rows):
+            table.append(
+                module=m, hash=h, source="a.log", line=k + 1, t=None, ordinal=None, text="",
+                key=None, rank=None, process=0,
+            )  # fmt: skip
+        assert _distinct_graphs(table) == len({h or f"module:{m}" for h, m in rows})
+        table.close()
 
 
 def test_function_keys_are_remembered_for_recent_modules_only() -> None:

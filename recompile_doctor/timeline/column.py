@@ -7,8 +7,8 @@ column becomes a :class:`Spilled` one: its rows in chunks of :data:`CHUNK_ROWS`,
 being filled in memory, the others in an anonymous temporary file (:mod:`.blobs`), read back
 :data:`CACHED` chunks at a time (a row set there is written back when its chunk leaves).
 What a column holds in memory is then bounded whatever the length of the run.  The lines'
-text goes there sooner, past :data:`TEXT_SPILL_AFTER` compilations: it is most of a row's
-bytes and only a report's evidence reads it.
+text and the keys go there sooner, past :data:`EARLY_SPILL_AFTER` compilations: they are
+most of a row's bytes when every compilation has a key of its own.
 
 A :class:`Spilled` column answers what the table's readers ask of its arrays, lists and
 byte arrays (index, set, slice, append, iterate, ``count``, ``find``), with the same
@@ -34,17 +34,22 @@ T = TypeVar("T")
 #: compilations (reasons, recompilations) held in plain columns before the columns go to a
 #: temporary file
 SPILL_AFTER = 200_000
-#: compilations whose line text is held in memory before that column alone goes to the file:
-#: a line is a few hundred bytes, more than all the other columns of its row together, and
-#: is read only when a report shows the compilation's evidence
-TEXT_SPILL_AFTER = 16_384
+#: compilations whose line text and key are held in memory before those two columns go to
+#: the file: a line is a few hundred bytes, more than all the other columns of its row
+#: together, and is read only when a report shows the compilation's evidence; a key that
+#: names one compilation (a TensorFlow cluster's ``<name>#<n>``, a module name per
+#: compilation) is as much (at 200,000 compilations of a 2 GB TensorFlow log the keys held
+#: 70 MB, and reading it peaked at 178 MB
+#: instead of 114), and one that many compilations share
+#: is one object a chunk
+EARLY_SPILL_AFTER = 16_384
 #: rows per chunk written at once (an 8-byte column: 64 kB)
 CHUNK_ROWS = 8192
 #: chunks of a column read back and kept at once
 CACHED = 4
-#: chunks of the text column kept at once (8,192 lines are a few MB: a recompilation's text
-#: and its previous compilation's are in one chunk or the two last read)
-TEXT_CACHED = 2
+#: chunks of the text and key columns kept at once (8,192 lines are a few MB: a
+#: recompilation's text and its previous compilation's are in one chunk or the two last read)
+EARLY_CACHED = 2
 
 
 class Codec(Generic[T]):
@@ -295,10 +300,10 @@ def _same(column: T) -> T:
 __all__ = [
     "CACHED",
     "CHUNK_ROWS",
+    "EARLY_CACHED",
+    "EARLY_SPILL_AFTER",
     "OBJECTS",
     "SPILL_AFTER",
-    "TEXT_CACHED",
-    "TEXT_SPILL_AFTER",
     "Spilled",
     "append_row",
     "array_codec",

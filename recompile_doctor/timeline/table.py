@@ -213,8 +213,8 @@ class CompilationTable(Sequence[Compilation]):
         self.process: array[int] | Spilled[int] = array("i")
         self._causes: Mapping[int, str] = {}
         self._fn_keys: dict[str, str] = {}
-        #: the temporary file of the columns: the text's past column.TEXT_SPILL_AFTER
-        #: compilations, all of them past column.SPILL_AFTER
+        #: the temporary file of the columns: the text's and keys' past
+        #: column.EARLY_SPILL_AFTER compilations, all of them past column.SPILL_AFTER
         self._blobs: Blobs | None = None
         self._spilled: tuple[Spilled[Any], ...] = ()  # the _PLAIN columns, once spilled
 
@@ -257,8 +257,10 @@ class CompilationTable(Sequence[Compilation]):
         n = len(self.source)
         if n >= column.SPILL_AFTER:
             self._spill()
-        elif n == column.TEXT_SPILL_AFTER:
-            self.text = Spilled.of(self.text, OBJECTS, self._file(), column.TEXT_CACHED)
+        elif n == column.EARLY_SPILL_AFTER:
+            for name in self._EARLY:
+                early = Spilled.of(getattr(self, name), OBJECTS, self._file(), column.EARLY_CACHED)
+                setattr(self, name, early)
         return n - 1
 
     #: the plain columns (arrays, byte arrays and lists) and the lazy ones
@@ -275,6 +277,8 @@ class CompilationTable(Sequence[Compilation]):
         "process",
     )
     _LAZY = ("other_module", "hash", "cache_file", "ordinal", "rank")
+    #: the plain columns that go to the file first (column.EARLY_SPILL_AFTER)
+    _EARLY = ("text", "key")
 
     def _file(self) -> Blobs:
         """The temporary file of the spilled columns (made on first use)."""
@@ -288,7 +292,7 @@ class CompilationTable(Sequence[Compilation]):
         spilled: list[Spilled[Any]] = []
         for name in self._PLAIN:
             plain = getattr(self, name)
-            if not isinstance(plain, Spilled):  # (the text may be there already)
+            if not isinstance(plain, Spilled):  # (the _EARLY ones may be there already)
                 plain = Spilled.of(plain, codec_of(plain), blobs)
             spilled.append(plain)
             setattr(self, name, plain)
