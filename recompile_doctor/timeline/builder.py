@@ -31,6 +31,7 @@ from recompile_doctor.model import CacheOutcome, Event
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
 from recompile_doctor.timeline.column import Spilled, array_codec
+from recompile_doctor.timeline.compile_ids import IdIndex
 from recompile_doctor.timeline.names import elided_match
 from recompile_doctor.timeline.packed import Packed, replaced
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
@@ -234,10 +235,10 @@ class TimelineBuilder:
         #: the file of those numbers, once there are column.SPILL_AFTER reasons or notes
         self._numbers: Blobs | None = None
         self._waiting_reasons: dict[tuple[int, str], list[int]] = {}  # (proc, fn) -> indexes
-        #: (framework, rank) -> compile id -> compilation (its id; a handle on its row is
-        #: made when a line names it again), or the compilations of several processes
-        #: that gave it (each process numbers its own): see _same
-        self._by_compile_id: dict[tuple[str, str | None], dict[str, int | tuple[int, ...]]] = {}
+        #: (framework, rank) -> compile id -> the compilations given it (their ids; a handle
+        #: on a row is made when a line names it again): several when several processes
+        #: gave it (each process numbers its own): see _same
+        self._by_compile_id: dict[tuple[str, str | None], IdIndex] = {}
         #: each input's format, as the reader told it (tell_format)
         self._formats: dict[str, str] = {}
         #: one copy of each recent distinct compilation key (a function compiled 100,000
@@ -308,11 +309,8 @@ class TimelineBuilder:
         if key.compile_id is not None:
             ids = self._by_compile_id.get((key.framework, sp.rank))
             if ids is None:
-                ids = self._by_compile_id[(key.framework, sp.rank)] = {}
-            had = ids.get(key.compile_id)
-            ids[key.compile_id] = (
-                cid if had is None else (*(had if isinstance(had, tuple) else (had,)), cid)
-            )
+                ids = self._by_compile_id[(key.framework, sp.rank)] = IdIndex(self._id_of)
+            ids.add(key.compile_id, cid)
         self._attach_waiting(proc, key, c)
         return c
 
@@ -328,10 +326,10 @@ class TimelineBuilder:
         text log); the last opened, if several.  A process numbers its compilations from
         the start: another run's, in this log or another log of its format, are others."""
         framework, rank, ident = compile_id
-        got = self._by_compile_id.get((framework, rank), {}).get(ident)
-        if got is None:
+        ids = self._by_compile_id.get((framework, rank))
+        if ids is None:
             return None
-        for cid in reversed(got) if isinstance(got, tuple) else (got,):
+        for cid in ids.rows(ident):
             other = self._procs[self._open.table.process[cid]]
             if other is proc or (
                 other.source != proc.source
@@ -339,6 +337,11 @@ class TimelineBuilder:
             ):
                 return _Pending(self._open, cid)
         return None
+
+    def _id_of(self, cid: int) -> str | None:
+        """Compilation ``cid``'s compile id (its key's)."""
+        key = self._open.table.key[cid]
+        return key.compile_id if key is not None else None
 
     def _key(self, key: CompileKey) -> CompileKey:
         """The one kept copy of ``key`` (its names interned)."""

@@ -1,0 +1,48 @@
+"""IdIndex: the rows given each compile id, as a dictionary of lists gives them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recompile_doctor.timeline import compile_ids
+from recompile_doctor.timeline.compile_ids import IdIndex
+
+_HASHES: dict[str, Callable[[str], int]] = {
+    "builtin": hash,
+    "colliding": lambda s: len(s) % 3,  # (many ids share a hash: told apart by the rows)
+    "negative": lambda s: -len(s) - (1 << 62),
+}
+
+
+@pytest.mark.parametrize("hashing", sorted(_HASHES))
+@given(
+    given_ids=st.lists(st.sampled_from(["0/0", "0/1", "1/0", "a#1", "a#2", "", "x" * 9])),
+    asked=st.lists(st.text(max_size=4) | st.sampled_from(["0/0", "a#2", "zz"])),
+)
+def test_rows_are_those_given(hashing: str, given_ids: list[str], asked: list[str]) -> None:
+    # GIVEN rows 0, 1, 2... given ids (some again: another process numbered alike)
+    with mock.patch.object(compile_ids, "_hash", _HASHES[hashing]):
+        index = IdIndex(lambda row: given_ids[row])
+        reference: dict[str, list[int]] = {}
+        for row, ident in enumerate(given_ids):
+            index.add(ident, row)
+            reference.setdefault(ident, []).append(row)
+        # THEN each id gives its rows, the last first; an id never given, none
+        for ident in [*given_ids, *asked]:
+            assert index.rows(ident) == sorted(reference.get(ident, []), reverse=True)
+        assert len(index) == len(given_ids)
+
+
+def test_many_ids_grow_the_index_and_stay_found() -> None:
+    ids = [f"__inference_step_{k}#1" for k in range(20_000)]
+    index = IdIndex(ids.__getitem__)
+    for row, ident in enumerate(ids):
+        index.add(ident, row)
+    assert all(index.rows(ident) == [row] for row, ident in enumerate(ids))
+    assert index.rows("__inference_step_20000#1") == []
+    assert 2 * len(index) <= len(index._rows)
