@@ -10,7 +10,8 @@ separators are those of ``json.dumps``.  A hypothesis test compares the two on r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any
 
@@ -83,6 +84,14 @@ def pieces_indented(obj: Any, level: int = 0, indent: int = 2) -> Iterator[str]:
     return _pieces(obj, level, " " * indent)
 
 
+def _is_list(o: object) -> bool:
+    """Whether ``o`` is written as a JSON array: a list, a tuple or another sequence (not
+    a string)."""
+    return isinstance(o, (list, tuple)) or (
+        isinstance(o, Sequence) and not isinstance(o, (str, bytes, bytearray))
+    )
+
+
 def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
     if isinstance(o, dict) and o:
         deeper = level + 1
@@ -91,14 +100,15 @@ def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
             yield ("" if n == 0 else ",\n" + step * deeper) + _key(k) + ": "
             yield from _pieces(v, deeper, step)
         yield "\n" + step * level + "}"
-    elif isinstance(o, (list, tuple)) and len(o) > PIECE_ITEMS:
+    elif _is_list(o) and len(o) > PIECE_ITEMS:
         inner = "\n" + step * (level + 1)
         yield "[" + inner
-        for start in range(0, len(o), PIECE_ITEMS):
-            body = ("," + inner).join(
-                [_text(v, level + 1, step) for v in o[start : start + PIECE_ITEMS]]
-            )
-            yield body if start == 0 else "," + inner + body
+        items = iter(o)  # (a sequence kept out of memory is read once, in order)
+        first = True
+        while batch := list(islice(items, PIECE_ITEMS)):
+            body = ("," + inner).join([_text(v, level + 1, step) for v in batch])
+            yield body if first else "," + inner + body
+            first = False
         yield "\n" + step * level + "]"
     else:
         yield _text(o, level, step)
@@ -172,6 +182,8 @@ def _text(o: Any, level: int, step: str) -> str:
         return "[" + inner + body + "\n" + step * level + "]"
     if isinstance(o, str):
         return encode_basestring(o)
+    if _is_list(o):  # (another sequence: a finding's long list of modules)
+        return _text(list(o), level, step)
     if isinstance(o, int):
         return int.__repr__(o)
     if isinstance(o, float):

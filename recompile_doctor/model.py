@@ -355,7 +355,8 @@ class Finding:
     title: str
     detail: str
     advice: str
-    modules: tuple[str, ...]
+    #: sorted, each once (a long list is kept out of memory: timeline.name_set)
+    modules: Sequence[str]
     count: int
     wasted_seconds: float
     evidence: tuple[Evidence, ...]
@@ -363,7 +364,7 @@ class Finding:
     #: old -> new values behind the finding, one per recompilation (capped)
     changes: tuple[ValueChange, ...] = ()
 
-    def to_json(self) -> JsonDict:
+    def to_json(self, *, streamed: bool = False) -> JsonDict:
         out: JsonDict = {
             "rule": self.rule,
             "severity": self.severity,
@@ -371,7 +372,8 @@ class Finding:
             "title": self.title,
             "detail": self.detail,
             "advice": self.advice,
-            "modules": list(self.modules),
+            # (streamed: a long list as it is, read once as its text is written in pieces)
+            "modules": self.modules if streamed else list(self.modules),
             "count": self.count,
             "wasted_seconds": round(self.wasted_seconds, 6),
             "evidence": [e.to_json() for e in self.evidence],
@@ -503,7 +505,8 @@ def list_items_json(items: Iterable[InputInfo | Compilation | Event | Finding]) 
             yield head + item.json_text(2)
         else:  # (a finding can name 100,000 modules: its text in pieces)
             yield head
-            yield from pieces_indented(item.to_json(), 2)
+            data = item.to_json(streamed=True) if isinstance(item, Finding) else item.to_json()
+            yield from pieces_indented(data, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -524,12 +527,13 @@ class Report:
 
     def close(self) -> None:
         """Remove the temporary files a long run's events (and a very long run's
-        compilations) are read back from, now rather than when the report is dropped (they
-        cannot be read after that).  A report is also a context manager: ``with
+        compilations, and a finding's list of many modules) are read back from, now rather
+        than when the report is dropped (they cannot be read after that).  A report is also a context manager: ``with
         analyze(log) as report: ...``."""
         if self.events_text is not None:
             self.events_text.close()
-        for kept in (self.events, self.compilations):
+        # (a finding's long list of modules is kept in a temporary file too)
+        for kept in (self.events, self.compilations, *(f.modules for f in self.findings)):
             close = getattr(kept, "close", None)
             if close is not None:
                 close()

@@ -16,6 +16,7 @@ from recompile_doctor.model import (
     ValueChange,
 )
 from recompile_doctor.rules import rule
+from recompile_doctor.timeline.name_set import NameSet
 
 if TYPE_CHECKING:
     from recompile_doctor.join import Joined
@@ -102,7 +103,7 @@ def make_finding(
     rule_id: str,
     *,
     detail: str,
-    modules: Iterable[str],
+    modules: Iterable[str] | NameSet,
     count: int,
     wasted: float,
     evidence: Iterable[Evidence],
@@ -121,7 +122,7 @@ def make_finding(
         title=r.title,
         detail=detail,
         advice=advice or r.advice,
-        modules=tuple(sorted(set(modules))),
+        modules=(modules if isinstance(modules, NameSet) else NameSet(modules)).sorted(),
         count=count,
         wasted_seconds=round(wasted, 6),
         evidence=ev,

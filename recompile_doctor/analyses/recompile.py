@@ -37,6 +37,7 @@ from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding,
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.column import numbers
+from recompile_doctor.timeline.name_set import NameSet
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, is_eager
 from recompile_doctor.timeline.types import ReasonsAt
@@ -579,7 +580,7 @@ class _Cause:
         self.evidence = Capped()  # the reasons' lines
         self.compiled = Capped()  # the lines of each recompilation and the one before
         self.changes: list[ValueChange] = []
-        self.modules: set[str] = set()
+        self.modules = NameSet()
         self.frameworks: set[str] = set()
         #: per function, in the order first seen: [first verdict, last verdict, how many]
         self.functions: dict[str, list[Any]] = {}

@@ -81,11 +81,15 @@ def html_finding(n: int, f: FindingView, anchors: Anchors) -> HtmlFinding:
             full_idx.append(k)
         seen.add(key)
     full_keys = {likeness(shown[k].message) for k in full_idx}
+    # (the modules the shown lines name: a finding can list 263,000, each looked for in
+    # every line otherwise)
+    lines = "\n".join(e.evidence.text for e in shown)
+    named = [m for m in f.finding.modules if m and m in lines]
     excerpts = [
         excerpt(
             e.evidence,
             anchors.evidence(e.source, e.line),
-            f.finding.modules,
+            named,
             k in full_idx,
             anchors.label(e.source),
         )

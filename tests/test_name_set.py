@@ -1,0 +1,61 @@
+"""NameSet: a finding's modules, sorted and each once, kept out of memory when there are
+many; and their JSON, written in pieces from that sequence."""
+
+from __future__ import annotations
+
+import json
+from unittest import mock
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recompile_doctor.analyses._common import make_finding
+from recompile_doctor.json_text import dumps_indented, pieces_indented
+from recompile_doctor.model import Evidence, list_items_json
+from recompile_doctor.timeline import name_set
+from recompile_doctor.timeline.name_set import NameSet
+from recompile_doctor.timeline.packed import Packed
+
+
+@given(st.lists(st.text(max_size=3)), st.integers(1, 5))
+def test_sorted_as_a_sorted_set(names: list[str], run: int) -> None:
+    # GIVEN names, repeated or not, written as sorted runs of at most `run` names
+    with mock.patch.object(name_set, "RUN_NAMES", run):
+        got = NameSet(names).sorted()
+    # THEN they are sorted, each once (the runs merged), as a sorted set gives them
+    assert list(got) == sorted(set(names))
+    assert got == tuple(sorted(set(names)))
+
+
+def test_many_names_are_kept_packed() -> None:
+    # GIVEN 40,000 names given twice (more than RUN_NAMES: runs in temporary files)
+    names = [f"a_inference_train_step_{k}__XlaMustCompile_true_.7" for k in range(40_000)]
+    got = NameSet([*names, *reversed(names)]).sorted()
+    # THEN one packed sequence, sorted, each once: indexable as a tuple is
+    assert isinstance(got, Packed)
+    expected = sorted(names)
+    assert len(got) == 40_000 and got[0] == expected[0] and got[-1] == expected[-1]
+    assert got[12_345] == expected[12_345]
+    assert list(got) == expected
+
+
+def test_a_finding_with_many_modules_writes_the_same_json() -> None:
+    # GIVEN a finding of 40,000 modules
+    names = [f"m{k:05d}" for k in range(40_000)]
+    f = make_finding(
+        "retracing",
+        detail="d",
+        modules=reversed(names),
+        count=1,
+        wasted=0.0,
+        evidence=[Evidence("a.log", 1, "x")],
+    )
+    assert isinstance(f.modules, Packed)
+    # THEN its JSON, written in pieces from the packed sequence, is the JSON of its lists
+    plain = f.to_json()
+    assert plain["modules"] == names
+    assert "".join(pieces_indented(f.to_json(streamed=True), 2)) == dumps_indented(plain, 2)
+    text = "[" + "".join(list_items_json([f])) + "\n  ]"
+    assert json.loads(text)[0]["modules"] == names
+    # AND the text of a short tuple or any sequence is a JSON array
+    assert dumps_indented({"m": Packed()}) == json.dumps({"m": []}, indent=2)
