@@ -1251,18 +1251,24 @@ def test_workers_collect_less_often_and_leave_the_callers_collector_alone(
         max_size=6,
     ),
 )
+@pytest.mark.parametrize("dumped", ["none", "some", "all"])
 def test_a_workers_checkpoints_are_read_one_at_a_time(
-    head: tuple[Any, ...], values: list[tuple[Any, ...]]
+    head: tuple[Any, ...], values: list[tuple[Any, ...]], dumped: str
 ) -> None:
-    """GIVEN a head and values written by put_indexed, THEN the head reads back alone and
-    each value when asked for (by index, from the end, by slice); a file cut short gives
-    no head (before it is opened), or an error for the value cut (after)."""
+    """GIVEN a head and values written by put_indexed (some or all of them dumped to a
+    file of their own first, as a worker's late checkpoints are), THEN the head reads back
+    alone and each value when asked for (by index, from the end, by slice); a file cut
+    short gives no head (before it is opened), or an error for the value cut (after)."""
     import tempfile
 
-    from recompile_doctor.parsers._event_codec import Indexed, put_indexed
+    from recompile_doctor.parsers._event_codec import Dumped, Indexed, put_indexed
 
-    with tempfile.TemporaryFile() as f:
-        put_indexed(f, head, values)
+    with tempfile.TemporaryFile() as f, tempfile.TemporaryFile() as late:
+        given: list[Any] = [
+            Dumped.to(late, v) if dumped == "all" or (dumped == "some" and k % 2) else v
+            for k, v in enumerate(values)
+        ]
+        put_indexed(f, head, given)
         f.flush()
         got = Indexed.at(f.fileno(), 0)
         assert got is not None
@@ -1279,3 +1285,18 @@ def test_a_workers_checkpoints_are_read_one_at_a_time(
             assert Indexed.at(f.fileno(), 0) is None  # (a value cut short: none of it)
         f.truncate(3)
         assert Indexed.at(f.fileno(), 0) is None
+
+
+def test_a_dumped_value_cut_short_is_an_error_not_a_short_record() -> None:
+    """GIVEN a late checkpoint dumped to its file, and that file cut short WHEN the part's
+    record is written THEN it raises (the worker fails and the parent reads its part
+    itself) instead of writing a record that reads as another value."""
+    import tempfile
+
+    from recompile_doctor.parsers._event_codec import Dumped, put_indexed
+
+    with tempfile.TemporaryFile() as f, tempfile.TemporaryFile() as late:
+        d = Dumped.to(late, (1, ("state", (1, 2)), 3, 4, 5, 6))
+        late.truncate(d.size - 1)
+        with pytest.raises(OSError):
+            put_indexed(f, ("head",), [d])

@@ -64,6 +64,7 @@ from recompile_doctor.parsers._checkpoint import (
 from recompile_doctor.parsers._event_codec import (
     ENDING,
     MISSED,
+    Dumped,
     EventWriter,
     Indexed,
     decode,
@@ -635,7 +636,6 @@ class Team:
                     late.take(decoder, lineno, c, out.count, decoded)
             if not published:
                 self._publish(f"cp-{k}", cps)
-            cps.extend(late.cps)  # (in the part's record: Team.all_checkpoints)
             handoff: tuple[int, int] | None = None
             reading = Reading(fl)
             onward = read_onward(  # on into the next parts, until one takes over
@@ -669,8 +669,11 @@ class Team:
             out.flush()
             read = (reading.lines.lineno, blocks.consumed - blocks.lost)
             # (the checkpoints each in a record of their own, read when asked for)
-            put_indexed(meta, (_counted(c), read, handoff, out.count, before + 1), cps)
+            # (the late ones too: Team.all_checkpoints)
+            every: list[Checkpoint | Dumped] = [*cps, *late.cps]
+            put_indexed(meta, (_counted(c), read, handoff, out.count, before + 1), every)
             meta.flush()
+            late.close()
 
     # -- the parent's side ---------------------------------------------------------------
     def checkpoints(self, k: int) -> list[Checkpoint] | None:
@@ -752,7 +755,9 @@ class _Late:
     at most :data:`LATE_COST` of the worker's time, and no more than :data:`LATE_MAX`."""
 
     def __init__(self) -> None:
-        self.cps: list[Checkpoint] = []
+        #: each written to a temporary file as it is taken (not held: whole decoder states)
+        self.cps: list[Dumped] = []
+        self._file: IO[bytes] | None = None
         self.every = LATE_EVERY
         self.next = CHECKPOINTS + LATE_EVERY
         self.since = time.perf_counter()  # (the end of the last one)
@@ -761,12 +766,23 @@ class _Late:
     def due(self, decoded: int) -> bool:
         return decoded >= self.next
 
+    def close(self) -> None:
+        """Remove the checkpoints' temporary file (once they are copied)."""
+        if self._file is not None:
+            self._file.close()
+
     def take(self, decoder: Decoder, lineno: int, c: Counts, events: int, decoded: int) -> None:
         t0 = time.perf_counter()
         cp = checkpoint(decoder)
         if cp is not None:
-            self.cps.append((lineno, cp, *_counted(c), events))
-            if len(self.cps) > LATE_MAX:
+            if self._file is None:
+                import tempfile  # (only here: not at every start)
+
+                # (closed by close(); gone with the process whatever the way it ends)
+                self._file = tempfile.TemporaryFile(prefix="recompile-doctor-late-")  # noqa: SIM115
+            self.cps.append(Dumped.to(self._file, (lineno, cp, *_counted(c), events)))
+            del cp
+            if len(self.cps) > LATE_MAX:  # (their bytes stay in the file, unread)
                 del self.cps[::2]
                 self.every *= 2
         t1 = time.perf_counter()
@@ -870,8 +886,12 @@ class Stream:
             if ending is not None:
                 self.taken += len(ending)
                 yield from ending
-            # (the checkpoint it was taken over at is all that is asked of it afterwards)
-            done.append((w, dataclasses.replace(part, checkpoints=[part.checkpoints[j]]), 0))
+            # (the counts of the checkpoint it was taken over at are all that is asked of it
+            # afterwards: not the decoder's state, which can be megabytes)
+            cp = part.checkpoints[j]
+            kept = (cp[0], None, cp[2], cp[3], cp[4], cp[5])
+            del cp
+            done.append((w, dataclasses.replace(part, checkpoints=[kept]), 0))
             at = part.handoff
             del part
         self.failed = None
