@@ -23,9 +23,9 @@ def test_counts_past_many_growths() -> None:
     d = DistinctCount()
     for k in [*range(50_000), *range(0, 50_000, 7)]:
         d.add(f"__inference_train_step_{k}")
-    # THEN each is counted once, and the table is at most half full
+    # THEN each is counted once, and the table is at most two thirds full
     assert len(d) == 50_000
-    assert 2 * len(d) <= d._mask + 1
+    assert 3 * len(d) <= 2 * (d._mask + 1)
 
 
 def test_no_fingerprint_is_the_empty_slot() -> None:

@@ -397,7 +397,11 @@ def _first_match(
         if not fits(sizes(decoder), sizes_of(want), lookups if among else frozenset()):
             continue
         state = checkpoint(decoder)
-        if state == want or (among and state is not None and agrees(state, want, lookups)):
+        met = state == want or (among and state is not None and agrees(state, want, lookups))
+        # (not held while this generator waits: the parent's state at the seam of a 2 GB
+        # TensorFlow log is 93,000 tuples, 6 MB)
+        del state, want
+        if met:
             yield i
             retry = again() if again is not None else None
             if retry is None:

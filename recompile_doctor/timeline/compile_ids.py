@@ -1,11 +1,12 @@
-"""Which compilations a framework's compile id names, in 16 to 32 bytes a compilation.
+"""Which compilations a framework's compile id names, in 12 to 24 bytes a compilation.
 
 A dictionary from each id string to its row kept the id (a new string per compilation: a
 TensorFlow log names each cluster's compilations ``<cluster>#<n>``), an integer object for
 the row and the dictionary's slot: about 140 bytes, 37 MB for the 263,000 compilations of a
-2 GB log, while the table's columns had gone to their file.  :class:`IdIndex` keeps only the
-ids' hashes and the rows, in two arrays (open addressing, at most half full), and tells a
-hash shared by two ids apart by asking for the row's own id (its key, in the table).
+2 GB log, while the table's columns had gone to their file.  :class:`IdIndex` keeps 32 bits
+of each id's hash (its slot is taken from them, the rest tell most ids of one slot apart)
+and its row, in two arrays of 4-byte numbers (open addressing, at most two thirds full), and
+tells ids of one hash apart by asking for the row's own id (its key, in the table).
 """
 
 from __future__ import annotations
@@ -13,10 +14,16 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable
 
-#: an empty slot's row
-_EMPTY = -1
+#: an empty slot's row (rows are compilation ids: fewer than 2**32 - 1)
+_EMPTY = 0xFFFFFFFF
 #: an id's hash (a test makes ids collide)
 _hash: Callable[[str], int] = hash
+
+
+def _slots(n: int, fill: int) -> array[int]:
+    got = array("I", [fill]) * n
+    assert got.itemsize == 4  # (4 bytes wherever CPython runs)
+    return got
 
 
 class IdIndex:
@@ -27,9 +34,9 @@ class IdIndex:
 
     def __init__(self, id_of: Callable[[int], str | None]) -> None:
         self._id_of = id_of
-        self._mask = 255  # slots - 1 (a power of two)
-        self._hashes = array("q", bytes(8 * (self._mask + 1)))
-        self._rows = array("q", [_EMPTY]) * (self._mask + 1)
+        self._mask = 255  # slots - 1 (a power of two, at most 2**32)
+        self._hashes = _slots(self._mask + 1, 0)  # each id's hash, its low 32 bits
+        self._rows = _slots(self._mask + 1, _EMPTY)
         self._used = 0
 
     def __len__(self) -> int:
@@ -37,14 +44,14 @@ class IdIndex:
 
     def add(self, ident: str, row: int) -> None:
         """Row ``row`` is given the id ``ident`` (rows come in increasing order)."""
-        self._put(_hash(ident), row)
+        self._put(_hash(ident) & 0xFFFFFFFF, row)
         self._used += 1
-        if 2 * self._used > self._mask:
+        if 3 * self._used > 2 * self._mask and self._mask < 0xFFFFFFFF:
             self._grow()
 
     def rows(self, ident: str) -> list[int]:
         """The rows given ``ident``, the last first."""
-        h = _hash(ident)
+        h = _hash(ident) & 0xFFFFFFFF
         hashes, rows, mask = self._hashes, self._rows, self._mask
         i = h & mask
         found: list[int] = []
@@ -66,8 +73,8 @@ class IdIndex:
     def _grow(self) -> None:
         old = zip(self._hashes, self._rows, strict=True)
         self._mask = 2 * self._mask + 1
-        self._hashes = array("q", bytes(8 * (self._mask + 1)))
-        self._rows = array("q", [_EMPTY]) * (self._mask + 1)
+        self._hashes = _slots(self._mask + 1, 0)
+        self._rows = _slots(self._mask + 1, _EMPTY)
         for h, row in old:
             if row != _EMPTY:
                 self._put(h, row)

@@ -1,10 +1,10 @@
-"""Counting distinct strings in about 32 bytes each, however many the run has.
+"""Counting distinct strings in 24 to 48 bytes each, however many the run has.
 
 A set of the strings themselves costs the strings: nothing more while they are the table's
 own, but a spilled column reads them back as new objects, and a run of 263,000 compilations
 of as many functions held 40 MB of module names for a moment only to count them.
 :class:`DistinctCount` keeps a 128-bit BLAKE2 fingerprint of each distinct string in an
-open-addressed table (16 bytes a slot, at most half full): two different strings would
+open-addressed table (16 bytes a slot, at most two thirds full): two different strings would
 have to share a fingerprint to be counted once, a chance of about n²/2¹²⁹ (10⁻²⁷ for a
 million strings), far below any fault of the machine running it.
 """
@@ -44,7 +44,7 @@ class DistinctCount:
         """Count ``s`` if it was not added before."""
         if self._put(fingerprint(s)):
             self._count += 1
-            if 2 * self._count > self._mask:
+            if 3 * self._count > 2 * self._mask:
                 self._grow()
 
     def _put(self, d: bytes) -> bool:
