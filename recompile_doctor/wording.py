@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from operator import itemgetter
 
@@ -23,9 +23,18 @@ def counted(texts: Iterable[str], most: int, other: str, by_count: bool = False)
     for t in texts:
         counts[t] = counts.get(t, 0) + 1
     items = sorted(counts.items(), key=_COUNT, reverse=True) if by_count else counts.items()
-    parts = [f"{t} ({n}×)" if n > 1 else t for t, n in islice(items, most)]
-    if len(counts) > most:
-        parts.append(f"and {plural(len(counts) - most, other)}")
+    return listed(
+        [f"{t} ({n}×)" if n > 1 else t for t, n in islice(items, most)], len(counts), other
+    )
+
+
+def listed(first: Sequence[str], total: int, other: str) -> str:
+    """The ``first`` of ``total`` distinct texts joined with "; ", then how many others
+    (``and 2 other reasons``, ``other`` being the word): :func:`counted`'s wording, for a
+    caller that kept only the first ones and a count."""
+    parts = list(first)
+    if total > len(parts):
+        parts.append(f"and {plural(total - len(parts), other)}")
     return "; ".join(parts)
 
 

@@ -540,3 +540,22 @@ def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
     for v in made:
         c = v.compilation
         assert (table.function_of(c.id) or table.module_of(c.id)) == c.function_name
+
+
+@pytest.mark.parametrize("spilled", [False, True])
+def test_the_plots_rows_from_the_columns_are_those_of_the_compilations(spilled: bool) -> None:
+    # GIVEN every log fixture's compilations, in memory or spilled in chunks of 2 rows
+    from recompile_doctor.reports.plots import TableRows, _row_of, plot_rows
+
+    with _spilling() if spilled else nullcontext():
+        for path in LOGS:
+            table = _timeline(path).compilations
+            rows = plot_rows(table)
+            # THEN the rows made from the columns on each pass are those of the objects,
+            # by iteration, index and slice
+            assert isinstance(rows, TableRows)
+            expected = [_row_of(c) for c in table]
+            assert list(rows) == expected == list(rows), path
+            assert [rows[i] for i in range(len(rows))] == expected
+            assert list(rows[1::2]) == expected[1::2]
+            table.close()

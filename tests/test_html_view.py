@@ -144,12 +144,16 @@ def test_a_function_retraced_many_times_names_ten_modules_in_its_tooltip() -> No
         for i in range(50)
     ]
     (row,) = report_view.function_rows(comps)
-    assert len(row.modules) == 50
+    assert row.module_count == 50 and len(row.modules) == 10
     # THEN the tooltip lists the first ten and how many others
     title = row.modules_title
     assert title.startswith("a_inference_step_0__; a_inference_step_1__; ")
     assert "a_inference_step_9__" in title and "a_inference_step_10__" not in title
     assert title.endswith("and 40 other modules")
+    # AND the same modules compiled again count once
+    again = [*comps, *(c for c in comps[::-1] for _ in range(2))]
+    (row_again,) = report_view.function_rows(again)
+    assert row_again.module_count == 50 and row_again.modules_title == title
 
 
 def test_seconds_are_written_for_people() -> None:

@@ -15,10 +15,11 @@ import heapq
 import io
 import math
 import warnings
+from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, overload
 
 import matplotlib
 import regex
@@ -29,6 +30,7 @@ from matplotlib.patches import Patch
 
 from recompile_doctor.model import Compilation, Event, Finding
 from recompile_doctor.timeline.names import function_key
+from recompile_doctor.timeline.table import CompilationTable
 
 
 class Drawn(Protocol):
@@ -71,22 +73,48 @@ class PlotRow(NamedTuple):
     warmup: bool
 
 
-def plot_rows(compilations: Iterable[Compilation]) -> tuple[PlotRow, ...]:
-    """The compilations as the plots read them (each object made and dropped in turn)."""
-    return tuple(
-        PlotRow(
-            c.module,
-            c.function,
-            c.source,
-            c.line,
-            c.end_line,
-            c.t,
-            c.duration_s,
-            c.cache,
-            c.warmup,
-        )
-        for c in compilations
-    )
+def plot_rows(compilations: Iterable[Compilation]) -> Sequence[PlotRow]:
+    """The compilations as the plots read them.  A run's table gives them from its columns
+    on each pass, each row dropped after use (:class:`TableRows`); other compilations are
+    made into rows once."""
+    if isinstance(compilations, CompilationTable):
+        return TableRows(compilations)
+    return tuple(_row_of(c) for c in compilations)
+
+
+def _row_of(c: Compilation) -> PlotRow:
+    return PlotRow(
+        c.module, c.function, c.source, c.line, c.end_line, c.t, c.duration_s, c.cache,
+        c.warmup,
+    )  # fmt: skip
+
+
+class TableRows(Sequence[PlotRow]):
+    """The plot rows of a compilation table, made from its columns on every pass over them
+    and not held: a row per compilation, with its own copy of a module name read back from
+    the table's file, was 43 MB for the 131,589 compilations of a 1 GB TensorFlow log (the
+    plots pass over them a few times; a pass reads the columns a chunk at a time)."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: CompilationTable) -> None:
+        self._table = table
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def __iter__(self) -> Iterator[PlotRow]:
+        for values in self._table.drawn():
+            yield PlotRow(*values)
+
+    @overload
+    def __getitem__(self, i: int) -> PlotRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[PlotRow]: ...
+    def __getitem__(self, i: int | slice) -> PlotRow | Sequence[PlotRow]:
+        if isinstance(i, slice):
+            return plot_rows(self._table[i])
+        return _row_of(self._table[i])
 
 
 #: colour per cache outcome (Okabe-Ito palette: readable for colour-blind people)
@@ -195,22 +223,30 @@ class Lanes:
 def choose_lanes(compilations: Sequence[Drawn], max_lanes: int = MAX_LANES) -> Lanes:
     """One lane per module in order of first compilation; beyond ``max_lanes`` keep the modules
     with the most recompilations after warm-up (then compile time) and group the rest."""
+    # per module, by its place in the order of first compilation: a number in two arrays
+    # (three dictionaries of 131,000 modules and a full sort of them were 50 MB at once)
     first: dict[str, int] = {}
-    after: dict[str, int] = defaultdict(int)
-    secs: dict[str, float] = defaultdict(float)
+    after = array("q")
+    secs = array("d")
     for c in compilations:
-        first.setdefault(c.module, len(first))
+        k = first.get(c.module)
+        if k is None:
+            k = first[c.module] = len(first)
+            after.append(0)
+            secs.append(0.0)
         if not c.warmup:
-            after[c.module] += 1
-        secs[c.module] += c.duration_s or 0.0
-    modules = sorted(first, key=first.__getitem__)
+            after[k] += 1
+        secs[k] += c.duration_s or 0.0
+    modules = list(first)
     if len(modules) <= max_lanes:
         return Lanes(tuple(modules), ())
-    ranked = sorted(modules, key=lambda m: (-after[m], -secs[m], first[m]))
-    keep = set(ranked[: max_lanes - 1])
+    keep = set(
+        heapq.nsmallest(max_lanes - 1, range(len(modules)), key=lambda k: (-after[k], -secs[k], k))
+    )
+    first.clear()
     return Lanes(
-        tuple(m for m in modules if m in keep),
-        tuple(sorted(m for m in modules if m not in keep)),
+        tuple(m for k, m in enumerate(modules) if k in keep),
+        tuple(sorted(m for k, m in enumerate(modules) if k not in keep)),
     )
 
 
@@ -218,7 +254,11 @@ def choose_lanes(compilations: Sequence[Drawn], max_lanes: int = MAX_LANES) -> L
 class TimelinePlot:
     svg: str
     axis: Literal["time", "line"]
-    lanes: Lanes
+    #: modules with a lane of their own
+    shown: int
+    #: modules that share the last lane (their names are not kept: 131,000 names were
+    #: 23 MB held while the cost plot was drawn)
+    hidden: int
 
 
 def timeline_svg(
@@ -247,8 +287,9 @@ def timeline_svg(
     def x_of(t: float | None, line: int) -> float:
         return float(t) if axis == "time" and t is not None else float(line)
 
-    xs = [x_of(c.t, c.line) for c in compilations]
-    ends = [x + _extent(c, axis) for x, c in zip(xs, compilations, strict=True)]
+    # (numbers in arrays, not a float object each: 131,000 compilations)
+    xs = array("d", (x_of(c.t, c.line) for c in compilations))
+    end = max(x + _extent(c, axis) for x, c in zip(xs, compilations, strict=True))
     marks: list[tuple[str, float, int | None]] = []
     load_tips: dict[float, str] = {}
     for e in events:
@@ -259,8 +300,8 @@ def timeline_svg(
         if role == "load":
             what = f"loaded {short_label(e.module, 80)}" if e.module else "executable loaded"
             load_tips.setdefault(x_of(e.t, e.line), f"{what} ({e.source}:{e.line})")
-    lo = min([*xs, *(m[1] for m in marks)])
-    hi = max([*ends, *(m[1] for m in marks)])
+    lo = min([min(xs), *(m[1] for m in marks)])
+    hi = max([end, *(m[1] for m in marks)])
     span = max(hi - lo, 1e-9)
     min_w = span / 600.0
 
@@ -270,11 +311,17 @@ def timeline_svg(
         fig = Figure(figsize=(11.0, height))
         FigureCanvasSVG(fig)
         ax = fig.add_axes((0.30, 0.55 / height, 0.68, 1 - 1.05 / height))
-        groups: dict[tuple[int, str, bool], list[tuple[float, float]]] = defaultdict(list)
+        # (lane, cache outcome, after warm-up) -> its bars' x and width
+        groups: dict[tuple[int, str, bool], tuple[array[float], array[float]]] = {}
         for c, x in zip(compilations, xs, strict=True):
             lane = lanes.lane_of(c.module)
             assert lane is not None
-            groups[(lane, c.cache, not c.warmup)].append((x, max(_extent(c, axis), min_w)))
+            where = (lane, c.cache, not c.warmup)
+            group = groups.get(where)
+            if group is None:
+                group = groups[where] = (array("d"), array("d"))
+            group[0].append(x)
+            group[1].append(max(_extent(c, axis), min_w))
         if len(compilations) <= MERGE_ABOVE:
             # one element per bar, with a tooltip: the function, the outcome, the time, the line
             for k, (c, x) in enumerate(zip(compilations, xs, strict=True)):
@@ -304,9 +351,11 @@ def timeline_svg(
                     )
                 )
             groups.clear()
-        for (lane, cache, late), bars in sorted(groups.items()):
+        for (lane, cache, late), (bx, bw) in sorted(groups.items()):
             ax.broken_barh(
-                _merge(bars, span / 2000.0) if len(bars) > MERGE_ABOVE else bars,
+                _merge(bx, bw, span / 2000.0)
+                if len(bx) > MERGE_ABOVE
+                else list(zip(bx, bw, strict=True)),
                 (lane - 0.36, 0.72),
                 facecolors=CACHE_COLOURS.get(cache, CACHE_COLOURS["unknown"]),
                 edgecolors="#1b1b1b" if late else "none",
@@ -397,7 +446,7 @@ def timeline_svg(
             columnspacing=1.2,
         )
         svg = _to_svg(fig, fig_id, "Timeline of compilations per function", tips)
-    return TimelinePlot(svg, axis, lanes)
+    return TimelinePlot(svg, axis, len(lanes.shown), len(lanes.hidden))
 
 
 def cost_svg(
@@ -460,11 +509,17 @@ def cost_svg(
     return svg
 
 
-def _merge(bars: list[tuple[float, float]], gap: float) -> list[tuple[float, float]]:
-    """Bars (x, width) joined where they touch or are less than ``gap`` apart: the same
-    picture at any sensible zoom, and a much smaller SVG for logs with thousands of them."""
+def _merge(xs: Sequence[float], ws: Sequence[float], gap: float) -> list[tuple[float, float]]:
+    """Bars (x ``xs[k]``, width ``ws[k]``) joined where they touch or are less than ``gap``
+    apart, in order of (x, width): the same picture at any sensible zoom, and a much smaller
+    SVG for logs with thousands of them.  Bars in that order already (a log's, mostly) are
+    not sorted again: no pair is made per bar."""
+    n = len(xs)
+    in_order = all((xs[k], ws[k]) <= (xs[k + 1], ws[k + 1]) for k in range(n - 1))
+    order = range(n) if in_order else sorted(range(n), key=lambda k: (xs[k], ws[k]))
     out: list[tuple[float, float]] = []
-    for x, w in sorted(bars):
+    for k in order:
+        x, w = xs[k], ws[k]
         if out and x <= out[-1][0] + out[-1][1] + gap:
             x0, w0 = out[-1]
             out[-1] = (x0, max(w0, x + w - x0))

@@ -26,8 +26,9 @@ from recompile_doctor.model import (
 )
 from recompile_doctor.reports.durations import fmt_seconds, fmt_wasted
 from recompile_doctor.reports.messages import log_message
+from recompile_doctor.timeline.distinct import DistinctCount
 from recompile_doctor.timeline.names import function_key
-from recompile_doctor.wording import counted, plural
+from recompile_doctor.wording import listed, plural
 
 __all__ = [
     "CACHE_ORDER",
@@ -220,7 +221,11 @@ class FunctionRow(NamedTuple):
     function: str
     framework: str
     rank: int | None
+    #: the first MODULES_IN_TITLE modules compiled, in order (a function retraced 100,000
+    #: times has as many names: not held)
     modules: tuple[str, ...]
+    #: how many distinct modules
+    module_count: int
     compilations: int
     graphs: int
     cache: tuple[tuple[str, int], ...]
@@ -240,7 +245,7 @@ class FunctionRow(NamedTuple):
     def modules_title(self) -> str:
         """The modules compiled, for a tooltip: the first :data:`MODULES_IN_TITLE`, then how
         many others (a function retraced 100,000 times has as many module names)."""
-        return counted(self.modules, MODULES_IN_TITLE, "other module")
+        return listed(self.modules, self.module_count, "other module")
 
     @property
     def cache_text(self) -> str:
@@ -265,12 +270,14 @@ class _RowSums:
         "graphs",
         "has_durations",
         "load_seconds",
+        "module_count",
         "modules",
     )
 
     def __init__(self, first: Compilation) -> None:
         self.first = (first.source, first.line)
-        self.modules: dict[str, None] = {}
+        self.modules: dict[str, None] = {}  # (the first MODULES_IN_TITLE)
+        self.module_count = DistinctCount()
         self.compilations = 0
         self.graphs: set[str] = set()
         self.cache: Counter[str] = Counter()
@@ -280,7 +287,11 @@ class _RowSums:
         self.after_warmup = 0
 
     def add(self, c: Compilation) -> None:
-        self.modules[c.module] = None
+        module = c.module
+        if module not in self.modules:
+            self.module_count.add(module)
+            if len(self.modules) < MODULES_IN_TITLE:
+                self.modules[module] = None
         self.compilations += 1
         if c.hash is not None:
             self.graphs.add(c.hash)
@@ -311,6 +322,7 @@ def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...
                 framework=fw,
                 rank=rank,
                 modules=tuple(r.modules),
+                module_count=len(r.module_count),
                 compilations=r.compilations,
                 graphs=len(r.graphs),
                 cache=tuple((k, counts[k]) for k in CACHE_ORDER if counts[k]),

@@ -440,6 +440,36 @@ class CompilationTable(Sequence[Compilation]):
         for i, row in enumerate(rows):
             yield made(i, *row)
 
+    def drawn(self) -> Iterator[tuple[Any, ...]]:
+        """Each compilation's module, function, source, line, end line, start, duration,
+        cache outcome and warm-up flag, as its object holds them (:meth:`_made`), from those
+        columns side by side: what the plots draw, without making the compilations (nor
+        reading their lines' text)."""
+        rows = zip(
+            self.other_module,
+            self.key,
+            self.source,
+            self.line,
+            self.end_line,
+            self.t,
+            self.duration_s,
+            self.cache,
+            self.warmup,
+            strict=True,
+        )
+        for other, key, source, line, end_line, t, duration_s, cache, warmup in rows:
+            yield (
+                row_module(other, key),
+                key.function if key is not None else None,
+                source,
+                line,
+                opt_int(end_line),
+                opt_float(t),
+                opt_float(duration_s),
+                CACHE_CODES[cache],
+                bool(warmup),
+            )
+
     def _make(self, i: int) -> Compilation:
         return self._made(
             i,
