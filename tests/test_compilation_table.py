@@ -526,8 +526,8 @@ def test_a_long_run_keeps_its_numbers_in_files_too() -> None:
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
     # GIVEN every fixture log, THEN the (compilation, first rule) pairs read from the
-    # verdicts' arrays are those of the verdicts made, and the function names read from the
-    # columns are the compilations' own
+    # verdicts' arrays are those of the verdicts made, and the function names (and module,
+    # framework and function) read from the columns are the compilations' own
     from recompile_doctor.analyses import Options
     from recompile_doctor.analyses.recompile import verdicts
     from recompile_doctor.join import join_dumps
@@ -540,6 +540,17 @@ def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
     for v in made:
         c = v.compilation
         assert (table.function_of(c.id) or table.module_of(c.id)) == c.function_name
+        assert table.names_of(c.id) == (c.module, c.framework, c.function)
+    # AND the verdicts read without their compilation objects are the verdicts' numbers,
+    # rules, diffs and reasons, each made again by its place
+    light = list(vs.light())
+    assert [(x.previous, x.compilation) for x in light] == [
+        (v.previous.id, v.compilation.id) for v in made
+    ]
+    assert [(x.rules, x.diff, list(x.reasons)) for x in light] == [
+        (v.rules, v.diff, list(v.reasons)) for v in made
+    ]
+    assert [vs[x.at] for x in light] == made
 
 
 @pytest.mark.parametrize("spilled", [False, True])

@@ -22,15 +22,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice, pairwise
-from typing import Any, TypeVar, overload
+from typing import NamedTuple, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
     Capped,
     CompileDiff,
     Options,
-    comp_evidence,
     make_finding,
-    seconds,
 )
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
@@ -346,6 +344,19 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     return out
 
 
+class VerdictIds(NamedTuple):
+    """A verdict as the grouping by cause reads it: its place among the verdicts, the ids of
+    its two compilations (read from the table's columns, not made into objects: 38,000 of
+    them for 19,000 recompilations), its rules, diff and reasons."""
+
+    at: int
+    previous: int
+    compilation: int
+    rules: tuple[str, ...]
+    diff: CompileDiff | None
+    reasons: Sequence[RecompileReason]
+
+
 class Verdicts(Sequence[Verdict]):
     """The verdicts of a run's recompilations, each made when it is read: what they are
     made of is kept in flat lists (the compilations, one shared tuple per distinct set of
@@ -471,6 +482,31 @@ class Verdicts(Sequence[Verdict]):
             bool(cons),
         )
 
+    def light(self) -> Iterator[VerdictIds]:
+        """Each verdict's numbers, rules, diff and reasons, in order, without its two
+        compilation objects (:class:`VerdictIds`; ``self[at]`` is the verdict)."""
+        n = len(self)
+        if n == 0:
+            return
+        rows = zip(
+            islice(self._previous, n),
+            islice(self._compilation, n),
+            chain((0,), islice(self.reasons_end, n - 1)),  # (where each one's reasons begin)
+            islice(self.reasons_end, n),
+            islice(self._rules, n),
+            strict=True,
+        )
+        tuples, diffs, reasons = self._tuples, self._by_compilation, self._reasons
+        for k, (prev, cid, a, b, rules) in enumerate(rows):
+            yield VerdictIds(
+                k,
+                prev,
+                cid,
+                tuples[rules],
+                diffs.get(cid),
+                ReasonsAt(reasons, tuple(self.reason_at[a:b])) if b > a else _NO_REASONS,
+            )
+
     @overload
     def __getitem__(self, i: int) -> Verdict: ...
     @overload
@@ -530,11 +566,13 @@ def recompilation_causes(tl: Timeline, opts: Options) -> Causes:
 def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
     """One finding per cause over all recompilations after warm-up."""
     groups: dict[str, _Cause] = {}
-    for v in verdicts(tl, opts):
+    table = tl.compilations
+    made = verdicts(tl, opts)
+    for v in made.light():
         for cause in v.rules:
             g = groups.get(cause)
             if g is None:
-                g = groups[cause] = _Cause()
+                g = groups[cause] = _Cause(table, made)
             g.add(v)
             if v.diff is not None:
                 _extend_to(g.diff, v.diff.evidence, _MAX_DIFF)
@@ -575,41 +613,47 @@ class _Cause:
     """What a finding shows of the recompilations of one cause, gathered one verdict at a
     time (their verdicts are not held: a run can have 100,000)."""
 
-    def __init__(self) -> None:
+    def __init__(self, table: CompilationTable, verdicts: Verdicts) -> None:
+        self._table = table
+        self._verdicts = verdicts
         self.diff: list[DiffEvidence] = []
         self.evidence = Capped()  # the reasons' lines
         self.compiled = Capped()  # the lines of each recompilation and the one before
         self.changes: list[ValueChange] = []
         self.modules = NameSet()
         self.frameworks: set[str] = set()
-        #: per function, in the order first seen: [first verdict, last verdict, how many]
-        self.functions: dict[str, list[Any]] = {}
+        #: per function, in the order first seen: [its first verdict's index, its last's,
+        #: how many, the last one's compilation]
+        self.functions: dict[str, list[int]] = {}
         self._count = 0
         self._seconds = 0.0
         #: the recompilation last added, counted once however many verdicts name it
         self._last: tuple[str, int] | None = None
         self._last_s = 0.0
 
-    def add(self, v: Verdict) -> None:
-        c = v.compilation
-        self.compiled.add(comp_evidence(v.previous))
-        self.compiled.add(comp_evidence(c))
-        self.modules.add(c.module)
-        self.frameworks.add(c.framework)
+    def add(self, v: VerdictIds) -> None:
+        # (what the compilation objects would say, from the table's columns)
+        table, cid = self._table, v.compilation
+        self.compiled.add(table.evidence_of(v.previous))
+        self.compiled.add(table.evidence_of(cid))
+        module, framework, function = table.names_of(cid)
+        self.modules.add(module)
+        self.frameworks.add(framework)
         # the verdicts come in log order: two of one line are next to each other
-        at = (c.source, c.line)
+        at = (table.source[cid], table.line[cid])
         if at != self._last:
             self._commit()
             self._count += 1
             self._last = at
-        self._last_s = seconds(c.duration_s)  # (the last of one line counts)
-        fn = c.function or function_key(c.module)
+        self._last_s = table.seconds_of(cid)  # (the last of one line counts)
+        fn = function or function_key(module)
         seen = self.functions.get(fn)
         if seen is None:
-            self.functions[fn] = [v, v, 1]
-        elif seen[1].compilation.id != c.id:
-            seen[1] = v
+            self.functions[fn] = [v.at, v.at, 1, cid]
+        elif seen[3] != cid:
+            seen[1] = v.at
             seen[2] += 1
+            seen[3] = cid
 
     def _commit(self) -> None:
         if self._last is not None:
@@ -625,7 +669,8 @@ class _Cause:
         """Per function: the note of its recompilation, or the first and last of several
         (the only notes written)."""
         parts = []
-        for fn, (first, last, n) in islice(self.functions.items(), _MAX_DETAIL_LINES):
+        for fn, (i, j, n, _cid) in islice(self.functions.items(), _MAX_DETAIL_LINES):
+            first, last = self._verdicts[i], self._verdicts[j]
             if n == 1:
                 parts.append(f"{fn} (line {first.compilation.line}): {first.note}")
             else:

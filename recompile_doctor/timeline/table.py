@@ -311,6 +311,13 @@ class CompilationTable(Sequence[Compilation]):
         m = self.other_module[i]
         return m if m is not None else row_module(None, self.key[i])
 
+    def names_of(self, i: int) -> tuple[str, str, str | None]:
+        """Compilation ``i``'s module, framework and function (its key read once)."""
+        key = self.key[i]
+        if key is None:
+            return row_module(self.other_module[i], None), "poplar", None
+        return row_module(self.other_module[i], key), key.framework, key.function
+
     def set_module(self, i: int, module: str) -> None:
         key = self.key[i]
         self.other_module[i] = None if key is not None and key.name == module else module
