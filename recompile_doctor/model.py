@@ -528,8 +528,8 @@ class Report:
     def close(self) -> None:
         """Remove the temporary files a long run's events (and a very long run's
         compilations, and a finding's list of many modules) are read back from, now rather
-        than when the report is dropped (they cannot be read after that).  A report is also a context manager: ``with
-        analyze(log) as report: ...``."""
+        than when the report is dropped (they cannot be read after that).  A report is also
+        a context manager: ``with analyze(log) as report: ...``."""
         if self.events_text is not None:
             self.events_text.close()
         # (a finding's long list of modules is kept in a temporary file too)
