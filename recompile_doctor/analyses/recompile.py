@@ -482,22 +482,29 @@ class Verdicts(Sequence[Verdict]):
             bool(cons),
         )
 
-    def light(self) -> Iterator[VerdictIds]:
-        """Each verdict's numbers, rules, diff and reasons, in order, without its two
-        compilation objects (:class:`VerdictIds`; ``self[at]`` is the verdict)."""
+    def _rows(self) -> Iterator[tuple[int, ...]]:
+        """Each verdict's numbers as :meth:`_verdict_of` takes them: the arrays side by
+        side (each read in order, a chunk at a time when spilled)."""
         n = len(self)
         if n == 0:
-            return
-        rows = zip(
+            return iter(())
+        return zip(
             islice(self._previous, n),
             islice(self._compilation, n),
             chain((0,), islice(self.reasons_end, n - 1)),  # (where each one's reasons begin)
             islice(self.reasons_end, n),
             islice(self._rules, n),
+            islice(self._log_rules, n),
+            islice(self._dump_rules, n),
+            islice(self._consequence, n),
             strict=True,
         )
+
+    def light(self) -> Iterator[VerdictIds]:
+        """Each verdict's numbers, rules, diff and reasons, in order, without its two
+        compilation objects (:class:`VerdictIds`; ``self[at]`` is the verdict)."""
         tuples, diffs, reasons = self._tuples, self._by_compilation, self._reasons
-        for k, (prev, cid, a, b, rules) in enumerate(rows):
+        for k, (prev, cid, a, b, rules, *_) in enumerate(self._rows()):
             yield VerdictIds(
                 k,
                 prev,
@@ -520,21 +527,7 @@ class Verdicts(Sequence[Verdict]):
         return self._make(i % n)
 
     def __iter__(self) -> Iterator[Verdict]:
-        # the arrays side by side (each read in order, a chunk at a time when spilled)
-        n = len(self)
-        if n == 0:
-            return
-        rows = zip(
-            islice(self._previous, n),
-            islice(self._compilation, n),
-            chain((0,), islice(self.reasons_end, n - 1)),  # (where each one's reasons begin)
-            islice(self.reasons_end, n),
-            islice(self._rules, n),
-            islice(self._log_rules, n),
-            islice(self._dump_rules, n),
-            islice(self._consequence, n),
-            strict=True,
-        )
+        rows = self._rows()
         verdict_of = self._verdict_of
         for row in rows:
             yield verdict_of(*row)
