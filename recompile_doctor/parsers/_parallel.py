@@ -672,8 +672,8 @@ class Team:
                 out.add(ended)
             out.flush()
             read = (reading.lines.lineno, blocks.consumed - blocks.lost)
-            # (the checkpoints each in a record of their own, read when asked for)
-            # (the late ones too: Team.all_checkpoints)
+            # (the checkpoints, the late ones too, each in a record of their own, read when
+            # asked for: Team.all_checkpoints)
             every: list[Checkpoint | Dumped] = [*cps, *late.cps]
             put_indexed(meta, (_counted(c), read, handoff, out.count, before + 1), every)
             meta.flush()
@@ -858,8 +858,10 @@ class Stream:
             skip = cp[5]
             read = skip
             since = cp[0]  # (the reader decoded the lines up to here itself)
-            # (not held while the part's events are taken: a worker's late checkpoints are
-            # whole states of its decoder, 18 MB on a 1 GB torch log)
+            # (the counts of the checkpoint it is taken over at are all that is asked of it
+            # afterwards; not its decoder's state, held while the part's events are taken:
+            # a worker's late checkpoints are whole states, 18 MB on a 1 GB torch log)
+            counts_at: Checkpoint = (cp[0], None, cp[2], cp[3], cp[4], cp[5])
             del cps, cp
             ending: list[TypedEvent] | None = None  # (the reader ends the input itself)
             for ev in _follow(m, skip):
@@ -890,12 +892,7 @@ class Stream:
             if ending is not None:
                 self.taken += len(ending)
                 yield from ending
-            # (the counts of the checkpoint it was taken over at are all that is asked of it
-            # afterwards: not the decoder's state, which can be megabytes)
-            cp = part.checkpoints[j]
-            kept = (cp[0], None, cp[2], cp[3], cp[4], cp[5])
-            del cp
-            done.append((w, dataclasses.replace(part, checkpoints=[kept]), 0))
+            done.append((w, dataclasses.replace(part, checkpoints=[counts_at]), 0))
             at = part.handoff
             del part
         self.failed = None

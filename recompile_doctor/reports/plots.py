@@ -19,7 +19,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, Protocol, overload
+from typing import Any, Literal, NamedTuple, TypeAlias, overload
 
 import matplotlib
 import regex
@@ -31,30 +31,6 @@ from matplotlib.patches import Patch
 from recompile_doctor.model import Compilation, Event, Finding
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.table import CompilationTable
-
-
-class Drawn(Protocol):
-    """What the plots read of a compilation (a :class:`~recompile_doctor.model.Compilation`
-    or a :class:`PlotRow`)."""
-
-    @property
-    def module(self) -> str: ...
-    @property
-    def function(self) -> str | None: ...
-    @property
-    def source(self) -> str: ...
-    @property
-    def line(self) -> int: ...
-    @property
-    def end_line(self) -> int | None: ...
-    @property
-    def t(self) -> float | None: ...
-    @property
-    def duration_s(self) -> float | None: ...
-    @property
-    def cache(self) -> str: ...
-    @property
-    def warmup(self) -> bool: ...
 
 
 class PlotRow(NamedTuple):
@@ -71,6 +47,10 @@ class PlotRow(NamedTuple):
     duration_s: float | None
     cache: str
     warmup: bool
+
+
+#: what the plots read: a compilation, or its row
+Drawn: TypeAlias = Compilation | PlotRow
 
 
 def plot_rows(compilations: Iterable[Compilation]) -> Sequence[PlotRow]:

@@ -270,14 +270,15 @@ class _RowSums:
         "graphs",
         "has_durations",
         "load_seconds",
-        "module_count",
         "modules",
+        "others",
     )
 
     def __init__(self, first: Compilation) -> None:
         self.first = (first.source, first.line)
         self.modules: dict[str, None] = {}  # (the first MODULES_IN_TITLE)
-        self.module_count = DistinctCount()
+        #: the others, counted once each (made for a function of more modules than that)
+        self.others: DistinctCount | None = None
         self.compilations = 0
         self.graphs: set[str] = set()
         self.cache: Counter[str] = Counter()
@@ -289,9 +290,12 @@ class _RowSums:
     def add(self, c: Compilation) -> None:
         module = c.module
         if module not in self.modules:
-            self.module_count.add(module)
             if len(self.modules) < MODULES_IN_TITLE:
                 self.modules[module] = None
+            else:
+                if self.others is None:
+                    self.others = DistinctCount()
+                self.others.add(module)
         self.compilations += 1
         if c.hash is not None:
             self.graphs.add(c.hash)
@@ -322,7 +326,7 @@ def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...
                 framework=fw,
                 rank=rank,
                 modules=tuple(r.modules),
-                module_count=len(r.module_count),
+                module_count=len(r.modules) + (len(r.others) if r.others is not None else 0),
                 compilations=r.compilations,
                 graphs=len(r.graphs),
                 cache=tuple((k, counts[k]) for k in CACHE_ORDER if counts[k]),

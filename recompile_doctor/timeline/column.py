@@ -39,9 +39,8 @@ SPILL_AFTER = 200_000
 #: together, and is read only when a report shows the compilation's evidence; a key that
 #: names one compilation (a TensorFlow cluster's ``<name>#<n>``, a module name per
 #: compilation) is as much (at 200,000 compilations of a 2 GB TensorFlow log the keys held
-#: 70 MB, and reading it peaked at 178 MB
-#: instead of 114), and one that many compilations share
-#: is one object a chunk
+#: 70 MB, and reading it peaked at 178 MB instead of 114), and one that many compilations
+#: share is one object a chunk
 EARLY_SPILL_AFTER = 16_384
 #: rows per chunk written at once (an 8-byte column: 64 kB)
 CHUNK_ROWS = 8192

@@ -60,6 +60,11 @@ def row_module(other: str | None, key: CompileKey | None) -> str:
     return key.name
 
 
+def key_framework(key: CompileKey | None) -> str:
+    """The framework of a row of this key (a row without a key is Poplar's)."""
+    return key.framework if key is not None else "poplar"
+
+
 def is_eager(key: CompileKey | None) -> bool:
     """Whether a row of this key is an eager (not compiled) run of its function."""
     return key is not None and key.eager
@@ -314,9 +319,8 @@ class CompilationTable(Sequence[Compilation]):
     def names_of(self, i: int) -> tuple[str, str, str | None]:
         """Compilation ``i``'s module, framework and function (its key read once)."""
         key = self.key[i]
-        if key is None:
-            return row_module(self.other_module[i], None), "poplar", None
-        return row_module(self.other_module[i], key), key.framework, key.function
+        function = key.function if key is not None else None
+        return row_module(self.other_module[i], key), key_framework(key), function
 
     def set_module(self, i: int, module: str) -> None:
         key = self.key[i]
@@ -392,8 +396,7 @@ class CompilationTable(Sequence[Compilation]):
         return is_eager(self.key[i])
 
     def framework_of(self, i: int) -> str:
-        k = self.key[i]
-        return k.framework if k is not None else "poplar"
+        return key_framework(self.key[i])
 
     def compiled_of(self, i: int) -> bool:
         """True when the backend really compiled (not loaded from a cache)."""
@@ -530,7 +533,7 @@ class CompilationTable(Sequence[Compilation]):
             cache_file,
             opt_int(ordinal),
             text,
-            key.framework if key is not None else "poplar",
+            key_framework(key),
             key.function if key is not None else None,
             key.compile_id if key is not None else None,
             None if rank == NO_RANK else rank,
