@@ -1,11 +1,12 @@
-"""DistinctCount: the number of distinct strings, from fingerprints, as a set counts them."""
+"""DistinctCount and NameIndex: distinct strings counted and numbered from fingerprints, as a
+set counts them and a dictionary numbers them."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recompile_doctor.timeline.distinct import _EMPTY, DistinctCount, fingerprint
+from recompile_doctor.timeline.distinct import _EMPTY, DistinctCount, NameIndex, fingerprint
 
 
 @given(st.lists(st.text(max_size=6) | st.sampled_from(["\udcff", "a\ud800b", ""])))
@@ -31,3 +32,35 @@ def test_counts_past_many_growths() -> None:
 def test_no_fingerprint_is_the_empty_slot() -> None:
     assert all(fingerprint(s) != _EMPTY for s in ["", "a", "\udcff"])
     assert len({fingerprint(s) for s in ["a", "b", "ab", "a\x00"]}) == 4
+
+
+@given(
+    st.lists(st.text(max_size=4) | st.sampled_from(["\udcff", "a\ud800b", ""])),
+    st.lists(st.text(max_size=4)),
+)
+def test_numbers_in_order_of_first_sight_as_a_dictionary_does(
+    strings: list[str], probes: list[str]
+) -> None:
+    # GIVEN any strings numbered in turn, and other strings looked up
+    index = NameIndex()
+    got = [index.number(s) for s in strings]
+    # THEN each has the number a dictionary gives it in order of first sight, every time
+    first: dict[str, int] = {}
+    assert got == [first.setdefault(s, len(first)) for s in strings]
+    assert len(index) == len(first)
+    # AND a lookup finds the numbered ones only, without numbering the others
+    for s in probes:
+        assert index.find(s) == first.get(s)
+        assert (s in index) == (s in first)
+    assert len(index) == len(first) and 1 not in index
+
+
+def test_numbers_survive_many_growths() -> None:
+    # GIVEN 30,000 strings numbered (the table grows from 1,024 slots five times)
+    index = NameIndex()
+    names = [f"cluster_{k}" for k in range(30_000)]
+    assert [index.number(s) for s in names] == list(range(30_000))
+    # THEN each keeps its number, whether looked up or numbered again
+    assert all(index.find(s) == k for k, s in enumerate(names))
+    assert all(index.number(names[k]) == k for k in range(0, 30_000, 97))
+    assert len(index) == 30_000 and index.find("cluster_30000") is None

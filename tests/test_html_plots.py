@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 
+import pytest
 import regex
 from _html_reports import demo_report, healthy_report, many_modules_report
 from hypothesis import given
@@ -41,7 +43,7 @@ def test_svg_scales_to_its_container_and_ids_are_namespaced_per_figure() -> None
 def test_up_to_max_lanes_every_module_has_its_own_lane_in_order_of_first_compilation() -> None:
     r = demo_report()
     lanes = plots.choose_lanes(r.compilations)
-    assert lanes.hidden == ()
+    assert lanes.hidden == 0
     assert lanes.shown[2] == "cluster_7"
 
 
@@ -58,10 +60,12 @@ def test_beyond_max_lanes_the_modules_that_recompile_most_keep_a_lane() -> None:
     # WHEN lanes are chosen for 10
     lanes = plots.choose_lanes(comps, max_lanes=10)
     # THEN 9 modules get a lane (cluster_45 among them) and 41 share the last one
-    assert len(lanes.shown) == 9 and len(lanes.hidden) == 41
-    assert "cluster_45" in lanes.shown
-    assert lanes.lane_of("cluster_45") == lanes.shown.index("cluster_45")
-    assert lanes.lane_of(lanes.hidden[0]) == 9
+    assert len(lanes.shown) == 9 and lanes.hidden == 41
+    assert lanes.shown == ("cluster_0", *(f"cluster_{k}" for k in range(1, 8)), "cluster_45")
+    assert lanes.lane_of("cluster_45") == lanes.shown.index("cluster_45") == 8
+    # AND the others share the last lane; a module never compiled has none
+    assert lanes.lane_of("cluster_8") == lanes.lane_of("cluster_49") == 9
+    assert lanes.lane_of("cluster_50") is None and lanes.lane_of(None) is None
 
 
 def test_300_module_timeline_stays_a_readable_size() -> None:
@@ -154,7 +158,7 @@ def test_a_bar_whose_log_line_is_on_the_page_links_to_it() -> None:
 def test_a_modules_lane_is_its_first_shown_place_else_the_shared_one(
     shown: list[str], hidden: list[str], module: str | None
 ) -> None:
-    lanes = plots.Lanes(tuple(shown), tuple(hidden))
+    lanes = plots.Lanes(tuple(shown), len(hidden), frozenset(hidden))
     if module is None:
         expected = None
     elif module in shown:
@@ -162,7 +166,7 @@ def test_a_modules_lane_is_its_first_shown_place_else_the_shared_one(
     else:
         expected = len(shown) if module in hidden else None
     assert lanes.lane_of(module) == expected
-    assert lanes == plots.Lanes(tuple(shown), tuple(hidden))
+    assert lanes == plots.Lanes(tuple(shown), len(hidden), frozenset(hidden))
 
 
 def test_plots_of_the_rows_are_those_of_the_compilations() -> None:
@@ -178,18 +182,66 @@ def test_plots_of_the_rows_are_those_of_the_compilations() -> None:
 
 
 @given(
-    st.dictionaries(
-        st.text(max_size=3), st.floats(0, 1e6, allow_nan=False, allow_infinity=False), max_size=30
+    st.lists(
+        st.tuples(
+            st.text(max_size=3),
+            st.sampled_from([0.0, -0.0, 1.0, 2.5]) | st.floats(0, 1e6, allow_nan=False),
+        ),
+        max_size=40,
     ),
     st.integers(1, 12),
+    st.booleans(),
 )
-def test_the_top_bars_are_those_of_a_full_sort(d: dict[str, float], n: int) -> None:
+def test_the_top_bars_are_those_of_a_full_sort(
+    added: list[tuple[str, float]], n: int, few: bool
+) -> None:
+    # GIVEN values added to names (a name any number of times; many equal sums), the names
+    # kept as they came or (few=False) found again in a second pass over them
     import math
 
+    from recompile_doctor.reports import top_sums
+
+    d: dict[str, float] = defaultdict(float)
+    sums = top_sums.TopSums()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(top_sums, "FEW", top_sums.FEW if few else 0)
+        for name, v in added:
+            d[name] += v
+            sums.add(name, v)
+        got = sums.top(n, lambda: (name for name, _ in added))
+    # THEN the top bars are those of a full sort of a dictionary's sums, by (-sum, name)
     items = sorted(d.items(), key=lambda kv: (-kv[1], kv[0]))
     if len(items) <= n:
         expected = items
     else:
         rest = math.fsum(v for _, v in items[n - 1 :])
         expected = [*items[: n - 1], (f"{len(items) - n + 1} others", rest)]
-    assert plots._top(d, n) == expected
+    assert got == expected
+    assert len(sums) == len(d) and plots._top(dict(d), n) == expected
+
+
+@given(st.lists(st.text(max_size=2), max_size=20), st.data())
+def test_names_read_again_are_those_at_their_places(names: list[str], data: st.DataObject) -> None:
+    from recompile_doctor.reports.top_sums import read_at
+
+    # GIVEN places in a list of names, ascending, some repeated
+    at = sorted(data.draw(st.lists(st.integers(0, max(len(names) - 1, 0)), max_size=8)))
+    if not names:
+        at = []
+    # THEN the names read at them, in one pass that stops at the last place, are the list's
+    read = iter(names)
+    assert read_at(read, at) == [names[i] for i in at]
+    assert list(read) == (names[at[-1] + 1 :] if at else names)
+    # AND a place beyond the names is an error, not a silent short list
+    with pytest.raises(ValueError, match="beyond"):
+        read_at(names, [len(names)])
+
+
+def test_each_compilation_is_drawn_in_its_modules_lane() -> None:
+    # GIVEN a run of 300 modules (more than lanes) and the demo run
+    for r in (many_modules_report(300), demo_report()):
+        comps = list(r.compilations)
+        lanes = plots.choose_lanes(comps, max_lanes=12)
+        # THEN each compilation's lane is its module's: its own, or the shared last one
+        assert list(lanes.rows) == [lanes.lane_of(c.module) for c in comps]
+        assert len({c.module for c in comps}) == len(lanes.shown) + lanes.hidden

@@ -17,7 +17,7 @@ import math
 import warnings
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeAlias, overload
 
@@ -29,6 +29,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from recompile_doctor.model import Compilation, Event, Finding
+from recompile_doctor.reports.top_sums import TopSums, read_at
+from recompile_doctor.timeline.distinct import NameIndex
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.table import CompilationTable
 
@@ -182,52 +184,88 @@ def _quiet_glyphs() -> Iterator[None]:
 
 @dataclass(frozen=True, slots=True)
 class Lanes:
-    """Which modules get a lane of their own, in order, and which share the last one."""
+    """Which modules get a lane of their own, in order, and how many share the last one."""
 
     shown: tuple[str, ...]
-    hidden: tuple[str, ...]
-    #: module -> its lane (a tuple searched per compilation was quadratic: 85 s for the
-    #: 131,589 modules of a 1 GB TensorFlow log)
+    #: how many modules share the last lane
+    hidden: int
+    #: the modules that have a lane (those sharing the last one among them): their names
+    #: are not kept (131,000 names were 23 MB held while the plots were drawn)
+    others: Container[str] = field(default=(), repr=False, compare=False)
+    #: the lane of each compilation the lanes were chosen from, in order
+    rows: Sequence[int] = field(default=(), repr=False, compare=False)
+    #: a shown module -> its lane
     _lane: dict[str, int] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        lane = dict.fromkeys(self.hidden, len(self.shown))
-        for i in range(len(self.shown) - 1, -1, -1):  # (a module's first lane, if two)
-            lane[self.shown[i]] = i
+        lane: dict[str, int] = {}
+        for i, m in enumerate(self.shown):
+            lane.setdefault(m, i)  # (a module's first lane, if two)
         object.__setattr__(self, "_lane", lane)
 
     def lane_of(self, module: str | None) -> int | None:
-        return None if module is None else self._lane.get(module)
+        if module is None:
+            return None
+        lane = self._lane.get(module)
+        if lane is None and module in self.others:
+            return len(self.shown)
+        return lane
 
 
 def choose_lanes(compilations: Sequence[Drawn], max_lanes: int = MAX_LANES) -> Lanes:
     """One lane per module in order of first compilation; beyond ``max_lanes`` keep the modules
     with the most recompilations after warm-up (then compile time) and group the rest."""
-    # per module, by its place in the order of first compilation: a number in two arrays
-    # (three dictionaries of 131,000 modules and a full sort of them were 50 MB at once)
-    first: dict[str, int] = {}
+    return _survey(compilations, max_lanes)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """What the legend and the axis need to know of all the compilations."""
+
+    caches: frozenset[str]
+    late: bool  # some compilation came after warm-up
+    timed: bool  # every compilation has a time
+
+
+def _survey(compilations: Sequence[Drawn], max_lanes: int) -> tuple[Lanes, _Seen]:
+    """The lanes (:func:`choose_lanes`) and what else the timeline needs of the
+    compilations, in one pass over them (a pass reads a long run's columns back from its
+    file: the timeline made eight, 4 s for a 1 GB TensorFlow log)."""
+    # per module, by its place in the order of first compilation (its number): its count,
+    # seconds and first compilation in arrays, its name a fingerprint; per compilation its
+    # module's number, then its lane (three dictionaries of 131,000 modules and a full sort
+    # of them were 50 MB at once; a dictionary of their names 21 MB)
+    index = NameIndex()
     after = array("q")
     secs = array("d")
-    for c in compilations:
-        k = first.get(c.module)
-        if k is None:
-            k = first[c.module] = len(first)
+    first = array("Q")
+    rows = array("I")
+    caches: set[str] = set()
+    timed = True
+    for row, c in enumerate(compilations):
+        k = index.number(c.module)
+        if k == len(after):
             after.append(0)
             secs.append(0.0)
+            first.append(row)
+        rows.append(k)
         if not c.warmup:
             after[k] += 1
         secs[k] += c.duration_s or 0.0
-    modules = list(first)
-    if len(modules) <= max_lanes:
-        return Lanes(tuple(modules), ())
-    keep = set(
-        heapq.nsmallest(max_lanes - 1, range(len(modules)), key=lambda k: (-after[k], -secs[k], k))
-    )
-    first.clear()
-    return Lanes(
-        tuple(m for k, m in enumerate(modules) if k in keep),
-        tuple(sorted(m for k, m in enumerate(modules) if k not in keep)),
-    )
+        caches.add(c.cache)
+        timed = timed and c.t is not None
+    n = len(after)
+    keep: Collection[int] = range(n)
+    if n > max_lanes:
+        keep = sorted(heapq.nsmallest(max_lanes - 1, keep, key=lambda k: (-after[k], -secs[k], k)))
+    shown = read_at((c.module for c in compilations), [first[k] for k in keep])
+    lane = array("I", [len(shown)]) * n
+    for i, k in enumerate(keep):
+        lane[k] = i
+    for row, k in enumerate(rows):
+        rows[row] = lane[k]
+    seen = _Seen(frozenset(caches), any(after), timed)
+    return Lanes(tuple(shown), n - len(shown), index, rows), seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,20 +294,31 @@ def timeline_svg(
     page: a bar whose line is there links to it."""
     if not compilations:
         return None
-    lanes = choose_lanes(compilations, max_lanes)
-    axis: Literal["time", "line"] = "time" if all(c.t is not None for c in compilations) else "line"
+    lanes, seen = _survey(compilations, max_lanes)
+    axis: Literal["time", "line"] = "time" if seen.timed else "line"
     n_lanes = len(lanes.shown) + (1 if lanes.hidden else 0)
     labels = [short_label(m) for m in lanes.shown]
     if lanes.hidden:
-        labels.append(f"{len(lanes.hidden)} other modules")
+        labels.append(f"{lanes.hidden} other modules")
     labels = _dedupe(labels)
 
     def x_of(t: float | None, line: int) -> float:
         return float(t) if axis == "time" and t is not None else float(line)
 
-    # (numbers in arrays, not a float object each: 131,000 compilations)
-    xs = array("d", (x_of(c.t, c.line) for c in compilations))
-    end = max(x + _extent(c, axis) for x, c in zip(xs, compilations, strict=True))
+    # (lane, cache outcome, after warm-up) -> its bars' x and width (numbers in arrays, not
+    # a float object each: 131,000 compilations)
+    groups: dict[tuple[int, str, bool], tuple[array[float], array[float]]] = {}
+    first_x, end = math.inf, -math.inf
+    for c, lane in zip(compilations, lanes.rows, strict=True):
+        x, w = x_of(c.t, c.line), _extent(c, axis)
+        first_x = min(first_x, x)
+        end = max(end, x + w)
+        where = (lane, c.cache, not c.warmup)
+        group = groups.get(where)
+        if group is None:
+            group = groups[where] = (array("d"), array("d"))
+        group[0].append(x)
+        group[1].append(w)
     marks: list[tuple[str, float, int | None]] = []
     load_tips: dict[float, str] = {}
     for e in events:
@@ -280,7 +329,7 @@ def timeline_svg(
         if role == "load":
             what = f"loaded {short_label(e.module, 80)}" if e.module else "executable loaded"
             load_tips.setdefault(x_of(e.t, e.line), f"{what} ({e.source}:{e.line})")
-    lo = min([min(xs), *(m[1] for m in marks)])
+    lo = min([first_x, *(m[1] for m in marks)])
     hi = max([end, *(m[1] for m in marks)])
     span = max(hi - lo, 1e-9)
     min_w = span / 600.0
@@ -291,22 +340,10 @@ def timeline_svg(
         fig = Figure(figsize=(11.0, height))
         FigureCanvasSVG(fig)
         ax = fig.add_axes((0.30, 0.55 / height, 0.68, 1 - 1.05 / height))
-        # (lane, cache outcome, after warm-up) -> its bars' x and width
-        groups: dict[tuple[int, str, bool], tuple[array[float], array[float]]] = {}
-        for c, x in zip(compilations, xs, strict=True):
-            lane = lanes.lane_of(c.module)
-            assert lane is not None
-            where = (lane, c.cache, not c.warmup)
-            group = groups.get(where)
-            if group is None:
-                group = groups[where] = (array("d"), array("d"))
-            group[0].append(x)
-            group[1].append(max(_extent(c, axis), min_w))
         if len(compilations) <= MERGE_ABOVE:
             # one element per bar, with a tooltip: the function, the outcome, the time, the line
-            for k, (c, x) in enumerate(zip(compilations, xs, strict=True)):
-                lane = lanes.lane_of(c.module)
-                assert lane is not None
+            for k, (c, lane) in enumerate(zip(compilations, lanes.rows, strict=True)):
+                x = x_of(c.t, c.line)
                 late = not c.warmup
                 bar = ax.broken_barh(
                     [(x, max(_extent(c, axis), min_w))],
@@ -331,7 +368,8 @@ def timeline_svg(
                     )
                 )
             groups.clear()
-        for (lane, cache, late), (bx, bw) in sorted(groups.items()):
+        for (lane, cache, late), (bx, widths) in sorted(groups.items()):
+            bw = array("d", (max(w, min_w) for w in widths))
             ax.broken_barh(
                 _merge(bx, bw, span / 2000.0)
                 if len(bx) > MERGE_ABOVE
@@ -345,11 +383,11 @@ def timeline_svg(
         step = span / 1500.0  # markers closer than this overlap on screen: draw one
         # one marker per switch: a load seen with and without its module is one load
         by_x: dict[float, tuple[float, float]] = {}
-        for kind, x, lane in marks:
+        for kind, x, on in marks:
             if kind != "load":
                 continue
             key = round(x / step) * step
-            y = -0.62 if lane is None else lane - 0.5
+            y = -0.62 if on is None else on - 0.5
             if key not in by_x or (by_x[key][1] == -0.62 and y != -0.62):
                 by_x[key] = (x, y)
         loads = sorted((k, y) for k, (_x, y) in by_x.items())
@@ -395,9 +433,9 @@ def timeline_svg(
         handles: list[Any] = [
             Patch(facecolor=CACHE_COLOURS[k], label=CACHE_LABELS[k])
             for k in ("miss", "disabled", "hit", "unknown")
-            if any(c.cache == k for c in compilations)
+            if k in seen.caches
         ]
-        if any(not c.warmup for c in compilations):
+        if seen.late:
             handles.append(
                 Patch(
                     facecolor="#ffffff",
@@ -426,7 +464,7 @@ def timeline_svg(
             columnspacing=1.2,
         )
         svg = _to_svg(fig, fig_id, "Timeline of compilations per function", tips)
-    return TimelinePlot(svg, axis, len(lanes.shown), len(lanes.hidden))
+    return TimelinePlot(svg, axis, len(lanes.shown), lanes.hidden)
 
 
 def cost_svg(
@@ -442,14 +480,18 @@ def cost_svg(
     for f in findings:
         if f.wasted_seconds > 0:
             per_rule[f.rule] += f.wasted_seconds
-    per_module: dict[str, float] = defaultdict(float)
-    for c in compilations:
-        if not c.warmup and c.duration_s:
-            per_module[c.module] += c.duration_s
+
+    def late() -> Iterator[Drawn]:
+        return (c for c in compilations if not c.warmup and c.duration_s)
+
+    per_module = TopSums()
+    for c in late():
+        assert c.duration_s is not None
+        per_module.add(c.module, c.duration_s)
     if not per_rule and not per_module:
         return None
     rules = _top(per_rule, top)
-    mods = _top(per_module, top)
+    mods = per_module.top(top, lambda: (c.module for c in late()))
     rows = max(len(rules), len(mods), 1)
     height = 0.9 + 0.26 * rows
     with matplotlib.rc_context(_RC), _quiet_glyphs():
@@ -509,18 +551,11 @@ def _merge(xs: Sequence[float], ws: Sequence[float], gap: float) -> list[tuple[f
 
 
 def _top(d: dict[str, float], n: int) -> list[tuple[str, float]]:
-    """The ``n`` largest items (then by name), or the ``n - 1`` largest and one of all
-    the others summed (exactly: ``fsum``); without sorting them all (131,000 modules)."""
-
-    def order(kv: tuple[str, float]) -> tuple[float, str]:
-        return (-kv[1], kv[0])
-
-    if len(d) <= n:
-        return sorted(d.items(), key=order)
-    top = heapq.nsmallest(n - 1, d.items(), key=order)
-    shown = {k for k, _ in top}
-    rest = math.fsum(v for k, v in d.items() if k not in shown)
-    return [*top, (f"{len(d) - n + 1} others", rest)]
+    """The ``n`` largest items of ``d`` (see :meth:`TopSums.top`)."""
+    sums = TopSums()
+    for k, v in d.items():
+        sums.add(k, v)
+    return sums.top(n, d.keys)
 
 
 def _secs(v: float) -> str:

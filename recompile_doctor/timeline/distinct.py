@@ -1,16 +1,19 @@
-"""Counting distinct strings in 24 to 48 bytes each, however many the run has.
+"""Distinct strings in 24 to 48 bytes each, however many the run has: counted, or numbered
+in order of first sight.
 
-A set of the strings themselves costs the strings: nothing more while they are the table's
-own, but a spilled column reads them back as new objects, and a run of 263,000 compilations
-of as many functions held 40 MB of module names for a moment only to count them.
-:class:`DistinctCount` keeps a 128-bit BLAKE2 fingerprint of each distinct string in an
-open-addressed table (16 bytes a slot, at most two thirds full): two different strings would
-have to share a fingerprint to be counted once, a chance of about n²/2¹²⁹ (10⁻²⁷ for a
-million strings), far below any fault of the machine running it.
+A set (or dictionary) of the strings themselves costs the strings: nothing more while they
+are the table's own, but a spilled column reads them back as new objects, and a run of
+263,000 compilations of as many functions held 40 MB of module names for a moment only to
+count them.  :class:`NameIndex` keeps a 128-bit BLAKE2 fingerprint of each distinct string
+in an open-addressed table (16 bytes a slot and 4 for the string's number, at most two thirds
+full): two different strings would have to share a fingerprint to be taken for one, a chance
+of about n²/2¹²⁹ (10⁻²⁷ for a million strings), far below any fault of the machine running
+it.
 """
 
 from __future__ import annotations
 
+from array import array
 from hashlib import blake2b
 
 #: bytes of a fingerprint (one slot of the table)
@@ -27,46 +30,76 @@ def fingerprint(s: str) -> bytes:
     return _FULL_ZERO if d == _EMPTY else d
 
 
-class DistinctCount:
-    """How many distinct strings were :meth:`add`-ed (``len``)."""
+class NameIndex:
+    """Each distinct string's number, 0, 1, 2… in order of first :meth:`number`; ``len``:
+    how many there are."""
 
-    __slots__ = ("_count", "_mask", "_slots")
+    __slots__ = ("_count", "_mask", "_numbers", "_slots")
 
     def __init__(self) -> None:
         self._mask = 1023  # slots - 1 (a power of two)
         self._slots = bytearray(WIDTH * (self._mask + 1))
+        self._numbers = array("I", bytes(4 * (self._mask + 1)))
         self._count = 0
 
     def __len__(self) -> int:
         return self._count
 
-    def add(self, s: str) -> None:
-        """Count ``s`` if it was not added before."""
-        if self._put(fingerprint(s)):
-            self._count += 1
-            if 3 * self._count > 2 * self._mask:
-                self._grow()
+    def __contains__(self, s: object) -> bool:
+        return isinstance(s, str) and self.find(s) is not None
 
-    def _put(self, d: bytes) -> bool:
-        """Store fingerprint ``d`` (False: it was there)."""
+    def number(self, s: str) -> int:
+        """``s``'s number, given now if ``s`` is new."""
+        d = fingerprint(s)
+        i = self._slot(d)
+        at = i * WIDTH
+        if self._slots[at : at + WIDTH] == d:
+            return self._numbers[i]
+        n = self._count
+        self._slots[at : at + WIDTH] = d
+        self._numbers[i] = n
+        self._count = n + 1
+        if 3 * self._count > 2 * self._mask:
+            self._grow()
+        return n
+
+    def find(self, s: str) -> int | None:
+        """``s``'s number; None: ``s`` was never numbered."""
+        d = fingerprint(s)
+        i = self._slot(d)
+        at = i * WIDTH
+        return self._numbers[i] if self._slots[at : at + WIDTH] == d else None
+
+    def _slot(self, d: bytes) -> int:
+        """The slot of fingerprint ``d``: where it is, or the empty one where it would go."""
         slots, mask = self._slots, self._mask
         i = int.from_bytes(d[:8], "little") & mask
         while True:
             at = i * WIDTH
             got = slots[at : at + WIDTH]
-            if got == _EMPTY:
-                slots[at : at + WIDTH] = d
-                return True
-            if got == d:
-                return False
+            if got in (d, _EMPTY):
+                return i
             i = (i + 1) & mask
 
     def _grow(self) -> None:
-        old = self._slots
+        old, numbers = self._slots, self._numbers
         self._mask = 2 * self._mask + 1
         self._slots = bytearray(WIDTH * (self._mask + 1))
+        self._numbers = array("I", bytes(4 * (self._mask + 1)))
         view = memoryview(old)
-        for at in range(0, len(old), WIDTH):
+        for j, at in enumerate(range(0, len(old), WIDTH)):
             d = bytes(view[at : at + WIDTH])
             if d != _EMPTY:
-                self._put(d)
+                i = self._slot(d)
+                self._slots[i * WIDTH : (i + 1) * WIDTH] = d
+                self._numbers[i] = numbers[j]
+
+
+class DistinctCount(NameIndex):
+    """How many distinct strings were :meth:`add`-ed (``len``)."""
+
+    __slots__ = ()
+
+    def add(self, s: str) -> None:
+        """Count ``s`` if it was not added before."""
+        self.number(s)
