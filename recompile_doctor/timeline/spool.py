@@ -135,10 +135,13 @@ class EventSpool:
         # the last few stay, so that an event coming a little late can still be put in its
         # place (:meth:`_insert`)
         out, kept = buf[:-RETAIN], buf[-RETAIN:]
-        rows: list[_EventTuple] = []
+        rows: list[tuple[Any, ...]] = []  # (_EventTuple's)
         chars = 0
         for e in out:
-            rows.append((e.kind, e.source, e.line, e.t, e.text, e.module, e.hash, dict(e.detail)))
+            # (the event's own values, as a plain tuple: its detail a dictionary, pickled
+            # before anything can change it)
+            detail = e.detail
+            rows.append(tuple(e) if detail.__class__ is dict else (*e[:7], dict(detail)))
             chars += len(e.text)
             if len(rows) >= CHUNK or chars >= SPOOL_CHARS:
                 # (a chunk is read back at once: it is bounded in events and in text)
@@ -150,7 +153,7 @@ class EventSpool:
         self._buffer = kept
         self._chars = sum(len(e.text) for e in kept)
 
-    def _write_chunk(self, rows: list[_EventTuple]) -> None:
+    def _write_chunk(self, rows: list[tuple[Any, ...]]) -> None:
         self._chunks.append(self._blobs.put(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)))
 
     def in_order(self, order: Mapping[str, int]) -> bool:
