@@ -245,3 +245,44 @@ def test_each_compilation_is_drawn_in_its_modules_lane() -> None:
         # THEN each compilation's lane is its module's: its own, or the shared last one
         assert list(lanes.rows) == [lanes.lane_of(c.module) for c in comps]
         assert len({c.module for c in comps}) == len(lanes.shown) + lanes.hidden
+
+
+def _merged_by_python_sort(
+    xs: list[float], ws: list[float], gap: float
+) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for k in sorted(range(len(xs)), key=lambda k: (xs[k], ws[k])):
+        x, w = xs[k], ws[k]
+        if out and x <= out[-1][0] + out[-1][1] + gap:
+            out[-1] = (out[-1][0], max(out[-1][1], x + w - out[-1][0]))
+        else:
+            out.append((x, w))
+    return out
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, -0.0, 1.0, 1.5, 3.0]) | st.floats(-1e6, 1e6),
+            st.sampled_from([0.0, 0.5, 2.0]) | st.floats(0, 1e3),
+        ),
+        max_size=60,
+    ),
+    st.sampled_from([0.0, 0.25, 1.0]),
+    st.integers(1, 7),
+)
+def test_bars_are_joined_as_a_full_sort_joins_them(
+    bars: list[tuple[float, float]], gap: float, chunk: int
+) -> None:
+    # GIVEN bars in any order (equal starts, -0.0 and 0.0 among them), WHEN joined (sorted
+    # by numpy a few at a time when out of order), THEN the result is a Python sort's, bit
+    # for bit
+    from array import array
+
+    xs, ws = [x for x, _ in bars], [w for _, w in bars]
+    expected = _merged_by_python_sort(xs, ws, gap)
+    got = plots._merge(array("d", xs), array("d", ws), gap)
+    assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
+    pairs = list(plots._sorted_pairs(xs, ws, chunk))
+    ordered = sorted(zip(xs, ws, strict=True))
+    assert [(x.hex(), w.hex()) for x, w in pairs] == [(x.hex(), w.hex()) for x, w in ordered]

@@ -49,12 +49,14 @@ def command(
     Give a report saved with `analyze --format json` instead of logs to re-render it without
     the logs. The page is one self-contained file that opens offline.
     """
-    from recompile_doctor.reports.html import render
-
     check_dump_dirs(dumps)
     if output != "-":  # fail before a long analysis
         check_output_path(output, force, (*inputs, *dumps))
     with load(inputs, dumps, warmup) as report:
+        # (imported now: matplotlib, numpy and jinja2 are 47 MB, which a long analysis, and
+        # the processes it forks, need not carry)
+        from recompile_doctor.reports.html import render
+
         page = render(report).encode("utf-8")
     write_output(page, output, force=force, inputs=(*inputs, *dumps), binary_ok_on_tty=False)
     if output != "-":

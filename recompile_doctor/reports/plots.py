@@ -535,19 +535,35 @@ def _merge(xs: Sequence[float], ws: Sequence[float], gap: float) -> list[tuple[f
     """Bars (x ``xs[k]``, width ``ws[k]``) joined where they touch or are less than ``gap``
     apart, in order of (x, width): the same picture at any sensible zoom, and a much smaller
     SVG for logs with thousands of them.  Bars in that order already (a log's, mostly) are
-    not sorted again: no pair is made per bar."""
+    not sorted again; others are sorted by numpy (a Python sort made an (x, width) pair per
+    bar: 27 MB at once for the 263,000 compilations of a 2 GB TensorFlow log)."""
     n = len(xs)
-    in_order = all((xs[k], ws[k]) <= (xs[k + 1], ws[k + 1]) for k in range(n - 1))
-    order = range(n) if in_order else sorted(range(n), key=lambda k: (xs[k], ws[k]))
+    pairs: Iterable[tuple[float, float]] = zip(xs, ws, strict=True)
+    if not all((xs[k], ws[k]) <= (xs[k + 1], ws[k + 1]) for k in range(n - 1)):
+        pairs = _sorted_pairs(xs, ws)
     out: list[tuple[float, float]] = []
-    for k in order:
-        x, w = xs[k], ws[k]
+    for x, w in pairs:
         if out and x <= out[-1][0] + out[-1][1] + gap:
             x0, w0 = out[-1]
             out[-1] = (x0, max(w0, x + w - x0))
         else:
             out.append((x, w))
     return out
+
+
+def _sorted_pairs(
+    xs: Sequence[float], ws: Sequence[float], chunk: int = 8192
+) -> Iterator[tuple[float, float]]:
+    """The pairs (``xs[k]``, ``ws[k]``) in ascending order (x, then width, stable: as
+    ``sorted`` gives them), made a chunk at a time."""
+    import numpy as np  # (matplotlib's own dependency, imported with it already)
+
+    x = np.array(xs, dtype=np.float64)
+    w = np.array(ws, dtype=np.float64)
+    order = np.lexsort((w, x))  # (the last key is the first compared)
+    for at in range(0, len(order), chunk):
+        part = order[at : at + chunk]
+        yield from zip(x[part].tolist(), w[part].tolist(), strict=True)
 
 
 def _top(d: dict[str, float], n: int) -> list[tuple[str, float]]:
