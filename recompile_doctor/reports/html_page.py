@@ -171,6 +171,7 @@ def page(report: Report) -> Page:
         headline=headline(v, findings),
         findings=findings,
         functions=v.functions,
-        glossary=glossary_for(c.framework for c in report.compilations),
+        # (the frameworks of the function rows are the compilations': no pass over those)
+        glossary=glossary_for(r.framework for r in v.functions),
         rules={k: r.title for k, r in sorted(RULES.items())},
     )
