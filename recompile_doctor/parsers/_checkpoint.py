@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from operator import itemgetter
 
 from recompile_doctor.parsers._event_codec import PLAIN
 from recompile_doctor.parsers._format import Decoder
@@ -79,10 +80,22 @@ def _fields(value: object) -> dict[str, object]:
 
 def _unordered(value: object) -> object:
     """The state of a mapping whose order makes no difference (only looked up, never
-    iterated): its items sorted."""
+    iterated): its items sorted by key (keys of one kind compare as they are; others by
+    their ``repr``: a string per item, 80 bytes each for 200,000 of them)."""
     if not isinstance(value, Mapping):
         return state_of(value)
-    return ("{}", tuple(sorted(((state_of(k), state_of(v)) for k, v in value.items()), key=repr)))
+    items = [(state_of(k), state_of(v)) for k, v in value.items()]
+    try:
+        # (keys are distinct: their values are never compared.  Keys that cannot all be
+        # compared always raise, whatever their order: two neighbours in a sorted order
+        # were compared, and such a pair has no key between them to order them otherwise)
+        items.sort(key=_KEY)
+    except TypeError:
+        items.sort(key=repr)
+    return ("{}", tuple(items))
+
+
+_KEY = itemgetter(0)
 
 
 def checkpoint(decoder: Decoder) -> object:
@@ -178,6 +191,66 @@ def agrees(reader: object, worker: object, lookups: frozenset[str]) -> bool:
         if rv == wv:
             continue
         if rn not in lookups or not _among(wv, rv):
+            return False
+    return True
+
+
+def meets(decoder: Decoder, want: object, lookups: frozenset[str], among: bool) -> bool:
+    """``checkpoint(decoder) == want``, or with ``among`` :func:`agrees` of the two: whether
+    ``decoder`` is in the state of a worker's checkpoint ``want``, without writing its whole
+    state.  The entries of the worker's looked-up dictionaries are looked up in the
+    decoder's own (the parent's state at the seam of a 4 GB TensorFlow log held 200,000
+    cluster counts: written, sorted and made a dictionary again for each comparison, about
+    40 MB at once)."""
+    if getattr(decoder, "pending_last", None) is not None:
+        return False  # (no checkpoint: see checkpoint())
+    if not (isinstance(want, tuple) and len(want) == 2 and isinstance(want[1], tuple)):
+        return False
+    if want[0] != type(decoder).__qualname__:
+        return False
+    fields = sorted(_fields(decoder).items())
+    if len(fields) != len(want[1]):
+        return False
+    cls = type(decoder)
+    unordered = getattr(cls, "UNORDERED_STATE", frozenset()) | residual_of(decoder)
+    try:
+        for (name, live), item in zip(fields, want[1], strict=True):
+            if not (isinstance(item, tuple) and len(item) == 2 and item[0] == name):
+                return False
+            wv = item[1]
+            may_lack = among and name in lookups
+            if name in unordered and type(live) is dict:
+                got = _dict_meets(live, wv, may_lack)
+                if got is not None:
+                    if not got:
+                        return False
+                    continue
+            mine = _unordered(live) if name in unordered else state_of(live)
+            if mine != wv and not (may_lack and _among(wv, mine)):
+                return False
+    except Unsyncable:
+        return False
+    return True
+
+
+def _dict_meets(live: dict[object, object], state: object, may_lack: bool) -> bool | None:
+    """Whether the dictionary ``live`` has the state ``state`` (``may_lack``: or holds its
+    entries, with equal values); None when that cannot be told by looking its keys up (a
+    key whose state is not the key itself)."""
+    if not (isinstance(state, tuple) and len(state) == 2 and state[0] == "{}"):
+        return False
+    entries = state[1]
+    if not isinstance(entries, tuple):
+        return False
+    if len(entries) > len(live) or (not may_lack and len(entries) != len(live)):
+        return False
+    missing = object()
+    for entry in entries:
+        key, value = entry
+        if type(key) not in PLAIN:
+            return None
+        got = live.get(key, missing)
+        if got is missing or state_of(got) != value:
             return False
     return True
 

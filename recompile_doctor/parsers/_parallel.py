@@ -48,11 +48,11 @@ from typing import IO, Any, BinaryIO, NamedTuple, Protocol
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.gc_pause import collect_less_often
 from recompile_doctor.parsers._checkpoint import (
-    agrees,
     checkpoint,
     fits,
     knew,
     lookups_of,
+    meets,
     record_misses,
     residual_of,
     residue,
@@ -396,11 +396,9 @@ def _first_match(
         # write its whole state, and a hundred checkpoints may be compared)
         if not fits(sizes(decoder), sizes_of(want), lookups if among else frozenset()):
             continue
-        state = checkpoint(decoder)
-        met = state == want or (among and state is not None and agrees(state, want, lookups))
-        # (not held while this generator waits: the parent's state at the seam of a 2 GB
-        # TensorFlow log is 93,000 tuples, 6 MB)
-        del state, want
+        # (the decoder's state is not written: its looked-up entries are looked up)
+        met = meets(decoder, want, lookups, among)
+        del want
         if met:
             yield i
             retry = again() if again is not None else None

@@ -45,6 +45,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.name_digest import name_number
 from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode, recognized
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
@@ -263,7 +264,9 @@ class TensorFlowDecoder:
         self._compile: _Compile | None = None
         self._compiled_args: dict[str, list[str]] = {}  # function -> last compiled signature
         self._compiled_arg_names: dict[str, list[str]] = {}
-        self._counts: dict[str, int] = {}  # cluster -> compilations seen
+        #: cluster (its name_number: a log of a new cluster per compilation held 80 bytes
+        #: a name in each process) -> compilations seen
+        self._counts: dict[int, int] = {}
         self._last_id: dict[str, str] = {}  # function -> compile id of its last compilation
         self._pending_reason: RecompileReason | None = None
         #: the fast path's put-off search for the last stamped line skipped (see Decoder)
@@ -344,8 +347,9 @@ class TensorFlowDecoder:
         name = c.module or (cluster_base(c.cluster) if c.cluster else None) or "?"
         fn_source = c.cluster or c.module or name
         cluster = cluster_base(c.cluster) if c.cluster else name
-        n = count if count is not None else self._counts.get(cluster, 0) + 1
-        self._counts[cluster] = n
+        counted = name_number(cluster)
+        n = count if count is not None else self._counts.get(counted, 0) + 1
+        self._counts[counted] = n
         cid = f"{cluster}#{n}"
         key = self._key(name, cid)
         key = replace(key, function=tf_function_name(fn_source))

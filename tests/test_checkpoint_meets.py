@@ -1,0 +1,85 @@
+"""meets: a decoder compared with a worker's checkpoint without writing its whole state, as
+the checkpoint comparison (``checkpoint(decoder) == want``, or ``agrees``) tells it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recompile_doctor.parsers import LOG_FORMATS
+from recompile_doctor.parsers._checkpoint import (
+    _unordered,
+    agrees,
+    checkpoint,
+    lookups_of,
+    meets,
+)
+
+#: decoders with dictionaries a checkpoint compares unordered (each format's, by name)
+DECODERS = {
+    f.name: f
+    for f in LOG_FORMATS
+    if getattr(type(f.decoder("x")), "UNORDERED_STATE", frozenset())
+    | getattr(type(f.decoder("x")), "RESIDUAL_STATE", frozenset())
+}
+
+KEYS = st.sampled_from(["a", "b", "c", "d", 1, 2, 2**100, b"x", None, ("t", 1), ("t", 2)])
+VALUES = st.sampled_from([0, 1, 2, "v", "w", ("s", "t"), None, 1.5])
+ENTRIES = st.dictionaries(KEYS, VALUES, max_size=6)
+
+
+def _reference(decoder: Any, want: object, among: bool) -> bool:
+    state = checkpoint(decoder)
+    lookups = lookups_of(decoder)
+    return state == want or (among and state is not None and agrees(state, want, lookups))
+
+
+@given(
+    fmt=st.sampled_from(sorted(DECODERS)),
+    reader=st.data(),
+    among=st.booleans(),
+    other=st.booleans(),
+)
+def test_meets_as_the_whole_states_compare(
+    fmt: str, reader: st.DataObject, among: bool, other: bool
+) -> None:
+    # GIVEN a reader's decoder and a worker's of one format, their looked-up dictionaries
+    # filled with any entries (plain keys and tuples, the worker's a subset of the reader's
+    # or not, values equal or not), and maybe another attribute apart
+    a, w = DECODERS[fmt].decoder("x"), DECODERS[fmt].decoder("x")
+    cls = type(a)
+    names = sorted(
+        getattr(cls, "UNORDERED_STATE", frozenset()) | getattr(cls, "RESIDUAL_STATE", frozenset())
+    )
+    for name in names:
+        if type(getattr(a, name, None)) is not dict:
+            continue
+        mine = reader.draw(ENTRIES)
+        keys = sorted(mine, key=repr)
+        kept = reader.draw(st.lists(st.sampled_from(keys), unique=True)) if keys else []
+        theirs = {k: mine[k] for k in kept}
+        theirs.update(reader.draw(st.dictionaries(KEYS, VALUES, max_size=2)))
+        setattr(a, name, mine)
+        setattr(w, name, theirs)
+    if other:
+        setattr(w, "path", "y")  # noqa: B010
+    want = checkpoint(w)
+    # THEN meets says what the whole states' comparison says
+    assert meets(a, want, lookups_of(a), among) == _reference(a, want, among)
+    # AND a decoder meets its own checkpoint, and another's once it holds the same
+    assert meets(a, checkpoint(a), lookups_of(a), among)
+
+
+def test_keys_of_one_kind_are_sorted_as_they_are_and_others_by_repr() -> None:
+    # GIVEN dictionaries whose keys compare (strings; numbers) and whose keys do not
+    # THEN the unordered state is the same whatever the order the entries came in
+    for items in (
+        [("b", 1), ("a", 2), ("c", 3)],
+        [(3, 1), (1, 2), (2**100, 3)],
+        [("a", 1), (2, 2), (None, 3), (("t", 1), 4)],
+    ):
+        states = {_unordered(dict(items[k:] + items[:k])) for k in range(len(items))}
+        states |= {_unordered(dict(reversed(items)))}
+        assert len(states) == 1
