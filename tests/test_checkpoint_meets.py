@@ -67,9 +67,9 @@ def test_meets_as_the_whole_states_compare(
         setattr(w, "path", "y")  # noqa: B010
     want = checkpoint(w)
     # THEN meets says what the whole states' comparison says
-    assert meets(a, want, lookups_of(a), among) == _reference(a, want, among)
+    assert meets(a, want, among) == _reference(a, want, among)
     # AND a decoder meets its own checkpoint, and another's once it holds the same
-    assert meets(a, checkpoint(a), lookups_of(a), among)
+    assert meets(a, checkpoint(a), among)
 
 
 def test_keys_of_one_kind_are_sorted_as_they_are_and_others_by_repr() -> None:

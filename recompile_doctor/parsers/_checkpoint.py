@@ -195,8 +195,9 @@ def agrees(reader: object, worker: object, lookups: frozenset[str]) -> bool:
     return True
 
 
-def meets(decoder: Decoder, want: object, lookups: frozenset[str], among: bool) -> bool:
-    """``checkpoint(decoder) == want``, or with ``among`` :func:`agrees` of the two: whether
+def meets(decoder: Decoder, want: object, among: bool) -> bool:
+    """``checkpoint(decoder) == want``, or with ``among`` :func:`agrees` of the two (the
+    decoder's :func:`lookups_of` being those a worker may lack entries of): whether
     ``decoder`` is in the state of a worker's checkpoint ``want``, without writing its whole
     state.  The entries of the worker's looked-up dictionaries are looked up in the
     decoder's own (the parent's state at the seam of a 4 GB TensorFlow log held 200,000
@@ -211,21 +212,21 @@ def meets(decoder: Decoder, want: object, lookups: frozenset[str], among: bool) 
     fields = sorted(_fields(decoder).items())
     if len(fields) != len(want[1]):
         return False
-    cls = type(decoder)
-    unordered = getattr(cls, "UNORDERED_STATE", frozenset()) | residual_of(decoder)
+    # (the attributes state_of() writes unordered, and those a worker may lack entries of)
+    lookups = lookups_of(decoder)
     try:
         for (name, live), item in zip(fields, want[1], strict=True):
             if not (isinstance(item, tuple) and len(item) == 2 and item[0] == name):
                 return False
             wv = item[1]
             may_lack = among and name in lookups
-            if name in unordered and type(live) is dict:
+            if name in lookups and type(live) is dict:
                 got = _dict_meets(live, wv, may_lack)
                 if got is not None:
                     if not got:
                         return False
                     continue
-            mine = _unordered(live) if name in unordered else state_of(live)
+            mine = _unordered(live) if name in lookups else state_of(live)
             if mine != wv and not (may_lack and _among(wv, mine)):
                 return False
     except Unsyncable:

@@ -397,7 +397,7 @@ def _first_match(
         if not fits(sizes(decoder), sizes_of(want), lookups if among else frozenset()):
             continue
         # (the decoder's state is not written: its looked-up entries are looked up)
-        met = meets(decoder, want, lookups, among)
+        met = meets(decoder, want, among)
         del want
         if met:
             yield i
