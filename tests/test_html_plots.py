@@ -247,6 +247,22 @@ def test_each_compilation_is_drawn_in_its_modules_lane() -> None:
         assert len({c.module for c in comps}) == len(lanes.shown) + lanes.hidden
 
 
+def test_lanes_asked_for_only_some_modules_place_them_as_the_full_lanes_do() -> None:
+    # GIVEN a run of 300 modules (more than lanes), and the modules the timeline's markers
+    # will ask about: shown ones, hidden ones and one never compiled
+    comps = list(many_modules_report(300).compilations)
+    full = plots.choose_lanes(comps, max_lanes=12)
+    asked = {comps[0].module, comps[-1].module, comps[150].module, "never_compiled"}
+    # WHEN the lanes keep only what those need (not every module's fingerprint)
+    lanes, _seen = plots._survey(comps, 12, asked)
+    # THEN they are the same lanes, each asked module goes where the full lanes put it, and
+    # only the asked modules sharing the last lane are kept
+    assert lanes == full and list(lanes.rows) == list(full.rows)
+    assert all(lanes.lane_of(m) == full.lane_of(m) for m in asked)
+    assert lanes.others == frozenset(m for m in asked if full.lane_of(m) == len(full.shown))
+    assert lanes.lane_of("never_compiled") is None
+
+
 def _merged_by_python_sort(
     xs: list[float], ws: list[float], gap: float
 ) -> list[tuple[float, float]]:
@@ -264,24 +280,27 @@ def _merged_by_python_sort(
     st.lists(
         st.tuples(
             st.sampled_from([0.0, -0.0, 1.0, 1.5, 3.0]) | st.floats(-1e6, 1e6),
-            st.sampled_from([0.0, 0.5, 2.0]) | st.floats(0, 1e3),
+            st.sampled_from([0.0, 0.5, 2.0, -0.0]) | st.floats(0, 1e3),
         ),
         max_size=60,
     ),
     st.sampled_from([0.0, 0.25, 1.0]),
     st.integers(1, 7),
+    st.sampled_from([0.0, 0.5, 2.0]),
 )
 def test_bars_are_joined_as_a_full_sort_joins_them(
-    bars: list[tuple[float, float]], gap: float, chunk: int
+    bars: list[tuple[float, float]], gap: float, chunk: int, min_w: float
 ) -> None:
     # GIVEN bars in any order (equal starts, -0.0 and 0.0 among them), WHEN joined (sorted
-    # by numpy a few at a time when out of order), THEN the result is a Python sort's, bit
-    # for bit
+    # by numpy a few at a time when out of order), each at least min_w wide, THEN the
+    # result is a Python sort's of the widened bars, bit for bit
     from array import array
 
     xs, ws = [x for x, _ in bars], [w for _, w in bars]
-    expected = _merged_by_python_sort(xs, ws, gap)
-    got = plots._merge(array("d", xs), array("d", ws), gap)
+    expected = _merged_by_python_sort(xs, [max(w, min_w) for w in ws], gap)
+    got = plots._merge(array("d", xs), array("d", ws), gap, min_w)
+    assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
+    got = plots._merge(xs, ws, gap, min_w)  # (a list: copied for numpy, not read in place)
     assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
     pairs = list(plots._sorted_pairs(xs, ws, chunk))
     ordered = sorted(zip(xs, ws, strict=True))

@@ -21,6 +21,7 @@ from recompile_doctor.cli._common import (
 )
 from recompile_doctor.cli._progress import progress_for
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.heap_trim import give_back
 from recompile_doctor.parsers import format_names
 from recompile_doctor.told import Stopwatch, tell, telling
 
@@ -118,6 +119,7 @@ def command(
             events_json=out_fmt == "json",  # (written by a second process meanwhile)
         )
     with report:  # a long run's spooled events go as soon as they are written
+        give_back()  # (what the analysis freed: the report is made in fresh memory otherwise)
         watch = Stopwatch()
         code = _write(report, output, html, out_fmt, force, quiet, fail_on, no_color, logs, dumps)
         if watch.on:

@@ -17,6 +17,7 @@ from recompile_doctor.cli._common import (
     write_output,
 )
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.heap_trim import give_back
 from recompile_doctor.model import Report
 
 DEFAULT_OUTPUT = "recompile-report.html"
@@ -57,6 +58,7 @@ def command(
         # the processes it forks, need not carry)
         from recompile_doctor.reports.html import render
 
+        give_back()  # (what the analysis freed: see heap_trim)
         page = render(report).encode("utf-8")
     write_output(page, output, force=force, inputs=(*inputs, *dumps), binary_ok_on_tty=False)
     if output != "-":

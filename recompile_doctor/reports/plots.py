@@ -227,18 +227,25 @@ class _Seen:
     timed: bool  # every compilation has a time
 
 
-def _survey(compilations: Sequence[Drawn], max_lanes: int) -> tuple[Lanes, _Seen]:
+def _survey(
+    compilations: Sequence[Drawn], max_lanes: int, asked: Collection[str] | None = None
+) -> tuple[Lanes, _Seen]:
     """The lanes (:func:`choose_lanes`) and what else the timeline needs of the
     compilations, in one pass over them (a pass reads a long run's columns back from its
-    file: the timeline made eight, 4 s for a 1 GB TensorFlow log)."""
+    file: the timeline made eight, 4 s for a 1 GB TensorFlow log).  ``asked``: the only
+    modules whose lane will be asked for (:meth:`Lanes.lane_of`), if known: the lanes then
+    keep which of them share the last lane, not the fingerprints of all (21 MB for the
+    524,000 modules of a 4 GB log, held while the bars were drawn)."""
     # per module, by its place in the order of first compilation (its number): its count,
     # seconds and first compilation in arrays, its name a fingerprint; per compilation its
     # module's number, then its lane (three dictionaries of 131,000 modules and a full sort
     # of them were 50 MB at once; a dictionary of their names 21 MB)
     index = NameIndex()
-    after = array("q")
+    # (counts and rows in 4 bytes each while they fit: 8 MB less for 524,000 modules)
+    wide = "Q" if len(compilations) >> 32 else "I"
+    after = array(wide)
     secs = array("d")
-    first = array("Q")
+    first = array(wide)
     rows = array("I")
     caches: set[str] = set()
     timed = True
@@ -265,7 +272,11 @@ def _survey(compilations: Sequence[Drawn], max_lanes: int) -> tuple[Lanes, _Seen
     for row, k in enumerate(rows):
         rows[row] = lane[k]
     seen = _Seen(frozenset(caches), any(after), timed)
-    return Lanes(tuple(shown), n - len(shown), index, rows), seen
+    others: Container[str] = index
+    if asked is not None:
+        lanes_of = set(shown)
+        others = frozenset(m for m in asked if m not in lanes_of and m in index)
+    return Lanes(tuple(shown), n - len(shown), others, rows), seen
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +305,8 @@ def timeline_svg(
     page: a bar whose line is there links to it."""
     if not compilations:
         return None
-    lanes, seen = _survey(compilations, max_lanes)
+    asked = {e.module for e in events if e.module is not None and event_role(e) is not None}
+    lanes, seen = _survey(compilations, max_lanes, asked)
     axis: Literal["time", "line"] = "time" if seen.timed else "line"
     n_lanes = len(lanes.shown) + (1 if lanes.hidden else 0)
     labels = [short_label(m) for m in lanes.shown]
@@ -369,11 +381,10 @@ def timeline_svg(
                 )
             groups.clear()
         for (lane, cache, late), (bx, widths) in sorted(groups.items()):
-            bw = array("d", (max(w, min_w) for w in widths))
             ax.broken_barh(
-                _merge(bx, bw, span / 2000.0)
+                _merge(bx, widths, span / 2000.0, min_w)
                 if len(bx) > MERGE_ABOVE
-                else list(zip(bx, bw, strict=True)),
+                else [(x, max(w, min_w)) for x, w in zip(bx, widths, strict=True)],
                 (lane - 0.36, 0.72),
                 facecolors=CACHE_COLOURS.get(cache, CACHE_COLOURS["unknown"]),
                 edgecolors="#1b1b1b" if late else "none",
@@ -531,18 +542,25 @@ def cost_svg(
     return svg
 
 
-def _merge(xs: Sequence[float], ws: Sequence[float], gap: float) -> list[tuple[float, float]]:
-    """Bars (x ``xs[k]``, width ``ws[k]``) joined where they touch or are less than ``gap``
-    apart, in order of (x, width): the same picture at any sensible zoom, and a much smaller
-    SVG for logs with thousands of them.  Bars in that order already (a log's, mostly) are
-    not sorted again; others are sorted by numpy (a Python sort made an (x, width) pair per
-    bar: 27 MB at once for the 263,000 compilations of a 2 GB TensorFlow log)."""
+def _merge(
+    xs: Sequence[float], ws: Sequence[float], gap: float, min_w: float = 0.0
+) -> list[tuple[float, float]]:
+    """Bars (x ``xs[k]``, width ``ws[k]``, at least ``min_w``) joined where they touch or
+    are less than ``gap`` apart, in order of (x, width): the same picture at any sensible
+    zoom, and a much smaller SVG for logs with thousands of them.  Bars in that order
+    already (a log's, mostly) are not sorted again; others are sorted by numpy (a Python sort
+    made an (x, width) pair per bar: 27 MB at once for the 263,000 compilations of a 2 GB
+    TensorFlow log).  The least width is applied as the bars are read, not to a copy of
+    the widths (4 MB for 524,000 bars): bars in order stay in order when widened, and
+    the others are sorted by the widened widths, stably."""
     n = len(xs)
     pairs: Iterable[tuple[float, float]] = zip(xs, ws, strict=True)
     if not all((xs[k], ws[k]) <= (xs[k + 1], ws[k + 1]) for k in range(n - 1)):
-        pairs = _sorted_pairs(xs, ws)
+        pairs = _sorted_pairs(xs, ws, min_w=min_w)
     out: list[tuple[float, float]] = []
     for x, w in pairs:
+        if w < min_w:
+            w = min_w
         if out and x <= out[-1][0] + out[-1][1] + gap:
             x0, w0 = out[-1]
             out[-1] = (x0, max(w0, x + w - x0))
@@ -552,14 +570,20 @@ def _merge(xs: Sequence[float], ws: Sequence[float], gap: float) -> list[tuple[f
 
 
 def _sorted_pairs(
-    xs: Sequence[float], ws: Sequence[float], chunk: int = 8192
+    xs: Sequence[float], ws: Sequence[float], chunk: int = 8192, *, min_w: float = 0.0
 ) -> Iterator[tuple[float, float]]:
-    """The pairs (``xs[k]``, ``ws[k]``) in ascending order (x, then width, stable: as
-    ``sorted`` gives them), made a chunk at a time."""
+    """The pairs (``xs[k]``, ``max(ws[k], min_w)``) in ascending order (x, then width,
+    stable: as ``sorted`` gives them), made a chunk at a time."""
     import numpy as np  # (matplotlib's own dependency, imported with it already)
 
-    x = np.array(xs, dtype=np.float64)
-    w = np.array(ws, dtype=np.float64)
+    def column(v: Sequence[float]) -> Any:
+        # (an array of C doubles is read in place, not copied)
+        if isinstance(v, array) and v.typecode == "d":
+            return np.frombuffer(v, dtype=np.float64)
+        return np.array(v, dtype=np.float64)
+
+    x, w = column(xs), column(ws)
+    w = np.where(w < min_w, min_w, w)  # (as max(w, min_w): w unless min_w is more)
     order = np.lexsort((w, x))  # (the last key is the first compared)
     for at in range(0, len(order), chunk):
         part = order[at : at + chunk]

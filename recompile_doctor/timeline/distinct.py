@@ -5,9 +5,14 @@ A set (or dictionary) of the strings themselves costs the strings: nothing more 
 are the table's own, but a spilled column reads them back as new objects, and a run of
 263,000 compilations of as many functions held 40 MB of module names for a moment only to
 count them.  :class:`NameIndex` keeps a 128-bit BLAKE2 fingerprint of each distinct string
-in an open-addressed table (16 bytes a slot and 4 for the string's number, at most two thirds
+in open-addressed tables (16 bytes a slot and 4 for the string's number, at most two thirds
 full): two different strings would have to share a fingerprint to be taken for one (see
 :mod:`recompile_doctor.name_digest`).
+
+The fingerprints are spread over :data:`SHARDS` tables by one of their bytes, each doubled
+on its own when it fills: while a table grows, its old slots and its new ones are held at
+once.  One table growing held half as much again as the whole (10 MB more at once for the
+524,000 modules of a 4 GB log); one of sixteen holds a thirty-second.
 """
 
 from __future__ import annotations
@@ -19,6 +24,11 @@ from recompile_doctor.name_digest import WIDTH, name_digest
 #: an empty slot (a fingerprint of all zeros is stored as FULL_ZERO instead)
 _EMPTY = bytes(WIDTH)
 _FULL_ZERO = b"\x00" * (WIDTH - 1) + b"\x01"
+#: tables per count (a power of two), chosen by a fingerprint's last byte (its first eight
+#: choose its slot)
+SHARDS = 16
+#: each table's slots at first (a power of two)
+FIRST_SLOTS = 64
 
 
 def fingerprint(s: str) -> bytes:
@@ -28,15 +38,71 @@ def fingerprint(s: str) -> bytes:
     return _FULL_ZERO if d == _EMPTY else d
 
 
-class DistinctCount:
-    """How many distinct strings were :meth:`add`-ed (``len``): their fingerprints in an
-    open-addressed table (16 bytes a slot)."""
+class _Shard:
+    """One open-addressed table of fingerprints (linear probing), and their numbers if
+    ``numbers`` is kept."""
 
-    __slots__ = ("_count", "_mask", "_slots")
+    __slots__ = ("count", "mask", "numbers", "slots")
+
+    def __init__(self, numbered: bool) -> None:
+        self.mask = FIRST_SLOTS - 1  # slots - 1
+        self.slots = bytearray(WIDTH * FIRST_SLOTS)
+        self.numbers: array[int] | None = array("I", bytes(4 * FIRST_SLOTS)) if numbered else None
+        self.count = 0
+
+    def slot(self, d: bytes) -> int:
+        """The slot of fingerprint ``d``: where it is, or the empty one where it would go."""
+        slots, mask = self.slots, self.mask
+        i = int.from_bytes(d[:8], "little") & mask
+        while True:
+            at = i * WIDTH
+            got = slots[at : at + WIDTH]
+            if got in (d, _EMPTY):
+                return i
+            i = (i + 1) & mask
+
+    def holds(self, i: int, d: bytes) -> bool:
+        at = i * WIDTH
+        return self.slots[at : at + WIDTH] == d
+
+    def put(self, i: int, d: bytes, number: int) -> None:
+        """Store ``d`` (and its ``number``) in its empty slot ``i``."""
+        self.slots[i * WIDTH : (i + 1) * WIDTH] = d
+        if self.numbers is not None:
+            self.numbers[i] = number
+        self.count += 1
+        if 3 * self.count > 2 * self.mask:
+            self._grow()
+
+    def _grow(self) -> None:
+        old, old_numbers = self.slots, self.numbers
+        self.mask = 2 * self.mask + 1
+        self.slots = bytearray(WIDTH * (self.mask + 1))
+        numbers = self.numbers = (
+            None if old_numbers is None else array("I", bytes(4 * (self.mask + 1)))
+        )
+        view = memoryview(old)
+        for j, at in enumerate(range(0, len(old), WIDTH)):
+            d = bytes(view[at : at + WIDTH])
+            if d != _EMPTY:
+                i = self.slot(d)
+                self.slots[i * WIDTH : (i + 1) * WIDTH] = d
+                if numbers is not None:
+                    assert old_numbers is not None
+                    numbers[i] = old_numbers[j]
+
+
+class DistinctCount:
+    """How many distinct strings were :meth:`add`-ed (``len``): their fingerprints in
+    open-addressed tables (16 bytes a slot)."""
+
+    __slots__ = ("_count", "_shards")
+
+    #: whether each string's number is kept (:class:`NameIndex`)
+    _NUMBERED = False
 
     def __init__(self) -> None:
-        self._mask = 1023  # slots - 1 (a power of two)
-        self._slots = bytearray(WIDTH * (self._mask + 1))
+        self._shards = [_Shard(self._NUMBERED) for _ in range(SHARDS)]
         self._count = 0
 
     def __len__(self) -> int:
@@ -46,90 +112,48 @@ class DistinctCount:
         if not isinstance(s, str):
             return False
         d = fingerprint(s)
-        at = self._slot(d) * WIDTH
-        return self._slots[at : at + WIDTH] == d
+        shard = self._shards[d[-1] & (SHARDS - 1)]
+        return shard.holds(shard.slot(d), d)
 
     def add(self, s: str) -> None:
         """Count ``s`` if it was not added before."""
-        self._put(fingerprint(s))
+        self._number(fingerprint(s))
 
-    def _put(self, d: bytes) -> int | None:
-        """Store fingerprint ``d``: the slot it went to, None if it was there."""
-        i = self._slot(d)
-        at = i * WIDTH
-        if self._slots[at : at + WIDTH] == d:
-            return None
-        self._slots[at : at + WIDTH] = d
-        self._count += 1
-        if 3 * self._count > 2 * self._mask:
-            self._grow()
-            return self._slot(d)
-        return i
+    def _number(self, d: bytes) -> int:
+        """The number of fingerprint ``d``, stored now (and counted) if it is new (without
+        numbers kept: the count before it for a new one, anything for an old one)."""
+        shard = self._shards[d[-1] & (SHARDS - 1)]
+        i = shard.slot(d)
+        if shard.holds(i, d):
+            return shard.numbers[i] if shard.numbers is not None else -1
+        n = self._count
+        shard.put(i, d, n)
+        self._count = n + 1
+        return n
 
-    def _slot(self, d: bytes) -> int:
-        """The slot of fingerprint ``d``: where it is, or the empty one where it would go."""
-        slots, mask = self._slots, self._mask
-        i = int.from_bytes(d[:8], "little") & mask
-        while True:
-            at = i * WIDTH
-            got = slots[at : at + WIDTH]
-            if got in (d, _EMPTY):
-                return i
-            i = (i + 1) & mask
-
-    def _grow(self) -> None:
-        old = self._slots
-        self._mask = 2 * self._mask + 1
-        self._slots = bytearray(WIDTH * (self._mask + 1))
-        view = memoryview(old)
-        for j, at in enumerate(range(0, len(old), WIDTH)):
-            d = bytes(view[at : at + WIDTH])
-            if d != _EMPTY:
-                i = self._slot(d)
-                self._slots[i * WIDTH : (i + 1) * WIDTH] = d
-                self._moved(j, i)
-
-    def _moved(self, old: int, new: int) -> None:
-        """The fingerprint of slot ``old`` went to slot ``new`` of the grown table."""
+    def _fullest(self) -> float:
+        """How full the fullest table is (at most two thirds)."""
+        return max(s.count / (s.mask + 1) for s in self._shards)
 
 
 class NameIndex(DistinctCount):
     """Each distinct string's number, 0, 1, 2… in order of first :meth:`number`; ``len``:
     how many there are (4 bytes a slot more than :class:`DistinctCount`)."""
 
-    __slots__ = ("_numbers", "_old_numbers")
+    __slots__ = ()
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._numbers = array("I", bytes(4 * (self._mask + 1)))
-        self._old_numbers: array[int] | None = None
+    _NUMBERED = True
 
     def number(self, s: str) -> int:
         """``s``'s number, given now if ``s`` is new."""
-        d = fingerprint(s)
-        i = self._slot(d)
-        at = i * WIDTH
-        if self._slots[at : at + WIDTH] == d:
-            return self._numbers[i]
-        n = self._count
-        got = self._put(d)
-        assert got is not None
-        self._numbers[got] = n
-        return n
+        return self._number(fingerprint(s))
 
     def find(self, s: str) -> int | None:
         """``s``'s number; None: ``s`` was never numbered."""
         d = fingerprint(s)
-        i = self._slot(d)
-        at = i * WIDTH
-        return self._numbers[i] if self._slots[at : at + WIDTH] == d else None
-
-    def _grow(self) -> None:
-        self._old_numbers = self._numbers
-        self._numbers = array("I", bytes(4 * (2 * self._mask + 2)))
-        super()._grow()
-        self._old_numbers = None
-
-    def _moved(self, old: int, new: int) -> None:
-        assert self._old_numbers is not None
-        self._numbers[new] = self._old_numbers[old]
+        shard = self._shards[d[-1] & (SHARDS - 1)]
+        i = shard.slot(d)
+        if not shard.holds(i, d):
+            return None
+        assert shard.numbers is not None
+        return shard.numbers[i]

@@ -1,0 +1,40 @@
+"""Freed memory given back to the system between the phases of a command.
+
+The C allocator keeps the memory a phase freed for the next one to reuse, but the next phase
+does not allocate the same way: after the analysis of a 4 GB log, 21 MB of freed memory was
+still the process's (135 MB resident, 114 after a trim), and the HTML page's plots, made on
+top of it, took fresh memory beside it.  glibc's ``malloc_trim`` returns the free pages (Dask
+does the same for its workers); elsewhere (another C library, another system) nothing is
+done.  Only the command line calls it (the process is its own): a library call leaves its
+host's memory alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes  # (only here: 2 ms of imports)
+
+    try:
+        fn = ctypes.CDLL(None).malloc_trim  # (the C library the process runs with)
+    except (OSError, AttributeError):  # no such function (musl)
+        return None
+    fn.argtypes = [ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    trim: Callable[[int], int] = fn
+    return trim
+
+
+def give_back() -> bool:
+    """Return the process's free heap pages to the system; whether any were (False where
+    the C library cannot)."""
+    trim = _malloc_trim()
+    return trim is not None and bool(trim(0))
