@@ -143,3 +143,18 @@ def test_compilations_and_persistent_cache_are_counted(
         assert got == {} or got.get("hits", 0) == got.get("writes", 0) == 0
     else:
         assert got == {"hits": pc["hits"], "misses": pc["misses"], "writes": pc["writes"]}
+
+
+@pytest.mark.parametrize("case", ["frozen_weights", "growing_shape", "retracing_python_scalar"])
+def test_retracing_warnings_behind_a_cause_are_one_finding_not_two(case: str) -> None:
+    # GIVEN captured TensorFlow runs whose retracing warnings are the cause given to the
+    # function's recompilations (the retracing finding shows them as its evidence)
+    log = FIXTURES / "tensorflow" / case / "run.log"
+    with analyze([str(log)]) as report:
+        retraced = [f for f in report.findings if f.rule == "retracing"]
+    # THEN one retracing finding says so, with its cost; the warnings are not reported
+    # again as a finding of their own
+    assert len(retraced) == 1
+    (finding,) = retraced
+    assert finding.wasted_seconds > 0
+    assert any("triggered tf.function retracing" in e.text for e in finding.evidence)

@@ -116,7 +116,9 @@ def graph_breaks(tl: Timeline, opts: Options) -> list[Finding]:
 
 
 def retracing(tl: Timeline, opts: Options) -> list[Finding]:
-    """A framework's retracing warning that no recompilation cause already explains."""
+    """A framework's retracing warning that no recompilation cause already explains: a
+    function whose recompilations were given a cause, retracing itself included (that
+    finding shows these warnings already), is left out."""
     warned = tl.reasons_of("retracing")
     if not warned:
         return []
@@ -124,7 +126,7 @@ def retracing(tl: Timeline, opts: Options) -> list[Finding]:
     explained = {  # (Compilation.function_name, from the columns)
         table.function_of(cid) or table.module_of(cid)
         for cid, first in verdicts(tl, opts).first_rules()
-        if first not in ("recompile-after-warmup", "retracing")
+        if first != "recompile-after-warmup"
     }
     # (one pass over the warnings, holding what the finding shows: a run can warn on
     # every step, and each warning is a paragraph)
