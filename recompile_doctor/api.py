@@ -27,6 +27,7 @@ from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
 from recompile_doctor.timeline.distinct import DistinctCount
+from recompile_doctor.timeline.names import graph_element
 from recompile_doctor.timeline.table import CompilationTable
 from recompile_doctor.told import Stopwatch, tell
 from recompile_doctor.wording import plural
@@ -208,13 +209,14 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
 
 
 def _distinct_graphs(table: CompilationTable) -> int:
-    """Distinct graphs compiled: by graph hash, else by module name (a hash spelt
-    ``module:<name>`` is that module's).  Counted by fingerprint (:class:`DistinctCount`): a
+    """Distinct graphs compiled: by graph hash, else by module name
+    (:func:`~recompile_doctor.timeline.names.graph_element`).  Counted by fingerprint (:class:`DistinctCount`): a
     set of the names read back from a spilled table held 40 MB for a moment."""
     distinct = DistinctCount()
     last = None
     for h, m in zip(table.hash, table.modules(), strict=True):
-        element = ("H" + h if not h.startswith("module:") else "M" + h[7:]) if h else "M" + m
+        hashed, name = graph_element(h, m)
+        element = ("H" if hashed else "M") + name
         if element != last:  # (a function recompiled many times in a row: its name again)
             distinct.add(element)
             last = element

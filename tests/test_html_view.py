@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence
 from recompile_doctor.reports import anchors, durations, excerpts, highlight, hlo_changes
 from recompile_doctor.reports import view as report_view
+from recompile_doctor.timeline.names import graph_element
 
 
 def _marked(spans: tuple[highlight.Span, ...]) -> list[str]:
@@ -185,3 +189,43 @@ def test_overlapping_excerpts_are_shown_once_with_every_evidence_line_anchored()
         (39, "ev-run-log-39"),
     ]
     assert [r.spans[0].text for r in first.rows if r.number == 39] == ["load 39"]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["f", "g"]),
+            st.sampled_from([None, "0x1", "0x2", "module:f_1", "module:f_9"]),
+            st.sampled_from(["f_1", "f_2", "g_1"]),
+        ),
+        max_size=40,
+    )
+)
+def test_a_rows_distinct_graphs_are_counted_as_the_summary_counts_them(
+    compiled: list[tuple[str, str | None, str]],
+) -> None:
+    # GIVEN compilations of two functions, with a graph hash, without one, or with a hash
+    # that names a module, in any order
+    comps = [
+        Compilation(i, m, h, "run.log", i + 1, None, 1.0, "miss", i == 0, function=fn)
+        for i, (fn, h, m) in enumerate(compiled)
+    ]
+    rows = {r.function: r for r in report_view.function_rows(comps)}
+    # THEN each row counts its distinct graphs by hash, else by module, as a set of the
+    # elements does (the summary's rule), and its distinct modules apart from them
+    for fn, row in rows.items():
+        mine = [c for c in comps if c.function == fn]
+        assert row.graphs == len({graph_element(c.hash, c.module) for c in mine})
+        assert row.module_count == len({c.module for c in mine})
+    assert set(rows) == {c.function for c in comps}
+
+
+def test_rows_without_graph_hashes_count_their_modules_as_graphs() -> None:
+    # GIVEN a function compiled as 50 modules, no graph hash known (a TensorFlow log)
+    comps = [
+        Compilation(i, f"a_inference_step_{k}__", None, "run.log", i + 1, None, 1.0, "miss", k == 0)
+        for i, k in enumerate([*range(20), *range(20), *range(10)])
+    ]
+    (row,) = report_view.function_rows(comps)
+    # THEN its graphs are its 20 distinct modules, as the summary counts them (not 0)
+    assert row.graphs == row.module_count == 20

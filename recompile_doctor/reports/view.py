@@ -27,7 +27,7 @@ from recompile_doctor.model import (
 from recompile_doctor.reports.durations import fmt_seconds, fmt_wasted
 from recompile_doctor.reports.messages import log_message
 from recompile_doctor.timeline.distinct import DistinctCount
-from recompile_doctor.timeline.names import function_key
+from recompile_doctor.timeline.names import function_key, graph_element
 from recompile_doctor.wording import listed, plural
 
 __all__ = [
@@ -267,11 +267,12 @@ class _RowSums:
         "compilations",
         "compile_seconds",
         "first",
-        "graphs",
         "has_durations",
+        "hashes",
         "load_seconds",
         "modules",
         "others",
+        "unhashed",
     )
 
     def __init__(self, first: Compilation) -> None:
@@ -280,7 +281,12 @@ class _RowSums:
         #: the others, counted once each (made for a function of more modules than that)
         self.others: DistinctCount | None = None
         self.compilations = 0
-        self.graphs: set[str] = set()
+        # the distinct graphs, as the summary counts them (graph_element): the distinct
+        # hashes, and the distinct modules of the compilations without one.  While no
+        # compilation has a hash, those modules are the row's own (no table of their own:
+        # a function retraced 500,000 times would hold two of as many names)
+        self.hashes: DistinctCount | None = None
+        self.unhashed: DistinctCount | None = None
         self.cache: Counter[str] = Counter()
         self.compile_seconds = 0.0
         self.load_seconds = 0.0
@@ -289,6 +295,7 @@ class _RowSums:
 
     def add(self, c: Compilation) -> None:
         module = c.module
+        self._add_graph(c.hash, module)  # (before the module: it may copy those seen so far)
         if module not in self.modules:
             if len(self.modules) < MODULES_IN_TITLE:
                 self.modules[module] = None
@@ -297,8 +304,6 @@ class _RowSums:
                     self.others = DistinctCount()
                 self.others.add(module)
         self.compilations += 1
-        if c.hash is not None:
-            self.graphs.add(c.hash)
         self.cache[c.cache] += 1
         if c.compiled:
             self.compile_seconds += c.duration_s or 0.0
@@ -306,6 +311,37 @@ class _RowSums:
             self.load_seconds += c.duration_s or 0.0
         self.has_durations = self.has_durations or c.duration_s is not None
         self.after_warmup += not c.warmup
+
+    def _add_graph(self, hash_: str | None, module: str) -> None:
+        hashed, name = graph_element(hash_, module)
+        if hashed:
+            if self.hashes is None:
+                self.hashes = DistinctCount()
+                if self.unhashed is None and self.compilations:
+                    self.unhashed = self._modules_so_far()  # (all without a hash)
+            self.hashes.add(name)
+            return
+        if self.unhashed is None and (self.hashes is not None or name != module):
+            # (the row's modules stop being its unhashed graphs from here on)
+            self.unhashed = self._modules_so_far() if self.hashes is None else DistinctCount()
+        if self.unhashed is not None:
+            self.unhashed.add(name)
+
+    def _modules_so_far(self) -> DistinctCount:
+        """A count of the modules added so far, to be counted on alone."""
+        count = self.others.copy() if self.others is not None else DistinctCount()
+        for m in self.modules:
+            count.add(m)
+        return count
+
+    def graphs(self) -> int:
+        """The distinct graphs: see :func:`~recompile_doctor.timeline.names.graph_element`."""
+        hashes = len(self.hashes) if self.hashes is not None else 0
+        if self.unhashed is not None:
+            return hashes + len(self.unhashed)
+        if self.hashes is None:  # no hash at all: each module is a graph
+            return len(self.modules) + (len(self.others) if self.others is not None else 0)
+        return hashes
 
 
 def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...]:
@@ -328,7 +364,7 @@ def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...
                 modules=tuple(r.modules),
                 module_count=len(r.modules) + (len(r.others) if r.others is not None else 0),
                 compilations=r.compilations,
-                graphs=len(r.graphs),
+                graphs=r.graphs(),
                 cache=tuple((k, counts[k]) for k in CACHE_ORDER if counts[k]),
                 compile_seconds=r.compile_seconds,
                 load_seconds=r.load_seconds,

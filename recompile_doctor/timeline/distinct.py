@@ -61,6 +61,12 @@ class _Shard:
                 return i
             i = (i + 1) & mask
 
+    def copy(self) -> _Shard:
+        new = _Shard(False)
+        new.mask, new.slots, new.count = self.mask, bytearray(self.slots), self.count
+        new.numbers = None if self.numbers is None else array("I", self.numbers)
+        return new
+
     def holds(self, i: int, d: bytes) -> bool:
         at = i * WIDTH
         return self.slots[at : at + WIDTH] == d
@@ -118,6 +124,13 @@ class DistinctCount:
     def add(self, s: str) -> None:
         """Count ``s`` if it was not added before."""
         self._number(fingerprint(s))
+
+    def copy(self) -> DistinctCount:
+        """Another count of the same strings, counted on from there on its own."""
+        new = DistinctCount()
+        new._shards = [s.copy() for s in self._shards]
+        new._count = self._count
+        return new
 
     def _number(self, d: bytes) -> int:
         """The number of fingerprint ``d``, stored now (and counted) if it is new (without

@@ -11,6 +11,15 @@ def function_key(module: str) -> str:
     return function_name(module)
 
 
+def graph_element(hash_: str | None, module: str) -> tuple[bool, str]:
+    """What a compilation's graph is told apart by, for a count of distinct graphs: (True,
+    its graph hash) when the hash is known, else (False, its module's name); a hash spelt
+    ``module:<name>`` is that module's."""
+    if hash_ and not hash_.startswith("module:"):
+        return True, hash_
+    return False, hash_[7:] if hash_ else module
+
+
 def elided_match(pattern: str, module: str) -> bool:
     """``Compiling module a_inference_..._0...02_001_000__executor_type____.626`` elides the
     middle of long names with ``...``."""
