@@ -478,6 +478,11 @@ def test_what_a_decoder_compares_unordered_it_only_looks_up() -> None:
                 calls += ("pop",)
                 if _enclosing_function(parent, up) == "finish":
                     calls += ("items", "values", "clear")
+            # (the end of a run, which only a reader from the start runs: a worker fails
+            # first, ReadAlone; what it keeps is what the run before did not leave)
+            if _enclosing_function(parent, up) == getattr(cls, "RUN_END", None):
+                checked[cls.__name__] += 1
+                continue
             looked_up = (
                 (isinstance(up, ast.Subscript) and up.value is node)
                 or (
@@ -1300,3 +1305,67 @@ def test_a_dumped_value_cut_short_is_an_error_not_a_short_record() -> None:
         late.truncate(d.size - 1)
         with pytest.raises(OSError):
             put_indexed(f, ("head",), [d])
+
+
+#: a torch glog prefix up to its process id
+_TORCH_PID_RE = re.compile(r"^((?:\[\w+\]:)*[VIWEFC]\d{4} [\d:.]+ +)\d+ ")
+
+
+@settings(
+    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(restarts=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=3), **_READERS)
+def test_a_torch_log_of_runs_begun_again_is_the_one_process_result(
+    tmp_path_factory: pytest.TempPathFactory,
+    restarts: list[float],
+    share: float,
+    processes: int,
+    late: bool,
+) -> None:
+    # GIVEN a torch.compile log of new frames again and again, begun again by another
+    # process (2>>: its id in every line's prefix, its compile ids from [0/0]) at a few
+    # places anywhere, before or after the parts' splits
+    lines = _new_frames()
+    cuts = sorted(int(w * len(lines)) for w in restarts)
+    pid, out, pids = 1000, [], set()
+    for i, line in enumerate(lines):
+        while cuts and cuts[0] <= i:
+            cuts.pop(0)
+            pid += 1
+        out.append(_TORCH_PID_RE.sub(rf"\g<1>{pid} ", line))
+        pids.add(pid)
+    path = tmp_path_factory.mktemp("log") / "run.log"
+    path.write_text("".join(out))
+    # WHEN two or three processes read it, THEN the result is one process's: a worker that
+    # meets a new run fails, and the reader before it reads that part
+    _same_as_one_process(path, share, processes, late)
+    # AND each new run starts a new process
+    started = [e for e in parse_log(str(path)) if type(e).__name__ == "ProcessStarted"]
+    assert len(started) == len(pids) - 1
+
+
+def test_a_worker_meeting_a_new_torch_run_in_its_part_leaves_it_to_the_reader_before(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # GIVEN a torch.compile log begun again by another process late in it (in the worker's
+    # part of two)
+    lines = [_TORCH_PID_RE.sub(r"\g<1>1000 ", x) for x in _new_frames()]
+    cut = int(0.8 * len(lines))
+    lines[cut:] = [_TORCH_PID_RE.sub(r"\g<1>1001 ", x) for x in lines[cut:]]
+    path = tmp_path / "run.log"
+    path.write_text("".join(lines))
+    import logging
+
+    # WHEN two processes read it (the parent's share a third)
+    caplog.set_level(logging.INFO, logger="recompile_doctor")
+    with pytest.MonkeyPatch.context() as mp:
+        _share(mp, 0.33)
+        got = _run(path, 2)
+    # THEN the worker fails at the new run, the parent reads its part, and the result is
+    # one process's, with one new process where the second run begins
+    said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
+    assert said and said[0].endswith("part 2/2: read again by this process (its worker failed)")
+    assert got == _run(path, 1)
+    assert sum("ProcessStarted(" in e for e in got[0]) == 1

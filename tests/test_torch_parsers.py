@@ -40,7 +40,11 @@ def test_text_log_gives_the_expected_causes(case: str) -> None:
     for cause in exp["causes"]:
         if cause["rule"] in ("graph-break", "rank-divergence"):
             continue
-        got = [r for r in reasons if r.rule == cause["rule"] and r.key.compile_id == cause["compile_id"]]
+        got = [
+            r
+            for r in reasons
+            if r.rule == cause["rule"] and r.key.compile_id == cause["compile_id"]
+        ]
         assert got, cause
         r = got[0]
         assert list(r.lines) == cause["log_lines"]
@@ -119,9 +123,19 @@ def _decode(lines: list[str]) -> list[object]:
 @pytest.mark.parametrize(
     ("guard", "rule", "old", "new"),
     [
-        ("tensor 'x' size mismatch at index 0. expected 32, actual 8", "batch-size-changed", "32", "8"),
+        (
+            "tensor 'x' size mismatch at index 0. expected 32, actual 8",
+            "batch-size-changed",
+            "32",
+            "8",
+        ),
         ("tensor 'x' size mismatch at index 1. expected 3, actual 4", "shape-changed", "3", "4"),
-        ("tensor 'w' dtype mismatch. expected Float, actual Double", "dtype-changed", "Float", "Double"),
+        (
+            "tensor 'w' dtype mismatch. expected Float, actual Double",
+            "dtype-changed",
+            "Float",
+            "Double",
+        ),
         ("L['n'] == 3", "constant-changed", "3", None),
         ("self.scale == 0.5     # x  # mp/a/b.py:1 in f", "constant-changed", "0.5", None),
         ("___check_obj_id(L['m'], 1234)", "object-recreated", None, None),
@@ -129,7 +143,9 @@ def _decode(lines: list[str]) -> list[object]:
         ("BACKEND_MATCH failure", "retracing", None, None),
     ],
 )
-def test_each_guard_form_maps_to_its_rule(guard: str, rule: str, old: str | None, new: str | None) -> None:
+def test_each_guard_form_maps_to_its_rule(
+    guard: str, rule: str, old: str | None, new: str | None
+) -> None:
     evs = _decode(
         [
             P + "Recompiling function f in file.py:38\r\n",
@@ -146,7 +162,9 @@ def test_each_guard_form_maps_to_its_rule(guard: str, rule: str, old: str | None
 
 def test_older_cache_size_limit_wording_is_a_recompile_limit() -> None:
     w = "W1122 19:12:01.763000 17718 torch/_dynamo/convert_frame.py:1994] [0/64] "
-    evs = _decode([w + "torch._dynamo hit config.cache_size_limit (64)", w + "   function: 'f' (a.py:3)"])
+    evs = _decode(
+        [w + "torch._dynamo hit config.cache_size_limit (64)", w + "   function: 'f' (a.py:3)"]
+    )
     notes = [e for e in evs if isinstance(e, FrameworkNote)]
     assert notes[0].note == "recompile-limit" and notes[0].detail["limit"] == 64
 
@@ -160,3 +178,59 @@ def test_a_block_cut_at_end_of_file_is_still_reported() -> None:
 @given(st.lists(st.text(max_size=120), max_size=20))
 def test_garbage_never_raises(lines: list[str]) -> None:
     _decode([P + ln for ln in lines] + lines)
+
+
+def _with_pid(text: str, pid: str) -> str:
+    """The lines of a captured log as another process wrote them (its glog prefix's id)."""
+    import re
+
+    return re.sub(r"^((?:\[\w+\]:)*[VIWEFC]\d{4} [\d:.]+ +)\d+ ", rf"\g<1>{pid} ", text, flags=re.M)
+
+
+def test_runs_appended_to_one_log_are_each_their_own(tmp_path: Path) -> None:
+    from recompile_doctor import analyze
+    from recompile_doctor.events import ProcessStarted
+
+    # GIVEN a captured run, and the same run again appended by another process (2>>), and
+    # the two as two files
+    one = (ROOT / "torch" / "batch_size" / "run.log").read_text()
+    again = _with_pid(one, "99999")
+    assert again != one
+    appended = tmp_path / "appended.log"
+    appended.write_text(one + again)
+    (tmp_path / "a.log").write_text(one)
+    (tmp_path / "b.log").write_text(again)
+    # WHEN read
+    _c, events = _parse(appended)
+    # THEN a new process starts where the second run's lines begin, and its compilations
+    # (compile ids [0/0] again) are its own, as from two files
+    n = len(one.splitlines())
+    [started] = [e for e in events if isinstance(e, ProcessStarted)]
+    assert started.span.line == n + 1 and started.new
+    starts = [e.span.line for e in events if isinstance(e, CompileStarted)]
+    firsts = [e.span.line for e in _parse(tmp_path / "a.log")[1] if isinstance(e, CompileStarted)]
+    assert starts == [*firsts, *(n + x for x in firsts)]
+    with (
+        analyze([str(appended)]) as r1,
+        analyze([str(tmp_path / "a.log"), str(tmp_path / "b.log")]) as r2,
+    ):
+        assert len(r1.compilations) == len(r2.compilations) == 2 * len(firsts)
+        assert [(f.rule, f.count) for f in r1.findings] == [(f.rule, f.count) for f in r2.findings]
+
+
+def test_ranks_of_one_run_and_a_process_seen_again_start_no_new_run() -> None:
+    from recompile_doctor.events import ProcessStarted
+
+    # GIVEN two ranks' lines interleaved (a process id each), and lines without a rank from
+    # two processes writing at once (A, B, then A again)
+    line = "[rank{r}]:V1122 19:11:18.04{k}000 {pid} torch/_dynamo/guards.py:4786] [0/0] [__guards] GUARDS:"
+    bare = "V1122 19:11:18.04{k}000 {pid} torch/_dynamo/guards.py:4786] [{f}/0] [__guards] GUARDS:"
+    dec = TorchLogDecoder("run.log")
+    lines = [line.format(r=k % 2, k=k, pid=100 + k % 2) for k in range(6)]
+    lines += [bare.format(k=k, pid=pid, f=k) for k, pid in enumerate(["7", "8", "7", "8"])]
+    events = [e for n, raw in enumerate(lines, 1) for e in dec.decode(n, raw).events]
+    events += list(dec.finish())
+    # THEN only the second bare process's first line starts a new run; each rank keeps its
+    # compilation, and a process seen before is not a new one
+    assert [e.span.line for e in events if isinstance(e, ProcessStarted)] == [8]
+    assert len([e for e in events if isinstance(e, CompileStarted)]) == 2 + 4

@@ -301,13 +301,16 @@ def record_misses(decoder: Decoder) -> list[tuple[object, ...]]:
     and never meet it); a worker's access to one of those keys is a miss like any other."""
     missed: list[tuple[object, ...]] = []
     residual = residual_of(decoder)
+    fresh: frozenset[str] = getattr(type(decoder), "PART_FRESH_STATE", frozenset())
     for name in sorted(lookups_of(decoder)):
         now = getattr(decoder, name, None)
         if type(now) is dict:
             if name in residual:
                 setattr(decoder, name, _MissWriteDict({}, name, missed))
                 continue
-            setattr(decoder, name, _MissDict({}, name, missed, now))
+            # (PART_FRESH_STATE: dictionaries a worker starts without the entries the lines
+            # before its part left, as if it had not read them: a lookup of one is a miss)
+            setattr(decoder, name, _MissDict({}, name, missed, None if name in fresh else now))
         elif type(now) is set:
             setattr(decoder, name, _MissSet(set(), name, missed, now))
     return missed

@@ -109,6 +109,27 @@ class LogFormat:
     how_to_log: str
 
 
+class ReadAlone(Exception):
+    """Raised by a decoder in a worker reading one part of a log (:func:`in_a_part`), at a
+    line that only a reading from the start decodes right (a torch run begun again in the
+    same log: the end of the run before gives what the reader before the part holds): the
+    worker fails, and that reader reads the part itself (see :mod:`._parallel`)."""
+
+
+#: whether this process is a worker reading one part of a log (set once, in the worker)
+_IN_A_PART = [False]
+
+
+def in_a_part() -> bool:
+    """Whether this process is a worker reading one part of a log (:mod:`._parallel`)."""
+    return _IN_A_PART[0]
+
+
+def reading_a_part() -> None:
+    """Mark this process (a forked worker, which reads nothing else) as reading a part."""
+    _IN_A_PART[0] = True
+
+
 def anchor_sniffer(anchors: Sequence[str]) -> Callable[[Sequence[str]], int]:
     """A sniff that counts the lines containing one of ``anchors``."""
 

@@ -72,7 +72,7 @@ from recompile_doctor.parsers._event_codec import (
     put_record,
     record_at,
 )
-from recompile_doctor.parsers._format import Decoded, Decoder
+from recompile_doctor.parsers._format import Decoded, Decoder, reading_a_part
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     ReadStats,
@@ -588,6 +588,7 @@ class Team:
         self._parent_alive()
         if hasattr(decoder, "pending_last"):
             decoder.pending_last = None  # the parent's walk back: not this process's
+        reading_a_part()  # (a decoder may then refuse a line: ReadAlone, and this one fails)
         # what its decoder looks up and misses: a reader that knew more may have found it
         missed = record_misses(decoder)
         splits, bom = self.splits, self.bom

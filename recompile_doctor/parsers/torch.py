@@ -17,12 +17,19 @@ from recompile_doctor.events import (
     CompileKey,
     CompileStarted,
     FrameworkNote,
+    ProcessStarted,
     RecompileReason,
     Span,
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, SkipMode, recognized
+from recompile_doctor.parsers._format import (
+    Decoded,
+    ReadAlone,
+    SkipMode,
+    in_a_part,
+    recognized,
+)
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
@@ -82,7 +89,7 @@ class TorchLogDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_names", "_known", "_guessed", "_seen"})
+    UNORDERED_STATE = frozenset({"_names", "_known", "_guessed", "_seen", "_pid", "_pids"})
     #: looked up by frame, and iterated only at the end, in the order of their lines: what
     #: the parent holds for frames a worker never meets is the one-process decoder's at the
     #: end as well (see :mod:`._checkpoint`)
@@ -90,6 +97,13 @@ class TorchLogDecoder:
     #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
     #: make few events, so the parent has little to do after its part
     PARENT_SHARE = 0.5
+    #: a worker starts without the process ids of the lines before its part: the first
+    #: line of each rank in its part is of the run it continues, whatever came between
+    #: (see :mod:`._checkpoint`); a run begun again in its part fails it (ReadAlone)
+    PART_FRESH_STATE = frozenset({"_pid"})
+    #: the method that ends a run: the one place besides finish() that iterates and
+    #: empties the tables above (only a reader from the start runs it: a worker fails first)
+    RUN_END = "_settle"
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -107,6 +121,11 @@ class TorchLogDecoder:
         # per (rank, frame): a name from the guard dump's source comments (function, from
         # the user's file), for a frame that no message names
         self._guessed: dict[tuple[str | None, str], tuple[str, bool]] = {}
+        # per rank, the process id of its last line, and every (rank, process id) seen: a
+        # rank's line of a process id never seen before is a new run of it (logs appended
+        # with 2>>), whose compile ids start again at [0/0]
+        self._pid: dict[str | None, str] = {}
+        self._pids: set[tuple[str | None, str]] = set()
 
     # -- the driver's interface ----------------------------------------------------------
     @property
@@ -122,19 +141,60 @@ class TorchLogDecoder:
     def finish(self) -> Iterator[TypedEvent]:
         out: list[TypedEvent] = []
         out.extend(self._flush(None))
-        # (in the order of their lines, whatever the order they were put off in)
+        out.extend(self._settle(None, every=True))
+        return iter(out)
+
+    def _settle(self, rank: str | None, *, every: bool = False) -> list[TypedEvent]:
+        """What is still put off, of one rank (``None`` for lines without one: the end of
+        a run) or of ``every`` rank (the end of the log): the compilations waiting for
+        their function's name, and the reasons held for a new value, in the order of their
+        lines whatever the order they were put off in.  The end of a run also forgets what
+        its compile ids named."""
+
+        def mine(key: tuple[str | None, str]) -> bool:
+            return every or key[0] == rank
+
+        out: list[TypedEvent] = []
         waiting = sorted(
-            (span.line, rank or "", cid, frame, span)
-            for (rank, frame), items in self._pending.items()
+            (span.line, r or "", cid, frame, span)
+            for (r, frame), items in self._pending.items()
+            if mine((r, frame))
             for cid, span in items
         )
-        for _line, rank, cid, frame, span in waiting:
-            guess = self._guessed.get((rank or None, frame))
+        for _line, r, cid, frame, span in waiting:
+            guess = self._guessed.get((r or None, frame))
             out.append(self._started(span, guess[0] if guess else None, cid))
-        self._pending.clear()
-        out.extend(in_line_order(self._held.items()))
-        self._held.clear()
-        return iter(out)
+        held = [(k, v) for k, v in self._held.items() if mine(k)]
+        out.extend(in_line_order(held))
+        if every:
+            self._pending.clear()
+            self._held.clear()
+            return out
+        for table in (self._pending, self._held, self._names, self._known, self._guessed):
+            for k in [k for k in table if k[0] == rank]:
+                del table[k]
+        self._seen.difference_update([k for k in self._seen if k[0] == rank])
+        return out
+
+    def _new_run(
+        self, rank: str | None, pid: str, lineno: int, text: str, t: float | None
+    ) -> list[TypedEvent]:
+        """Events for a line of process ``pid``: if that rank's lines came from another
+        process until now, and never from this one, a new run of it begins here (its
+        compile ids start again): what the last run left put off is given first."""
+        last = self._pid.get(rank)
+        self._pid[rank] = pid
+        if (rank, pid) in self._pids:
+            return []
+        self._pids.add((rank, pid))
+        if last is None:
+            return []
+        if in_a_part():
+            raise ReadAlone(f"line {lineno}: a new run of the process (id {pid})")
+        out = self._flush(None)
+        out.extend(self._settle(rank))
+        out.append(ProcessStarted(Span(self.path, lineno, text, t, rank), None, FRAMEWORK))
+        return out
 
     def decode(self, lineno: int, raw: str) -> Decoded:
         text = raw.rstrip("\r\n")
@@ -145,8 +205,8 @@ class TorchLogDecoder:
             if any(a in text for a in ANCHORS) and ' {"' not in text:
                 return Decoded("malformed", tuple(events), "torch log line without a glog prefix")
             return Decoded("unrecognized", tuple(events))
-        md, stamp, frame, comp, r, d, art, file, msg = m.group(
-            "md", "ts", "frame", "comp", "r", "d", "art", "file", "msg"
+        md, stamp, pid, frame, comp, r, d, art, file, msg = m.group(
+            "md", "ts", "pid", "frame", "comp", "r", "d", "art", "file", "msg"
         )
         ts = glog_stamp(md, stamp)
         if ts is not None and self._t0 is None:
@@ -155,6 +215,8 @@ class TorchLogDecoder:
         cid = f"{frame}/{comp}" if frame is not None else None
         ln = _Line(lineno, text, r or d, t, cid, art, file, msg or "")
         out: list[TypedEvent] = []
+        if self._pid.get(ln.rank) != pid:
+            out.extend(self._new_run(ln.rank, pid, lineno, text, t))
         problem: str | None = None
         blk = self._block
         if blk is not None and blk.tail(ln) and not self._starts_block(ln):

@@ -14,7 +14,7 @@ ANCHORS = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/
 
 LINE_RE = lazy_re(
     r"^(?:\[default(?P<d>\d+)\]:)?(?:\[rank(?P<r>\d+)\]:)?"
-    r"(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ "
+    r"(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +(?P<pid>\d+) "
     r"(?P<file>torch/[^\s:\]]+):\d+\]"
     r"(?: \[(?P<frame>\d+)/(?P<comp>\d+)(?:_(?P<att>\d+))?\])?"
     r"(?: \[__(?P<art>\w+)\])?(?: (?P<msg>.*))?$"
