@@ -1346,6 +1346,23 @@ def test_a_torch_log_of_runs_begun_again_is_the_one_process_result(
     assert len(started) == len(pids) - 1
 
 
+def _read_with_a_failing_worker(path: Path, caplog: pytest.LogCaptureFixture) -> list[str]:
+    """The events of ``path`` read by two processes (the parent's share a third), checking
+    that the worker failed (at a new run in its part), the parent read that part, and the
+    result is one process's."""
+    import logging
+
+    caplog.set_level(logging.INFO, logger="recompile_doctor")
+    with pytest.MonkeyPatch.context() as mp:
+        _share(mp, 0.33)
+        got = _run(path, 2)
+    said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
+    assert said and said[0].endswith("part 2/2: read again by this process (its worker failed)")
+    assert got == _run(path, 1)
+    events: list[str] = got[0]
+    return events
+
+
 def test_a_worker_meeting_a_new_torch_run_in_its_part_leaves_it_to_the_reader_before(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -1356,16 +1373,23 @@ def test_a_worker_meeting_a_new_torch_run_in_its_part_leaves_it_to_the_reader_be
     lines[cut:] = [_TORCH_PID_RE.sub(r"\g<1>1001 ", x) for x in lines[cut:]]
     path = tmp_path / "run.log"
     path.write_text("".join(lines))
-    import logging
+    # WHEN two processes read it, THEN the worker fails at the new run, the parent reads
+    # its part, and the result is one process's, with one new process where the second
+    # run begins
+    events = _read_with_a_failing_worker(path, caplog)
+    assert sum("ProcessStarted(" in e for e in events) == 1
 
-    # WHEN two processes read it (the parent's share a third)
-    caplog.set_level(logging.INFO, logger="recompile_doctor")
-    with pytest.MonkeyPatch.context() as mp:
-        _share(mp, 0.33)
-        got = _run(path, 2)
-    # THEN the worker fails at the new run, the parent reads its part, and the result is
-    # one process's, with one new process where the second run begins
-    said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
-    assert said and said[0].endswith("part 2/2: read again by this process (its worker failed)")
-    assert got == _run(path, 1)
-    assert sum("ProcessStarted(" in e for e in got[0]) == 1
+
+def test_a_worker_meeting_a_new_tensorflow_run_in_its_part_leaves_it_to_the_reader_before(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # GIVEN a TensorFlow run appended to itself many times (each run's clusters compiled "1
+    # times" again: a new run each time)
+    run = (ROOT / "fixtures" / "tensorflow" / "growing_shape" / "run.log").read_text()
+    path = tmp_path / "run.log"
+    path.write_text(run * 30)
+    # WHEN two processes read it, THEN the worker fails at the first new run in its part,
+    # the parent reads it, and the result is one process's, with a new process for each
+    # run after the first
+    events = _read_with_a_failing_worker(path, caplog)
+    assert sum("ProcessStarted(" in e and "new=True" in e for e in events) == 29

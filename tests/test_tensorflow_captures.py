@@ -135,3 +135,32 @@ def test_capture_retracing_warning_counts(case: Path) -> None:
     assert len(notes) == len(reasons)
     # TF warns at the 5th and 6th trace, at most twice per function
     assert [(n.detail["count"], n.detail["calls"]) for n in notes] in ([], [(5, 5), (6, 6)])
+
+
+@pytest.mark.parametrize(
+    "case", sorted(p.parent.name for p in (FIXTURES / "tensorflow").glob("*/run.log"))
+)
+def test_runs_appended_to_one_log_are_each_their_own(case: str, tmp_path: Path) -> None:
+    from recompile_doctor import analyze
+    from recompile_doctor.events import ProcessStarted
+
+    # GIVEN a captured run appended to itself (2>> run.log, run again: the same clusters,
+    # each compiled "1 times" again), and the two runs as two files
+    one = (FIXTURES / "tensorflow" / case / "run.log").read_text()
+    appended = tmp_path / "appended.log"
+    appended.write_text(one + one)
+    (tmp_path / "a.log").write_text(one)
+    (tmp_path / "b.log").write_text(one)
+    # THEN the compilations and findings are those of the two files: the second run's
+    # first counted compilation starts a new process, none of its compilations is lost
+    with (
+        analyze([str(appended)]) as r1,
+        analyze([str(tmp_path / "a.log"), str(tmp_path / "b.log")]) as r2,
+    ):
+        assert len(r1.compilations) == len(r2.compilations)
+        assert [(f.rule, f.count, round(f.wasted_seconds, 6)) for f in r1.findings] == [
+            (f.rule, f.count, round(f.wasted_seconds, 6)) for f in r2.findings
+        ]
+    counted = " times, compile time: " in one
+    new = [e for e in parse_log(str(appended)) if isinstance(e, ProcessStarted) and e.new]
+    assert len(new) == (1 if counted else 0)

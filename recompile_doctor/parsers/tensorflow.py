@@ -46,7 +46,14 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.name_digest import name_number
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, SkipMode, recognized
+from recompile_doctor.parsers._format import (
+    UNRECOGNIZED,
+    Decoded,
+    ReadAlone,
+    SkipMode,
+    in_a_part,
+    recognized,
+)
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
 
@@ -254,6 +261,10 @@ class TensorFlowDecoder:
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
     UNORDERED_STATE = frozenset({"_compiled_args", "_compiled_arg_names", "_counts", "_last_id"})
+    #: the method that ends a run (a cluster compiled again fewer times than before: see
+    #: _emit_compile): the one place besides finish() that empties the tables above (only a
+    #: reader from the start runs it: a worker fails first, ReadAlone)
+    RUN_END = "_end_run"
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -333,6 +344,28 @@ class TensorFlowDecoder:
     def _key(self, name: str, compile_id: str | None = None) -> CompileKey:
         return CompileKey(FRAMEWORK, tf_function_name(name), module=name, compile_id=compile_id)
 
+    def _new_run(self, sp: Span, c: _Compile) -> list[TypedEvent]:
+        """A new run of the process begins with compilation ``c``, ending at ``sp``."""
+        if in_a_part():
+            raise ReadAlone(f"line {sp.line}: a new run of the process")
+        # (its own signature, read before its count told that it is a new run, stays: the
+        # next compilation of its function is compared with it)
+        self._end_run(tf_function_name(c.cluster) if c.arguments and c.cluster else None)
+        return [ProcessStarted(sp, None, FRAMEWORK, None)]
+
+    def _end_run(self, keep: str | None) -> None:
+        """Forget what the run before compiled (its clusters' counts, its functions'
+        signatures but ``keep``'s), and a reason its signatures gave."""
+        kept = (self._compiled_args.get(keep), self._compiled_arg_names.get(keep)) if keep else None
+        self._counts.clear()
+        self._compiled_args.clear()
+        self._compiled_arg_names.clear()
+        self._last_id.clear()
+        self._pending_reason = None
+        if keep and kept is not None and kept[0] is not None:
+            self._compiled_args[keep] = kept[0]
+            self._compiled_arg_names[keep] = kept[1] or []
+
     def _open(self) -> _Compile:
         if self._compile is None:
             self._compile = _Compile()
@@ -348,14 +381,20 @@ class TensorFlowDecoder:
         fn_source = c.cluster or c.module or name
         cluster = cluster_base(c.cluster) if c.cluster else name
         counted = name_number(cluster)
-        n = count if count is not None else self._counts.get(counted, 0) + 1
+        before = self._counts.get(counted, 0)
+        out: list[TypedEvent] = []
+        if count is not None and count <= before:
+            # the profiler counts a cluster's compilations up in one process: compiled "1
+            # times" again, it is another process's log (runs appended with 2>>)
+            out.extend(self._new_run(sp, c))
+            before = 0
+        n = count if count is not None else before + 1
         self._counts[counted] = n
         cid = f"{cluster}#{n}"
         key = self._key(name, cid)
         key = replace(key, function=tf_function_name(fn_source))
         if key.function is not None:
             self._last_id[key.function] = cid
-        out: list[TypedEvent] = []
         if self._pending_reason is not None:
             out.append(self._pending_reason)
             self._pending_reason = None
