@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, Protocol
 
-from recompile_doctor.events import TypedEvent
+from recompile_doctor.events import ProcessStarted, Span, TypedEvent
 
 #: what became of a line handed to a decoder
 LineStatus = Literal["recognized", "unrecognized", "malformed"]
@@ -111,9 +111,10 @@ class LogFormat:
 
 class ReadAlone(Exception):
     """Raised by a decoder in a worker reading one part of a log (:func:`in_a_part`), at a
-    line that only a reading from the start decodes right (a torch run begun again in the
-    same log: the end of the run before gives what the reader before the part holds): the
-    worker fails, and that reader reads the part itself (see :mod:`._parallel`)."""
+    line that only a reading from the start decodes right (a run begun again in the same
+    log, :func:`new_run`: the end of the run before gives what the reader before the part
+    holds): the worker fails, and that reader reads the part itself (see
+    :mod:`._parallel`)."""
 
 
 #: whether this process is a worker reading one part of a log (set once, in the worker)
@@ -128,6 +129,15 @@ def in_a_part() -> bool:
 def reading_a_part() -> None:
     """Mark this process (a forked worker, which reads nothing else) as reading a part."""
     _IN_A_PART[0] = True
+
+
+def new_run(span: Span, framework: str) -> ProcessStarted:
+    """The event of a run of the process begun again at ``span`` (runs appended to one log),
+    called before the decoder ends the run before (its ``RUN_END``): in a worker reading one
+    part of the log it raises :class:`ReadAlone` instead."""
+    if in_a_part():
+        raise ReadAlone(f"line {span.line}: a new run of the process")
+    return ProcessStarted(span, None, framework, None)
 
 
 def anchor_sniffer(anchors: Sequence[str]) -> Callable[[Sequence[str]], int]:

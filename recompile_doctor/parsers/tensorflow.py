@@ -49,9 +49,8 @@ from recompile_doctor.name_digest import name_number
 from recompile_doctor.parsers._format import (
     UNRECOGNIZED,
     Decoded,
-    ReadAlone,
     SkipMode,
-    in_a_part,
+    new_run,
     recognized,
 )
 from recompile_doctor.parsers._lazy_re import lazy_re
@@ -346,25 +345,23 @@ class TensorFlowDecoder:
 
     def _new_run(self, sp: Span, c: _Compile) -> list[TypedEvent]:
         """A new run of the process begins with compilation ``c``, ending at ``sp``."""
-        if in_a_part():
-            raise ReadAlone(f"line {sp.line}: a new run of the process")
+        started = new_run(sp, FRAMEWORK)
         # (its own signature, read before its count told that it is a new run, stays: the
         # next compilation of its function is compared with it)
         self._end_run(tf_function_name(c.cluster) if c.arguments and c.cluster else None)
-        return [ProcessStarted(sp, None, FRAMEWORK, None)]
+        return [started]
 
     def _end_run(self, keep: str | None) -> None:
         """Forget what the run before compiled (its clusters' counts, its functions'
         signatures but ``keep``'s), and a reason its signatures gave."""
-        kept = (self._compiled_args.get(keep), self._compiled_arg_names.get(keep)) if keep else None
-        self._counts.clear()
-        self._compiled_args.clear()
-        self._compiled_arg_names.clear()
-        self._last_id.clear()
+        signatures = (self._compiled_args, self._compiled_arg_names)
+        kept = [(table, table.get(keep)) for table in signatures] if keep else []
+        for table in (self._counts, *signatures, self._last_id):
+            table.clear()
         self._pending_reason = None
-        if keep and kept is not None and kept[0] is not None:
-            self._compiled_args[keep] = kept[0]
-            self._compiled_arg_names[keep] = kept[1] or []
+        for table, value in kept:
+            if keep is not None and value is not None:
+                table[keep] = value
 
     def _open(self) -> _Compile:
         if self._compile is None:

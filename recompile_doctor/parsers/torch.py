@@ -17,19 +17,12 @@ from recompile_doctor.events import (
     CompileKey,
     CompileStarted,
     FrameworkNote,
-    ProcessStarted,
     RecompileReason,
     Span,
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import (
-    Decoded,
-    ReadAlone,
-    SkipMode,
-    in_a_part,
-    recognized,
-)
+from recompile_doctor.parsers._format import Decoded, SkipMode, new_run, recognized
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
@@ -189,11 +182,10 @@ class TorchLogDecoder:
         self._pids.add((rank, pid))
         if last is None:
             return []
-        if in_a_part():
-            raise ReadAlone(f"line {lineno}: a new run of the process (id {pid})")
+        started = new_run(Span(self.path, lineno, text, t, rank), FRAMEWORK)
         out = self._flush(None)
         out.extend(self._settle(rank))
-        out.append(ProcessStarted(Span(self.path, lineno, text, t, rank), None, FRAMEWORK))
+        out.append(started)
         return out
 
     def decode(self, lineno: int, raw: str) -> Decoded:

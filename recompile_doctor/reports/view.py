@@ -340,8 +340,12 @@ class _RowSums:
         if self.unhashed is not None:
             return hashes + len(self.unhashed)
         if self.hashes is None:  # no hash at all: each module is a graph
-            return len(self.modules) + (len(self.others) if self.others is not None else 0)
+            return self.module_count()
         return hashes
+
+    def module_count(self) -> int:
+        """The distinct modules."""
+        return len(self.modules) + (len(self.others) if self.others is not None else 0)
 
 
 def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...]:
@@ -362,7 +366,7 @@ def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...
                 framework=fw,
                 rank=rank,
                 modules=tuple(r.modules),
-                module_count=len(r.modules) + (len(r.others) if r.others is not None else 0),
+                module_count=r.module_count(),
                 compilations=r.compilations,
                 graphs=r.graphs(),
                 cache=tuple((k, counts[k]) for k in CACHE_ORDER if counts[k]),
