@@ -5,8 +5,8 @@ does not allocate the same way: after the analysis of a 4 GB log, 21 MB of freed
 still the process's (135 MB resident, 114 after a trim), and the HTML page's plots, made on
 top of it, took fresh memory beside it.  glibc's ``malloc_trim`` returns the free pages (Dask
 does the same for its workers); elsewhere (another C library, another system) nothing is
-done.  Only the command line calls it (the process is its own): a library call leaves its
-host's memory alone.
+done.  Only in the command line's process (:func:`process_is_ours`): a library call, the
+HTML renderer's between its phases too, leaves its host's memory alone.
 """
 
 from __future__ import annotations
@@ -33,8 +33,19 @@ def _malloc_trim() -> Callable[[int], int] | None:
     return trim
 
 
+_ours = False
+
+
+def process_is_ours() -> None:
+    """The command line runs this process: :func:`give_back` may trim its heap."""
+    global _ours
+    _ours = True
+
+
 def give_back() -> bool:
     """Return the process's free heap pages to the system; whether any were (False where
-    the C library cannot)."""
+    the C library cannot, or the process is a library caller's: :func:`process_is_ours`)."""
+    if not _ours:
+        return False
     trim = _malloc_trim()
     return trim is not None and bool(trim(0))

@@ -556,7 +556,7 @@ def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
 @pytest.mark.parametrize("spilled", [False, True])
 def test_the_plots_rows_from_the_columns_are_those_of_the_compilations(spilled: bool) -> None:
     # GIVEN every log fixture's compilations, in memory or spilled in chunks of 2 rows
-    from recompile_doctor.reports.plots import TableRows, _row_of, plot_rows
+    from recompile_doctor.reports.plot_data import TableRows, _row_of, plot_rows
 
     with _spilling() if spilled else nullcontext():
         for path in LOGS:

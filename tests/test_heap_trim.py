@@ -19,7 +19,7 @@ FIXTURE = Path(__file__).resolve().parent.parent / "fixtures"
     not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
     reason="malloc_trim is glibc's",
 )
-def test_glibc_gives_freed_memory_back() -> None:
+def test_glibc_gives_freed_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
     def resident_mb() -> int:
         with open("/proc/self/status") as f:
             return next(int(x.split()[1]) // 1024 for x in f if x.startswith("VmRSS"))
@@ -31,7 +31,8 @@ def test_glibc_gives_freed_memory_back() -> None:
     stays = [*junk[::8], junk[-1]]
     del junk
     before = resident_mb()
-    # WHEN the memory is given back
+    # WHEN the memory is given back, in the command line's process
+    monkeypatch.setattr(heap_trim, "_ours", True)
     assert heap_trim._malloc_trim() is not None
     assert heap_trim.give_back() is True
     # THEN the freed pages are the system's again
@@ -42,6 +43,7 @@ def test_glibc_gives_freed_memory_back() -> None:
 def test_elsewhere_nothing_is_done(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a system other than Linux, THEN no C library is loaded and nothing is given back
     heap_trim._malloc_trim.cache_clear()
+    monkeypatch.setattr(heap_trim, "_ours", True)
     monkeypatch.setattr(sys, "platform", "darwin")
     try:
         assert heap_trim._malloc_trim() is None
@@ -68,3 +70,19 @@ def test_analyze_gives_memory_back_after_the_analysis_before_the_report(
     assert result.exit_code in (0, 1), result.output
     assert order == ["give back", "render"]
     assert out.read_text(encoding="utf-8")
+
+
+def test_a_library_call_leaves_its_hosts_memory_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a process the command line does not run (a notebook importing the package)
+    monkeypatch.setattr(heap_trim, "_ours", False)
+    trims: list[int] = []
+    monkeypatch.setattr(heap_trim, "_malloc_trim", lambda: trims.append)
+    # WHEN asked to give memory back (the HTML renderer does between its phases)
+    # THEN the allocator is not asked to trim
+    assert heap_trim.give_back() is False
+    assert trims == []
+    # and in the command line's process it is
+    heap_trim.process_is_ours()
+    monkeypatch.setattr(heap_trim, "_ours", True)  # (undone after the test)
+    heap_trim.give_back()
+    assert trims == [0]

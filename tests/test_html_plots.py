@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recompile_doctor.model import Compilation, Event
-from recompile_doctor.reports import plots
+from recompile_doctor.reports import plot_data, plots
 
 
 def test_timeline_svg_is_the_same_bytes_every_time_and_carries_no_date() -> None:
@@ -42,7 +42,7 @@ def test_svg_scales_to_its_container_and_ids_are_namespaced_per_figure() -> None
 
 def test_up_to_max_lanes_every_module_has_its_own_lane_in_order_of_first_compilation() -> None:
     r = demo_report()
-    lanes = plots.choose_lanes(r.compilations)
+    lanes = plot_data.choose_lanes(r.compilations)
     assert lanes.hidden == 0
     assert lanes.shown[2] == "cluster_7"
 
@@ -58,7 +58,7 @@ def test_beyond_max_lanes_the_modules_that_recompile_most_keep_a_lane() -> None:
         for k in range(5)
     ]
     # WHEN lanes are chosen for 10
-    lanes = plots.choose_lanes(comps, max_lanes=10)
+    lanes = plot_data.choose_lanes(comps, max_lanes=10)
     # THEN 9 modules get a lane (cluster_45 among them) and 41 share the last one
     assert len(lanes.shown) == 9 and lanes.hidden == 41
     assert lanes.shown == ("cluster_0", *(f"cluster_{k}" for k in range(1, 8)), "cluster_45")
@@ -84,12 +84,12 @@ def test_executable_loads_and_device_attach_get_markers_by_their_kind() -> None:
     def ev(kind: str, **detail: object) -> Event:
         return Event(kind, "run.log", 1, 0.0, "", detail=detail)
 
-    assert plots.event_role(ev("load")) == "load"
-    assert plots.event_role(ev("loads", count=3)) == "load"
-    assert plots.event_role(ev("attach")) == "attach"
-    assert plots.event_role(ev("popart-cache-load")) is None
-    assert plots.event_role(ev("phase-end", name="Loading executable")) is None
-    assert plots.event_role(ev("cache-hit")) is None
+    assert plot_data.event_role(ev("load")) == "load"
+    assert plot_data.event_role(ev("loads", count=3)) == "load"
+    assert plot_data.event_role(ev("attach")) == "attach"
+    assert plot_data.event_role(ev("popart-cache-load")) is None
+    assert plot_data.event_role(ev("phase-end", name="Loading executable")) is None
+    assert plot_data.event_role(ev("cache-hit")) is None
 
 
 def test_no_cost_chart_when_nothing_was_wasted() -> None:
@@ -158,7 +158,7 @@ def test_a_bar_whose_log_line_is_on_the_page_links_to_it() -> None:
 def test_a_modules_lane_is_its_first_shown_place_else_the_shared_one(
     shown: list[str], hidden: list[str], module: str | None
 ) -> None:
-    lanes = plots.Lanes(tuple(shown), len(hidden), frozenset(hidden))
+    lanes = plot_data.Lanes(tuple(shown), len(hidden), frozenset(hidden))
     if module is None:
         expected = None
     elif module in shown:
@@ -166,14 +166,14 @@ def test_a_modules_lane_is_its_first_shown_place_else_the_shared_one(
     else:
         expected = len(shown) if module in hidden else None
     assert lanes.lane_of(module) == expected
-    assert lanes == plots.Lanes(tuple(shown), len(hidden), frozenset(hidden))
+    assert lanes == plot_data.Lanes(tuple(shown), len(hidden), frozenset(hidden))
 
 
 def test_plots_of_the_rows_are_those_of_the_compilations() -> None:
     # GIVEN the demo report and a run of many modules, WHEN their compilations are made into
     # plot rows (without their text and keys), THEN the figures are the same bytes
     for r in (demo_report(), many_modules_report()):
-        rows = plots.plot_rows(r.compilations)
+        rows = plot_data.plot_rows(r.compilations)
         assert len(rows) == len(r.compilations)
         a = plots.timeline_svg(r.compilations, r.events)
         b = plots.timeline_svg(rows, r.events)
@@ -218,6 +218,15 @@ def test_the_top_bars_are_those_of_a_full_sort(
         expected = [*items[: n - 1], (f"{len(items) - n + 1} others", rest)]
     assert got == expected
     assert len(sums) == len(d) and plots._top(dict(d), n) == expected
+    # AND numbered names (their numbers given, in any order of first sight) sum the same
+    numbers = {name: k for k, name in enumerate(reversed(dict.fromkeys(n for n, _ in added)))}
+    numbered = top_sums.TopSums(len(numbers))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(top_sums, "FEW", top_sums.FEW if few else 0)
+        for name, v in added:
+            numbered.add(name, v, numbers[name])
+        assert numbered.top(n, lambda: (name for name, _ in added)) == expected
+    assert len(numbered) == len(d)
 
 
 @given(st.lists(st.text(max_size=2), max_size=20), st.data())
@@ -241,7 +250,7 @@ def test_each_compilation_is_drawn_in_its_modules_lane() -> None:
     # GIVEN a run of 300 modules (more than lanes) and the demo run
     for r in (many_modules_report(300), demo_report()):
         comps = list(r.compilations)
-        lanes = plots.choose_lanes(comps, max_lanes=12)
+        lanes = plot_data.choose_lanes(comps, max_lanes=12)
         # THEN each compilation's lane is its module's: its own, or the shared last one
         assert list(lanes.rows) == [lanes.lane_of(c.module) for c in comps]
         assert len({c.module for c in comps}) == len(lanes.shown) + lanes.hidden
@@ -251,16 +260,63 @@ def test_lanes_asked_for_only_some_modules_place_them_as_the_full_lanes_do() -> 
     # GIVEN a run of 300 modules (more than lanes), and the modules the timeline's markers
     # will ask about: shown ones, hidden ones and one never compiled
     comps = list(many_modules_report(300).compilations)
-    full = plots.choose_lanes(comps, max_lanes=12)
+    full = plot_data.choose_lanes(comps, max_lanes=12)
     asked = {comps[0].module, comps[-1].module, comps[150].module, "never_compiled"}
     # WHEN the lanes keep only what those need (not every module's fingerprint)
-    lanes, _seen = plots._survey(comps, 12, asked)
+    lanes, _seen = plot_data.survey(comps, 12, asked)
     # THEN they are the same lanes, each asked module goes where the full lanes put it, and
     # only the asked modules sharing the last lane are kept
     assert lanes == full and list(lanes.rows) == list(full.rows)
     assert all(lanes.lane_of(m) == full.lane_of(m) for m in asked)
     assert lanes.others == frozenset(m for m in asked if full.lane_of(m) == len(full.shown))
     assert lanes.lane_of("never_compiled") is None
+
+
+def test_plots_of_modules_numbered_first_are_the_same() -> None:
+    from recompile_doctor.reports.module_numbers import module_numbers
+
+    # GIVEN the demo run and runs of 300 and 40 modules
+    for r in (demo_report(), many_modules_report(300), many_modules_report(40, 2)):
+        rows = plot_data.plot_rows(r.compilations)
+        # WHEN the modules are numbered once, before the plots (as the page does)
+        numbers = module_numbers(r.compilations)
+        assert numbers.count == len({c.module for c in r.compilations})
+        firsts = list(dict.fromkeys(c.module for c in r.compilations))
+        assert list(numbers.of) == [firsts.index(c.module) for c in r.compilations]
+        # THEN the timeline (its lanes worked out first, as the page does) and the cost plot
+        # are the same bytes as numbered by name
+        a = plots.timeline_svg(rows, r.events, max_lanes=12)
+        asked = plot_data.marked_modules(r.events)
+        surveyed = plot_data.survey(rows, 12, asked, numbers)
+        b = plots.timeline_svg(rows, r.events, max_lanes=12, surveyed=surveyed)
+        assert a == b
+        assert plots.cost_svg(r.findings, rows) == plots.cost_svg(r.findings, rows, numbers=numbers)
+    # AND a run's table numbers its modules from its module column as a list of them does
+    from recompile_doctor.timeline.table import CompilationTable
+
+    table = CompilationTable()
+    for k, m in enumerate(["b", "a", "b", "c", "a"]):
+        table.append(
+            module=m, hash=None, source="a.log", line=k + 1, t=None, ordinal=None, text="",
+            key=None, rank=None, process=0,
+        )  # fmt: skip
+    got = module_numbers(table)
+    assert list(got.of) == [0, 1, 0, 2, 1] and got.count == 3
+    assert list(module_numbers(list(table)).of) == list(got.of)
+    table.close()
+
+
+def test_lanes_of_numbered_modules_are_the_lanes_of_named_ones() -> None:
+    from recompile_doctor.reports.module_numbers import module_numbers
+
+    comps = list(many_modules_report(300).compilations)
+    asked = {comps[0].module, comps[-1].module, comps[150].module, "never_compiled"}
+    named = plot_data.survey(comps, 12, asked)
+    numbered = plot_data.survey(comps, 12, asked, module_numbers(comps))
+    assert named == numbered and list(named[0].rows) == list(numbered[0].rows)
+    assert named[0].others == numbered[0].others
+    with pytest.raises(ValueError, match="without the modules asked"):
+        plot_data.survey(comps, 12, None, module_numbers(comps))
 
 
 def _merged_by_python_sort(

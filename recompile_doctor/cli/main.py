@@ -16,6 +16,7 @@ import click
 from recompile_doctor._version import __version__
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.gc_pause import collect_less_often
+from recompile_doctor.heap_trim import process_is_ours
 
 #: subcommand -> (its module, which exposes ``command``; the first paragraph of its help).
 #: A module is imported only when its command runs (or asks for its own help), so that
@@ -228,4 +229,5 @@ def internal_error(e: BaseException) -> str:
 def run() -> None:
     """Console-script entry point."""
     collect_less_often()  # (the process is ours)
+    process_is_ours()
     sys.exit(main())

@@ -26,13 +26,15 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 from markupsafe import Markup
 
+from recompile_doctor.heap_trim import give_back
 from recompile_doctor.model import DiffEvidence, Report
-from recompile_doctor.reports import plots
 from recompile_doctor.reports.anchors import Anchors, basename, slug
 from recompile_doctor.reports.durations import fmt_bytes, fmt_seconds
 from recompile_doctor.reports.glossary import DIFF_GLOSSARY
 from recompile_doctor.reports.hlo_changes import ChangeGroup, change_groups
 from recompile_doctor.reports.html_page import FULL_EXCERPTS, page
+from recompile_doctor.reports.module_numbers import module_numbers
+from recompile_doctor.reports.plot_data import MAX_LANES, marked_modules, plot_rows, survey
 from recompile_doctor.reports.view import CACHE_WORDS
 from recompile_doctor.rules import RULES
 
@@ -44,7 +46,13 @@ __all__ = ["render", "render_diff"]
 
 def render(report: Report) -> str:
     """The HTML report of ``report`` (same report, same text)."""
+    # the modules numbered, the page's view made and the timeline's lanes worked out before
+    # the plots' libraries are imported (32 MB), and each phase's freed memory given back:
+    # peaks that were on top of one another (see module_numbers)
+    numbers = module_numbers(report.compilations)
+    give_back()
     pg = page(report)
+    give_back()
     links = {
         (x.source, row.number): row.id
         for f in pg.findings
@@ -54,10 +62,17 @@ def render(report: Report) -> str:
     }
     # the plots pass over the compilations a dozen times: made into rows once (a run's
     # are columns, each object made when read; a row holds what the plots read)
-    comps = plots.plot_rows(report.compilations)
-    timeline = plots.timeline_svg(comps, report.events, links=links)
-    cost = plots.cost_svg(report.findings, comps)
-    del comps
+    comps = plot_rows(report.compilations)
+    surveyed = survey(comps, MAX_LANES, marked_modules(report.events), numbers) if comps else None
+    give_back()
+    from recompile_doctor.reports import plots  # (matplotlib: see above)
+
+    timeline = plots.timeline_svg(comps, report.events, links=links, surveyed=surveyed)
+    del surveyed
+    give_back()
+    cost = plots.cost_svg(report.findings, comps, numbers=numbers)
+    del comps, numbers
+    give_back()
     html = (
         _env()
         .get_template("report.html.j2")

@@ -11,15 +11,14 @@ scaled; element ids get a per-figure prefix so several figures can share one pag
 from __future__ import annotations
 
 import contextlib
-import heapq
 import io
 import math
 import warnings
 from array import array
 from collections import defaultdict
-from collections.abc import Collection, Container, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple, TypeAlias, overload
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import matplotlib
 import regex
@@ -28,76 +27,18 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from recompile_doctor.model import Compilation, Event, Finding
-from recompile_doctor.reports.top_sums import TopSums, read_at
-from recompile_doctor.timeline.distinct import NameIndex
+from recompile_doctor.model import Event, Finding
+from recompile_doctor.reports.module_numbers import ModuleNumbers
+from recompile_doctor.reports.plot_data import (
+    MAX_LANES,
+    Drawn,
+    Survey,
+    event_role,
+    marked_modules,
+    survey,
+)
+from recompile_doctor.reports.top_sums import TopSums
 from recompile_doctor.timeline.names import function_key
-from recompile_doctor.timeline.table import CompilationTable
-
-
-class PlotRow(NamedTuple):
-    """A compilation as the plots read it: without its line's text and its keys, a third
-    of the memory of the compilation's object (the plots pass over a run's compilations a
-    dozen times, so they are made once, and a run can have 100,000 of them)."""
-
-    module: str
-    function: str | None
-    source: str
-    line: int
-    end_line: int | None
-    t: float | None
-    duration_s: float | None
-    cache: str
-    warmup: bool
-
-
-#: what the plots read: a compilation, or its row
-Drawn: TypeAlias = Compilation | PlotRow
-
-
-def plot_rows(compilations: Iterable[Compilation]) -> Sequence[PlotRow]:
-    """The compilations as the plots read them.  A run's table gives them from its columns
-    on each pass, each row dropped after use (:class:`TableRows`); other compilations are
-    made into rows once."""
-    if isinstance(compilations, CompilationTable):
-        return TableRows(compilations)
-    return tuple(_row_of(c) for c in compilations)
-
-
-def _row_of(c: Compilation) -> PlotRow:
-    return PlotRow(
-        c.module, c.function, c.source, c.line, c.end_line, c.t, c.duration_s, c.cache,
-        c.warmup,
-    )  # fmt: skip
-
-
-class TableRows(Sequence[PlotRow]):
-    """The plot rows of a compilation table, made from its columns on every pass over them
-    and not held: a row per compilation, with its own copy of a module name read back from
-    the table's file, was 43 MB for the 131,589 compilations of a 1 GB TensorFlow log (the
-    plots pass over them a few times; a pass reads the columns a chunk at a time)."""
-
-    __slots__ = ("_table",)
-
-    def __init__(self, table: CompilationTable) -> None:
-        self._table = table
-
-    def __len__(self) -> int:
-        return len(self._table)
-
-    def __iter__(self) -> Iterator[PlotRow]:
-        for values in self._table.drawn():
-            yield PlotRow(*values)
-
-    @overload
-    def __getitem__(self, i: int) -> PlotRow: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[PlotRow]: ...
-    def __getitem__(self, i: int | slice) -> PlotRow | Sequence[PlotRow]:
-        if isinstance(i, slice):
-            return plot_rows(self._table[i])
-        return _row_of(self._table[i])
-
 
 #: colour per cache outcome (Okabe-Ito palette: readable for colour-blind people)
 CACHE_COLOURS: dict[str, str] = {
@@ -113,7 +54,6 @@ CACHE_LABELS: dict[str, str] = {
     "unknown": "compiled (cache unknown)",
 }
 AFTER_WARMUP_HATCH = "////"
-MAX_LANES = 40
 #: a lane group with more bars than this has bars closer than a pixel drawn as one
 MERGE_ABOVE = 200
 LABEL_CHARS = 44
@@ -138,20 +78,6 @@ _RC: dict[Any, Any] = {
     "legend.frameon": False,
     "legend.fontsize": 8.5,
 }
-
-
-#: report event kinds -> the timeline marker they get (the timeline names them; nothing is
-#: guessed from parts of a kind)
-EVENT_ROLES: dict[str, Literal["load", "attach"]] = {
-    "load": "load",  # an executable loaded onto the device (one per load)
-    "loads": "load",  # the loads a long run aggregates into one event
-    "attach": "attach",  # a device attached
-}
-
-
-def event_role(event: Event) -> Literal["load", "attach", None]:
-    """The timeline marker an event gets: an executable load, a device attach, or none."""
-    return EVENT_ROLES.get(event.kind)
 
 
 def drawable(text: str) -> str:
@@ -183,103 +109,6 @@ def _quiet_glyphs() -> Iterator[None]:
 
 
 @dataclass(frozen=True, slots=True)
-class Lanes:
-    """Which modules get a lane of their own, in order, and how many share the last one."""
-
-    shown: tuple[str, ...]
-    #: how many modules share the last lane
-    hidden: int
-    #: the modules that have a lane (those sharing the last one among them): their names
-    #: are not kept (131,000 names were 23 MB held while the plots were drawn)
-    others: Container[str] = field(default=(), repr=False, compare=False)
-    #: the lane of each compilation the lanes were chosen from, in order
-    rows: Sequence[int] = field(default=(), repr=False, compare=False)
-    #: a shown module -> its lane
-    _lane: dict[str, int] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        lane: dict[str, int] = {}
-        for i, m in enumerate(self.shown):
-            lane.setdefault(m, i)  # (a module's first lane, if two)
-        object.__setattr__(self, "_lane", lane)
-
-    def lane_of(self, module: str | None) -> int | None:
-        if module is None:
-            return None
-        lane = self._lane.get(module)
-        if lane is None and module in self.others:
-            return len(self.shown)
-        return lane
-
-
-def choose_lanes(compilations: Sequence[Drawn], max_lanes: int = MAX_LANES) -> Lanes:
-    """One lane per module in order of first compilation; beyond ``max_lanes`` keep the modules
-    with the most recompilations after warm-up (then compile time) and group the rest."""
-    return _survey(compilations, max_lanes)[0]
-
-
-@dataclass(frozen=True, slots=True)
-class _Seen:
-    """What the legend and the axis need to know of all the compilations."""
-
-    caches: frozenset[str]
-    late: bool  # some compilation came after warm-up
-    timed: bool  # every compilation has a time
-
-
-def _survey(
-    compilations: Sequence[Drawn], max_lanes: int, asked: Collection[str] | None = None
-) -> tuple[Lanes, _Seen]:
-    """The lanes (:func:`choose_lanes`) and what else the timeline needs of the
-    compilations, in one pass over them (a pass reads a long run's columns back from its
-    file: the timeline made eight, 4 s for a 1 GB TensorFlow log).  ``asked``: the only
-    modules whose lane will be asked for (:meth:`Lanes.lane_of`), if known: the lanes then
-    keep which of them share the last lane, not the fingerprints of all (21 MB for the
-    524,000 modules of a 4 GB log, held while the bars were drawn)."""
-    # per module, by its place in the order of first compilation (its number): its count,
-    # seconds and first compilation in arrays, its name a fingerprint; per compilation its
-    # module's number, then its lane (three dictionaries of 131,000 modules and a full sort
-    # of them were 50 MB at once; a dictionary of their names 21 MB)
-    index = NameIndex()
-    # (counts and rows in 4 bytes each while they fit: 8 MB less for 524,000 modules)
-    wide = "Q" if len(compilations) >> 32 else "I"
-    after = array(wide)
-    secs = array("d")
-    first = array(wide)
-    rows = array("I")
-    caches: set[str] = set()
-    timed = True
-    for row, c in enumerate(compilations):
-        k = index.number(c.module)
-        if k == len(after):
-            after.append(0)
-            secs.append(0.0)
-            first.append(row)
-        rows.append(k)
-        if not c.warmup:
-            after[k] += 1
-        secs[k] += c.duration_s or 0.0
-        caches.add(c.cache)
-        timed = timed and c.t is not None
-    n = len(after)
-    keep: Collection[int] = range(n)
-    if n > max_lanes:
-        keep = sorted(heapq.nsmallest(max_lanes - 1, keep, key=lambda k: (-after[k], -secs[k], k)))
-    shown = read_at((c.module for c in compilations), [first[k] for k in keep])
-    lane = array("I", [len(shown)]) * n
-    for i, k in enumerate(keep):
-        lane[k] = i
-    for row, k in enumerate(rows):
-        rows[row] = lane[k]
-    seen = _Seen(frozenset(caches), any(after), timed)
-    others: Container[str] = index
-    if asked is not None:
-        lanes_of = set(shown)
-        others = frozenset(m for m in asked if m not in lanes_of and m in index)
-    return Lanes(tuple(shown), n - len(shown), others, rows), seen
-
-
-@dataclass(frozen=True, slots=True)
 class TimelinePlot:
     svg: str
     axis: Literal["time", "line"]
@@ -297,16 +126,20 @@ def timeline_svg(
     max_lanes: int = MAX_LANES,
     fig_id: str = "timeline",
     links: Mapping[tuple[str, int], str] | None = None,
+    surveyed: Survey | None = None,
 ) -> TimelinePlot | None:
     """A lane per module, a bar per compilation (colour = cache outcome, hatched = after
     warm-up), markers for executable loads and device attach.  None without compilations.
 
     ``links`` maps a (source, line) to the id of the element showing that log line on the
-    page: a bar whose line is there links to it."""
+    page: a bar whose line is there links to it.  ``surveyed``: the compilations'
+    :func:`~recompile_doctor.reports.plot_data.survey` for ``max_lanes`` and the events'
+    :func:`~recompile_doctor.reports.plot_data.marked_modules`, if made already."""
     if not compilations:
         return None
-    asked = {e.module for e in events if e.module is not None and event_role(e) is not None}
-    lanes, seen = _survey(compilations, max_lanes, asked)
+    if surveyed is None:
+        surveyed = survey(compilations, max_lanes, marked_modules(events))
+    lanes, seen = surveyed
     axis: Literal["time", "line"] = "time" if seen.timed else "line"
     n_lanes = len(lanes.shown) + (1 if lanes.hidden else 0)
     labels = [short_label(m) for m in lanes.shown]
@@ -484,9 +317,11 @@ def cost_svg(
     *,
     top: int = 12,
     fig_id: str = "cost",
+    numbers: ModuleNumbers | None = None,
 ) -> str | None:
     """Wasted seconds per cause (from the findings) and compile time after warm-up per
-    module (from the compilations).  None when nothing was wasted."""
+    module (from the compilations; ``numbers``: their module numbers, if counted).  None
+    when nothing was wasted."""
     per_rule: dict[str, float] = defaultdict(float)
     for f in findings:
         if f.wasted_seconds > 0:
@@ -495,10 +330,10 @@ def cost_svg(
     def late() -> Iterator[Drawn]:
         return (c for c in compilations if not c.warmup and c.duration_s)
 
-    per_module = TopSums()
-    for c in late():
-        assert c.duration_s is not None
-        per_module.add(c.module, c.duration_s)
+    per_module = TopSums(numbers.count if numbers is not None else None)
+    for row, c in enumerate(compilations):
+        if not c.warmup and c.duration_s:
+            per_module.add(c.module, c.duration_s, numbers.of[row] if numbers is not None else None)
     if not per_rule and not per_module:
         return None
     rules = _top(per_rule, top)

@@ -5,7 +5,8 @@ module name held 21 MB of names for the 131,589 modules of a 1 GB TensorFlow log
 twelve it draws.  :class:`TopSums` numbers the names by fingerprint
 (:class:`~recompile_doctor.timeline.distinct.NameIndex`), sums into an array and keeps
 where each name was first added; the few names it draws are read again from the names it
-was given, in a second pass (:func:`read_at`).
+was given, in a second pass (:func:`read_at`).  Names numbered already (the page's module
+numbers: :mod:`.module_numbers`) are summed by their numbers, with no fingerprint kept.
 """
 
 from __future__ import annotations
@@ -45,13 +46,21 @@ def read_at(strings: Iterable[str], at: Sequence[int]) -> list[str]:
     return out
 
 
+#: a name not added yet (:attr:`TopSums._known`)
+_NOT_YET = 0xFFFFFFFF
+
+
 class TopSums:
-    """A sum per name (:meth:`add`), and the largest sums (:meth:`top`)."""
+    """A sum per name (:meth:`add`), and the largest sums (:meth:`top`).  ``numbered``:
+    the names come with numbers below it, one per distinct name (module numbers counted
+    already), so that no fingerprint of them is kept."""
 
-    __slots__ = ("_added", "_few", "_first", "_index", "_sums")
+    __slots__ = ("_added", "_few", "_first", "_index", "_known", "_sums")
 
-    def __init__(self) -> None:
-        self._index = NameIndex()
+    def __init__(self, numbered: int | None = None) -> None:
+        self._index = NameIndex() if numbered is None else None
+        #: a given number -> the name's number here (numbered in order of first add)
+        self._known = array("I", [_NOT_YET]) * numbered if numbered is not None else None
         self._sums = array("d")
         self._first = array("Q")  # where each name was first added (its place among adds)
         self._added = 0
@@ -60,9 +69,16 @@ class TopSums:
     def __len__(self) -> int:
         return len(self._sums)
 
-    def add(self, name: str, value: float) -> None:
-        """Add ``value`` to ``name``'s sum (0 until then)."""
-        k = self._index.number(name)
+    def add(self, name: str, value: float, number: int | None = None) -> None:
+        """Add ``value`` to ``name``'s sum (0 until then); ``number``: the name's (when
+        numbered)."""
+        if self._index is not None:
+            k = self._index.number(name)
+        else:
+            assert self._known is not None and number is not None
+            k = self._known[number]
+            if k == _NOT_YET:
+                k = self._known[number] = len(self._sums)
         if k == len(self._sums):
             self._sums.append(0.0)
             self._first.append(self._added)
