@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses.recompile import recompilation_causes
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES
+from recompile_doctor.heap_trim import give_back
 from recompile_doctor.join import Joined, join_dumps
 from recompile_doctor.model import (
     Evidence,
@@ -26,7 +27,7 @@ from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._reader import read_lines_around, release_spool
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
-from recompile_doctor.timeline.distinct import DistinctCount
+from recompile_doctor.timeline.distinct import count_distinct
 from recompile_doctor.timeline.names import graph_element
 from recompile_doctor.timeline.table import CompilationTable
 from recompile_doctor.told import Stopwatch, tell
@@ -107,6 +108,7 @@ def _analyze(
         builder.close()  # the spooled events' temporary file goes now, not when collected
         raise
     del builder  # what was under way is no longer needed
+    give_back()  # (what the reading freed: see heap_trim; a library call's host is left alone)
     ahead = None
     if events_json:  # the events are final: their JSON text may be written meanwhile
         from recompile_doctor.events_json import EventsText
@@ -119,6 +121,7 @@ def _analyze(
         findings = diagnose(tl, opts)
         if context > 0:
             findings = _with_context(findings, context)
+        give_back()  # (what the analyses freed, before the distinct-graph count's table)
         summary = summarize(tl, findings, opts.joined)
         causes = recompilation_causes(tl, opts)
         if watch.on:
@@ -210,17 +213,20 @@ def summarize(tl: Timeline, findings: Sequence[Finding], joined: Joined | None =
 
 def _distinct_graphs(table: CompilationTable) -> int:
     """Distinct graphs compiled: by graph hash, else by module name
-    (:func:`~recompile_doctor.timeline.names.graph_element`).  Counted by fingerprint (:class:`DistinctCount`): a
-    set of the names read back from a spilled table held 40 MB for a moment."""
-    distinct = DistinctCount()
-    last = None
-    for h, m in zip(table.hash, table.modules(), strict=True):
-        hashed, name = graph_element(h, m)
-        element = ("H" if hashed else "M") + name
-        if element != last:  # (a function recompiled many times in a row: its name again)
-            distinct.add(element)
-            last = element
-    return len(distinct)
+    (:func:`~recompile_doctor.timeline.names.graph_element`).  Counted by fingerprint, in
+    bounded memory (:func:`~recompile_doctor.timeline.distinct.count_distinct`): a set of
+    the names read back from a spilled table held 40 MB for a moment."""
+
+    def elements() -> Iterator[str]:
+        last = None
+        for h, m in zip(table.hash, table.modules(), strict=True):
+            hashed, name = graph_element(h, m)
+            element = ("H" if hashed else "M") + name
+            if element != last:  # (a function recompiled many times in a row: its name again)
+                yield element
+                last = element
+
+    return count_distinct(elements())
 
 
 def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:

@@ -3,6 +3,7 @@ set counts them and a dictionary numbers them."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -64,3 +65,43 @@ def test_numbers_survive_many_growths() -> None:
     assert all(index.find(s) == k for k, s in enumerate(names))
     assert all(index.number(names[k]) == k for k in range(0, 30_000, 97))
     assert len(index) == 30_000 and index.find("cluster_30000") is None
+
+
+@given(
+    st.lists(st.text(max_size=3) | st.sampled_from(["\udcff", "a\ud800b", ""]), max_size=60),
+    st.integers(1, 5),
+    st.integers(1, 3),
+)
+def test_a_bounded_count_counts_as_a_set_does(strings: list[str], held: int, read: int) -> None:
+    from recompile_doctor.timeline import distinct
+
+    # GIVEN strings (repeated across the runs written to disk), WHEN at most `held`
+    # fingerprints are held in memory and the runs are merged `read` at a time
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(distinct, "HELD", held)
+        mp.setattr(distinct, "MERGE_READ", read)
+        bounded = distinct.BoundedDistinctCount()
+        for s in strings:
+            bounded.add(s)
+        # THEN the count is the set's, runs were written once past the limit, and the
+        # temporary file goes on close
+        assert bounded.count() == len(set(strings))
+        assert bool(bounded._runs) == (len(set(strings)) >= held)
+        bounded.close()
+        assert bounded._file is None
+        assert distinct.count_distinct(iter(strings)) == len(set(strings))
+
+
+def test_a_bounded_count_holds_a_bounded_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_doctor.timeline import distinct
+
+    # GIVEN 3.5 times as many distinct strings as a bounded count holds, each twice
+    monkeypatch.setattr(distinct, "HELD", 4096)
+    strings = [f"module_{k}" for k in range(distinct.HELD * 7 // 2)]
+    bounded = distinct.BoundedDistinctCount()
+    for s in strings + strings[::-1]:
+        bounded.add(s)
+        # THEN its table never holds more than HELD fingerprints
+        assert len(bounded._held) < distinct.HELD
+    assert len(bounded._runs) == 6 and bounded.count() == len(strings)
+    bounded.close()

@@ -1002,6 +1002,33 @@ def _few_checkpoints(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(_parallel, "LATE_COST", 1e9)  # (spaced by lines only: the same on any machine)
 
 
+def test_no_late_checkpoint_is_taken_of_a_decoder_whose_tables_are_big(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a worker's decoder whose looked-up tables hold more entries than a late
+    # checkpoint may (its state is built and written whole: 90 MB at once in the worker of
+    # an 8 GB TensorFlow log), and one whose tables hold that many
+    class Decoder:
+        def __init__(self, n: int) -> None:
+            self.continuing = False
+            self.counts = {k: 1 for k in range(n // 2)}
+            self.names = {f"f{k}" for k in range(n - n // 2)}
+
+    monkeypatch.setattr(_parallel, "LATE_MAX_ENTRIES", 10)
+    late = _parallel._Late()
+    try:
+        # WHEN a late checkpoint is due for each
+        late.take(Decoder(11), 100, _parallel.Counts(), 0, 6000)  # type: ignore[arg-type]
+        # THEN the big one's is not taken (and the next is due after the usual spacing)
+        assert late.cps == [] and late.next == 6000 + late.every
+        late.take(Decoder(10), 200, _parallel.Counts(), 0, late.next)  # type: ignore[arg-type]
+        # AND the other's is, whole
+        assert len(late.cps) == 1
+        assert late.cps[0].size > 0
+    finally:
+        late.close()
+
+
 def test_a_worker_is_met_again_at_a_late_checkpoint_after_a_name_it_missed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -108,6 +108,11 @@ CHECKPOINT_EVERY = 64
 LATE_EVERY = 1024
 LATE_COST = 0.02
 LATE_MAX = 64
+#: no late checkpoint is taken while the decoder's tables hold more entries than this: a
+#: state is built and marshalled whole, about 150 bytes an entry at once (90 MB more in the
+#: worker of an 8 GB TensorFlow log of a new cluster per compilation, 630,000 of them).
+#: After a name such a worker missed, the reader before it reads on to the part's end itself
+LATE_MAX_ENTRIES = 100_000
 #: seconds a worker waits for the next worker's checkpoints before it reads that part itself
 WAIT_S = 30.0
 #: a worker looks whether its parent is still there every this many decoded lines
@@ -776,6 +781,10 @@ class _Late:
 
     def take(self, decoder: Decoder, lineno: int, c: Counts, events: int, decoded: int) -> None:
         t0 = time.perf_counter()
+        if sum(n for _, n in sizes(decoder) if n is not None) > LATE_MAX_ENTRIES:
+            self.next = decoded + self.every
+            self.since, self.decoded = t0, decoded
+            return
         cp = checkpoint(decoder)
         if cp is not None:
             if self._file is None:

@@ -17,7 +17,11 @@ once.  One table growing held half as much again as the whole (10 MB more at onc
 
 from __future__ import annotations
 
+import heapq
+import os
 from array import array
+from collections.abc import Iterable, Iterator
+from typing import IO
 
 from recompile_doctor.name_digest import WIDTH, name_digest
 
@@ -170,3 +174,106 @@ class NameIndex(DistinctCount):
             return None
         assert shard.numbers is not None
         return shard.numbers[i]
+
+
+#: fingerprints a :class:`BoundedDistinctCount` holds in memory (about 4 MB of tables)
+HELD = 131_072
+#: fingerprints read back from each sorted run at a time while the runs are merged
+MERGE_READ = 4_096
+
+
+class BoundedDistinctCount:
+    """How many distinct strings were :meth:`add`-ed (:meth:`count`), in bounded memory.
+
+    Up to :data:`HELD` distinct fingerprints are counted in a :class:`DistinctCount`; then
+    they are written, sorted, to an anonymous temporary file as a run, and a new table
+    begins.  :meth:`count` merges the runs (:data:`MERGE_READ` fingerprints of each read at
+    a time) and counts each fingerprint once.  The summary's count of the 1,049,000
+    distinct graphs of an 8 GB log held a 34 MB table; now 4 MB, and 16 bytes a graph on
+    disk."""
+
+    __slots__ = ("_file", "_held", "_runs")
+
+    def __init__(self) -> None:
+        self._held = DistinctCount()
+        self._file: IO[bytes] | None = None
+        self._runs: list[tuple[int, int]] = []  # (offset, fingerprints) of each run
+
+    def add(self, s: str) -> None:
+        held = self._held
+        held.add(s)
+        if len(held) >= HELD:
+            self._write_run()
+
+    def _write_run(self) -> None:
+        run = sorted(_fingerprints(self._held))
+        self._held = DistinctCount()
+        f = self._file
+        if f is None:
+            import tempfile  # (only here: not at every start)
+
+            # (nameless: gone with the process however it ends; never next to an input)
+            f = self._file = tempfile.TemporaryFile(prefix="recompile-doctor-distinct-")  # noqa: SIM115
+        at = f.seek(0, os.SEEK_END)
+        f.write(b"".join(run))
+        self._runs.append((at, len(run)))
+
+    def count(self) -> int:
+        """How many distinct strings were added (the runs are merged once asked: the
+        count ends the adding)."""
+        if not self._runs:
+            return len(self._held)
+        if len(self._held):
+            self._write_run()
+        f = self._file
+        assert f is not None
+        f.flush()
+        fd = f.fileno()
+        n = 0
+        last = None
+        for d in heapq.merge(*(_read_run(fd, at, k) for at, k in self._runs)):
+            if d != last:
+                n += 1
+                last = d
+        return n
+
+    def close(self) -> None:
+        """Remove the temporary file now."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def _fingerprints(count: DistinctCount) -> Iterator[bytes]:
+    """The fingerprints a count holds, in no order."""
+    for shard in count._shards:
+        view = memoryview(shard.slots)
+        for at in range(0, len(view), WIDTH):
+            d = bytes(view[at : at + WIDTH])
+            if d != _EMPTY:
+                yield d
+
+
+def _read_run(fd: int, at: int, k: int) -> Iterator[bytes]:
+    """The ``k`` fingerprints of the run at byte ``at`` of file ``fd``, in order."""
+    done = 0
+    while done < k:
+        take = min(MERGE_READ, k - done)
+        data = os.pread(fd, take * WIDTH, at + done * WIDTH)
+        if len(data) < take * WIDTH:
+            raise OSError("a run of fingerprints is cut short")
+        for i in range(0, len(data), WIDTH):
+            yield data[i : i + WIDTH]
+        done += take
+
+
+def count_distinct(strings: Iterable[str]) -> int:
+    """How many distinct strings ``strings`` gives, in bounded memory
+    (:class:`BoundedDistinctCount`)."""
+    bounded = BoundedDistinctCount()
+    try:
+        for s in strings:
+            bounded.add(s)
+        return bounded.count()
+    finally:
+        bounded.close()
