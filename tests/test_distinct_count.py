@@ -88,7 +88,7 @@ def test_a_bounded_count_counts_as_a_set_does(strings: list[str], held: int, rea
         assert bounded.count() == len(set(strings))
         assert bool(bounded._runs) == (len(set(strings)) >= held)
         bounded.close()
-        assert bounded._file is None
+        assert not bounded._blobs.used
         assert distinct.count_distinct(iter(strings)) == len(set(strings))
 
 

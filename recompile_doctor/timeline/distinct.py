@@ -18,12 +18,11 @@ once.  One table growing held half as much again as the whole (10 MB more at onc
 from __future__ import annotations
 
 import heapq
-import os
 from array import array
 from collections.abc import Iterable, Iterator
-from typing import IO
 
 from recompile_doctor.name_digest import WIDTH, name_digest
+from recompile_doctor.timeline.blobs import Blob, Blobs
 
 #: an empty slot (a fingerprint of all zeros is stored as FULL_ZERO instead)
 _EMPTY = bytes(WIDTH)
@@ -186,18 +185,18 @@ class BoundedDistinctCount:
     """How many distinct strings were :meth:`add`-ed (:meth:`count`), in bounded memory.
 
     Up to :data:`HELD` distinct fingerprints are counted in a :class:`DistinctCount`; then
-    they are written, sorted, to an anonymous temporary file as a run, and a new table
-    begins.  :meth:`count` merges the runs (:data:`MERGE_READ` fingerprints of each read at
-    a time) and counts each fingerprint once.  The summary's count of the 1,049,000
-    distinct graphs of an 8 GB log held a 34 MB table; now 4 MB, and 16 bytes a graph on
-    disk."""
+    they are written, sorted, to an anonymous temporary file as a run (:class:`Blobs`, in
+    pieces of :data:`MERGE_READ`), and a new table begins.  :meth:`count` merges the runs, a
+    piece of each read at a time, and counts each fingerprint once.  The summary's count of
+    the 1,047,000 distinct graphs of an 8 GB log held a 34 MB table; now 4 MB, and 16 bytes
+    a graph on disk."""
 
-    __slots__ = ("_file", "_held", "_runs")
+    __slots__ = ("_blobs", "_held", "_runs")
 
     def __init__(self) -> None:
         self._held = DistinctCount()
-        self._file: IO[bytes] | None = None
-        self._runs: list[tuple[int, int]] = []  # (offset, fingerprints) of each run
+        self._blobs = Blobs("recompile-doctor-distinct-")
+        self._runs: list[list[Blob]] = []  # each run's pieces, in order
 
     def add(self, s: str) -> None:
         held = self._held
@@ -208,15 +207,10 @@ class BoundedDistinctCount:
     def _write_run(self) -> None:
         run = sorted(_fingerprints(self._held))
         self._held = DistinctCount()
-        f = self._file
-        if f is None:
-            import tempfile  # (only here: not at every start)
-
-            # (nameless: gone with the process however it ends; never next to an input)
-            f = self._file = tempfile.TemporaryFile(prefix="recompile-doctor-distinct-")  # noqa: SIM115
-        at = f.seek(0, os.SEEK_END)
-        f.write(b"".join(run))
-        self._runs.append((at, len(run)))
+        put = self._blobs.put
+        self._runs.append(
+            [put(b"".join(run[i : i + MERGE_READ])) for i in range(0, len(run), MERGE_READ)]
+        )
 
     def count(self) -> int:
         """How many distinct strings were added (the runs are merged once asked: the
@@ -225,13 +219,9 @@ class BoundedDistinctCount:
             return len(self._held)
         if len(self._held):
             self._write_run()
-        f = self._file
-        assert f is not None
-        f.flush()
-        fd = f.fileno()
         n = 0
         last = None
-        for d in heapq.merge(*(_read_run(fd, at, k) for at, k in self._runs)):
+        for d in heapq.merge(*(_read_run(run) for run in self._runs)):
             if d != last:
                 n += 1
                 last = d
@@ -239,9 +229,7 @@ class BoundedDistinctCount:
 
     def close(self) -> None:
         """Remove the temporary file now."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._blobs.close()
 
 
 def _fingerprints(count: DistinctCount) -> Iterator[bytes]:
@@ -254,17 +242,12 @@ def _fingerprints(count: DistinctCount) -> Iterator[bytes]:
                 yield d
 
 
-def _read_run(fd: int, at: int, k: int) -> Iterator[bytes]:
-    """The ``k`` fingerprints of the run at byte ``at`` of file ``fd``, in order."""
-    done = 0
-    while done < k:
-        take = min(MERGE_READ, k - done)
-        data = os.pread(fd, take * WIDTH, at + done * WIDTH)
-        if len(data) < take * WIDTH:
-            raise OSError("a run of fingerprints is cut short")
+def _read_run(run: list[Blob]) -> Iterator[bytes]:
+    """The fingerprints of a run, in order, read a piece at a time."""
+    for blob in run:
+        data = Blobs.get(blob)
         for i in range(0, len(data), WIDTH):
             yield data[i : i + WIDTH]
-        done += take
 
 
 def count_distinct(strings: Iterable[str]) -> int:
