@@ -40,7 +40,14 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import UNRECOGNIZED, Decoded, LineStatus, SkipMode, recognized
+from recompile_doctor.parsers._format import (
+    RECOGNIZED,
+    UNRECOGNIZED,
+    Decoded,
+    LineStatus,
+    SkipMode,
+    recognized,
+)
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 
@@ -165,6 +172,21 @@ class PtxlaDecoder:
         return iter(out)
 
     def decode(self, lineno: int, raw: str) -> Decoded:
+        blk = self._block
+        if blk is not None and self._metric_name is None and raw.startswith(blk.prefix):
+            # the next line of the block under way (most lines read): as below, in short
+            # (a line starts with a prefix exactly when its text up to _PREFIX_END is one)
+            body = raw.rstrip("\r\n")[len(blk.prefix) :]
+            blk.lines.append(body)
+            blk.linenos.append(lineno)
+            if body.startswith("====="):
+                blk.rules += 1
+                if blk.rules >= 2:
+                    events = self._close(blk)
+                    self._block = None
+                    self.continuing = False
+                    return recognized(events)
+            return RECOGNIZED
         text = raw.rstrip("\r\n")
         out: list[TypedEvent] = []
         if self._metric_name is not None:
