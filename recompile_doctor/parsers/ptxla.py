@@ -176,17 +176,11 @@ class PtxlaDecoder:
         if blk is not None and self._metric_name is None and raw.startswith(blk.prefix):
             # the next line of the block under way (most lines read): as below, in short
             # (a line starts with a prefix exactly when its text up to _PREFIX_END is one)
-            body = raw.rstrip("\r\n")[len(blk.prefix) :]
-            blk.lines.append(body)
-            blk.linenos.append(lineno)
-            if body.startswith("====="):
-                blk.rules += 1
-                if blk.rules >= 2:
-                    events = self._close(blk)
-                    self._block = None
-                    self.continuing = False
-                    return recognized(events)
-            return RECOGNIZED
+            events = self._block_line(blk, raw.rstrip("\r\n")[len(blk.prefix) :], lineno)
+            if events is None:
+                return RECOGNIZED
+            self.continuing = False
+            return recognized(events)
         text = raw.rstrip("\r\n")
         out: list[TypedEvent] = []
         if self._metric_name is not None:
@@ -213,13 +207,7 @@ class PtxlaDecoder:
                 else:
                     blk = self._block = _Block(prefix, lineno)
             if blk is not None:
-                blk.lines.append(body)
-                blk.linenos.append(lineno)
-                if body.startswith("====="):
-                    blk.rules += 1
-                    if blk.rules >= 2:
-                        out.extend(self._close(blk))
-                        self._block = None
+                out.extend(self._block_line(blk, body, lineno) or ())
         elif text.startswith("Computation hash: "):
             if self._open_key is not None:
                 rec = self._record("compile-activity", lineno, text, computation_hash=text[18:])
@@ -245,6 +233,19 @@ class PtxlaDecoder:
         return Decoded(status, tuple(out)) if out else UNRECOGNIZED
 
     # -- blocks --------------------------------------------------------------------------
+    def _block_line(self, blk: _Block, body: str, lineno: int) -> list[TypedEvent] | None:
+        """Add a line (its text after the prefix) to the block under way; the block's
+        events when the line is its closing rule (the second), which ends it, else None."""
+        blk.lines.append(body)
+        blk.linenos.append(lineno)
+        if body.startswith("====="):
+            blk.rules += 1
+            if blk.rules >= 2:
+                events = self._close(blk)
+                self._block = None
+                return events
+        return None
+
     def _span(self, lineno: int, text: str) -> Span:
         return Span(self.path, lineno, text)
 

@@ -90,15 +90,21 @@ class _Shard:
         numbers = self.numbers = (
             None if old_numbers is None else array("I", bytes(4 * (self.mask + 1)))
         )
-        view = memoryview(old)
-        for j, at in enumerate(range(0, len(old), WIDTH)):
-            d = bytes(view[at : at + WIDTH])
-            if d != _EMPTY:
-                i = self.slot(d)
-                self.slots[i * WIDTH : (i + 1) * WIDTH] = d
-                if numbers is not None:
-                    assert old_numbers is not None
-                    numbers[i] = old_numbers[j]
+        for j, d in _held(old):
+            i = self.slot(d)
+            self.slots[i * WIDTH : (i + 1) * WIDTH] = d
+            if numbers is not None:
+                assert old_numbers is not None
+                numbers[i] = old_numbers[j]
+
+
+def _held(slots: bytearray) -> Iterator[tuple[int, bytes]]:
+    """(slot, fingerprint) of each fingerprint a table's slots hold, in slot order."""
+    view = memoryview(slots)
+    for j, at in enumerate(range(0, len(view), WIDTH)):
+        d = bytes(view[at : at + WIDTH])
+        if d != _EMPTY:
+            yield j, d
 
 
 class DistinctCount:
@@ -235,11 +241,8 @@ class BoundedDistinctCount:
 def _fingerprints(count: DistinctCount) -> Iterator[bytes]:
     """The fingerprints a count holds, in no order."""
     for shard in count._shards:
-        view = memoryview(shard.slots)
-        for at in range(0, len(view), WIDTH):
-            d = bytes(view[at : at + WIDTH])
-            if d != _EMPTY:
-                yield d
+        for _, d in _held(shard.slots):
+            yield d
 
 
 def _read_run(run: list[Blob]) -> Iterator[bytes]:
