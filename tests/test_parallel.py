@@ -1376,12 +1376,21 @@ def test_a_torch_log_of_runs_begun_again_is_the_one_process_result(
 def _read_with_a_failing_worker(path: Path, caplog: pytest.LogCaptureFixture) -> list[str]:
     """The events of ``path`` read by two processes (the parent's share a third), checking
     that the worker failed (at a new run in its part), the parent read that part, and the
-    result is one process's."""
+    result is one process's.  The failing worker lingers before it exits, so the parent is
+    done before it has gone: what the parent says must not hang on that race."""
     import logging
 
     caplog.set_level(logging.INFO, logger="recompile_doctor")
+    fail = _parallel.Team._fail
+
+    def lingering(team: _parallel.Team, k: int) -> None:
+        fail(team, k)
+        if os.getpid() != team._parent:  # (the worker: the parent has no need to wait)
+            time.sleep(1.0)
+
     with pytest.MonkeyPatch.context() as mp:
         _share(mp, 0.33)
+        mp.setattr(_parallel.Team, "_fail", lingering)
         got = _run(path, 2)
     said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
     assert said and said[0].endswith("part 2/2: read again by this process (its worker failed)")

@@ -539,10 +539,21 @@ class Team:
         os.replace(tmp, path)
 
     def _fail(self, k: int) -> None:
-        """Worker ``k`` failed: what it has not published yet says so."""
+        """Worker ``k`` failed: it says so first (:meth:`failed`), then what it has not
+        published yet says so too."""
+        self._publish(f"w-{k}", None)
         for name in (f"n-{k}", f"cp-{k}"):
             if name not in self._published:
                 self._publish(name, None)
+
+    def failed(self, k: int) -> bool:
+        """Whether worker ``k`` failed (or never started).  Asked of the files, not of the
+        process: a worker that has said it failed may not have exited yet when the reader
+        before it is done with its part."""
+        m = self.members[k - 1]
+        if m is None or self._read(f"w-{k}")[0]:
+            return True
+        return m.exited(block=False) and m.status != 0
 
     def _read(self, name: str) -> tuple[bool, Any]:
         """(whether the file is there, its value: None for a failure)."""
@@ -950,12 +961,11 @@ def how_read(team: Team, stream: Stream | None, missed: Sequence[tuple[int, int]
             )
             said.append(f"{name}: read again by this process ({why})")
         elif at is None or at[0] != k:
-            m = team.members[k - 1]
             why = (
                 "their states never met, and its worker was stopped"
                 if k in team.stopped
                 else "its worker failed"
-                if m is None or (m.exited(block=False) and m.status != 0)
+                if team.failed(k)
                 else "their states never met"
             )
             said.append(f"{name}: read again by {reader} ({why})")
