@@ -98,3 +98,33 @@ def test_a_spilled_column_leaves_nothing_behind(own_tempdir: Path) -> None:
     col.close()
     with pytest.raises(ValueError):
         col[40]
+
+
+def test_a_pass_over_a_spilled_column_holds_one_chunk_read_back_at_a_time() -> None:
+    # GIVEN a column of objects in chunks of 8, each chunk read back as an object whose
+    # life can be watched
+    import weakref
+
+    class Rows(list):  # type: ignore[type-arg]
+        pass
+
+    alive: list[weakref.ref[Rows]] = []
+    objects = column.OBJECTS
+
+    held: list[int] = []  # chunks still alive as each is read back
+
+    def decode(data: bytes) -> Rows:
+        held.append(sum(r() is not None for r in alive))
+        rows = Rows(objects.decode(data))
+        alive.append(weakref.ref(rows))
+        return rows
+
+    codec = column.Codec(list, objects.encode, decode, fixed=False)
+    with mock.patch.object(column, "CHUNK_ROWS", 8):
+        col = Spilled.of([(f"m{k}", k) for k in range(100)], codec, Blobs("rd-test-"))
+        # WHEN it is read from start to end
+        assert list(col) == [(f"m{k}", k) for k in range(100)]
+        col.close()
+    # THEN every chunk in the file was read back once, each after the one before was let go
+    assert len(alive) == 100 // 8
+    assert held == [0] * len(alive)
