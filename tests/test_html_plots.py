@@ -361,3 +361,93 @@ def test_bars_are_joined_as_a_full_sort_joins_them(
     pairs = list(plots._sorted_pairs(xs, ws, chunk))
     ordered = sorted(zip(xs, ws, strict=True))
     assert [(x.hex(), w.hex()) for x, w in pairs] == [(x.hex(), w.hex()) for x, w in ordered]
+
+
+def _bars_read_whole(
+    rows: list[plot_data.PlotRow], lanes: list[int], axis: str, gap: float, min_w: float
+) -> dict[tuple[int, str, bool], list[tuple[float, float]]]:
+    """The timeline's bars as they were made before they were joined as read: every bar's
+    x and width kept per group, then each group joined whole (or drawn bar by bar)."""
+    groups: dict[tuple[int, str, bool], tuple[list[float], list[float]]] = {}
+    for c, lane in zip(rows, lanes, strict=True):
+        x = float(c.t) if axis == "time" and c.t is not None else float(c.line)
+        if axis == "time":
+            w = max(c.duration_s or 0.0, 0.0)
+        else:
+            w = float(max((c.end_line or c.line) - c.line, 0))
+        xs, ws = groups.setdefault((lane, c.cache, not c.warmup), ([], []))
+        xs.append(x)
+        ws.append(w)
+    return {
+        k: plots._merge(xs, ws, gap, min_w)
+        if len(xs) > plots.MERGE_ABOVE
+        else [(x, max(w, min_w)) for x, w in zip(xs, ws, strict=True)]
+        for k, (xs, ws) in groups.items()
+    }
+
+
+_BAR_ROWS = st.lists(
+    st.tuples(
+        st.integers(0, 2),  # lane
+        st.sampled_from(["miss", "hit"]),
+        st.booleans(),  # warm-up
+        st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.0, 1.5]), st.floats(-10, 50)),
+        st.one_of(st.none(), st.sampled_from([0.0, 0.5, -1.0]), st.floats(0, 20)),
+        st.integers(1, 60),  # line
+        st.one_of(st.none(), st.integers(0, 80)),  # end line
+    ),
+    max_size=40,
+)
+
+
+@given(
+    _BAR_ROWS,
+    st.sampled_from([0.0, 0.25, 3.0]),
+    st.sampled_from([0.0, 0.5, 2.0]),
+    st.integers(1, 6),
+    st.booleans(),
+)
+def test_bars_joined_as_they_are_read_are_those_joined_whole(
+    given_rows: list[tuple[int, str, bool, float | None, float | None, int, int | None]],
+    gap: float,
+    min_w: float,
+    merge_above: int,
+    ordered: bool,
+) -> None:
+    # GIVEN compilations in lanes, of both outcomes, before and after warm-up, in log order
+    # or any order, some without a time, and groups of bars of either side of the size
+    # above which they are joined
+    if ordered:
+        given_rows = sorted(given_rows, key=lambda r: (r[3] or 0.0, r[5]))
+    rows = [
+        plot_data.PlotRow("m", None, "a.log", line, end, t, d, cache, warm)
+        for _lane, cache, warm, t, d, line, end in given_rows
+    ]
+    lanes = [r[0] for r in given_rows]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plots, "MERGE_ABOVE", merge_above)
+        for axis in ("time", "line"):
+            # WHEN their bars are made as they are read (the groups out of order read twice)
+            got = plots._bars(rows, lanes, axis, gap, min_w)  # type: ignore[arg-type]
+            # THEN they are those of every bar kept and each group joined whole, bit for bit
+            want = _bars_read_whole(rows, lanes, axis, gap, min_w)
+            assert {k: [(x.hex(), w.hex()) for x, w in v] for k, v in got.items()} == {
+                k: [(x.hex(), w.hex()) for x, w in v] for k, v in want.items()
+            }
+
+
+@given(_BAR_ROWS)
+def test_the_survey_knows_where_the_bars_begin_and_end(
+    given_rows: list[tuple[int, str, bool, float | None, float | None, int, int | None]],
+) -> None:
+    # GIVEN compilations, WHEN surveyed, THEN the first bar's start and the last one's end
+    # are those of every bar on the axis the timeline draws (time when all have one)
+    rows = [
+        plot_data.PlotRow("m", None, "a.log", line, end, t, d, cache, warm)
+        for _lane, cache, warm, t, d, line, end in given_rows
+    ]
+    _lanes, seen = plot_data.survey(rows, plot_data.MAX_LANES)
+    assert seen.axis == ("time" if all(r.t is not None for r in rows) else "line")
+    bars = [plot_data.bar_of(r, seen.axis) for r in rows]
+    assert seen.first_x == min((x for x, _ in bars), default=float("inf"))
+    assert seen.end == max((x + w for x, w in bars), default=float("-inf"))

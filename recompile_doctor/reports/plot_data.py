@@ -9,6 +9,7 @@ not hold memory at once (see :mod:`.module_numbers`).
 from __future__ import annotations
 
 import heapq
+import math
 from array import array
 from collections.abc import Collection, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -137,6 +138,16 @@ def choose_lanes(compilations: Sequence[Drawn], max_lanes: int = MAX_LANES) -> L
     return survey(compilations, max_lanes)[0]
 
 
+Axis: TypeAlias = Literal["time", "line"]
+
+
+def bar_of(c: Drawn, axis: Axis) -> tuple[float, float]:
+    """Where compilation ``c``'s bar begins on the timeline's ``axis``, and its width."""
+    if axis == "time":
+        return float(c.t) if c.t is not None else float(c.line), max(c.duration_s or 0.0, 0.0)
+    return float(c.line), float(max((c.end_line or c.line) - c.line, 0))
+
+
 @dataclass(frozen=True, slots=True)
 class Seen:
     """What the legend and the axis need to know of all the compilations."""
@@ -144,6 +155,14 @@ class Seen:
     caches: frozenset[str]
     late: bool  # some compilation came after warm-up
     timed: bool  # every compilation has a time
+    #: where the first bar begins and the last ends on the axis (time when ``timed``, else
+    #: line): the scale the bars are joined at is known before they are read
+    first_x: float = math.inf
+    end: float = -math.inf
+
+    @property
+    def axis(self) -> Axis:
+        return "time" if self.timed else "line"
 
 
 #: the timeline's lanes and what else it needs of the compilations (:func:`survey`)
@@ -182,6 +201,9 @@ def survey(
     rows = array("I")
     caches: set[str] = set()
     timed = True
+    # (each axis's first and last x: which one the timeline draws is known at the end)
+    t_first = line_first = math.inf
+    t_end = line_end = -math.inf
     for row, c in enumerate(compilations):
         module = c.module
         k = number(module) if number is not None else given[row]
@@ -197,6 +219,13 @@ def survey(
         secs[k] += c.duration_s or 0.0
         caches.add(c.cache)
         timed = timed and c.t is not None
+        if timed:
+            x, w = bar_of(c, "time")
+            t_first = min(t_first, x)
+            t_end = max(t_end, x + w)
+        x, w = bar_of(c, "line")
+        line_first = min(line_first, x)
+        line_end = max(line_end, x + w)
     n = len(after)
     keep: Collection[int] = range(n)
     if n > max_lanes:
@@ -207,7 +236,13 @@ def survey(
         lane[k] = i
     for row, k in enumerate(rows):
         rows[row] = lane[k]
-    seen = Seen(frozenset(caches), any(after), timed)
+    seen = Seen(
+        frozenset(caches),
+        any(after),
+        timed,
+        t_first if timed else line_first,
+        t_end if timed else line_end,
+    )
     others: Container[str]
     if asked is not None:
         others = frozenset(present.difference(shown))

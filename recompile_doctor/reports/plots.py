@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import warnings
 from array import array
 from collections import defaultdict
@@ -31,8 +30,10 @@ from recompile_doctor.model import Event, Finding
 from recompile_doctor.reports.module_numbers import ModuleNumbers
 from recompile_doctor.reports.plot_data import (
     MAX_LANES,
+    Axis,
     Drawn,
     Survey,
+    bar_of,
     event_role,
     marked_modules,
     survey,
@@ -140,7 +141,7 @@ def timeline_svg(
     if surveyed is None:
         surveyed = survey(compilations, max_lanes, marked_modules(events))
     lanes, seen = surveyed
-    axis: Literal["time", "line"] = "time" if seen.timed else "line"
+    axis = seen.axis
     n_lanes = len(lanes.shown) + (1 if lanes.hidden else 0)
     labels = [short_label(m) for m in lanes.shown]
     if lanes.hidden:
@@ -150,20 +151,7 @@ def timeline_svg(
     def x_of(t: float | None, line: int) -> float:
         return float(t) if axis == "time" and t is not None else float(line)
 
-    # (lane, cache outcome, after warm-up) -> its bars' x and width (numbers in arrays, not
-    # a float object each: 131,000 compilations)
-    groups: dict[tuple[int, str, bool], tuple[array[float], array[float]]] = {}
-    first_x, end = math.inf, -math.inf
-    for c, lane in zip(compilations, lanes.rows, strict=True):
-        x, w = x_of(c.t, c.line), _extent(c, axis)
-        first_x = min(first_x, x)
-        end = max(end, x + w)
-        where = (lane, c.cache, not c.warmup)
-        group = groups.get(where)
-        if group is None:
-            group = groups[where] = (array("d"), array("d"))
-        group[0].append(x)
-        group[1].append(w)
+    first_x, end = seen.first_x, seen.end
     marks: list[tuple[str, float, int | None]] = []
     load_tips: dict[float, str] = {}
     for e in events:
@@ -185,13 +173,14 @@ def timeline_svg(
         fig = Figure(figsize=(11.0, height))
         FigureCanvasSVG(fig)
         ax = fig.add_axes((0.30, 0.55 / height, 0.68, 1 - 1.05 / height))
+        groups: dict[tuple[int, str, bool], list[tuple[float, float]]] = {}
         if len(compilations) <= MERGE_ABOVE:
             # one element per bar, with a tooltip: the function, the outcome, the time, the line
             for k, (c, lane) in enumerate(zip(compilations, lanes.rows, strict=True)):
-                x = x_of(c.t, c.line)
+                x, w = bar_of(c, axis)
                 late = not c.warmup
                 bar = ax.broken_barh(
-                    [(x, max(_extent(c, axis), min_w))],
+                    [(x, max(w, min_w))],
                     (lane - 0.36, 0.72),
                     facecolors=CACHE_COLOURS.get(c.cache, CACHE_COLOURS["unknown"]),
                     edgecolors="#1b1b1b" if late else "none",
@@ -212,12 +201,11 @@ def timeline_svg(
                         f"{CACHE_LABELS.get(c.cache, c.cache)}{dur}{warm} ({c.source}:{c.line})",
                     )
                 )
-            groups.clear()
-        for (lane, cache, late), (bx, widths) in sorted(groups.items()):
+        else:
+            groups = _bars(compilations, lanes.rows, axis, span / 2000.0, min_w)
+        for (lane, cache, late), bars in sorted(groups.items()):
             ax.broken_barh(
-                _merge(bx, widths, span / 2000.0, min_w)
-                if len(bx) > MERGE_ABOVE
-                else [(x, max(w, min_w)) for x, w in zip(bx, widths, strict=True)],
+                bars,
                 (lane - 0.36, 0.72),
                 facecolors=CACHE_COLOURS.get(cache, CACHE_COLOURS["unknown"]),
                 edgecolors="#1b1b1b" if late else "none",
@@ -377,6 +365,29 @@ def cost_svg(
     return svg
 
 
+class _Joined:
+    """Bars joined as they come, in order of (x, width) (:func:`_merge`): each at least
+    ``min_w`` wide, joined to the one before where they touch or are less than ``gap``
+    apart."""
+
+    __slots__ = ("bars", "gap", "min_w")
+
+    def __init__(self, gap: float, min_w: float) -> None:
+        self.gap = gap
+        self.min_w = min_w
+        self.bars: list[tuple[float, float]] = []
+
+    def add(self, x: float, w: float) -> None:
+        if w < self.min_w:
+            w = self.min_w
+        bars = self.bars
+        if bars and x <= bars[-1][0] + bars[-1][1] + self.gap:
+            x0, w0 = bars[-1]
+            bars[-1] = (x0, max(w0, x + w - x0))
+        else:
+            bars.append((x, w))
+
+
 def _merge(
     xs: Sequence[float], ws: Sequence[float], gap: float, min_w: float = 0.0
 ) -> list[tuple[float, float]]:
@@ -392,15 +403,85 @@ def _merge(
     pairs: Iterable[tuple[float, float]] = zip(xs, ws, strict=True)
     if not all((xs[k], ws[k]) <= (xs[k + 1], ws[k + 1]) for k in range(n - 1)):
         pairs = _sorted_pairs(xs, ws, min_w=min_w)
-    out: list[tuple[float, float]] = []
+    joined = _Joined(gap, min_w)
     for x, w in pairs:
-        if w < min_w:
-            w = min_w
-        if out and x <= out[-1][0] + out[-1][1] + gap:
-            x0, w0 = out[-1]
-            out[-1] = (x0, max(w0, x + w - x0))
+        joined.add(x, w)
+    return joined.bars
+
+
+class _Group:
+    """The bars of one (lane, cache outcome, after warm-up) as they are read
+    (:func:`_bars`)."""
+
+    __slots__ = ("few", "joined", "last", "n")
+
+    def __init__(self, gap: float, min_w: float) -> None:
+        self.n = 0
+        #: the bars as they came while no more than MERGE_ABOVE (then each is drawn alone)
+        self.few: list[tuple[float, float]] | None = []
+        #: the bars joined as they came while in order (None once one came out of order)
+        self.joined: _Joined | None = _Joined(gap, min_w)
+        self.last: tuple[float, float] | None = None
+
+    def add(self, x: float, w: float) -> None:
+        self.n += 1
+        few = self.few
+        if few is not None:
+            few.append((x, w))
+            if self.n > MERGE_ABOVE:
+                self.few = None
+        joined = self.joined
+        if joined is not None:
+            bar = (x, w)
+            last = self.last
+            if last is not None and not last <= bar:  # (as _merge tells bars out of order)
+                self.joined = self.last = None
+                return
+            self.last = bar
+            joined.add(x, w)
+
+
+def _bars(
+    compilations: Sequence[Drawn], lanes: Sequence[int], axis: Axis, gap: float, min_w: float
+) -> dict[tuple[int, str, bool], list[tuple[float, float]]]:
+    """The bars to draw per (lane, cache outcome, after warm-up) of the compilations in
+    these lanes: a group of up to MERGE_ABOVE bars each as it is (at least ``min_w`` wide),
+    more joined (:func:`_merge`).  A group whose bars come in order, as a log's mostly do,
+    is joined as it is read; only the bars of the others are kept, in a second pass, and
+    sorted: two numbers per compilation kept at once were 8 MB for the 524,000 of a 4 GB
+    TensorFlow log, at the top of the page's memory."""
+    groups: dict[tuple[int, str, bool], _Group] = {}
+    for c, lane in zip(compilations, lanes, strict=True):
+        where = (lane, c.cache, not c.warmup)
+        group = groups.get(where)
+        if group is None:
+            group = groups[where] = _Group(gap, min_w)
+        group.add(*bar_of(c, axis))
+    # (the arrays made to size at once: grown a bar at a time, each reallocation could hold
+    # the one before beside it)
+    kept: dict[tuple[int, str, bool], tuple[array[float], array[float]]] = {
+        k: (array("d", bytes(8 * g.n)), array("d", bytes(8 * g.n)))
+        for k, g in groups.items()
+        if g.few is None and g.joined is None
+    }
+    if kept:
+        filled = dict.fromkeys(kept, 0)
+        for c, lane in zip(compilations, lanes, strict=True):
+            where = (lane, c.cache, not c.warmup)
+            got = kept.get(where)
+            if got is not None:
+                i = filled[where]
+                got[0][i], got[1][i] = bar_of(c, axis)
+                filled[where] = i + 1
+    out: dict[tuple[int, str, bool], list[tuple[float, float]]] = {}
+    for k, g in groups.items():
+        if g.few is not None:
+            out[k] = [(x, max(w, min_w)) for x, w in g.few]
+        elif g.joined is not None:
+            out[k] = g.joined.bars
         else:
-            out.append((x, w))
+            xs, ws = kept.pop(k)
+            out[k] = _merge(xs, ws, gap, min_w)
     return out
 
 
@@ -435,12 +516,6 @@ def _top(d: dict[str, float], n: int) -> list[tuple[str, float]]:
 
 def _secs(v: float) -> str:
     return f"{v:.0f} s" if v >= 100 else f"{v:.1f} s" if v >= 1 else f"{v * 1000:.0f} ms"
-
-
-def _extent(c: Drawn, axis: str) -> float:
-    if axis == "time":
-        return max(c.duration_s or 0.0, 0.0)
-    return float(max((c.end_line or c.line) - c.line, 0))
 
 
 def _dedupe(labels: Iterable[str]) -> list[str]:
