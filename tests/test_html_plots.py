@@ -191,12 +191,14 @@ def test_plots_of_the_rows_are_those_of_the_compilations() -> None:
     ),
     st.integers(1, 12),
     st.booleans(),
+    st.booleans(),
 )
 def test_the_top_bars_are_those_of_a_full_sort(
-    added: list[tuple[str, float]], n: int, few: bool
+    added: list[tuple[str, float]], n: int, few: bool, wide: bool
 ) -> None:
     # GIVEN values added to names (a name any number of times; many equal sums), the names
-    # kept as they came or (few=False) found again in a second pass over them
+    # kept as they came or (few=False) found again in a second pass over them, the places
+    # of first adds in 4 bytes or (wide) beyond them after a few adds
     import math
 
     from recompile_doctor.reports import top_sums
@@ -205,6 +207,7 @@ def test_the_top_bars_are_those_of_a_full_sort(
     sums = top_sums.TopSums()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(top_sums, "FEW", top_sums.FEW if few else 0)
+        mp.setattr(top_sums, "FIRST_FITS", 2 if wide else top_sums.FIRST_FITS)
         for name, v in added:
             d[name] += v
             sums.add(name, v)
@@ -223,6 +226,7 @@ def test_the_top_bars_are_those_of_a_full_sort(
     numbered = top_sums.TopSums(len(numbers))
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(top_sums, "FEW", top_sums.FEW if few else 0)
+        mp.setattr(top_sums, "FIRST_FITS", 2 if wide else top_sums.FIRST_FITS)
         for name, v in added:
             numbered.add(name, v, numbers[name])
         assert numbered.top(n, lambda: (name for name, _ in added)) == expected

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import warnings
 from array import array
 from collections import defaultdict
@@ -398,7 +399,7 @@ def _merge(
     made an (x, width) pair per bar: 27 MB at once for the 263,000 compilations of a 2 GB
     TensorFlow log).  The least width is applied as the bars are read, not to a copy of
     the widths (4 MB for 524,000 bars): bars in order stay in order when widened, and
-    the others are sorted by the widened widths, stably."""
+    the others are sorted as by the widened widths, stably (see :func:`_sorted_pairs`)."""
     n = len(xs)
     pairs: Iterable[tuple[float, float]] = zip(xs, ws, strict=True)
     if not all((xs[k], ws[k]) <= (xs[k + 1], ws[k + 1]) for k in range(n - 1)):
@@ -499,11 +500,20 @@ def _sorted_pairs(
         return np.array(v, dtype=np.float64)
 
     x, w = column(xs), column(ws)
-    w = np.where(w < min_w, min_w, w)  # (as max(w, min_w): w unless min_w is more)
+    if bool((np.isnan(x) | ((x == 0) & np.signbit(x))).any()):
+        # (bars made alike by widening are told apart by their order only where equal
+        # starts are not the same number: -0.0 beside 0.0, NaNs.  There the widths are
+        # widened before the sort, in a copy of them all)
+        w = np.where(w < min_w, min_w, w)  # (as max(w, min_w): w unless min_w is more)
+        min_w = -math.inf
+    # (else sorted by the widths as given, widened a chunk at a time: the same order, as
+    # widening keeps it, and the bars it makes equal are then the same two numbers)
     order = np.lexsort((w, x))  # (the last key is the first compared)
     for at in range(0, len(order), chunk):
         part = order[at : at + chunk]
-        yield from zip(x[part].tolist(), w[part].tolist(), strict=True)
+        wide = w[part]
+        wide = np.where(wide < min_w, min_w, wide)
+        yield from zip(x[part].tolist(), wide.tolist(), strict=True)
 
 
 def _top(d: dict[str, float], n: int) -> list[tuple[str, float]]:

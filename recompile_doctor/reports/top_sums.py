@@ -46,6 +46,9 @@ def read_at(strings: Iterable[str], at: Sequence[int]) -> list[str]:
     return out
 
 
+#: the most adds whose places fit the 4 bytes :attr:`TopSums._first` starts with
+FIRST_FITS = 0xFFFFFFFF
+
 #: a name not added yet (:attr:`TopSums._known`)
 _NOT_YET = 0xFFFFFFFF
 
@@ -62,7 +65,8 @@ class TopSums:
         #: a given number -> the name's number here (numbered in order of first add)
         self._known = array("I", [_NOT_YET]) * numbered if numbered is not None else None
         self._sums = array("d")
-        self._first = array("Q")  # where each name was first added (its place among adds)
+        #: where each name was first added (its place among adds; 4 bytes while it fits)
+        self._first = array("I")
         self._added = 0
         self._few: list[str] | None = []  # every name, in order of number, while few
 
@@ -81,6 +85,8 @@ class TopSums:
                 k = self._known[number] = len(self._sums)
         if k == len(self._sums):
             self._sums.append(0.0)
+            if self._added > FIRST_FITS and self._first.typecode == "I":
+                self._first = array("Q", self._first)
             self._first.append(self._added)
             if self._few is not None:
                 self._few.append(name)
