@@ -38,6 +38,9 @@ def test_many_loads_are_aggregated_not_lost(monkeypatch: object) -> None:
 def test_the_loads_are_tallied_as_they_are_added() -> None:
     # GIVEN every Poplar fixture with loads, WHEN its timeline is built, THEN the tally the
     # builder kept is the one a pass over the (packed) loads gives, and the analyses read it
+    # (its re-loads after warm-up: their count, seconds and modules as a pass over them
+    # totals them, the same float)
+    from recompile_doctor.analyses.loads import _reloads, _totals
     from recompile_doctor.parsers import parse_log
     from recompile_doctor.timeline import build_timeline
     from recompile_doctor.timeline.types import LoadTally
@@ -48,6 +51,8 @@ def test_the_loads_are_tallied_as_they_are_added() -> None:
         tl = build_timeline(parse_log(str(log)))
         assert tl.loads_tallied is not None
         assert tl.loads_tallied == LoadTally.of(tl.loads), log
+        t = tl.loads_tallied
+        assert (t.reloads, t.reload_seconds, sorted(t.reload_modules)) == _totals(_reloads(tl))
         seen += tl.loads_tallied.reloads + 1000 * bool(tl.loads_tallied.unattributed)
     assert seen > 1000  # re-loads after warm-up, and some no Execute line attributes
 

@@ -103,8 +103,11 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
     or recurring load lines while several graphs were compiled for the device."""
     loads = _switch_loads(tl)
     if loads is not None:
-        basis = "'Loading executable' lines, each attributed to the module that executed next"
-        if not _switching(tl):
+        if _switching(tl):  # (every re-load after warm-up: counted as the loads were added)
+            basis = "'Loading executable' lines, each attributed to the module that executed next"
+            tally = tl.load_tally()
+            count, wasted, mods = tally.reloads, tally.reload_seconds, sorted(tally.reload_modules)
+        else:
             graphs = max((len(g) for g in _graphs_per_process(tl).values()), default=0)
             basis = (
                 "'Loading executable' lines that recur while "
@@ -112,7 +115,7 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
                 "for the device (the log does not name the loaded module: "
                 "TF_POPLAR_VLOG_LEVEL=1 prints the Execute lines)"
             )
-        count, wasted, mods = _totals(loads())
+            count, wasted, mods = _totals(loads())
         names = sorted({function_key(m) for m in mods})
         mean_ms = 1000.0 * wasted / count
         detail = (

@@ -45,6 +45,10 @@ class LoadTally:
     reloads: int = 0  # re-loads after warm-up
     #: re-loads after warm-up that no Execute line attributes, per process
     unattributed: dict[int, int] = field(default_factory=dict)
+    #: the re-loads after warm-up: their durations summed in log order (a load without one
+    #: counts 0), and the modules they name
+    reload_seconds: float = 0.0
+    reload_modules: set[str] = field(default_factory=set)
 
     def add(self, ld: Load) -> None:
         self.seconds += ld.duration_s or 0.0
@@ -53,6 +57,10 @@ class LoadTally:
             self.modules.add(ld.module)
         if ld.reload and not ld.warmup:
             self.reloads += 1
+            d = ld.duration_s
+            self.reload_seconds += d if d is not None else 0.0
+            if ld.module:
+                self.reload_modules.add(ld.module)
             if not ld.attributed:
                 self.unattributed[ld.process] = self.unattributed.get(ld.process, 0) + 1
 
