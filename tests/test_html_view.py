@@ -229,3 +229,53 @@ def test_rows_without_graph_hashes_count_their_modules_as_graphs() -> None:
     (row,) = report_view.function_rows(comps)
     # THEN its graphs are its 20 distinct modules, as the summary counts them (not 0)
     assert row.graphs == row.module_count == 20
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["f", "g", "h"]),
+            st.sampled_from([None, None, "0x1", "0x2", "0x3"]),
+            st.sampled_from(["f_1", "f_2", "g_1", "m_3", "m_4"]),
+            st.sampled_from([None, 0, 1]),
+        ),
+        max_size=60,
+    ),
+    st.sampled_from([1, 2, 10]),
+)
+def test_function_rows_counted_by_module_number_are_those_counted_by_name(
+    compiled: list[tuple[str, str | None, str, int | None]], in_title: int
+) -> None:
+    # GIVEN compilations of a few functions and ranks, with a graph hash or without one,
+    # modules shared by functions, any number of modules named in a row's title
+    import pytest
+
+    from recompile_doctor.reports.module_numbers import module_numbers
+
+    comps = [
+        Compilation(i, m, h, "run.log", i + 1, None, 1.0, "miss", i == 0, function=fn, rank=rk)
+        for i, (fn, h, m, rk) in enumerate(compiled)
+    ]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(report_view, "MODULES_IN_TITLE", in_title)
+        by_name = report_view.function_rows(comps)
+        # WHEN their distinct modules and graphs are counted by the modules' numbers
+        # (the numbered path itself: it would raise, not fall back, on a graph it cannot
+        # count so)
+        by_number = report_view._function_rows(comps, module_numbers(comps))
+    # THEN every row is the same
+    assert by_number == by_name
+
+
+def test_function_rows_fall_back_to_names_for_a_graph_named_apart_from_its_module() -> None:
+    # GIVEN a compilation whose hash names another module's graph ("module:<name>")
+    from recompile_doctor.reports.module_numbers import module_numbers
+
+    comps = [
+        Compilation(0, "f_1", None, "run.log", 1, None, 1.0, "miss", True, function="f"),
+        Compilation(1, "f_2", "module:f_1", "run.log", 2, None, 1.0, "miss", False, function="f"),
+    ]
+    # WHEN counted with module numbers, THEN the rows are those counted by name (one graph)
+    rows = report_view.function_rows(comps, module_numbers(comps))
+    assert rows == report_view.function_rows(comps)
+    assert (rows[0].graphs, rows[0].module_count) == (1, 2)

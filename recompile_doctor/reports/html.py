@@ -51,7 +51,7 @@ def render(report: Report) -> str:
     # peaks that were on top of one another (see module_numbers)
     numbers = module_numbers(report.compilations)
     give_back()
-    pg = page(report)
+    pg = page(report, numbers)
     give_back()
     links = {
         (x.source, row.number): row.id

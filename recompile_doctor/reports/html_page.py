@@ -16,6 +16,7 @@ from recompile_doctor.reports.durations import fmt_seconds
 from recompile_doctor.reports.excerpts import Excerpt, excerpt, merge_excerpts
 from recompile_doctor.reports.glossary import GLOSSARY, glossary_for
 from recompile_doctor.reports.hlo_changes import ChangeGroup, change_groups
+from recompile_doctor.reports.module_numbers import ModuleNumbers
 from recompile_doctor.reports.view import (
     ChangeLine,
     FindingView,
@@ -159,8 +160,10 @@ class Page:
     rules: dict[str, str] = field(default_factory=dict)
 
 
-def page(report: Report) -> Page:
-    v = report_view(report)
+def page(report: Report, numbers: ModuleNumbers | None = None) -> Page:
+    """The page's view of ``report`` (``numbers``: its compilations' module numbers, if
+    counted: see :func:`~recompile_doctor.reports.view.function_rows`)."""
+    v = report_view(report, numbers)
     anchors = Anchors(
         [ev.source for f in report.findings for ev in f.evidence] + [i.path for i in report.inputs]
     )

@@ -10,6 +10,7 @@ warm-up), the findings (title, why, old -> new changes, what to change, evidence
 from __future__ import annotations
 
 import re
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from recompile_doctor.model import (
 )
 from recompile_doctor.reports.durations import fmt_seconds, fmt_wasted
 from recompile_doctor.reports.messages import log_message
+from recompile_doctor.reports.module_numbers import ModuleNumbers
 from recompile_doctor.timeline.distinct import DistinctCount
 from recompile_doctor.timeline.names import function_key, graph_element
 from recompile_doctor.wording import listed, plural
@@ -257,6 +259,49 @@ def function_name(c: Compilation) -> str:
     return c.function or function_key(c.module)
 
 
+class _Pairs:
+    """Which (module number, row) pairs were seen: each module's first row in an array, the
+    pairs of the other rows in a set (a module compiled by two functions is rare)."""
+
+    __slots__ = ("first", "more")
+
+    def __init__(self, modules: int) -> None:
+        self.first = array("i", [-1]) * modules
+        self.more: set[tuple[int, int]] = set()
+
+    def add(self, module: int, row: int) -> bool:
+        """Whether the pair is new (it is seen from now on)."""
+        first = self.first[module]
+        if first == -1:
+            self.first[module] = row
+            return True
+        if first == row:
+            return False
+        pair = (module, row)
+        if pair in self.more:
+            return False
+        self.more.add(pair)
+        return True
+
+
+class _Numbered:
+    """The function rows' distinct modules counted by module number (the page's
+    :func:`~recompile_doctor.reports.module_numbers.module_numbers`) instead of by name: 8
+    bytes a module for all rows instead of a fingerprint table per row (34 MB for the
+    1,047,000 modules of one function of an 8 GB TensorFlow log)."""
+
+    __slots__ = ("modules", "unhashed")
+
+    def __init__(self, modules: int) -> None:
+        self.modules = _Pairs(modules)  # (a module of a row)
+        self.unhashed = _Pairs(modules)  # (a module of a row's compilation without a hash)
+
+
+class _Unnumbered(Exception):
+    """A graph told apart by a name that is not its compilation's module (a hash spelt
+    ``module:<name>``): its rows are counted by name."""
+
+
 class _RowSums:
     """One function row's counts, added up one compilation at a time (a run of 500,000
     compilations is read once, without a list of each function's)."""
@@ -270,12 +315,16 @@ class _RowSums:
         "has_durations",
         "hashes",
         "load_seconds",
+        "module_n",
         "modules",
+        "numbered",
         "others",
+        "row",
         "unhashed",
+        "unhashed_n",
     )
 
-    def __init__(self, first: Compilation) -> None:
+    def __init__(self, first: Compilation, row: int = 0, numbered: _Numbered | None = None) -> None:
         self.first = (first.source, first.line)
         self.modules: dict[str, None] = {}  # (the first MODULES_IN_TITLE)
         #: the others, counted once each (made for a function of more modules than that)
@@ -287,19 +336,31 @@ class _RowSums:
         # a function retraced 500,000 times would hold two of as many names)
         self.hashes: DistinctCount | None = None
         self.unhashed: DistinctCount | None = None
+        #: with module numbers: this row's place, and its distinct modules and distinct
+        #: modules of compilations without a hash, counted there
+        self.row = row
+        self.numbered = numbered
+        self.module_n = 0
+        self.unhashed_n = 0
         self.cache: Counter[str] = Counter()
         self.compile_seconds = 0.0
         self.load_seconds = 0.0
         self.has_durations = False
         self.after_warmup = 0
 
-    def add(self, c: Compilation) -> None:
+    def add(self, c: Compilation, number: int | None = None) -> None:
+        """Add compilation ``c`` (``number``: its module's, with module numbers)."""
         module = c.module
-        self._add_graph(c.hash, module)  # (before the module: it may copy those seen so far)
+        numbered = self.numbered
+        if numbered is not None:
+            assert number is not None
+            self._add_numbered(c.hash, module, number, numbered)
+        else:
+            self._add_graph(c.hash, module)  # (before the module: it may copy those so far)
         if module not in self.modules:
             if len(self.modules) < MODULES_IN_TITLE:
                 self.modules[module] = None
-            else:
+            elif numbered is None:
                 if self.others is None:
                     self.others = DistinctCount()
                 self.others.add(module)
@@ -311,6 +372,24 @@ class _RowSums:
             self.load_seconds += c.duration_s or 0.0
         self.has_durations = self.has_durations or c.duration_s is not None
         self.after_warmup += not c.warmup
+
+    def _add_numbered(
+        self, hash_: str | None, module: str, number: int, numbered: _Numbered
+    ) -> None:
+        # (the distinct graphs are the distinct hashes and the distinct modules of the
+        # compilations without one: what _add_graph counts, when every graph without a hash
+        # is its compilation's module)
+        hashed, name = graph_element(hash_, module)
+        if hashed:
+            if self.hashes is None:
+                self.hashes = DistinctCount()
+            self.hashes.add(name)
+        elif name != module:
+            raise _Unnumbered(name)
+        elif numbered.unhashed.add(number, self.row):
+            self.unhashed_n += 1
+        if numbered.modules.add(number, self.row):
+            self.module_n += 1
 
     def _add_graph(self, hash_: str | None, module: str) -> None:
         hashed, name = graph_element(hash_, module)
@@ -337,6 +416,8 @@ class _RowSums:
     def graphs(self) -> int:
         """The distinct graphs: see :func:`~recompile_doctor.timeline.names.graph_element`."""
         hashes = len(self.hashes) if self.hashes is not None else 0
+        if self.numbered is not None:
+            return hashes + self.unhashed_n
         if self.unhashed is not None:
             return hashes + len(self.unhashed)
         if self.hashes is None:  # no hash at all: each module is a graph
@@ -345,18 +426,37 @@ class _RowSums:
 
     def module_count(self) -> int:
         """The distinct modules."""
+        if self.numbered is not None:
+            return self.module_n
         return len(self.modules) + (len(self.others) if self.others is not None else 0)
 
 
-def function_rows(compilations: Iterable[Compilation]) -> tuple[FunctionRow, ...]:
-    """Per function (and rank): the functions that recompile most after warm-up first."""
+def function_rows(
+    compilations: Iterable[Compilation], numbers: ModuleNumbers | None = None
+) -> tuple[FunctionRow, ...]:
+    """Per function (and rank): the functions that recompile most after warm-up first.
+    ``numbers``: the compilations' module numbers, if counted (the distinct modules are
+    then counted by number, not by name)."""
+    if numbers is not None:
+        try:
+            return _function_rows(compilations, numbers)
+        except _Unnumbered:
+            pass  # (counted by name instead, from the start)
+    return _function_rows(compilations, None)
+
+
+def _function_rows(
+    compilations: Iterable[Compilation], numbers: ModuleNumbers | None
+) -> tuple[FunctionRow, ...]:
     by: dict[tuple[str, str, int | None], _RowSums] = {}
-    for c in compilations:
+    numbered = _Numbered(numbers.count) if numbers is not None else None
+    given = numbers.of if numbers is not None else None
+    for i, c in enumerate(compilations):
         key = (function_name(c), c.framework, c.rank)
         sums = by.get(key)
         if sums is None:
-            sums = by[key] = _RowSums(c)
-        sums.add(c)
+            sums = by[key] = _RowSums(c, len(by), numbered)
+        sums.add(c, given[i] if given is not None else None)
     rows = []
     for (fn, fw, rank), r in by.items():
         counts = r.cache
@@ -572,8 +672,9 @@ def how_to_log_hint(report: Report) -> str | None:
     return f"No compilation was found. {advice}"
 
 
-def report_view(report: Report) -> ReportView:
-    """The view of ``report`` (computed once; every renderer reads it)."""
+def report_view(report: Report, numbers: ModuleNumbers | None = None) -> ReportView:
+    """The view of ``report`` (computed once; every renderer reads it).  ``numbers``: its
+    compilations' module numbers, if counted (see :func:`function_rows`)."""
     from recompile_doctor.parsers import LOG_FORMATS
 
     others = {f.name for f in LOG_FORMATS if f.framework != "poplar"}
@@ -583,7 +684,7 @@ def report_view(report: Report) -> ReportView:
         (store, tuple((k, int(n)) for k, n in sorted(outcomes.items())))
         for store, outcomes in sorted(report.summary.cache_by_store.items())
     )
-    rows = function_rows(report.compilations)
+    rows = function_rows(report.compilations, numbers)
     return ReportView(
         report=report,
         headline=headline(report, findings, rows),
