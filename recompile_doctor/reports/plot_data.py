@@ -141,10 +141,15 @@ def choose_lanes(compilations: Sequence[Drawn], max_lanes: int = MAX_LANES) -> L
 Axis: TypeAlias = Literal["time", "line"]
 
 
+def x_of(t: float | None, line: int, axis: Axis) -> float:
+    """Where a compilation or an event of time ``t`` on log line ``line`` is on ``axis``."""
+    return float(t) if axis == "time" and t is not None else float(line)
+
+
 def bar_of(c: Drawn, axis: Axis) -> tuple[float, float]:
     """Where compilation ``c``'s bar begins on the timeline's ``axis``, and its width."""
     if axis == "time":
-        return float(c.t) if c.t is not None else float(c.line), max(c.duration_s or 0.0, 0.0)
+        return x_of(c.t, c.line, axis), max(c.duration_s or 0.0, 0.0)
     return float(c.line), float(max((c.end_line or c.line) - c.line, 0))
 
 

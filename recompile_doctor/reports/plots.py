@@ -38,6 +38,7 @@ from recompile_doctor.reports.plot_data import (
     event_role,
     marked_modules,
     survey,
+    x_of,
 )
 from recompile_doctor.reports.top_sums import TopSums
 from recompile_doctor.timeline.names import function_key
@@ -149,9 +150,6 @@ def timeline_svg(
         labels.append(f"{lanes.hidden} other modules")
     labels = _dedupe(labels)
 
-    def x_of(t: float | None, line: int) -> float:
-        return float(t) if axis == "time" and t is not None else float(line)
-
     first_x, end = seen.first_x, seen.end
     marks: list[tuple[str, float, int | None]] = []
     load_tips: dict[float, str] = {}
@@ -159,10 +157,10 @@ def timeline_svg(
         role = event_role(e)
         if role is None or (axis == "time" and e.t is None):
             continue
-        marks.append((role, x_of(e.t, e.line), lanes.lane_of(e.module)))
+        marks.append((role, x_of(e.t, e.line, axis), lanes.lane_of(e.module)))
         if role == "load":
             what = f"loaded {short_label(e.module, 80)}" if e.module else "executable loaded"
-            load_tips.setdefault(x_of(e.t, e.line), f"{what} ({e.source}:{e.line})")
+            load_tips.setdefault(x_of(e.t, e.line, axis), f"{what} ({e.source}:{e.line})")
     lo = min([first_x, *(m[1] for m in marks)])
     hi = max([end, *(m[1] for m in marks)])
     span = max(hi - lo, 1e-9)
