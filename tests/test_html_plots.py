@@ -310,6 +310,36 @@ def test_plots_of_modules_numbered_first_are_the_same() -> None:
     table.close()
 
 
+@given(
+    st.lists(st.sampled_from(["a", "b", "c", "d", "", "\udcff", "e" * 300]), max_size=40),
+    st.integers(1, 6),
+)
+def test_modules_past_the_held_ones_are_numbered_by_sorting_as_by_table(
+    modules: list[str], held: int
+) -> None:
+    from recompile_doctor.reports.module_numbers import module_numbers
+    from recompile_doctor.timeline.table import CompilationTable
+
+    # GIVEN a run's compilations, in a table and as a list
+    table = CompilationTable()
+    for k, m in enumerate(modules):
+        table.append(
+            module=m, hash=None, source="a.log", line=k + 1, t=None, ordinal=None, text="",
+            key=None, rank=None, process=0,
+        )  # fmt: skip
+    try:
+        # WHEN more distinct modules than the table holds are numbered (by sorting), THEN
+        # each module's number is its place in the order of first compilation, as by table
+        firsts = list(dict.fromkeys(modules))
+        want = [firsts.index(m) for m in modules]
+        for comps in (table, list(table)):
+            got = module_numbers(comps, held=held)
+            assert list(got.of) == want and got.count == len(firsts)
+        assert list(module_numbers(table).of) == want
+    finally:
+        table.close()
+
+
 def test_lanes_of_numbered_modules_are_the_lanes_of_named_ones() -> None:
     from recompile_doctor.reports.module_numbers import module_numbers
 
