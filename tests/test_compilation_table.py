@@ -570,3 +570,21 @@ def test_the_plots_rows_from_the_columns_are_those_of_the_compilations(spilled: 
             assert [rows[i] for i in range(len(rows))] == expected
             assert list(rows[1::2]) == expected[1::2]
             table.close()
+
+
+def test_spilled_modules_numbered_by_sorting_are_those_numbered_by_table() -> None:
+    # GIVEN every log fixture's compilations, spilled in chunks of 2 rows
+    from recompile_doctor.reports.module_numbers import module_numbers
+
+    with _spilling():
+        for path in LOGS:
+            table = _timeline(path).compilations
+            modules = [c.module for c in table]
+            firsts = list(dict.fromkeys(modules))
+            # WHEN numbered with one distinct module held (by sorting, the column read
+            # twice) THEN each is its place in the order of first compilation, as by table
+            for held in (1, 10**9):
+                got = module_numbers(table, held=held)
+                assert list(got.of) == [firsts.index(m) for m in modules], path
+                assert got.count == len(firsts)
+            table.close()

@@ -45,12 +45,16 @@ def module_numbers(compilations: Collection[Compilation], held: int = HELD) -> M
     sorting (the compilations are then read again)."""
     index = NameIndex()
     of = array("I")
-    for m in _modules(compilations):
+    modules = _modules(compilations)
+    for m in modules:
         of.append(index.number(m))
         if len(index) > held:
-            del index, of
-            return _numbered_by_sorting(compilations, held)
-    return ModuleNumbers(of, len(index))
+            break
+    else:
+        return ModuleNumbers(of, len(index))
+    # (the first reading let go, and its chunk of a spilled column, before the second)
+    del index, of, modules
+    return _numbered_by_sorting(compilations, held)
 
 
 def _modules(compilations: Iterable[Compilation]) -> Iterator[str]:
