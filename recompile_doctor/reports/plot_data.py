@@ -198,12 +198,16 @@ def survey(
     given = numbers.of if numbers is not None else ()
     wanted = set(asked) if asked is not None else set()
     present: set[str] = set()  # (those of `wanted` compiled)
-    # (counts and rows in 4 bytes each while they fit: 8 MB less for 524,000 modules)
+    # (counts and rows in 4 bytes each while they fit: 8 MB less for 524,000 modules; with
+    # the modules numbered, the arrays made to size at once: grown a module at a time, each
+    # reallocation could hold the one before beside it, and no module's first compilation
+    # is kept, only looked up for the modules shown)
     wide = "Q" if len(compilations) >> 32 else "I"
-    after = array(wide)
-    secs = array("d")
-    first = array(wide)
-    rows = array("I")
+    size = array(wide).itemsize
+    after = array(wide) if numbers is None else array(wide, bytes(size * numbers.count))
+    secs = array("d") if numbers is None else array("d", bytes(8 * numbers.count))
+    first = array(wide) if numbers is None else None
+    rows = array("I", bytes(4 * len(compilations)))
     caches: set[str] = set()
     timed = True
     # (each axis's first and last x: which one the timeline draws is known at the end)
@@ -211,14 +215,18 @@ def survey(
     t_end = line_end = -math.inf
     for row, c in enumerate(compilations):
         module = c.module
-        k = number(module) if number is not None else given[row]
+        if number is not None:
+            k = number(module)
+            if k == len(after):
+                assert first is not None
+                after.append(0)
+                secs.append(0.0)
+                first.append(row)
+        else:
+            k = given[row]
         if wanted and module in wanted:
             present.add(module)
-        if k == len(after):
-            after.append(0)
-            secs.append(0.0)
-            first.append(row)
-        rows.append(k)
+        rows[row] = k
         if not c.warmup:
             after[k] += 1
         secs[k] += c.duration_s or 0.0
@@ -235,12 +243,13 @@ def survey(
     keep: Collection[int] = range(n)
     if n > max_lanes:
         keep = sorted(heapq.nsmallest(max_lanes - 1, keep, key=lambda k: (-after[k], -secs[k], k)))
-    shown = read_at((c.module for c in compilations), [first[k] for k in keep])
-    lane = array("I", [len(shown)]) * n
-    for i, k in enumerate(keep):
-        lane[k] = i
+    # (a module's first compilation is where its number first comes)
+    firsts = [first[k] if first is not None else given.index(k) for k in keep]
+    shown = read_at((c.module for c in compilations), firsts)
+    lane = {k: i for i, k in enumerate(keep)}
+    shared = len(shown)  # (the last lane's)
     for row, k in enumerate(rows):
-        rows[row] = lane[k]
+        rows[row] = lane.get(k, shared)
     seen = Seen(
         frozenset(caches),
         any(after),
