@@ -26,7 +26,13 @@ from dataclasses import dataclass
 from recompile_doctor.model import Compilation
 from recompile_doctor.name_digest import WIDTH
 from recompile_doctor.timeline.blobs import Blob, Blobs
-from recompile_doctor.timeline.distinct import HELD, MERGE_READ, NameIndex, fingerprint
+from recompile_doctor.timeline.distinct import (
+    HELD,
+    NameIndex,
+    fingerprint,
+    put_sorted_run,
+    read_run,
+)
 from recompile_doctor.timeline.table import CompilationTable
 
 
@@ -79,15 +85,15 @@ def _numbered_by_sorting(compilations: Collection[Compilation], held: int) -> Mo
         for i, m in enumerate(_modules(compilations)):
             run.append(fingerprint(m) + i.to_bytes(_PLACE, "big"))
             if len(run) == held:
-                runs.append(_put_run(blobs, run))
+                runs.append(put_sorted_run(blobs, run))
                 run = []
         if run:
-            runs.append(_put_run(blobs, run))
+            runs.append(put_sorted_run(blobs, run))
         del run
         # each compilation's place -> the place of its module's first compilation
         last = b""
         first = 0
-        for record in heapq.merge(*(_read_run(r) for r in runs)):
+        for record in heapq.merge(*(read_run(r, WIDTH + _PLACE) for r in runs)):
             i = int.from_bytes(record[-_PLACE:], "big")
             if record[:-_PLACE] != last:
                 last = record[:-_PLACE]
@@ -106,18 +112,3 @@ def _numbered_by_sorting(compilations: Collection[Compilation], held: int) -> Mo
         else:
             of[i] = of[f]
     return ModuleNumbers(of, count)
-
-
-def _put_run(blobs: Blobs, run: list[bytes]) -> list[Blob]:
-    """Write ``run`` sorted, in pieces of MERGE_READ records."""
-    run.sort()
-    return [blobs.put(b"".join(run[k : k + MERGE_READ])) for k in range(0, len(run), MERGE_READ)]
-
-
-def _read_run(run: list[Blob]) -> Iterator[bytes]:
-    """A run's records, in order, read a piece at a time."""
-    width = WIDTH + _PLACE
-    for blob in run:
-        data = Blobs.get(blob)
-        for k in range(0, len(data), width):
-            yield data[k : k + width]

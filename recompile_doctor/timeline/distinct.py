@@ -211,12 +211,9 @@ class BoundedDistinctCount:
             self._write_run()
 
     def _write_run(self) -> None:
-        run = sorted(_fingerprints(self._held))
+        run = list(_fingerprints(self._held))
         self._held = DistinctCount()
-        put = self._blobs.put
-        self._runs.append(
-            [put(b"".join(run[i : i + MERGE_READ])) for i in range(0, len(run), MERGE_READ)]
-        )
+        self._runs.append(put_sorted_run(self._blobs, run))
 
     def count(self) -> int:
         """How many distinct strings were added (the runs are merged once asked: the
@@ -227,7 +224,7 @@ class BoundedDistinctCount:
             self._write_run()
         n = 0
         last = None
-        for d in heapq.merge(*(_read_run(run) for run in self._runs)):
+        for d in heapq.merge(*(read_run(run) for run in self._runs)):
             if d != last:
                 n += 1
                 last = d
@@ -245,12 +242,22 @@ def _fingerprints(count: DistinctCount) -> Iterator[bytes]:
             yield d
 
 
-def _read_run(run: list[Blob]) -> Iterator[bytes]:
-    """The fingerprints of a run, in order, read a piece at a time."""
+def put_sorted_run(blobs: Blobs, records: list[bytes]) -> list[Blob]:
+    """Sort ``records`` (of one width) in place and write them to ``blobs`` as a run, in
+    pieces of :data:`MERGE_READ` records (:func:`read_run` reads it back)."""
+    records.sort()
+    return [
+        blobs.put(b"".join(records[i : i + MERGE_READ])) for i in range(0, len(records), MERGE_READ)
+    ]
+
+
+def read_run(run: list[Blob], width: int = WIDTH) -> Iterator[bytes]:
+    """The ``width``-byte records of a run (:func:`put_sorted_run`), in order, read a
+    piece at a time."""
     for blob in run:
         data = Blobs.get(blob)
-        for i in range(0, len(data), WIDTH):
-            yield data[i : i + WIDTH]
+        for i in range(0, len(data), width):
+            yield data[i : i + width]
 
 
 def count_distinct(strings: Iterable[str]) -> int:
