@@ -77,7 +77,8 @@ _PLACE = 8
 def _numbered_by_sorting(compilations: Collection[Compilation], held: int) -> ModuleNumbers:
     """:func:`module_numbers`, holding at most ``held`` records at a time."""
     n = len(compilations)
-    of = array("I" if n < 1 << 32 else "Q", bytes((4 if n < 1 << 32 else 8) * n))
+    code = "I" if n < 1 << 32 else "Q"
+    of = array(code, bytes(array(code).itemsize * n))
     blobs = Blobs("recompile-doctor-modules-")
     try:
         runs: list[list[Blob]] = []
