@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections import defaultdict
 
@@ -12,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recompile_doctor.model import Compilation, Event
-from recompile_doctor.reports import plot_data, plots
+from recompile_doctor.reports import bars, pictures, plot_data, plots
 
 
 def test_timeline_svg_is_the_same_bytes_every_time_and_carries_no_date() -> None:
@@ -199,8 +200,6 @@ def test_the_top_bars_are_those_of_a_full_sort(
     # GIVEN values added to names (a name any number of times; many equal sums), the names
     # kept as they came or (few=False) found again in a second pass over them, the places
     # of first adds in 4 bytes or (wide) beyond them after a few adds
-    import math
-
     from recompile_doctor.reports import top_sums
 
     d: dict[str, float] = defaultdict(float)
@@ -220,7 +219,7 @@ def test_the_top_bars_are_those_of_a_full_sort(
         rest = math.fsum(v for _, v in items[n - 1 :])
         expected = [*items[: n - 1], (f"{len(items) - n + 1} others", rest)]
     assert got == expected
-    assert len(sums) == len(d) and plots._top(dict(d), n) == expected
+    assert len(sums) == len(d) and pictures.top_of(dict(d), n) == expected
     # AND numbered names (their numbers given, in any order of first sight) sum the same
     numbers = {name: k for k, name in enumerate(reversed(dict.fromkeys(n for n, _ in added)))}
     numbered = top_sums.TopSums(len(numbers))
@@ -366,6 +365,20 @@ def _merged_by_python_sort(
     return out
 
 
+def _sorted_in_runs(given_bars: list[tuple[float, float]], run: int) -> list[tuple[float, float]]:
+    """The bars given back by a :class:`SortedBars` that writes a run every ``run`` bars."""
+    blobs = bars.Blobs("test-")
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(bars, "RUN", run)
+            sorting = bars.SortedBars(blobs)
+            for x, w in given_bars:
+                sorting.add(x, w)
+            return list(sorting.sorted())
+    finally:
+        blobs.close()
+
+
 @given(
     st.lists(
         st.tuples(
@@ -379,22 +392,50 @@ def _merged_by_python_sort(
     st.sampled_from([0.0, 0.5, 2.0]),
 )
 def test_bars_are_joined_as_a_full_sort_joins_them(
-    bars: list[tuple[float, float]], gap: float, chunk: int, min_w: float
+    given_bars: list[tuple[float, float]], gap: float, run: int, min_w: float
 ) -> None:
     # GIVEN bars in any order (equal starts, -0.0 and 0.0 among them), WHEN joined (sorted
-    # by numpy a few at a time when out of order), each at least min_w wide, THEN the
-    # result is a Python sort's of the widened bars, bit for bit
+    # in runs of a few, written to a temporary file and merged, when out of order), each
+    # at least min_w wide, THEN the result is a Python sort's of the widened bars, bit for
+    # bit
     from array import array
 
-    xs, ws = [x for x, _ in bars], [w for _, w in bars]
+    xs, ws = [x for x, _ in given_bars], [w for _, w in given_bars]
     expected = _merged_by_python_sort(xs, [max(w, min_w) for w in ws], gap)
-    got = plots._merge(array("d", xs), array("d", ws), gap, min_w)
-    assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
-    got = plots._merge(xs, ws, gap, min_w)  # (a list: copied for numpy, not read in place)
-    assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
-    pairs = list(plots._sorted_pairs(xs, ws, chunk))
-    ordered = sorted(zip(xs, ws, strict=True))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bars, "RUN", run)
+        got = bars.merge(array("d", xs), array("d", ws), gap, min_w)
+        assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
+        got = bars.merge(xs, ws, gap, min_w)
+        assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
+    # AND sorted in runs, the bars come back as a stable sort gives them
+    pairs = _sorted_in_runs(given_bars, run)
+    ordered = sorted(given_bars)
     assert [(x.hex(), w.hex()) for x, w in pairs] == [(x.hex(), w.hex()) for x, w in ordered]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from([0.0, 1.0, math.nan, math.inf, -math.inf]),
+            st.sampled_from([0.0, 2.0, math.nan]),
+        ),
+        max_size=30,
+    ),
+    st.integers(1, 7),
+)
+def test_bars_with_nan_are_sorted_as_numpy_sorts_them(
+    given_bars: list[tuple[float, float]], run: int
+) -> None:
+    # GIVEN bars of which some begin or last NaN, WHEN sorted in runs, THEN the order is
+    # numpy's stable lexical sort (NaN after every number), whatever the runs
+    np = pytest.importorskip("numpy")
+    got = _sorted_in_runs(given_bars, run)
+    xs = np.array([x for x, _ in given_bars], dtype=np.float64)
+    ws = np.array([w for _, w in given_bars], dtype=np.float64)
+    order = np.lexsort((ws, xs)) if given_bars else []
+    want = [given_bars[k] for k in order]
+    assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in want]
 
 
 def _bars_read_whole(
@@ -413,8 +454,8 @@ def _bars_read_whole(
         xs.append(x)
         ws.append(w)
     return {
-        k: plots._merge(xs, ws, gap, min_w)
-        if len(xs) > plots.MERGE_ABOVE
+        k: bars.merge(xs, ws, gap, min_w)
+        if len(xs) > bars.MERGE_ABOVE
         else [(x, max(w, min_w)) for x, w in zip(xs, ws, strict=True)]
         for k, (xs, ws) in groups.items()
     }
@@ -440,6 +481,7 @@ _BAR_ROWS = st.lists(
     st.sampled_from([0.0, 0.5, 2.0]),
     st.integers(1, 6),
     st.booleans(),
+    st.integers(1, 8),
 )
 def test_bars_joined_as_they_are_read_are_those_joined_whole(
     given_rows: list[tuple[int, str, bool, float | None, float | None, int, int | None]],
@@ -447,6 +489,7 @@ def test_bars_joined_as_they_are_read_are_those_joined_whole(
     min_w: float,
     merge_above: int,
     ordered: bool,
+    run: int,
 ) -> None:
     # GIVEN compilations in lanes, of both outcomes, before and after warm-up, in log order
     # or any order, some without a time, and groups of bars of either side of the size
@@ -459,10 +502,11 @@ def test_bars_joined_as_they_are_read_are_those_joined_whole(
     ]
     lanes = [r[0] for r in given_rows]
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(plots, "MERGE_ABOVE", merge_above)
+        mp.setattr(bars, "MERGE_ABOVE", merge_above)
+        mp.setattr(bars, "RUN", run)
         for axis in ("time", "line"):
             # WHEN their bars are made as they are read (the groups out of order read twice)
-            got = plots._bars(rows, lanes, axis, gap, min_w)  # type: ignore[arg-type]
+            got = bars.group_bars(rows, lanes, axis, gap, min_w)  # type: ignore[arg-type]
             # THEN they are those of every bar kept and each group joined whole, bit for bit
             want = _bars_read_whole(rows, lanes, axis, gap, min_w)
             assert {k: [(x.hex(), w.hex()) for x, w in v] for k, v in got.items()} == {

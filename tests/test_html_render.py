@@ -325,3 +325,75 @@ def test_the_diff_page_shows_the_settings_that_changed_beside_the_hlo() -> None:
     for st in changed:
         assert f"<code>{st.field}</code>" in page
         assert (st.old or "(unset)") in page and (st.new or "(unset)") in page
+
+
+@pytest.mark.parametrize("make", [demo_report, many_modules_report])
+def test_plots_drawn_in_a_fresh_process_give_the_same_page(
+    make: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from recompile_doctor.reports import draw_apart
+
+    # GIVEN a report, its page with the plots drawn in this process
+    report = make()  # type: ignore[operator]
+    here = render(report, draw_apart=False)
+
+    # WHEN the plots are drawn in a fresh process, with this one unable to draw them
+    def not_here(*_a: object) -> object:
+        raise AssertionError("drawn in the parent")
+
+    monkeypatch.setattr(draw_apart, "_here", not_here)
+    apart = render(report, draw_apart=True)
+    # THEN the page is byte for byte the same
+    assert apart == here
+
+
+def test_plots_are_drawn_here_when_the_fresh_process_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    # GIVEN an interpreter that cannot start, fails at once or says nothing
+    report = demo_report()
+    here = render(report, draw_apart=False)
+    for python in ("/nonexistent/python", "/bin/false", "/bin/true", ""):
+        monkeypatch.setattr(sys, "executable", python)
+        # THEN the plots are drawn here: the same page
+        assert render(report, draw_apart=True) == here
+
+
+def test_big_runs_draw_their_plots_apart_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_doctor.reports import draw_apart
+
+    asked: list[bool] = []
+    real = draw_apart.draw
+
+    def spy(*a: object, apart: bool = False) -> object:
+        asked.append(apart)
+        return real(*a, apart=False)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(draw_apart, "draw", spy)
+    report = demo_report()
+    render(report)
+    monkeypatch.setattr(draw_apart, "APART_ABOVE", len(report.compilations) - 1)
+    render(report)
+    assert asked == [False, True]
+
+
+def test_a_page_drawn_apart_leaves_the_plotting_libraries_out_of_this_process() -> None:
+    import subprocess
+    import sys
+
+    # GIVEN a fresh interpreter rendering a page with its plots drawn apart
+    code = (
+        "import sys; sys.path.insert(0, 'tests')\n"
+        "from _html_reports import demo_report\n"
+        "from recompile_doctor.reports.html import render\n"
+        "page = render(demo_report(), draw_apart=True)\n"
+        "assert '<svg' in page\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('matplotlib', 'numpy')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    # THEN neither matplotlib nor numpy was imported there
+    assert done.stdout.strip() == "[]"

@@ -28,6 +28,7 @@ from markupsafe import Markup
 
 from recompile_doctor.heap_trim import give_back
 from recompile_doctor.model import DiffEvidence, Report
+from recompile_doctor.reports import pictures
 from recompile_doctor.reports.anchors import Anchors, basename, slug
 from recompile_doctor.reports.durations import fmt_bytes, fmt_seconds
 from recompile_doctor.reports.glossary import DIFF_GLOSSARY
@@ -44,11 +45,18 @@ if TYPE_CHECKING:
 __all__ = ["render", "render_diff"]
 
 
-def render(report: Report) -> str:
-    """The HTML report of ``report`` (same report, same text)."""
-    # the modules numbered, the page's view made and the timeline's lanes worked out before
-    # the plots' libraries are imported (32 MB), and each phase's freed memory given back:
-    # peaks that were on top of one another (see module_numbers)
+def render(report: Report, *, draw_apart: bool | None = None) -> str:
+    """The HTML report of ``report`` (same report, same text).  ``draw_apart``: draw the
+    plots in a fresh process (:mod:`.draw_apart`); by default past
+    :data:`~recompile_doctor.reports.draw_apart.APART_ABOVE` compilations."""
+    # the modules numbered, the page's view made and the plots' pictures worked out before
+    # the plots' libraries are imported (26 MB; for a big run, in another process), and
+    # each phase's freed memory given back: peaks that were on top of one another (see
+    # module_numbers)
+    from recompile_doctor.reports import draw_apart as drawing
+
+    if draw_apart is None:
+        draw_apart = len(report.compilations) > drawing.APART_ABOVE
     numbers = module_numbers(report.compilations)
     give_back()
     pg = page(report, numbers)
@@ -65,14 +73,16 @@ def render(report: Report) -> str:
     comps = plot_rows(report.compilations)
     surveyed = survey(comps, MAX_LANES, marked_modules(report.events), numbers) if comps else None
     give_back()
-    from recompile_doctor.reports import plots  # (matplotlib: see above)
-
-    timeline = plots.timeline_svg(comps, report.events, links=links, surveyed=surveyed)
+    timeline_picture = pictures.timeline_picture(
+        comps, report.events, links=links, surveyed=surveyed
+    )
     del surveyed
     give_back()
-    cost = plots.cost_svg(report.findings, comps, numbers=numbers)
+    cost_picture = pictures.cost_picture(report.findings, comps, numbers=numbers)
     del comps, numbers
     give_back()
+    timeline, cost = drawing.draw(timeline_picture, cost_picture, apart=draw_apart)
+    del timeline_picture, cost_picture
     html = (
         _env()
         .get_template("report.html.j2")

@@ -6,7 +6,8 @@ twelve it draws.  :class:`TopSums` numbers the names by fingerprint
 (:class:`~recompile_doctor.timeline.distinct.NameIndex`), sums into an array and keeps
 where each name was first added; the few names it draws are read again from the names it
 was given, in a second pass (:func:`read_at`).  Names numbered already (the page's module
-numbers: :mod:`.module_numbers`) are summed by their numbers, with no fingerprint kept.
+numbers: :mod:`.module_numbers`) are summed by their numbers, in arrays made to size at
+once, with no fingerprint kept.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import bisect
 import heapq
 import math
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from recompile_doctor.timeline.distinct import NameIndex
 
@@ -49,59 +50,73 @@ def read_at(strings: Iterable[str], at: Sequence[int]) -> list[str]:
 #: the most adds whose places fit the 4 bytes :attr:`TopSums._first` starts with
 FIRST_FITS = 0xFFFFFFFF
 
-#: a name not added yet (:attr:`TopSums._known`)
-_NOT_YET = 0xFFFFFFFF
-
 
 class TopSums:
     """A sum per name (:meth:`add`), and the largest sums (:meth:`top`).  ``numbered``:
     the names come with numbers below it, one per distinct name (module numbers counted
-    already), so that no fingerprint of them is kept."""
+    already): the sums are kept by those numbers, in arrays made to size at once, and no
+    fingerprint of the names is kept."""
 
-    __slots__ = ("_added", "_few", "_first", "_index", "_known", "_sums")
+    __slots__ = ("_added", "_count", "_few", "_first", "_index", "_seen", "_sums")
 
     def __init__(self, numbered: int | None = None) -> None:
         self._index = NameIndex() if numbered is None else None
-        #: a given number -> the name's number here (numbered in order of first add)
-        self._known = array("I", [_NOT_YET]) * numbered if numbered is not None else None
-        self._sums = array("d")
+        #: numbered: which numbers were added (else the names are numbered here, in order
+        #: of first add)
+        self._seen = bytearray(numbered) if numbered is not None else None
+        self._sums = array("d", bytes(8 * numbered)) if numbered is not None else array("d")
         #: where each name was first added (its place among adds; 4 bytes while it fits)
-        self._first = array("I")
+        self._first = array("I", bytes(4 * numbered)) if numbered is not None else array("I")
+        self._count = 0  # distinct names added
         self._added = 0
-        self._few: list[str] | None = []  # every name, in order of number, while few
+        self._few: dict[int, str] | None = {}  # every name by its number, while few
 
     def __len__(self) -> int:
-        return len(self._sums)
+        return self._count
 
     def add(self, name: str, value: float, number: int | None = None) -> None:
         """Add ``value`` to ``name``'s sum (0 until then); ``number``: the name's (when
         numbered)."""
-        if self._index is not None:
+        seen = self._seen
+        if seen is None:
+            assert self._index is not None
             k = self._index.number(name)
+            new = k == self._count
         else:
-            assert self._known is not None and number is not None
-            k = self._known[number]
-            if k == _NOT_YET:
-                k = self._known[number] = len(self._sums)
-        if k == len(self._sums):
-            self._sums.append(0.0)
+            assert number is not None
+            k = number
+            new = not seen[k]
+            seen[k] = 1
+        if new:
+            self._count += 1
             if self._added > FIRST_FITS and self._first.typecode == "I":
                 self._first = array("Q", self._first)
-            self._first.append(self._added)
+            if seen is None:
+                self._sums.append(0.0)
+                self._first.append(self._added)
+            else:
+                self._first[k] = self._added
             if self._few is not None:
-                self._few.append(name)
+                self._few[k] = name
                 if len(self._few) > FEW:
                     self._few = None
         self._sums[k] += value
         self._added += 1
+
+    def _live(self) -> Iterator[tuple[int, float]]:
+        """(number, sum) of each name added."""
+        seen = self._seen
+        if seen is None:
+            return enumerate(self._sums)
+        return ((k, v) for k, v in enumerate(self._sums) if seen[k])
 
     def top(self, n: int, names: Callable[[], Iterable[str]]) -> list[tuple[str, float]]:
         """The ``n`` largest sums with their names, largest first (then by name); beyond
         ``n`` names, the ``n - 1`` largest and one of all the others summed (exactly:
         ``fsum``), as ``"<k> others"``.  ``names()`` gives the names of the adds again, in
         the same order, to find the few drawn (not called while the names are few)."""
-        sums, count = self._sums, len(self._sums)
-        chosen = list(range(count)) if count <= n else self._largest(n - 1, names)
+        sums, count = self._sums, self._count
+        chosen = [k for k, _ in self._live()] if count <= n else self._largest(n - 1, names)
         if self._few is not None:
             named = [self._few[k] for k in chosen]
         else:
@@ -113,7 +128,7 @@ class TopSums:
         out.sort(key=lambda kv: (-kv[1], kv[0]))
         if count > n:
             taken = set(chosen)
-            rest = math.fsum(v for k, v in enumerate(sums) if k not in taken)
+            rest = math.fsum(v for k, v in self._live() if k not in taken)
             out.append((f"{count - n + 1} others", rest))
         return out
 
@@ -121,18 +136,18 @@ class TopSums:
         """The numbers of the ``m`` largest sums, ties broken by the smaller name."""
         if m <= 0:
             return []
-        sums = self._sums
-        cut = heapq.nlargest(m, sums)[-1]
-        above = [k for k, v in enumerate(sums) if v > cut]
+        cut = heapq.nlargest(m, (v for _, v in self._live()))[-1]
+        above = [k for k, v in self._live() if v > cut]
         wanted = m - len(above)
-        if sums.count(cut) <= wanted:
-            return [*above, *(k for k, v in enumerate(sums) if v == cut)]
+        # (the sums equal to the cut counted, not listed: many modules can take as long)
+        if sum(1 for _, v in self._live() if v == cut) <= wanted:
+            return [*above, *(k for k, v in self._live() if v == cut)]
         # more sums equal to the cut than places: the smallest names among them
         if self._few is not None:
-            ties = sorted((self._few[k], k) for k, v in enumerate(sums) if v == cut)
+            ties = sorted((self._few[k], k) for k, v in self._live() if v == cut)
             return [*above, *(k for _, k in ties[:wanted])]
         tied = bytearray(self._added)  # (each read at its first add)
-        for k, v in enumerate(sums):
+        for k, v in self._live():
             if v == cut:
                 tied[self._first[k]] = 1
         kept: list[tuple[str, int]] = []  # (name, place), sorted, at most `wanted`
@@ -145,4 +160,4 @@ class TopSums:
                 kept.pop()
                 bisect.insort(kept, (s, place))
         places = {place for _, place in kept}
-        return [*above, *(k for k, first in enumerate(self._first) if first in places)]
+        return [*above, *(k for k, _ in self._live() if self._first[k] in places)]
