@@ -391,23 +391,19 @@ def _sorted_in_runs(given_bars: list[tuple[float, float]], run: int) -> list[tup
     st.integers(1, 7),
     st.sampled_from([0.0, 0.5, 2.0]),
 )
-def test_bars_are_joined_as_a_full_sort_joins_them(
+def test_bars_sorted_in_runs_and_joined_are_those_of_a_full_sort(
     given_bars: list[tuple[float, float]], gap: float, run: int, min_w: float
 ) -> None:
-    # GIVEN bars in any order (equal starts, -0.0 and 0.0 among them), WHEN joined (sorted
-    # in runs of a few, written to a temporary file and merged, when out of order), each
-    # at least min_w wide, THEN the result is a Python sort's of the widened bars, bit for
-    # bit
-    from array import array
-
+    # GIVEN bars in any order (equal starts, -0.0 and 0.0 among them), WHEN each is
+    # widened to min_w, sorted in runs of a few (written to a temporary file and merged)
+    # and joined, THEN the result is a Python sort's of the widened bars, bit for bit
     xs, ws = [x for x, _ in given_bars], [w for _, w in given_bars]
     expected = _merged_by_python_sort(xs, [max(w, min_w) for w in ws], gap)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(bars, "RUN", run)
-        got = bars.merge(array("d", xs), array("d", ws), gap, min_w)
-        assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
-        got = bars.merge(xs, ws, gap, min_w)
-        assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
+    joined = bars.Joined(gap, min_w)
+    for x, w in _sorted_in_runs([(x, max(w, min_w)) for x, w in given_bars], run):
+        joined.add(x, w)
+    got = joined.bars
+    assert [(x.hex(), w.hex()) for x, w in got] == [(x.hex(), w.hex()) for x, w in expected]
     # AND sorted in runs, the bars come back as a stable sort gives them
     pairs = _sorted_in_runs(given_bars, run)
     ordered = sorted(given_bars)
@@ -454,7 +450,7 @@ def _bars_read_whole(
         xs.append(x)
         ws.append(w)
     return {
-        k: bars.merge(xs, ws, gap, min_w)
+        k: _merged_by_python_sort(xs, [max(w, min_w) for w in ws], gap)
         if len(xs) > bars.MERGE_ABOVE
         else [(x, max(w, min_w)) for x, w in zip(xs, ws, strict=True)]
         for k, (xs, ws) in groups.items()

@@ -128,28 +128,6 @@ def _read_run(run: list[Blob]) -> Iterator[Bar]:
         yield from zip(flat[0::2], flat[1::2], strict=True)
 
 
-def merge(xs: Sequence[float], ws: Sequence[float], gap: float, min_w: float = 0.0) -> list[Bar]:
-    """Bars (x ``xs[k]``, width ``ws[k]``, at least ``min_w``) joined where they touch or
-    are less than ``gap`` apart, in order of (x, width) (:class:`Joined`).  Bars in that
-    order already are not sorted; others are sorted as widened (:class:`SortedBars`)."""
-    n = len(xs)
-    joined = Joined(gap, min_w)
-    if all((xs[k], ws[k]) <= (xs[k + 1], ws[k + 1]) for k in range(n - 1)):
-        for x, w in zip(xs, ws, strict=True):
-            joined.add(x, w)
-        return joined.bars
-    blobs = Blobs("recompile-doctor-bars-")
-    try:
-        bars = SortedBars(blobs)
-        for x, w in zip(xs, ws, strict=True):
-            bars.add(x, max(w, min_w))
-        for x, w in bars.sorted():
-            joined.add(x, w)
-    finally:
-        blobs.close()
-    return joined.bars
-
-
 class _Group:
     """The bars of one (lane, cache outcome, after warm-up) as they are read
     (:func:`group_bars`)."""
@@ -175,7 +153,7 @@ class _Group:
         if joined is not None:
             bar = (x, w)
             last = self.last
-            if last is not None and not last <= bar:  # (as merge tells bars out of order)
+            if last is not None and not last <= bar:  # (out of the order a sort gives)
                 self.joined = self.last = None
                 return
             self.last = bar
@@ -187,7 +165,7 @@ def group_bars(
 ) -> dict[GroupKey, list[Bar]]:
     """The bars to draw per (lane, cache outcome, after warm-up) of the compilations in
     these lanes: a group of up to MERGE_ABOVE bars each as it is (at least ``min_w`` wide),
-    more joined (:func:`merge`).  A group whose bars come in order is joined as it is read;
+    more joined (:class:`Joined`).  A group whose bars come in order is joined as it is read;
     the bars of the others are read again and sorted, in runs (:class:`SortedBars`)."""
     groups: dict[GroupKey, _Group] = {}
     for c, lane in zip(compilations, lanes, strict=True):
