@@ -30,9 +30,15 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from operator import itemgetter
+from typing import Any
 
+from recompile_doctor.parsers._digest_table import DigestTable
 from recompile_doctor.parsers._event_codec import PLAIN
 from recompile_doctor.parsers._format import Decoder
+
+#: the types of looked-up tables: a plain dictionary, and the compact one of name digests
+#: (a worker records its lookups in a plain recording dictionary made from either)
+_TABLES: tuple[type, ...] = (dict, DigestTable)
 
 
 class Unsyncable(Exception):
@@ -220,7 +226,8 @@ def meets(decoder: Decoder, want: object, among: bool) -> bool:
                 return False
             wv = item[1]
             may_lack = among and name in lookups
-            if name in lookups and type(live) is dict:
+            # (by exact type: a recording dictionary would record the lookups as misses)
+            if name in lookups and type(live) in _TABLES and isinstance(live, Mapping):
                 got = _dict_meets(live, wv, may_lack)
                 if got is not None:
                     if not got:
@@ -234,7 +241,7 @@ def meets(decoder: Decoder, want: object, among: bool) -> bool:
     return True
 
 
-def _dict_meets(live: dict[object, object], state: object, may_lack: bool) -> bool | None:
+def _dict_meets(live: Mapping[Any, object], state: object, may_lack: bool) -> bool | None:
     """Whether the dictionary ``live`` has the state ``state`` (``may_lack``: or holds its
     entries, with equal values); None when that cannot be told by looking its keys up (a
     key whose state is not the key itself)."""
@@ -304,7 +311,7 @@ def record_misses(decoder: Decoder) -> list[tuple[object, ...]]:
     fresh: frozenset[str] = getattr(type(decoder), "PART_FRESH_STATE", frozenset())
     for name in sorted(lookups_of(decoder)):
         now = getattr(decoder, name, None)
-        if type(now) is dict:
+        if type(now) in _TABLES:
             if name in residual:
                 setattr(decoder, name, _MissWriteDict({}, name, missed))
                 continue
@@ -398,7 +405,7 @@ class _MissDict(dict):  # type: ignore[type-arg]
         items: dict[object, object],
         name: str,
         missed: list[tuple[object, ...]],
-        inherited: dict[object, object] | None = None,
+        inherited: Mapping[Any, object] | None = None,
     ) -> None:
         super().__init__(items)
         self._name = name

@@ -46,6 +46,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.name_digest import name_number
+from recompile_doctor.parsers._digest_table import DigestTable
 from recompile_doctor.parsers._format import (
     UNRECOGNIZED,
     Decoded,
@@ -275,8 +276,8 @@ class TensorFlowDecoder:
         self._compiled_args: dict[str, list[str]] = {}  # function -> last compiled signature
         self._compiled_arg_names: dict[str, list[str]] = {}
         #: cluster (its name_number: a log of a new cluster per compilation held 80 bytes
-        #: a name in each process) -> compilations seen
-        self._counts: dict[int, int] = {}
+        #: a name in each process, then 90 bytes a digest in a dict) -> compilations seen
+        self._counts = DigestTable()
         self._last_id: dict[str, str] = {}  # function -> compile id of its last compilation
         self._pending_reason: RecompileReason | None = None
         #: the fast path's put-off search for the last stamped line skipped (see Decoder)

@@ -37,7 +37,12 @@ FIRST_SLOTS = 64
 def fingerprint(s: str) -> bytes:
     """``s``'s 128-bit fingerprint, never the empty slot's bytes (lone surrogates, as a
     log's undecodable bytes are read, are fingerprinted as they are)."""
-    d = name_digest(s)
+    return fingerprint_of_digest(name_digest(s))
+
+
+def fingerprint_of_digest(d: bytes) -> bytes:
+    """The fingerprint stored for a name's digest ``d``: ``d``, but never the empty slot's
+    bytes."""
     return _FULL_ZERO if d == _EMPTY else d
 
 
@@ -172,13 +177,29 @@ class NameIndex(DistinctCount):
 
     def find(self, s: str) -> int | None:
         """``s``'s number; None: ``s`` was never numbered."""
-        d = fingerprint(s)
+        return self.find_fingerprint(fingerprint(s))
+
+    def number_fingerprint(self, d: bytes) -> int:
+        """The number of fingerprint ``d`` (:func:`fingerprint_of_digest`), given now if
+        it is new."""
+        return self._number(d)
+
+    def find_fingerprint(self, d: bytes) -> int | None:
+        """The number of fingerprint ``d``; None: it was never numbered."""
         shard = self._shards[d[-1] & (SHARDS - 1)]
         i = shard.slot(d)
         if not shard.holds(i, d):
             return None
         assert shard.numbers is not None
         return shard.numbers[i]
+
+    def numbered(self) -> Iterator[tuple[bytes, int]]:
+        """(fingerprint, number) of each string numbered, in no order of their own."""
+        for shard in self._shards:
+            assert shard.numbers is not None
+            numbers = shard.numbers
+            for j, d in _held(shard.slots):
+                yield d, numbers[j]
 
 
 #: fingerprints a :class:`BoundedDistinctCount` holds in memory (about 4 MB of tables)
