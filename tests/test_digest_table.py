@@ -86,3 +86,58 @@ def test_a_digest_table_takes_less_memory_than_a_dict() -> None:
     finally:
         tracemalloc.stop()
     assert table_bytes < dict_bytes * 0.7, (table_bytes, dict_bytes)
+
+
+_WATCHED = st.lists(
+    st.tuples(
+        st.sampled_from(["get", "in", "getitem", "setdefault", "pop", "set", "items", "keys"]),
+        st.integers(0, 5),
+        st.integers(0, 3),
+    ),
+    max_size=40,
+)
+
+
+@given(st.dictionaries(st.integers(0, 5), st.integers(0, 3), max_size=4), _WATCHED)
+def test_a_watched_digest_table_records_what_a_watched_dict_records(
+    inherited: dict[int, int], ops: list[tuple[str, int, int]]
+) -> None:
+    from recompile_doctor.parsers._checkpoint import _MissDict, _MissDigests
+
+    # GIVEN a worker's recording dictionary and recording digest table, each inheriting
+    # the same entries from the lines before the worker's part
+    compact = DigestTable()
+    for k, v in inherited.items():
+        compact[k] = v
+    missed_dict: list[tuple[object, ...]] = []
+    missed_table: list[tuple[object, ...]] = []
+    plain = _MissDict({}, "t", missed_dict, dict(inherited))
+    table = _MissDigests("t", missed_table, compact)
+    # WHEN both are looked up, written and read alike
+    for op, key, value in ops:
+        got = []
+        for t in (plain, table):
+            if op == "get":
+                got.append(t.get(key, -1))
+            elif op == "in":
+                got.append(key in t)
+            elif op == "getitem":
+                try:
+                    got.append(t[key])
+                except KeyError:
+                    got.append("KeyError")
+            elif op == "setdefault":
+                got.append(t.setdefault(key, value))
+            elif op == "pop":
+                got.append(t.pop(key, -1))
+            elif op == "set":
+                t[key] = value
+            elif op == "items":
+                got.append(sorted(t.items()))
+            else:
+                got.append(sorted(t.keys()))
+        # THEN they answer alike and record the same misses, in the same order
+        assert got[:1] == got[1:], op
+        assert missed_table == missed_dict
+    # AND hold the same entries of their own
+    assert dict(table.items()) == dict(plain) and len(table) == len(plain)

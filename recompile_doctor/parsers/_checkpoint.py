@@ -28,7 +28,7 @@ the end as well, and the parent ends the input with the last worker's decoder an
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from operator import itemgetter
 from typing import Any
 
@@ -317,7 +317,11 @@ def record_misses(decoder: Decoder) -> list[tuple[object, ...]]:
                 continue
             # (PART_FRESH_STATE: dictionaries a worker starts without the entries the lines
             # before its part left, as if it had not read them: a lookup of one is a miss)
-            setattr(decoder, name, _MissDict({}, name, missed, None if name in fresh else now))
+            inherited = None if name in fresh else now
+            if type(now) is DigestTable:  # (a compact table stays compact: _MissDigests)
+                setattr(decoder, name, _MissDigests(name, missed, inherited))
+            else:
+                setattr(decoder, name, _MissDict({}, name, missed, inherited))
         elif type(now) is set:
             setattr(decoder, name, _MissSet(set(), name, missed, now))
     return missed
@@ -331,7 +335,9 @@ def unrecorded(decoder: Decoder) -> Decoder:
     out = copy.copy(decoder)
     for name in lookups_of(decoder):
         now = getattr(decoder, name, None)
-        if isinstance(now, dict):
+        if isinstance(now, DigestTable):
+            setattr(out, name, now.plain())
+        elif isinstance(now, dict):
             setattr(out, name, dict(now))
         elif isinstance(now, set):
             setattr(out, name, set(now))
@@ -377,8 +383,8 @@ def with_residue(final: Decoder, reader: Decoder, extra: dict[str, dict[object, 
         table.update(entries)
     for name in sorted(getattr(type(reader), "UNORDERED_STATE", frozenset())):
         mine, table = getattr(reader, name, None), getattr(final, name, None)
-        if isinstance(mine, dict) and isinstance(table, dict):
-            for k, v in mine.items():
+        if isinstance(mine, Mapping) and isinstance(table, MutableMapping):
+            for k, v in mine.items():  # (a dict or a DigestTable, on either side)
                 table.setdefault(k, v)
         elif isinstance(mine, set) and isinstance(table, set):
             table |= mine
@@ -413,16 +419,7 @@ class _MissDict(dict):  # type: ignore[type-arg]
         self._inherited = inherited or {}
 
     def _miss(self, key: object) -> bool:
-        if dict.__contains__(self, key):
-            return False
-        inherited = self._inherited
-        if key in inherited:
-            value = inherited[key]
-            dict.__setitem__(self, key, value)
-            self._missed.append((self._name, key, _value_state(value)))
-            return False
-        self._missed.append((self._name, key))
-        return True
+        return _watched_miss(self, dict, key)
 
     def __contains__(self, key: object) -> bool:
         return not self._miss(key)
@@ -441,6 +438,52 @@ class _MissDict(dict):  # type: ignore[type-arg]
     def pop(self, key: object, *default: object) -> object:
         self._miss(key)
         return dict.pop(self, key, *default)
+
+
+class _MissDigests(DigestTable):
+    """A compact table of name digests (:class:`DigestTable`) that records the keys it was
+    asked for and did not hold, as :class:`_MissDict` does for a dictionary: its own
+    entries, and those of ``inherited`` copied in when first asked for.  Its items and
+    values are read without recording (as a dictionary's are)."""
+
+    __slots__ = ("_inherited", "_missed", "_name")
+
+    def __init__(
+        self,
+        name: str,
+        missed: list[tuple[object, ...]],
+        inherited: Mapping[Any, object] | None = None,
+    ) -> None:
+        super().__init__()
+        self._name = name
+        self._missed = missed
+        self._inherited: Mapping[Any, object] = inherited or {}
+
+    def _miss(self, key: object) -> bool:
+        return _watched_miss(self, DigestTable, key)
+
+    def __contains__(self, key: object) -> bool:
+        return not self._miss(key)
+
+    def __getitem__(self, key: int) -> int:
+        self._miss(key)
+        return self._get(key)
+
+
+def _watched_miss(table: _MissDict | _MissDigests, base: Any, key: object) -> bool:
+    """Whether ``table`` (a recording table, read and written through its ``base`` class's
+    own methods) lacks ``key``, recorded as a miss; an entry of the lines before the
+    worker's part is copied in when first asked for, and recorded with its value."""
+    if base.__contains__(table, key):
+        return False
+    inherited = table._inherited
+    if key in inherited:
+        value = inherited[key]
+        base.__setitem__(table, key, value)
+        table._missed.append((table._name, key, _value_state(value)))
+        return False
+    table._missed.append((table._name, key))
+    return True
 
 
 class _MissWriteDict(_MissDict):

@@ -19,7 +19,7 @@ non-negative integer (or not of type ``int`` itself) is kept in a side dictionar
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, MutableMapping
+from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
 
 from recompile_doctor.name_digest import WIDTH
 from recompile_doctor.timeline.distinct import NameIndex, fingerprint_of_digest
@@ -57,6 +57,12 @@ class DigestTable(MutableMapping[int, int]):
         return n is not None and self._has(n)
 
     def __getitem__(self, key: int) -> int:
+        return self._get(key)
+
+    def _get(self, key: object) -> int:
+        """``key``'s value, read without any override of the lookups (:meth:`items` and
+        :meth:`values` read through it: a subclass that watches lookups does not see
+        them)."""
         n = self._find(key)
         if n is not None:
             v = self._values[n]
@@ -98,6 +104,31 @@ class DigestTable(MutableMapping[int, int]):
             if self._has(n):
                 yield _key_of(d)
 
+    def keys(self) -> KeysView[int]:
+        return _Keys(self)
+
+    def items(self) -> ItemsView[int, int]:
+        return _Items(self)
+
+    def values(self) -> ValuesView[int]:
+        return _Values(self)
+
+    def _items(self) -> Iterator[tuple[int, int]]:
+        """(key, value) of each entry, in no order of their own."""
+        for d, n in self._index.numbered():
+            v = self._values[n]
+            if v:
+                yield _key_of(d), v - 1
+            elif n in self._other:
+                yield _key_of(d), self._other[n]
+
+    def plain(self) -> DigestTable:
+        """A table of the same entries, of this class (not a subclass's): to be pickled."""
+        out = DigestTable()
+        for k, v in self._items():
+            DigestTable.__setitem__(out, k, v)
+        return out
+
     def clear(self) -> None:
         self._index = NameIndex()
         self._values = array("I")
@@ -106,6 +137,41 @@ class DigestTable(MutableMapping[int, int]):
 
     def __repr__(self) -> str:
         return f"DigestTable({dict(self.items())!r})"
+
+
+class _Items(ItemsView[int, int]):
+    """A table's items, read without its lookups (see :meth:`DigestTable._get`)."""
+
+    _mapping: DigestTable
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        return self._mapping._items()
+
+    def __contains__(self, item: object) -> bool:
+        if not (isinstance(item, tuple) and len(item) == 2):
+            return False
+        try:
+            return bool(self._mapping._get(item[0]) == item[1])
+        except KeyError:
+            return False
+
+
+class _Keys(KeysView[int]):
+    """A table's keys, looked up without its lookups."""
+
+    _mapping: DigestTable
+
+    def __contains__(self, key: object) -> bool:
+        return DigestTable.__contains__(self._mapping, key)
+
+
+class _Values(ValuesView[int]):
+    """A table's values, read without its lookups."""
+
+    _mapping: DigestTable
+
+    def __iter__(self) -> Iterator[int]:
+        return (v for _, v in self._mapping._items())
 
 
 _EMPTY = bytes(WIDTH)
