@@ -37,7 +37,8 @@ from recompile_doctor.parsers._event_codec import PLAIN
 from recompile_doctor.parsers._format import Decoder
 
 #: the types of looked-up tables: a plain dictionary, and the compact one of name digests
-#: (a worker records its lookups in a plain recording dictionary made from either)
+#: (a worker records its lookups in a recording table of the same kind: _MissDict,
+#: _MissDigests)
 _TABLES: tuple[type, ...] = (dict, DigestTable)
 
 

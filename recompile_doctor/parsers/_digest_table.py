@@ -12,7 +12,8 @@ of them).
 
 It is a mapping like any other to the parallel reading's checkpoints (compared, looked up,
 iterated as a ``dict`` is, :mod:`._checkpoint`); a worker watches its lookups through a
-recording ``dict`` made from it, as from a plain one.  A value that is not a small
+recording table of this class (``_checkpoint._MissDigests``), as through a recording
+``dict`` for a plain one.  A value that is not a small
 non-negative integer (or not of type ``int`` itself) is kept in a side dictionary.
 """
 
@@ -60,9 +61,9 @@ class DigestTable(MutableMapping[int, int]):
         return self._get(key)
 
     def _get(self, key: object) -> int:
-        """``key``'s value, read without any override of the lookups (:meth:`items` and
-        :meth:`values` read through it: a subclass that watches lookups does not see
-        them)."""
+        """``key``'s value, read without any override of the lookups (the item view's
+        ``in`` reads through it, as :meth:`keys`, :meth:`items` and :meth:`values` read
+        through :meth:`_items`: a subclass that watches lookups does not see them)."""
         n = self._find(key)
         if n is not None:
             v = self._values[n]
@@ -100,9 +101,8 @@ class DigestTable(MutableMapping[int, int]):
 
     def __iter__(self) -> Iterator[int]:
         """The keys, in no order of their own (a table this is in is only looked up)."""
-        for d, n in self._index.numbered():
-            if self._has(n):
-                yield _key_of(d)
+        for k, _ in self._items():
+            yield k
 
     def keys(self) -> KeysView[int]:
         return _Keys(self)

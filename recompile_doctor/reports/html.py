@@ -28,6 +28,7 @@ from markupsafe import Markup
 
 from recompile_doctor.heap_trim import give_back
 from recompile_doctor.model import DiffEvidence, Report
+from recompile_doctor.reports import draw_apart as drawing
 from recompile_doctor.reports import pictures
 from recompile_doctor.reports.anchors import Anchors, basename, slug
 from recompile_doctor.reports.durations import fmt_bytes, fmt_seconds
@@ -53,8 +54,6 @@ def render(report: Report, *, draw_apart: bool | None = None) -> str:
     # the plots' libraries are imported (26 MB; for a big run, in another process), and
     # each phase's freed memory given back: peaks that were on top of one another (see
     # module_numbers)
-    from recompile_doctor.reports import draw_apart as drawing
-
     if draw_apart is None:
         draw_apart = len(report.compilations) > drawing.APART_ABOVE
     numbers = module_numbers(report.compilations)
