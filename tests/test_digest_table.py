@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recompile_doctor.name_digest import name_number
+from recompile_doctor.parsers import _digest_table
 from recompile_doctor.parsers._digest_table import DigestTable
 
 _KEYS = st.sampled_from([0, 1, 2**128 - 1, name_number("a"), name_number("b")]) | st.integers(
@@ -20,6 +21,7 @@ _OPS = st.lists(
         st.tuples(st.just("set"), _KEYS, _VALUES),
         st.tuples(st.just("del"), _KEYS, st.none()),
         st.tuples(st.just("clear"), st.none(), st.none()),
+        st.tuples(st.just("pack"), st.none(), st.none()),
     ),
     max_size=60,
 )
@@ -29,7 +31,14 @@ _OPS = st.lists(
 def test_a_digest_table_answers_as_a_dict_does(
     ops: list[tuple[str, int | None, int | None]], asked: list[int]
 ) -> None:
-    # GIVEN a table and a dictionary that are given the same writes, deletions and clears
+    # GIVEN a table and a dictionary that are given the same writes, deletions and clears,
+    # the table packed now and then (any size packs here; a write unpacks it)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_digest_table, "PACK_FROM", 1)
+        _same_as_a_dict(ops, asked)
+
+
+def _same_as_a_dict(ops: list[tuple[str, int | None, int | None]], asked: list[int]) -> None:
     table, plain = DigestTable(), {}
     for op, key, value in ops:
         if op == "set":
@@ -44,6 +53,9 @@ def test_a_digest_table_answers_as_a_dict_does(
             else:
                 with pytest.raises(KeyError):
                     del table[key]
+        elif op == "pack":
+            table.pack()
+            assert table.packed() == (len(table) > 0) or not plain
         else:
             table.clear()
             plain.clear()
@@ -86,6 +98,88 @@ def test_a_digest_table_takes_less_memory_than_a_dict() -> None:
     finally:
         tracemalloc.stop()
     assert table_bytes < dict_bytes * 0.7, (table_bytes, dict_bytes)
+
+
+def test_a_packed_digest_table_takes_less_than_half_the_memory() -> None:
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        # GIVEN a table of 100,000 digests
+        table = DigestTable()
+        for i in range(100_000):
+            table[name_number(f"__inference_f_{i}")] = i % 5
+        shards = table._index._shards  # type: ignore[union-attr]
+        index_bytes = sum(len(s.slots) + 4 * len(s.numbers or ()) for s in shards)
+        del shards
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        # WHEN it is packed
+        table.pack()
+        after, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # THEN its digests take less than half the room they took (the values stay as they are)
+    assert table.packed()
+    assert before - after > index_bytes / 2, (before, after, index_bytes)
+    # AND it never held both forms whole at once (each table of the index let go as it
+    # was packed)
+    assert peak - before < index_bytes / 4, (peak, before, index_bytes)
+    # AND it finds each and answers as before
+    assert all(table[name_number(f"__inference_f_{i}")] == i % 5 for i in range(0, 100_000, 7))
+    assert name_number("__inference_g") not in table
+
+
+def test_a_write_unpacks_a_packed_table_with_every_entry_kept() -> None:
+    # GIVEN a packed table of 5,000 digests, each with its own value, some deleted before
+    keys = [name_number(f"cluster_{i}") for i in range(5_000)]
+    table = DigestTable()
+    for i, k in enumerate(keys):
+        table[k] = i
+    for k in keys[::10]:
+        del table[k]
+    table.pack()
+    assert table.packed()
+    # WHEN one is written, one deleted and one added
+    table[keys[1]] = 10**20  # (not a small value: kept aside)
+    del table[keys[2]]
+    table[name_number("new")] = 7
+    # THEN it is unpacked, and holds what a dict given the same would
+    expected = {k: i for i, k in enumerate(keys) if i % 10}
+    expected[keys[1]] = 10**20
+    del expected[keys[2]]
+    expected[name_number("new")] = 7
+    assert not table.packed()
+    assert dict(table.items()) == expected and len(table) == len(expected)
+    assert all(table[k] == v for k, v in expected.items())
+    assert keys[0] not in table and keys[2] not in table
+
+
+def test_a_packed_digest_table_finds_no_digest_across_two_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a packed table of a few digests side by side in its buffer (bytes that are
+    # multiples of 16 below 128: one table of the index, one bucket, as any digest made of
+    # their bytes would be)
+    monkeypatch.setattr(_digest_table, "PACK_FROM", 1)
+    keys = [int.from_bytes(bytes([a] * 8 + [b] * 8), "little") for a, b in ((16, 32), (48, 64))]
+    table = DigestTable()
+    for k in keys:
+        table[k] = 1
+    table.pack()
+    assert table.packed()
+    # WHEN it is asked for a digest whose bytes are the end of one and the start of another
+    held = [k.to_bytes(16, "little") for k in keys]
+    across = {
+        int.from_bytes(a[cut:] + b[:cut], "little")
+        for a in held
+        for b in held
+        if a != b
+        for cut in range(1, 16)
+    } - set(keys)
+    # THEN it holds none of them
+    assert [k for k in across if k in table] == []
+    assert all(k in table for k in keys)
 
 
 _WATCHED = st.lists(

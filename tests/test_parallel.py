@@ -1429,3 +1429,106 @@ def test_a_worker_meeting_a_new_tensorflow_run_in_its_part_leaves_it_to_the_read
     # run after the first
     events = _read_with_a_failing_worker(path, caplog)
     assert sum("ProcessStarted(" in e and "new=True" in e for e in events) == 29
+
+
+def _tf_profiler_line(t: float, cluster: int, times: int) -> str:
+    """A TensorFlow profiler line: cluster ``cluster`` compiled ``times`` times by then."""
+    return (
+        f"I0000 00:00:{1795374628 + t:.6f}   14884 device_compilation_profiler.cc:113] "
+        f"Compiled __inference_step_{cluster} {times} times, compile time: 1000 us, "
+        "cumulative: 1000 us (0 us / 1 ms)\n"
+    )
+
+
+def _tf_clusters(n: int) -> list[str]:
+    """A TensorFlow log of ``n`` clusters, each compiled once, every third twice (the
+    counts differ: a table whose values were mixed up gives other events)."""
+    lines = []
+    for i in range(n):
+        lines.append(_tf_profiler_line(i * 0.01, i, 1))
+        if i % 3 == 0:
+            lines.append(_tf_profiler_line(i * 0.01 + 0.005, i, 2))
+    return lines
+
+
+@settings(
+    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    again=st.lists(
+        st.tuples(st.floats(0.0, 1.0), st.integers(0, 2399), st.integers(1, 3)), max_size=6
+    ),
+    **_READERS,
+)
+def test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process_result(
+    tmp_path_factory: pytest.TempPathFactory,
+    again: list[tuple[float, int, int]],
+    share: float,
+    processes: int,
+    late: bool,
+) -> None:
+    # GIVEN a TensorFlow log of a new cluster per compilation, where some clusters are
+    # compiled again anywhere later, counted on ("2 times": a name a worker misses where
+    # the parent, which read the log from its start, knows its count) or from 1 again (a
+    # new run of the process, which only the parent's count tells), WHEN two or three
+    # processes read it, the parent's counts packed as soon as it takes over a worker (from
+    # one entry on), THEN the result is one process's: its packed table answers the
+    # workers' misses, and a write after them (reading on) unpacks it with each count kept
+    from recompile_doctor.parsers import _digest_table
+
+    lines = _tf_clusters(2400)
+    blocks = []
+    for where, cluster, times in again:
+        at = max(where, (cluster * 4 / 3 + 2) / len(lines))  # (after its first compilations)
+        blocks.append((min(at, 1.0), [_tf_profiler_line(at * 24 + 0.001, cluster, times)]))
+    path = _with_blocks(tmp_path_factory.mktemp("log") / "run.log", lines, blocks)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_digest_table, "PACK_FROM", 1)
+        _same_as_one_process(path, share, processes, late)
+
+
+@pytest.mark.parametrize("times", [1, 3])
+def test_the_parent_packs_its_counts_while_it_takes_over_a_tensorflow_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, times: int
+) -> None:
+    # GIVEN a TensorFlow log of a new cluster per compilation, one of the parent's part
+    # compiled again in the worker's part: "1 times" (a new run of the process, which only
+    # the parent's count of it tells) or "3 times" (counted on from the parent's 2), then
+    # two more "2 times" (a new run after the parent's count of 2, not after a new run; a
+    # count on after its 1)
+    import logging
+
+    from recompile_doctor.parsers import _digest_table
+
+    lines = _tf_clusters(2400)
+    lines[2600:2600] = [
+        _tf_profiler_line(26.0, 600, times),
+        _tf_profiler_line(26.1, 603, 2),
+        _tf_profiler_line(26.2, 604, 2),
+    ]
+    path = tmp_path / "run.log"
+    path.write_text("".join(lines))
+    one = _run(path, 1)
+    packed: list[int] = []
+    pack = _digest_table.DigestTable.pack
+
+    def counted(table: _digest_table.DigestTable) -> None:
+        pack(table)
+        if table.packed():
+            packed.append(len(table))
+
+    monkeypatch.setattr(_digest_table.DigestTable, "pack", counted)
+    monkeypatch.setattr(_digest_table, "PACK_FROM", 1)
+    _share(monkeypatch, 0.5)
+    caplog.set_level(logging.INFO, logger="recompile_doctor")
+    # WHEN two processes read it, THEN the parent packs its counts when it takes over the
+    # worker's events, finds the worker's miss in them and reads on (unpacked by its next
+    # count), and the result is one process's
+    got = _run(path, 2)
+    assert got == one
+    assert packed and packed[0] >= 1000, packed
+    said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
+    assert "missed a name this process knew" in said[0] and "line 2,601" in said[0], said
+    assert sum("new=True" in e for e in got[0]) == 1

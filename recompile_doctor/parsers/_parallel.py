@@ -53,6 +53,7 @@ from recompile_doctor.parsers._checkpoint import (
     knew,
     lookups_of,
     meets,
+    pack_lookups,
     record_misses,
     residual_of,
     residue,
@@ -849,6 +850,8 @@ class Stream:
         #: the decoder of the process that matched (its state stays that of the match):
         #: what a worker missed later must not be known to it
         self.reader = reader
+        if reader is not None:
+            pack_lookups(reader)
         self.taken = 0
         self.chain: list[tuple[int, Part, int]] | None = None
         #: the parts given in full before a worker failed, and that worker

@@ -196,10 +196,42 @@ class NameIndex(DistinctCount):
     def numbered(self) -> Iterator[tuple[bytes, int]]:
         """(fingerprint, number) of each string numbered, in no order of their own."""
         for shard in self._shards:
-            assert shard.numbers is not None
-            numbers = shard.numbers
-            for j, d in _held(shard.slots):
-                yield d, numbers[j]
+            yield from _numbered(shard)
+
+    def release(self) -> Iterator[Numbered]:
+        """The (fingerprint, number) pairs of each of its tables in turn, each table let go
+        by the index as it is given (to be held in another form without holding both
+        whole at once): the index is empty afterwards."""
+        shards = self._shards
+        for k, shard in enumerate(shards):
+            shards[k] = _Shard(True)
+            yield Numbered(shard)
+            del shard
+        self._count = 0
+
+
+class Numbered:
+    """The (fingerprint, number) pairs of one table of a :class:`NameIndex`, to be read as
+    often as wanted (:meth:`NameIndex.release`)."""
+
+    __slots__ = ("_shard",)
+
+    def __init__(self, shard: _Shard) -> None:
+        self._shard = shard
+
+    def __len__(self) -> int:
+        return self._shard.count
+
+    def __iter__(self) -> Iterator[tuple[bytes, int]]:
+        return _numbered(self._shard)
+
+
+def _numbered(shard: _Shard) -> Iterator[tuple[bytes, int]]:
+    """(fingerprint, number) of each fingerprint a numbered table holds, in slot order."""
+    assert shard.numbers is not None
+    numbers = shard.numbers
+    for j, d in _held(shard.slots):
+        yield d, numbers[j]
 
 
 #: fingerprints a :class:`BoundedDistinctCount` holds in memory (about 4 MB of tables)
