@@ -330,12 +330,13 @@ def record_misses(decoder: Decoder) -> list[tuple[object, ...]]:
 
 
 def pack_lookups(decoder: Decoder) -> None:
-    """Hold the reader's compact looked-up tables packed (:meth:`DigestTable.pack`) while
-    its state stays that of a match: it is only looked up then (:func:`knew`); a write, if
-    it reads on after all, unpacks them.  The memory their unpacked form held is given back
-    to the system (see :mod:`~recompile_doctor.heap_trim`): the takeover that follows does
-    not allocate as the reading did, and the 16 GB TensorFlow bench log's parent held 58 MB
-    of it free but its own."""
+    """Hold all the digests of the reader's compact looked-up tables packed
+    (:meth:`DigestTable.pack`) while its state stays that of a match: it is only looked up
+    then (:func:`knew`; should it read on after all, its new digests go to open tables
+    again).  The memory their open form held is given back to the system (see
+    :mod:`~recompile_doctor.heap_trim`): the takeover that follows does not allocate as the
+    reading did, and the 16 GB TensorFlow bench log's parent held 58 MB of it free but its
+    own."""
     packed = False
     for name in sorted(lookups_of(decoder)):
         table = getattr(decoder, name, None)

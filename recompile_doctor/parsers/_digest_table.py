@@ -1,27 +1,32 @@
-"""A dictionary keyed by name digests, in 60 % of a ``dict``'s memory.
+"""A dictionary keyed by name digests, in a third of a ``dict``'s memory.
 
 A decoder that counts what it saw per name keys its table by the name's 128-bit digest
 (:func:`~recompile_doctor.name_digest.name_number`): a ``dict`` of them costs 96 bytes an
 entry (the digest as a Python number, 48; the entry and its slot in the table, the rest),
 and a TensorFlow log of a new cluster per compilation makes one entry per compilation: 36 MB
 held by the parent reading an 8 GB log, about 74 at 16 GB.  :class:`DigestTable` keeps the
-digests in a :class:`~recompile_doctor.timeline.distinct.NameIndex` (16 bytes a slot and 4
-for the entry's number, one to two thirds full, in sixteen tables that grow one at a time)
-and the values in an array by number: 57 bytes an entry (measured with 100,000 to 820,000
-of them).
+values in an array by number, and the digests:
+
+* at first in a :class:`~recompile_doctor.timeline.distinct.NameIndex` (16 bytes a slot
+  and 4 for the entry's number, one to two thirds full, in sixteen tables that grow one at
+  a time): 57 bytes an entry;
+* from :data:`PACK_FROM` entries on, mostly *packed*: each table's digests in one buffer
+  grouped by their leading bits, with their numbers (20 bytes an entry, found by
+  ``bytes.find`` in a bucket of a few), the new ones in an open index that is merged into
+  them, bucket by bucket, when it holds an eighth as many (:data:`MERGE_SHARE`): about 30
+  bytes an entry in all, and as fast to look up and write (the digest looked up last is
+  remembered: a count is read, then written).
+
+The 742,921 clusters the parent of the 16 GB TensorFlow bench log holds at the end of its
+part took 45.5 MB in open tables.  :meth:`DigestTable.pack` merges the open ones into the
+packed ones at once (the parent does when it takes over a worker's events, which it only
+looks up in them from then on).
 
 It is a mapping like any other to the parallel reading's checkpoints (compared, looked up,
 iterated as a ``dict`` is, :mod:`._checkpoint`); a worker watches its lookups through a
 recording table of this class (``_checkpoint._MissDigests``), as through a recording
-``dict`` for a plain one.  A value that is not a small
-non-negative integer (or not of type ``int`` itself) is kept in a side dictionary.
-
-A table that is only looked up from some point on may be :meth:`~DigestTable.pack`-ed:
-its digests grouped into buffers by their first bytes, 25 bytes an entry in all, found
-faster than in the open tables.  The parent of a parallel reading holds its own part's
-table so while it takes over a worker's events (it checks their misses against it): the
-742,921 clusters of the 16 GB TensorFlow bench log's parent took 45.5 MB, 18.6 packed (2
-seconds to pack).  A write unpacks it first (about as long as it took to fill).
+``dict`` for a plain one.  A value that is not a small non-negative integer (or not of type
+``int`` itself) is kept in a side dictionary.
 """
 
 from __future__ import annotations
@@ -32,8 +37,11 @@ from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, Value
 from recompile_doctor.name_digest import WIDTH
 from recompile_doctor.timeline.distinct import SHARDS, NameIndex, Numbered, fingerprint_of_digest
 
-#: the fewest entries a table packs (fewer take little memory in any form)
-PACK_FROM = 4_096
+#: the entries a table holds before it packs any (fewer take little memory in any form)
+PACK_FROM = 65_536
+#: the open table is merged into the packed one when it holds this share of it (or
+#: :data:`PACK_FROM` entries, if that is more)
+MERGE_SHARE = 1 / 8
 
 #: the largest value stored in the array (as value + 1: 0 there is "no value")
 _SMALL = (1 << 32) - 2
@@ -42,10 +50,15 @@ _SMALL = (1 << 32) - 2
 class DigestTable(MutableMapping[int, int]):
     """A mapping from name digests (``int``, below 2**128) to integers."""
 
-    __slots__ = ("_index", "_len", "_other", "_values")
+    __slots__ = ("_index", "_last", "_len", "_other", "_packed", "_values")
 
     def __init__(self) -> None:
-        self._index: NameIndex | _Packed = NameIndex()
+        #: the digests stored since the last merge (numbered from ``len(_packed)`` on)
+        self._index = NameIndex()
+        #: the fingerprint looked up last, and its number (a value read, then written)
+        self._last: tuple[bytes, int | None] = (b"", None)
+        #: those stored before, packed (their numbers from 0)
+        self._packed = _Packed()
         #: per number: its value + 1 while a small integer, 0 when there is none (deleted,
         #: or in _other)
         self._values = array("I")
@@ -55,7 +68,18 @@ class DigestTable(MutableMapping[int, int]):
     def _find(self, key: object) -> int | None:
         """The number of ``key``'s digest, if it was ever stored."""
         d = _digest(key)
-        return None if d is None else self._index.find_fingerprint(d)
+        return None if d is None else self._number(d)
+
+    def _number(self, d: bytes) -> int | None:
+        """The number of fingerprint ``d``, if it was ever stored."""
+        last = self._last
+        if last[0] == d:
+            return last[1]
+        packed = self._packed
+        n = self._index.find_fingerprint(d)
+        n = packed.find_fingerprint(d) if n is None else n + len(packed)
+        self._last = (d, n)
+        return n
 
     def _has(self, n: int) -> bool:
         return bool(self._values[n]) or n in self._other
@@ -87,13 +111,15 @@ class DigestTable(MutableMapping[int, int]):
         d = _digest(key)
         if d is None:
             raise TypeError(f"not a name digest: {key!r}")
-        index = self._index
-        if isinstance(index, _Packed):
-            index = self._index = index.unpacked()
-        n = index.number_fingerprint(d)
         values = self._values
-        if n == len(values):
+        n = self._number(d)
+        if n is None:
+            index = self._index
+            n = index.number_fingerprint(d) + len(self._packed)
+            self._last = (d, n)
             values.append(0)
+            if len(index) >= _open_size(len(self._packed)):
+                self._merge()
         elif self._has(n):
             self._len -= 1
         self._other.pop(n, None)
@@ -128,23 +154,37 @@ class DigestTable(MutableMapping[int, int]):
 
     def _items(self) -> Iterator[tuple[int, int]]:
         """(key, value) of each entry, in no order of their own."""
-        for d, n in self._index.numbered():
-            v = self._values[n]
+        values, other = self._values, self._other
+        for d, n in self._numbered():
+            v = values[n]
             if v:
                 yield _key_of(d), v - 1
-            elif n in self._other:
-                yield _key_of(d), self._other[n]
+            elif n in other:
+                yield _key_of(d), other[n]
+
+    def _numbered(self) -> Iterator[tuple[bytes, int]]:
+        """(fingerprint, number) of each digest ever stored, in no order of their own."""
+        yield from self._packed.numbered()
+        base = len(self._packed)
+        for d, n in self._index.numbered():
+            yield d, n + base
+
+    def _merge(self) -> None:
+        """The open table's digests into the packed ones (each table of it let go as its
+        part of the packed ones is made again with them)."""
+        packed = self._packed = self._packed.merged(self._index, len(self._packed))
+        # (made for the entries it takes before the next merge: it does not grow to them)
+        self._index = NameIndex(_open_size(len(packed)))
 
     def pack(self) -> None:
-        """Hold the digests of :data:`PACK_FROM` or more entries packed, for lookups (a
-        write unpacks them first: a few seconds for a million)."""
-        index = self._index
-        if type(index) is NameIndex and len(index) >= PACK_FROM:
-            self._index = _Packed(index)
+        """Hold all its digests packed, if it holds :data:`PACK_FROM` or more (only to be
+        looked up from now on, say: a table always holds most of them packed)."""
+        if len(self._index) and len(self._index) + len(self._packed) >= PACK_FROM:
+            self._merge()
 
     def packed(self) -> bool:
-        """Whether the digests are held packed (:meth:`pack`)."""
-        return type(self._index) is _Packed
+        """Whether all its digests are held packed (:meth:`pack`)."""
+        return not len(self._index) and bool(len(self._packed))
 
     def plain(self) -> DigestTable:
         """A table of the same entries, of this class (not a subclass's): to be pickled."""
@@ -155,6 +195,8 @@ class DigestTable(MutableMapping[int, int]):
 
     def clear(self) -> None:
         self._index = NameIndex()
+        self._last = (b"", None)
+        self._packed = _Packed()
         self._values = array("I")
         self._other = {}
         self._len = 0
@@ -163,72 +205,70 @@ class DigestTable(MutableMapping[int, int]):
         return f"DigestTable({dict(self.items())!r})"
 
 
+def _open_size(packed: int) -> int:
+    """How many entries the open table takes before they are merged into ``packed``."""
+    return max(PACK_FROM, int(packed * MERGE_SHARE))
+
+
 class _Packed:
-    """A :class:`NameIndex`'s fingerprints and numbers packed, in one part per table of the
-    index (each made as that table is let go: the two forms are never held whole at
-    once), found by the same byte of the fingerprint as there (:data:`SHARDS`)."""
+    """Fingerprints and their numbers packed, in one part per table of a :class:`NameIndex`
+    (found by the same byte of the fingerprint as there: :data:`SHARDS`)."""
 
     __slots__ = ("_count", "_parts")
 
-    def __init__(self, index: NameIndex) -> None:
-        self._count = len(index)
-        self._parts = [_Part(pairs) for pairs in index.release()]
+    def __init__(self, parts: list[_Part] | None = None, count: int = 0) -> None:
+        self._parts = parts
+        self._count = count
 
     def __len__(self) -> int:
         return self._count
 
     def find_fingerprint(self, d: bytes) -> int | None:
         """The number of fingerprint ``d``; None: it is not held."""
-        return self._parts[d[-1] & (SHARDS - 1)].find(d)
+        parts = self._parts
+        return None if parts is None else parts[d[-1] & (SHARDS - 1)].find(d)
 
     def numbered(self) -> Iterator[tuple[bytes, int]]:
         """(fingerprint, number) of each, in no order of their own."""
-        for part in self._parts:
+        for part in self._parts or ():
             yield from part.numbered()
 
-    def unpacked(self) -> NameIndex:
-        """A :class:`NameIndex` of the same fingerprints under the same numbers."""
-        where = array("Q", bytes(8 * self._count))  # (part << 32 | place, by number)
-        for k, part in enumerate(self._parts):
-            for p, number in enumerate(part.numbers):
-                where[number] = k << 32 | p
-        index = NameIndex()
-        parts = self._parts
-        for at in where:  # (in the order of their numbers: each gets its own again)
-            index.number_fingerprint(parts[at >> 32].fingerprint(at & 0xFFFFFFFF))
-        return index
+    def merged(self, index: NameIndex, base: int) -> _Packed:
+        """These and the fingerprints of ``index`` (numbered from ``base`` on), each part
+        made again as the index lets its table go (the index is empty afterwards): the
+        parts are never all held twice at once."""
+        count = self._count + len(index)
+        old = self._parts or [_Part() for _ in range(SHARDS)]
+        self._parts = None  # (each part let go as the new one is made)
+        parts = []
+        for k, pairs in enumerate(index.release()):
+            parts.append(old[k].merged(pairs, base))
+            old[k] = _EMPTY_PART
+        return _Packed(parts, count)
 
 
 class _Part:
     """Fingerprints and their numbers (16 + 4 bytes each) in one buffer, grouped by
-    bucket: the leading bits of a fingerprint's first four bytes (uniform: BLAKE2), about
-    :data:`_PER_BUCKET` a bucket; a fingerprint is found by ``bytes.find`` in its bucket's
-    few (4 bytes a bucket for where it starts)."""
+    bucket: the leading :data:`_BUCKET_BITS` bits of a fingerprint (uniform: BLAKE2), a
+    fingerprint is found by ``bytes.find`` in its bucket's few (4 bytes a bucket for where
+    it starts).  The buckets are as many whatever the part's size, so that new
+    fingerprints are merged in bucket by bucket, the buffers copied in a few slices
+    between them."""
 
-    __slots__ = ("fps", "numbers", "shift", "starts")
+    __slots__ = ("fps", "numbers", "starts")
 
-    def __init__(self, pairs: Numbered) -> None:
-        n = len(pairs)
-        bits = min(24, max(1, (n // _PER_BUCKET).bit_length()))
-        self.shift = shift = 32 - bits
-        starts = array("I", bytes(4 * ((1 << bits) + 1)))
-        for d, _ in pairs:  # (how many in each bucket, counted at the next one)
-            starts[(int.from_bytes(d[:4], "big") >> shift) + 1] += 1
-        for b in range(1, len(starts)):
-            starts[b] += starts[b - 1]
-        self.fps = fps = bytearray(WIDTH * n)
-        self.numbers = numbers = array("I", bytes(4 * n))
-        fill = starts[:-1]
-        for d, number in pairs:
-            b = int.from_bytes(d[:4], "big") >> shift
-            p = fill[b]
-            fill[b] = p + 1
-            fps[WIDTH * p : WIDTH * (p + 1)] = d
-            numbers[p] = number
-        self.starts = starts
+    def __init__(
+        self,
+        fps: bytes | bytearray = b"",
+        numbers: array[int] | None = None,
+        starts: array[int] | None = None,
+    ) -> None:
+        self.fps = fps
+        self.numbers = array("I") if numbers is None else numbers
+        self.starts = array("I", bytes(4 * (_BUCKETS + 1))) if starts is None else starts
 
     def find(self, d: bytes) -> int | None:
-        b = int.from_bytes(d[:4], "big") >> self.shift
+        b = int.from_bytes(d[:4], "big") >> _BUCKET_SHIFT
         lo, hi = WIDTH * self.starts[b], WIDTH * self.starts[b + 1]
         fps = self.fps
         at = fps.find(d, lo, hi)
@@ -236,18 +276,49 @@ class _Part:
             at = fps.find(d, at + 1, hi)
         return None if at < 0 else self.numbers[at // WIDTH]
 
-    def fingerprint(self, p: int) -> bytes:
-        return bytes(self.fps[WIDTH * p : WIDTH * (p + 1)])
-
     def numbered(self) -> Iterator[tuple[bytes, int]]:
         fps = memoryview(self.fps)
         for p, number in enumerate(self.numbers):
             yield bytes(fps[WIDTH * p : WIDTH * (p + 1)]), number
 
+    def merged(self, pairs: Numbered, base: int) -> _Part:
+        """This part with ``pairs`` (numbered from ``base`` on) in their buckets: the old
+        buckets copied a slice each, the new fingerprints put after them (two passes over
+        them, no object made for each)."""
+        if not len(pairs):
+            return self
+        starts, fps, numbers = self.starts, self.fps, self.numbers
+        fill = array("I", bytes(4 * (_BUCKETS + 1)))
+        for d, _ in pairs:  # (how many new in each bucket, counted at the next one)
+            fill[(int.from_bytes(d[:4], "big") >> _BUCKET_SHIFT) + 1] += 1
+        out_starts = array("I", starts)
+        for b in range(1, _BUCKETS + 1):
+            fill[b] += fill[b - 1]
+            out_starts[b] += fill[b]
+        total = len(numbers) + len(pairs)
+        out_fps = bytearray(WIDTH * total)
+        out_numbers = array("I", bytes(4 * total))
+        for b in range(_BUCKETS):  # (the old ones first in each bucket, as they were)
+            lo, hi, at = starts[b], starts[b + 1], out_starts[b]
+            if hi > lo:
+                out_fps[WIDTH * at : WIDTH * (at + hi - lo)] = fps[WIDTH * lo : WIDTH * hi]
+                out_numbers[at : at + hi - lo] = numbers[lo:hi]
+            fill[b] = at + hi - lo  # (where its next new one goes)
+        for d, n in pairs:
+            b = int.from_bytes(d[:4], "big") >> _BUCKET_SHIFT
+            p = fill[b]
+            fill[b] = p + 1
+            out_fps[WIDTH * p : WIDTH * (p + 1)] = d
+            out_numbers[p] = n + base
+        return _Part(out_fps, out_numbers, out_starts)
 
-#: entries a packed table's bucket holds on average, at most (a bucket is found by
-#: arithmetic, and searched by ``bytes.find``)
-_PER_BUCKET = 8
+
+#: the bits of a fingerprint's first four that choose its bucket in a part (4,096
+#: buckets: a million fingerprints put about sixteen in each of a part's)
+_BUCKET_BITS = 12
+_BUCKETS = 1 << _BUCKET_BITS
+_BUCKET_SHIFT = 32 - _BUCKET_BITS
+_EMPTY_PART = _Part(b"", array("I"), array("I"))
 
 
 class _Items(ItemsView[int, int]):

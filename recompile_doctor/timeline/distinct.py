@@ -52,10 +52,10 @@ class _Shard:
 
     __slots__ = ("count", "mask", "numbers", "slots")
 
-    def __init__(self, numbered: bool) -> None:
-        self.mask = FIRST_SLOTS - 1  # slots - 1
-        self.slots = bytearray(WIDTH * FIRST_SLOTS)
-        self.numbers: array[int] | None = array("I", bytes(4 * FIRST_SLOTS)) if numbered else None
+    def __init__(self, numbered: bool, slots: int = FIRST_SLOTS) -> None:
+        self.mask = slots - 1  # slots - 1
+        self.slots = bytearray(WIDTH * slots)
+        self.numbers: array[int] | None = array("I", bytes(4 * slots)) if numbered else None
         self.count = 0
 
     def slot(self, d: bytes) -> int:
@@ -121,8 +121,13 @@ class DistinctCount:
     #: whether each string's number is kept (:class:`NameIndex`)
     _NUMBERED = False
 
-    def __init__(self) -> None:
-        self._shards = [_Shard(self._NUMBERED) for _ in range(SHARDS)]
+    def __init__(self, expected: int = 0) -> None:
+        """``expected``: how many strings it is made for (its tables are made to hold that
+        many at half full, instead of growing to it)."""
+        slots = FIRST_SLOTS
+        while slots * SHARDS < 2 * expected:
+            slots *= 2
+        self._shards = [_Shard(self._NUMBERED, slots) for _ in range(SHARDS)]
         self._count = 0
 
     def __len__(self) -> int:
