@@ -11,11 +11,12 @@ values in an array by number, and the digests:
   and 4 for the entry's number, one to two thirds full, in sixteen tables that grow one at
   a time): 57 bytes an entry;
 * from :data:`PACK_FROM` entries on, mostly *packed*: each table's digests in one buffer
-  grouped by their leading bits, with their numbers (20 bytes an entry, found by
-  ``bytes.find`` in a bucket of a few), the new ones in an open index that is merged into
-  them, bucket by bucket, when it holds an eighth as many (:data:`MERGE_SHARE`): about 30
-  bytes an entry in all, and as fast to look up and write (the digest looked up last is
-  remembered: a count is read, then written).
+  grouped by their leading bits, with their numbers
+  (:class:`~recompile_doctor.timeline.packed_keys.PackedKeys`: 20 bytes an entry, found
+  by ``bytes.find`` in a bucket of a few), the new ones in an open index that is merged
+  into them, bucket by bucket, when it holds an eighth as many (:data:`MERGE_SHARE`):
+  about 30 bytes an entry in all, and as fast to look up and write (the digest looked up
+  last is remembered: a count is read, then written).
 
 The 742,921 clusters the parent of the 16 GB TensorFlow bench log holds at the end of its
 part took 45.5 MB in open tables.  :meth:`DigestTable.pack` merges the open ones into the
@@ -35,7 +36,8 @@ from array import array
 from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
 
 from recompile_doctor.name_digest import WIDTH
-from recompile_doctor.timeline.distinct import SHARDS, NameIndex, Numbered, fingerprint_of_digest
+from recompile_doctor.timeline.distinct import SHARDS, NameIndex, fingerprint_of_digest
+from recompile_doctor.timeline.packed_keys import PackedKeys
 
 #: the entries a table holds before it packs any (fewer take little memory in any form)
 PACK_FROM = 65_536
@@ -216,7 +218,7 @@ class _Packed:
 
     __slots__ = ("_count", "_parts")
 
-    def __init__(self, parts: list[_Part] | None = None, count: int = 0) -> None:
+    def __init__(self, parts: list[PackedKeys] | None = None, count: int = 0) -> None:
         self._parts = parts
         self._count = count
 
@@ -238,7 +240,7 @@ class _Packed:
         made again as the index lets its table go (the index is empty afterwards): the
         parts are never all held twice at once."""
         count = self._count + len(index)
-        old = self._parts or [_Part() for _ in range(SHARDS)]
+        old = self._parts or [PackedKeys(WIDTH) for _ in range(SHARDS)]
         self._parts = None  # (each part let go as the new one is made)
         parts = []
         for k, pairs in enumerate(index.release()):
@@ -247,78 +249,8 @@ class _Packed:
         return _Packed(parts, count)
 
 
-class _Part:
-    """Fingerprints and their numbers (16 + 4 bytes each) in one buffer, grouped by
-    bucket: the leading :data:`_BUCKET_BITS` bits of a fingerprint (uniform: BLAKE2), a
-    fingerprint is found by ``bytes.find`` in its bucket's few (4 bytes a bucket for where
-    it starts).  The buckets are as many whatever the part's size, so that new
-    fingerprints are merged in bucket by bucket, the buffers copied in a few slices
-    between them."""
-
-    __slots__ = ("fps", "numbers", "starts")
-
-    def __init__(
-        self,
-        fps: bytes | bytearray = b"",
-        numbers: array[int] | None = None,
-        starts: array[int] | None = None,
-    ) -> None:
-        self.fps = fps
-        self.numbers = array("I") if numbers is None else numbers
-        self.starts = array("I", bytes(4 * (_BUCKETS + 1))) if starts is None else starts
-
-    def find(self, d: bytes) -> int | None:
-        b = int.from_bytes(d[:4], "big") >> _BUCKET_SHIFT
-        lo, hi = WIDTH * self.starts[b], WIDTH * self.starts[b + 1]
-        fps = self.fps
-        at = fps.find(d, lo, hi)
-        while at >= 0 and (at - lo) % WIDTH:  # (found across two fingerprints: on)
-            at = fps.find(d, at + 1, hi)
-        return None if at < 0 else self.numbers[at // WIDTH]
-
-    def numbered(self) -> Iterator[tuple[bytes, int]]:
-        fps = memoryview(self.fps)
-        for p, number in enumerate(self.numbers):
-            yield bytes(fps[WIDTH * p : WIDTH * (p + 1)]), number
-
-    def merged(self, pairs: Numbered, base: int) -> _Part:
-        """This part with ``pairs`` (numbered from ``base`` on) in their buckets: the old
-        buckets copied a slice each, the new fingerprints put after them (two passes over
-        them, no object made for each)."""
-        if not len(pairs):
-            return self
-        starts, fps, numbers = self.starts, self.fps, self.numbers
-        fill = array("I", bytes(4 * (_BUCKETS + 1)))
-        for d, _ in pairs:  # (how many new in each bucket, counted at the next one)
-            fill[(int.from_bytes(d[:4], "big") >> _BUCKET_SHIFT) + 1] += 1
-        out_starts = array("I", starts)
-        for b in range(1, _BUCKETS + 1):
-            fill[b] += fill[b - 1]
-            out_starts[b] += fill[b]
-        total = len(numbers) + len(pairs)
-        out_fps = bytearray(WIDTH * total)
-        out_numbers = array("I", bytes(4 * total))
-        for b in range(_BUCKETS):  # (the old ones first in each bucket, as they were)
-            lo, hi, at = starts[b], starts[b + 1], out_starts[b]
-            if hi > lo:
-                out_fps[WIDTH * at : WIDTH * (at + hi - lo)] = fps[WIDTH * lo : WIDTH * hi]
-                out_numbers[at : at + hi - lo] = numbers[lo:hi]
-            fill[b] = at + hi - lo  # (where its next new one goes)
-        for d, n in pairs:
-            b = int.from_bytes(d[:4], "big") >> _BUCKET_SHIFT
-            p = fill[b]
-            fill[b] = p + 1
-            out_fps[WIDTH * p : WIDTH * (p + 1)] = d
-            out_numbers[p] = n + base
-        return _Part(out_fps, out_numbers, out_starts)
-
-
-#: the bits of a fingerprint's first four that choose its bucket in a part (4,096
-#: buckets: a million fingerprints put about sixteen in each of a part's)
-_BUCKET_BITS = 12
-_BUCKETS = 1 << _BUCKET_BITS
-_BUCKET_SHIFT = 32 - _BUCKET_BITS
-_EMPTY_PART = _Part(b"", array("I"), array("I"))
+#: what a part let go is replaced with while the new ones are made
+_EMPTY_PART = PackedKeys(WIDTH)
 
 
 class _Items(ItemsView[int, int]):
