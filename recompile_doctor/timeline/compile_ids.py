@@ -1,4 +1,5 @@
-"""Which compilations a framework's compile id names, in 12 to 24 bytes a compilation.
+"""Which compilations a framework's compile id names, in about 10 bytes a compilation (12
+to 24 while there are fewer than 65,536).
 
 A dictionary from each id string to its row kept the id (a new string per compilation: a
 TensorFlow log names each cluster's compilations ``<cluster>#<n>``), an integer object for
@@ -6,7 +7,8 @@ the row and the dictionary's slot: about 140 bytes, 37 MB for the 263,000 compil
 2 GB log, while the table's columns had gone to their file.  :class:`IdIndex` keeps 32 bits
 of each id's hash (its slot is taken from them, the rest tell most ids of one slot apart)
 and its row, in two arrays of 4-byte numbers (open addressing, at most two thirds full), and
-tells ids of one hash apart by asking for the row's own id (its key, in the table).
+tells ids of one hash apart by asking for the row's own id (its key, in the table).  Past
+:data:`PACK_FROM` ids, most of them are packed (see :class:`IdIndex`).
 """
 
 from __future__ import annotations
