@@ -14,7 +14,8 @@ values in an array by number, and the digests:
   grouped by their leading bits, with their numbers
   (:class:`~recompile_doctor.timeline.packed_keys.PackedKeys`: 20 bytes an entry, found
   by ``bytes.find`` in a bucket of a few), the new ones in an open index that is merged
-  into them, bucket by bucket, when it holds an eighth as many (:data:`MERGE_SHARE`):
+  into them, bucket by bucket, when it holds an eighth as many
+  (:data:`~recompile_doctor.timeline.packed_keys.MERGE_SHARE`):
   about 30 bytes an entry in all, and as fast to look up and write (the digest looked up
   last is remembered: a count is read, then written).
 
@@ -36,14 +37,16 @@ from array import array
 from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
 
 from recompile_doctor.name_digest import WIDTH
-from recompile_doctor.timeline.distinct import SHARDS, NameIndex, fingerprint_of_digest
-from recompile_doctor.timeline.packed_keys import PackedKeys
+from recompile_doctor.timeline.distinct import (
+    SHARDS,
+    NameIndex,
+    digest_of_fingerprint,
+    fingerprint_of_digest,
+)
+from recompile_doctor.timeline.packed_keys import PackedKeys, open_size
 
 #: the entries a table holds before it packs any (fewer take little memory in any form)
 PACK_FROM = 65_536
-#: the open table is merged into the packed one when it holds this share of it (or
-#: :data:`PACK_FROM` entries, if that is more)
-MERGE_SHARE = 1 / 8
 
 #: the largest value stored in the array (as value + 1: 0 there is "no value")
 _SMALL = (1 << 32) - 2
@@ -120,7 +123,7 @@ class DigestTable(MutableMapping[int, int]):
             n = index.number_fingerprint(d) + len(self._packed)
             self._last = (d, n)
             values.append(0)
-            if len(index) >= _open_size(len(self._packed)):
+            if len(index) >= open_size(len(self._packed), PACK_FROM):
                 self._merge()
         elif self._has(n):
             self._len -= 1
@@ -176,7 +179,7 @@ class DigestTable(MutableMapping[int, int]):
         part of the packed ones is made again with them)."""
         packed = self._packed = self._packed.merged(self._index, len(self._packed))
         # (made for the entries it takes before the next merge: it does not grow to them)
-        self._index = NameIndex(_open_size(len(packed)))
+        self._index = NameIndex(open_size(len(packed), PACK_FROM))
 
     def pack(self) -> None:
         """Hold all its digests packed, if it holds :data:`PACK_FROM` or more (only to be
@@ -207,11 +210,6 @@ class DigestTable(MutableMapping[int, int]):
         return f"DigestTable({dict(self.items())!r})"
 
 
-def _open_size(packed: int) -> int:
-    """How many entries the open table takes before they are merged into ``packed``."""
-    return max(PACK_FROM, int(packed * MERGE_SHARE))
-
-
 class _Packed:
     """Fingerprints and their numbers packed, in one part per table of a :class:`NameIndex`
     (found by the same byte of the fingerprint as there: :data:`SHARDS`)."""
@@ -240,17 +238,11 @@ class _Packed:
         made again as the index lets its table go (the index is empty afterwards): the
         parts are never all held twice at once."""
         count = self._count + len(index)
-        old = self._parts or [PackedKeys(WIDTH) for _ in range(SHARDS)]
-        self._parts = None  # (each part let go as the new one is made)
-        parts = []
+        parts = self._parts or [PackedKeys(WIDTH) for _ in range(SHARDS)]
+        self._parts = None  # (each part let go as the new one takes its place)
         for k, pairs in enumerate(index.release()):
-            parts.append(old[k].merged(pairs, base))
-            old[k] = _EMPTY_PART
+            parts[k] = parts[k].merged(pairs, base)
         return _Packed(parts, count)
-
-
-#: what a part let go is replaced with while the new ones are made
-_EMPTY_PART = PackedKeys(WIDTH)
 
 
 class _Items(ItemsView[int, int]):
@@ -288,9 +280,6 @@ class _Values(ValuesView[int]):
         return (v for _, v in self._mapping._items())
 
 
-_EMPTY = bytes(WIDTH)
-
-
 def _digest(key: object) -> bytes | None:
     """The fingerprint stored for digest ``key`` (None: not a digest).  A key equal to an
     integer is looked up as that integer, as a ``dict`` finds ``1`` by ``1.0`` or ``True``."""
@@ -306,7 +295,4 @@ def _digest(key: object) -> bytes | None:
 
 def _key_of(d: bytes) -> int:
     """The digest whose fingerprint is ``d``."""
-    return int.from_bytes(d if d != _FULL_ZERO else _EMPTY, "little")
-
-
-_FULL_ZERO = fingerprint_of_digest(_EMPTY)
+    return int.from_bytes(digest_of_fingerprint(d), "little")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator
 
-from recompile_doctor.timeline.packed_keys import PackedKeys
+from recompile_doctor.timeline.packed_keys import PackedKeys, open_size
 
 #: an empty slot's row (rows are compilation ids: fewer than 2**32 - 1)
 _EMPTY = 0xFFFFFFFF
@@ -59,7 +59,7 @@ class IdIndex:
         h = _hash(ident) & 0xFFFFFFFF
         self._parts[h >> _PART_SHIFT].add(h, row)
         self._used += 1
-        if self._used - self._packed_count >= _open_size(self._packed_count):
+        if self._used - self._packed_count >= open_size(self._packed_count, PACK_FROM):
             self._merge()
 
     def rows(self, ident: str) -> list[int]:
@@ -88,7 +88,7 @@ class IdIndex:
         """The open tables' ids into the packed ones, each let go as its part is made."""
         packed = self._packed or [PackedKeys(4) for _ in range(PARTS)]
         self._packed = None  # (each part let go as the new one is made)
-        size = _open_size(self._used)
+        size = open_size(self._used, PACK_FROM)
         slots = 16
         while 3 * size > 2 * PARTS * (slots - 1):  # (made to size for the next ones)
             slots *= 2
@@ -106,11 +106,6 @@ PARTS = 16
 _PART_SHIFT = 32 - (PARTS.bit_length() - 1)
 #: the ids an index holds in open tables before it packs any
 PACK_FROM = 65_536
-
-
-def _open_size(packed: int) -> int:
-    """How many ids the open tables take before they are merged into ``packed``."""
-    return max(PACK_FROM, packed // 8)
 
 
 def _key(h: int) -> bytes:

@@ -46,6 +46,11 @@ def fingerprint_of_digest(d: bytes) -> bytes:
     return _FULL_ZERO if d == _EMPTY else d
 
 
+def digest_of_fingerprint(d: bytes) -> bytes:
+    """The name's digest whose fingerprint is ``d`` (:func:`fingerprint_of_digest`)."""
+    return _EMPTY if d == _FULL_ZERO else d
+
+
 class _Shard:
     """One open-addressed table of fingerprints (linear probing), and their numbers if
     ``numbers`` is kept."""

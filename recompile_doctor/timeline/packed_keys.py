@@ -24,10 +24,14 @@ from typing import Protocol
 BUCKET_BITS = 12
 BUCKETS = 1 << BUCKET_BITS
 _SHIFT = 32 - BUCKET_BITS
+#: the share of its packed keys a table's open one holds before it is merged into them
+MERGE_SHARE = 1 / 8
 
 
-#: no numbers (shared: never changed by its callers)
-_NONE: list[int] = []
+def open_size(packed: int, pack_from: int) -> int:
+    """How many keys a table holds open before they are merged into its ``packed`` ones
+    (``pack_from``: the most it holds open while it has few)."""
+    return max(pack_from, int(packed * MERGE_SHARE))
 
 
 class Pairs(Sized, Iterable[tuple[bytes, int]], Protocol):
@@ -73,8 +77,6 @@ class PackedKeys:
         lo, hi = w * self.starts[b], w * self.starts[b + 1]
         keys = self.keys
         at = keys.find(key, lo, hi)
-        if at < 0:
-            return _NONE
         found = []
         while at >= 0:
             if not (at - lo) % w:  # (else found across two keys)
