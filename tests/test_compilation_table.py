@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from recompile_doctor import analyze
 from recompile_doctor.analyses._common import comp_evidence
 from recompile_doctor.analyses.crossrun import _Owners, after_earlier_runs
-from recompile_doctor.analyses.recompile import _growing, recompilation_ids
+from recompile_doctor.analyses.recompile import _growing, _Growth, recompilation_ids
 from recompile_doctor.api import summarize
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import Compilation
@@ -494,6 +494,30 @@ def _growing_by_lists(grown_seq: list[frozenset[str]]) -> set[int]:
 @given(st.lists(st.frozensets(st.sampled_from(["x", "y", "z"])), max_size=30))
 def test_growing_shapes_are_marked_without_holding_the_runs(seq: list[frozenset[str]]) -> None:
     assert set(_growing(iter(seq))) == _growing_by_lists(seq)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["f", "g", "h"]), st.frozensets(st.sampled_from(["x", "y"]))),
+        max_size=40,
+    )
+)
+def test_growth_of_interleaved_functions_is_each_function_s_own(
+    seq: list[tuple[str, frozenset[str]]],
+) -> None:
+    """The recompilations of several functions, interleaved in log order, are marked as each
+    function's own sequence marks them (by their places among all)."""
+    growth = _Growth()
+    got = {j for k, (fn, grown) in enumerate(seq) for j in growth.marks(fn, k, grown)}
+    want: set[int] = set()
+    for fn in {fn for fn, _ in seq}:
+        places = [k for k, (f, _) in enumerate(seq) if f == fn]
+        want |= {places[i] for i in _growing_by_lists([seq[k][1] for k in places])}
+    assert got == want
+    assert bool(growth) == any(
+        seq[k][1]
+        for k in [max(k for k, (f, _) in enumerate(seq) if f == fn) for fn in {f for f, _ in seq}]
+    )
 
 
 def test_a_long_run_keeps_its_numbers_in_files_too() -> None:

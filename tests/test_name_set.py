@@ -17,10 +17,14 @@ from recompile_doctor.timeline.name_set import NameSet
 from recompile_doctor.timeline.packed import Packed
 
 
-@given(st.lists(st.text(max_size=3)), st.integers(1, 5))
-def test_sorted_as_a_sorted_set(names: list[str], run: int) -> None:
-    # GIVEN names, repeated or not, written as sorted runs of at most `run` names
-    with mock.patch.object(name_set, "RUN_NAMES", run):
+@given(st.lists(st.text(max_size=3)), st.integers(1, 5), st.integers(2, 4))
+def test_sorted_as_a_sorted_set(names: list[str], run: int, fan_in: int) -> None:
+    # GIVEN names, repeated or not, written as sorted runs of at most `run` names, merged
+    # `fan_in` runs at a time as they come and at the end
+    with (
+        mock.patch.object(name_set, "RUN_NAMES", run),
+        mock.patch.object(name_set, "FAN_IN", fan_in),
+    ):
         got = NameSet(names).sorted()
     # THEN they are sorted, each once (the runs merged), as a sorted set gives them
     assert list(got) == sorted(set(names))
@@ -37,6 +41,29 @@ def test_many_names_are_kept_packed() -> None:
     assert len(got) == 40_000 and got[0] == expected[0] and got[-1] == expected[-1]
     assert got[12_345] == expected[12_345]
     assert list(got) == expected
+
+
+def test_no_merge_reads_more_than_fan_in_runs() -> None:
+    # GIVEN 1,000 distinct names in runs of 3 (334 runs), merged 4 at a time
+    merges: list[int] = []
+    real = name_set._merged
+
+    def counted(runs: list[Packed[str]]) -> Packed[str]:
+        merges.append(len(runs))
+        return real(runs)
+
+    names = [f"n{k:04d}" for k in range(1000)]
+    with (
+        mock.patch.object(name_set, "RUN_NAMES", 3),
+        mock.patch.object(name_set, "FAN_IN", 4),
+        mock.patch.object(name_set, "_merged", counted),
+    ):
+        s = NameSet(reversed(names))
+        assert len(s._runs) < 4 * 5  # (at most 3 a level as they come: 334 < 4 ** 5)
+        got = s.sorted()
+    # THEN no merge took more than 4 runs, and the names are all there, sorted
+    assert merges and max(merges) <= 4
+    assert list(got) == names
 
 
 def test_a_finding_with_many_modules_writes_the_same_json() -> None:
