@@ -259,6 +259,13 @@ class TimelineBuilder:
         self._open.table.close()
         if self._numbers is not None:
             self._numbers.close()
+        self._drop_compile_ids()
+
+    def _drop_compile_ids(self) -> None:
+        """Let the compile ids go (their file too, when there is one)."""
+        for ids in self._by_compile_id.values():
+            ids.close()
+        self._by_compile_id.clear()
 
     # -- processes -----------------------------------------------------------------------
     def _new_process(self, sp: Span) -> _Process:
@@ -674,7 +681,7 @@ class TimelineBuilder:
         )
         flags = self._open.flags
         uncacheable = frozenset(i for i, f in enumerate(flags) if f & _UNCACHEABLE)
-        self._by_compile_id.clear()
+        self._drop_compile_ids()
         self._keys.clear()
         for p in self._procs:
             p.open.clear()

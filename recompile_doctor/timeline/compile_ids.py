@@ -8,7 +8,9 @@ the row and the dictionary's slot: about 140 bytes, 37 MB for the 263,000 compil
 of each id's hash (its slot is taken from them, the rest tell most ids of one slot apart)
 and its row, in two arrays of 4-byte numbers (open addressing, at most two thirds full), and
 tells ids of one hash apart by asking for the row's own id (its key, in the table).  Past
-:data:`PACK_FROM` ids, most of them are packed (see :class:`IdIndex`).
+:data:`PACK_FROM` ids, most of them are packed (see :class:`IdIndex`), and past
+:data:`COLD_FROM` the packed ones are in a temporary file, with a filter in memory (about
+2 to 4 bytes an id in all).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator
 
+from recompile_doctor.timeline.cold_keys import ColdParts, KeyFilter
 from recompile_doctor.timeline.packed_keys import PackedKeys, open_size
 
 #: an empty slot's row (rows are compilation ids: fewer than 2**32 - 1)
@@ -40,14 +43,20 @@ class IdIndex:
     one of sixteen holds a sixteenth of that.  From :data:`PACK_FROM` ids on, those tables
     are merged into packed ones (:class:`~recompile_doctor.timeline.packed_keys.PackedKeys`:
     8 bytes an id) whenever they hold an eighth as many: the 4.2 million compilations of a
-    32 GB log took 64 MB in open tables alone."""
+    32 GB log took 64 MB in open tables alone, 42 MB packed.  From :data:`COLD_FROM` ids on
+    the packed tables are in a temporary file (:class:`~.cold_keys.ColdParts`), a filter
+    (:class:`~.cold_keys.KeyFilter`, 12 bits an id it is made for, made twice as big as
+    the ids when they outgrow it) tells which ids to look for there, and the open tables
+    are merged into them every :data:`COLD_OPEN` ids."""
 
-    __slots__ = ("_id_of", "_packed", "_packed_count", "_parts", "_used")
+    __slots__ = ("_cold", "_filter", "_id_of", "_packed", "_packed_count", "_parts", "_used")
 
     def __init__(self, id_of: Callable[[int], str | None]) -> None:
         self._id_of = id_of
         self._parts = [_Part() for _ in range(PARTS)]
         self._packed: list[PackedKeys] | None = None
+        self._cold: ColdParts | None = None
+        self._filter: KeyFilter | None = None
         self._packed_count = 0
         self._used = 0
 
@@ -59,8 +68,14 @@ class IdIndex:
         h = _hash(ident) & 0xFFFFFFFF
         self._parts[h >> _PART_SHIFT].add(h, row)
         self._used += 1
-        if self._used - self._packed_count >= open_size(self._packed_count, PACK_FROM):
+        if self._used - self._packed_count >= self._open_size():
             self._merge()
+
+    def _open_size(self) -> int:
+        """The ids held open before they are merged into the packed ones."""
+        if self._cold is not None:
+            return _cold_open(self._packed_count)
+        return open_size(self._packed_count, PACK_FROM)
 
     def rows(self, ident: str) -> list[int]:
         """The rows given ``ident``, the last first."""
@@ -77,6 +92,9 @@ class IdIndex:
         packed = self._packed
         if packed is not None:
             found.extend(row for row in packed[k].find_all(_key(h)) if self._id_of(row) == ident)
+        elif self._cold is not None and self._filter is not None and h in self._filter:
+            got = self._cold.find_all(k, _key(h))
+            found.extend(row for row in got if self._id_of(row) == ident)
         found.sort(reverse=True)
         return found
 
@@ -85,19 +103,72 @@ class IdIndex:
         return sum(part.mask + 1 for part in self._parts)
 
     def _merge(self) -> None:
-        """The open tables' ids into the packed ones, each let go as its part is made."""
-        packed = self._packed or [PackedKeys(4) for _ in range(PARTS)]
-        self._packed = None  # (each part let go as the new one is made)
-        size = open_size(self._used, PACK_FROM)
-        slots = 16
-        while 3 * size > 2 * PARTS * (slots - 1):  # (made to size for the next ones)
-            slots *= 2
-        for k, part in enumerate(self._parts):
-            self._parts[k] = _Part(slots)
-            packed[k] = packed[k].merged(_Ids(part))
-            del part
-        self._packed = packed
+        """The open tables' ids into the packed ones, each let go as its part is made (in
+        the file from COLD_FROM ids on)."""
+        cold = self._cold
+        if cold is None and self._used < COLD_FROM:
+            packed = self._packed or [PackedKeys(4) for _ in range(PARTS)]
+            self._packed = None  # (each part let go as the new one is made)
+            for k, part in enumerate(self._parts):
+                self._parts[k] = _Part(_open_slots(open_size(self._used, PACK_FROM)))
+                packed[k] = packed[k].merged(_Ids(part))
+                del part
+            self._packed = packed
+            self._packed_count = self._used
+            return
+        old = self._packed
+        self._packed = None
+        kept = self._filter
+        rebuilt = kept is None or self._used > kept.capacity
+        filter_ = KeyFilter(2 * self._used) if rebuilt else kept
+        assert filter_ is not None
+        self._filter = None  # (the old one let go before the new one fills up)
+        del kept
+        new = ColdParts(4)
+        slots = _open_slots(_cold_open(self._used))
+        try:
+            for k, part in enumerate(self._parts):
+                self._parts[k] = _Part(slots)
+                was = old[k] if old is not None else cold.part(k) if cold is not None else None
+                got = (
+                    was.merged(_Ids(part)) if was is not None else PackedKeys(4).merged(_Ids(part))
+                )
+                if old is not None:
+                    old[k] = PackedKeys(4)  # (let go)
+                if rebuilt:
+                    filter_.add_keys(got.keys)
+                else:
+                    for h, row in zip(part.hashes, part.rows, strict=True):
+                        if row != _EMPTY:
+                            filter_.add(h)
+                new.append(got)
+                del part, was, got
+        except BaseException:
+            new.close()
+            raise
+        if cold is not None:
+            cold.close()
+        self._cold = new
+        self._filter = filter_
         self._packed_count = self._used
+
+    def close(self) -> None:
+        """Remove the packed ids' file now (when there is one)."""
+        if self._cold is not None:
+            self._cold.close()
+
+
+def _cold_open(packed: int) -> int:
+    """The ids held open while ``packed`` are in the file."""
+    return max(COLD_OPEN, int(packed * COLD_SHARE))
+
+
+def _open_slots(size: int) -> int:
+    """The slots of each open table made to size for ``size`` ids held open next."""
+    slots = 16
+    while 3 * size > 2 * PARTS * (slots - 1):
+        slots *= 2
+    return slots
 
 
 #: tables per index (a power of two), chosen by the top bits of an id's 32-bit hash (its
@@ -106,6 +177,13 @@ PARTS = 16
 _PART_SHIFT = 32 - (PARTS.bit_length() - 1)
 #: the ids an index holds in open tables before it packs any
 PACK_FROM = 65_536
+#: the ids from which the packed ones are in a file (8 MB of them in memory)
+COLD_FROM = 1 << 20
+#: the ids held open, then, before they are merged into the file's: at least COLD_OPEN,
+#: and COLD_SHARE of those in the file (each merge rewrites the file: an id is copied about
+#: 33 times in all, where a fixed number of ids held open would copy each once per merge)
+COLD_OPEN = 131_072
+COLD_SHARE = 1 / 32
 
 
 def _key(h: int) -> bytes:

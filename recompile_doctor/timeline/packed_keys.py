@@ -34,6 +34,23 @@ def open_size(packed: int, pack_from: int) -> int:
     return max(pack_from, int(packed * MERGE_SHARE))
 
 
+def bucket_of(key: bytes) -> int:
+    """The bucket of ``key`` (by its leading bits)."""
+    return int.from_bytes(key[:4], "big") >> _SHIFT
+
+
+def positions(keys: bytes | bytearray, key: bytes, lo: int, hi: int, w: int) -> list[int]:
+    """Where ``key`` is among the ``w``-byte keys of ``keys[lo:hi]`` (counted in keys from
+    ``lo``): found by ``bytes.find``, each on a key's boundary."""
+    found = []
+    at = keys.find(key, lo, hi)
+    while at >= 0:
+        if not (at - lo) % w:  # (else found across two keys)
+            found.append((at - lo) // w)
+        at = keys.find(key, at + 1, hi)
+    return found
+
+
 class Pairs(Sized, Iterable[tuple[bytes, int]], Protocol):
     """(key, number) pairs that can be read more than once, and counted."""
 
@@ -72,17 +89,12 @@ class PackedKeys:
 
     def find_all(self, key: bytes) -> list[int]:
         """The numbers of ``key``, each time it was put in (in no order of their own)."""
-        b = int.from_bytes(key[:4], "big") >> _SHIFT
+        b = bucket_of(key)
+        lo = self.starts[b]
         w = self.width
-        lo, hi = w * self.starts[b], w * self.starts[b + 1]
-        keys = self.keys
-        at = keys.find(key, lo, hi)
-        found = []
-        while at >= 0:
-            if not (at - lo) % w:  # (else found across two keys)
-                found.append(self.numbers[at // w])
-            at = keys.find(key, at + 1, hi)
-        return found
+        numbers = self.numbers
+        found = positions(self.keys, key, w * lo, w * self.starts[b + 1], w)
+        return [numbers[lo + p] for p in found]
 
     def numbered(self) -> Iterator[tuple[bytes, int]]:
         """(key, number) of each, in no order of their own."""
