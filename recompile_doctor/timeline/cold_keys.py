@@ -22,9 +22,9 @@ from recompile_doctor.timeline.packed_keys import PackedKeys, bucket_of, positio
 #: in 100 keys never added pass)
 BITS_PER_KEY = 12
 _M32 = 0xFFFFFFFF
-#: odd multipliers that spread a 32-bit number's bits (one for the word, one for its bits)
-_WORD_MIX = 0x9E3779B97F4A7C15
-_BITS_MIX = 0xC2B2AE3D27D4EB4F
+#: an odd multiplier that spreads a 32-bit number's bits over the high ones, which choose
+#: its word (its three bits are its own low bits: a number is a hash already)
+_MIX = 0x9E3779B1
 
 
 class KeyFilter:
@@ -41,14 +41,12 @@ class KeyFilter:
         assert self._words.itemsize == 8
 
     def add(self, h: int) -> None:
-        i = (((h * _WORD_MIX) >> 32) & _M32) * self._n >> 32
-        b = (h * _BITS_MIX) >> 40
-        self._words[i] |= (1 << (b & 63)) | (1 << ((b >> 6) & 63)) | (1 << ((b >> 12) & 63))
+        i = ((h * _MIX) & _M32) * self._n >> 32
+        self._words[i] |= (1 << (h & 63)) | (1 << ((h >> 6) & 63)) | (1 << ((h >> 12) & 63))
 
     def __contains__(self, h: int) -> bool:
-        i = (((h * _WORD_MIX) >> 32) & _M32) * self._n >> 32
-        b = (h * _BITS_MIX) >> 40
-        m = (1 << (b & 63)) | (1 << ((b >> 6) & 63)) | (1 << ((b >> 12) & 63))
+        i = ((h * _MIX) & _M32) * self._n >> 32
+        m = (1 << (h & 63)) | (1 << ((h >> 6) & 63)) | (1 << ((h >> 12) & 63))
         return self._words[i] & m == m
 
     def add_keys(self, keys: bytes | bytearray) -> None:

@@ -49,7 +49,16 @@ class IdIndex:
     the ids when they outgrow it) tells which ids to look for there, and the open tables
     are merged into them every :data:`COLD_OPEN` ids."""
 
-    __slots__ = ("_cold", "_filter", "_id_of", "_packed", "_packed_count", "_parts", "_used")
+    __slots__ = (
+        "_cold",
+        "_filter",
+        "_id_of",
+        "_limit",
+        "_packed",
+        "_packed_count",
+        "_parts",
+        "_used",
+    )
 
     def __init__(self, id_of: Callable[[int], str | None]) -> None:
         self._id_of = id_of
@@ -59,6 +68,7 @@ class IdIndex:
         self._filter: KeyFilter | None = None
         self._packed_count = 0
         self._used = 0
+        self._limit = self._open_size()  # (ids held open before the next merge)
 
     def __len__(self) -> int:
         return self._used
@@ -68,8 +78,9 @@ class IdIndex:
         h = _hash(ident) & 0xFFFFFFFF
         self._parts[h >> _PART_SHIFT].add(h, row)
         self._used += 1
-        if self._used - self._packed_count >= self._open_size():
+        if self._used - self._packed_count >= self._limit:
             self._merge()
+            self._limit = self._open_size()
 
     def _open_size(self) -> int:
         """The ids held open before they are merged into the packed ones."""
