@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.name_digest import name_number
@@ -27,15 +27,19 @@ _OPS = st.lists(
 )
 
 
+@pytest.mark.parametrize("cold_from", [1, 3, 10**9])
+@settings(deadline=None)  # (a merge into the file makes a temporary file)
 @given(_OPS, st.lists(_KEYS, max_size=10))
 def test_a_digest_table_answers_as_a_dict_does(
-    ops: list[tuple[str, int | None, int | None]], asked: list[int]
+    cold_from: int, ops: list[tuple[str, int | None, int | None]], asked: list[int]
 ) -> None:
     # GIVEN a table and a dictionary that are given the same writes, deletions and clears,
     # the table packed now and then (any size packs here, and merges its new digests into
-    # the packed ones whenever they are an eighth of them)
+    # the packed ones whenever they are an eighth of them), those in a file from
+    # `cold_from` entries on
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_digest_table, "PACK_FROM", 1)
+        mp.setattr(_digest_table, "COLD_FROM", cold_from)
         _same_as_a_dict(ops, asked)
 
 
@@ -122,6 +126,34 @@ def test_a_big_digest_table_holds_its_digests_packed_in_half_the_memory() -> Non
     # AND it finds each and answers as a dict would
     assert all(table[keys[i]] == i % 5 for i in range(0, 300_000, 7))
     assert name_number("__inference_g") not in table and len(table) == len(keys)
+
+
+def test_a_big_digest_table_in_a_file_holds_a_fraction_of_it_in_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import tracemalloc
+
+    keys = [name_number(f"__inference_f_{i}") for i in range(300_000)]
+    monkeypatch.setattr(_digest_table, "COLD_FROM", 65_536)
+    tracemalloc.start()
+    try:
+        # GIVEN a table given 300,000 digests, those packed in a file from 65,536 on
+        table = DigestTable()
+        for i, k in enumerate(keys):
+            table[k] = i % 5
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # THEN it holds in memory its values (4 bytes an entry), the open index (an eighth of
+    # the entries at most) and the filter: 16-18 bytes an entry, where packed in memory
+    # it holds 31
+    assert table._packed._cold is not None
+    assert held < 21 * len(keys), held / len(keys)
+    # AND it finds each, and answers as a dict would for a name never given
+    assert all(table[keys[i]] == i % 5 for i in range(0, 300_000, 7))
+    assert name_number("__inference_g") not in table and len(table) == len(keys)
+    table.pack()
+    assert all(table[keys[i]] == i % 5 for i in range(3, 300_000, 11))
 
 
 def test_packing_lets_each_open_table_go_as_its_part_is_made(

@@ -1460,11 +1460,13 @@ def _tf_clusters(n: int) -> list[str]:
     again=st.lists(
         st.tuples(st.floats(0.0, 1.0), st.integers(0, 2399), st.integers(1, 3)), max_size=6
     ),
+    cold=st.booleans(),
     **_READERS,
 )
 def test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process_result(
     tmp_path_factory: pytest.TempPathFactory,
     again: list[tuple[float, int, int]],
+    cold: bool,
     share: float,
     processes: int,
     late: bool,
@@ -1486,12 +1488,19 @@ def test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process
     path = _with_blocks(tmp_path_factory.mktemp("log") / "run.log", lines, blocks)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_digest_table, "PACK_FROM", 1)
+        if cold:  # (the packed counts in a file, in every process: pickled from a worker)
+            mp.setattr(_digest_table, "COLD_FROM", 1)
         _same_as_one_process(path, share, processes, late)
 
 
+@pytest.mark.parametrize("cold_from", [1, 10**9])
 @pytest.mark.parametrize("times", [1, 3])
 def test_the_parent_packs_its_counts_while_it_takes_over_a_tensorflow_worker(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, times: int
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    times: int,
+    cold_from: int,
 ) -> None:
     # GIVEN a TensorFlow log of a new cluster per compilation, one of the parent's part
     # compiled again in the worker's part: "1 times" (a new run of the process, which only
@@ -1521,6 +1530,7 @@ def test_the_parent_packs_its_counts_while_it_takes_over_a_tensorflow_worker(
 
     monkeypatch.setattr(_digest_table.DigestTable, "pack", counted)
     monkeypatch.setattr(_digest_table, "PACK_FROM", 1)
+    monkeypatch.setattr(_digest_table, "COLD_FROM", cold_from)  # (1: in a file)
     _share(monkeypatch, 0.5)
     caplog.set_level(logging.INFO, logger="recompile_doctor")
     # WHEN two processes read it, THEN the parent packs its counts when it takes over the

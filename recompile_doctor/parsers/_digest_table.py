@@ -37,6 +37,12 @@ from array import array
 from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
 
 from recompile_doctor.name_digest import WIDTH
+from recompile_doctor.timeline.cold_keys import (
+    ColdParts,
+    KeyFilter,
+    merged_into_file,
+    still_fits,
+)
 from recompile_doctor.timeline.distinct import (
     SHARDS,
     NameIndex,
@@ -47,6 +53,12 @@ from recompile_doctor.timeline.packed_keys import PackedKeys, open_size
 
 #: the entries a table holds before it packs any (fewer take little memory in any form)
 PACK_FROM = 65_536
+#: the entries from which the packed ones are in a temporary file, a filter in memory
+#: telling which to look for there (10 MB of them packed in memory)
+COLD_FROM = 1 << 19
+#: where the 4 bytes of a fingerprint the filter takes begin (not those that choose its
+#: part, its last, nor its bucket, its first)
+_FILTER_AT = 4
 
 #: the largest value stored in the array (as value + 1: 0 there is "no value")
 _SMALL = (1 << 32) - 2
@@ -212,13 +224,25 @@ class DigestTable(MutableMapping[int, int]):
 
 class _Packed:
     """Fingerprints and their numbers packed, in one part per table of a :class:`NameIndex`
-    (found by the same byte of the fingerprint as there: :data:`SHARDS`)."""
+    (found by the same byte of the fingerprint as there: :data:`SHARDS`); from
+    :data:`COLD_FROM` of them on, the parts are in a temporary file
+    (:class:`~recompile_doctor.timeline.cold_keys.ColdParts`), and a filter of them
+    (:class:`~recompile_doctor.timeline.cold_keys.KeyFilter`) tells which to look for
+    there: about 2 bytes an entry in memory instead of 20."""
 
-    __slots__ = ("_count", "_parts")
+    __slots__ = ("_cold", "_count", "_filter", "_parts")
 
-    def __init__(self, parts: list[PackedKeys] | None = None, count: int = 0) -> None:
+    def __init__(
+        self,
+        parts: list[PackedKeys] | None = None,
+        count: int = 0,
+        cold: ColdParts | None = None,
+        filter_: KeyFilter | None = None,
+    ) -> None:
         self._parts = parts
         self._count = count
+        self._cold = cold
+        self._filter = filter_
 
     def __len__(self) -> int:
         return self._count
@@ -226,23 +250,71 @@ class _Packed:
     def find_fingerprint(self, d: bytes) -> int | None:
         """The number of fingerprint ``d``; None: it is not held."""
         parts = self._parts
-        return None if parts is None else parts[d[-1] & (SHARDS - 1)].find(d)
+        if parts is not None:
+            return parts[d[-1] & (SHARDS - 1)].find(d)
+        cold, filter_ = self._cold, self._filter
+        if cold is None or filter_ is None or _filtered(d) not in filter_:
+            return None
+        got = cold.find_all(d[-1] & (SHARDS - 1), d)
+        return got[0] if got else None
 
     def numbered(self) -> Iterator[tuple[bytes, int]]:
         """(fingerprint, number) of each, in no order of their own."""
         for part in self._parts or ():
             yield from part.numbered()
+        cold = self._cold
+        for k in range(len(cold) if cold is not None else 0):
+            assert cold is not None
+            yield from cold.part(k).numbered()
 
     def merged(self, index: NameIndex, base: int) -> _Packed:
         """These and the fingerprints of ``index`` (numbered from ``base`` on), each part
         made again as the index lets its table go (the index is empty afterwards): the
-        parts are never all held twice at once."""
+        parts are never all held twice at once (in the file, each read back, merged and
+        written to a new one in turn)."""
         count = self._count + len(index)
         parts = self._parts or [PackedKeys(WIDTH) for _ in range(SHARDS)]
         self._parts = None  # (each part let go as the new one takes its place)
-        for k, pairs in enumerate(index.release()):
-            parts[k] = parts[k].merged(pairs, base)
-        return _Packed(parts, count)
+        cold = self._cold
+        if cold is None and count < COLD_FROM:
+            for k, pairs in enumerate(index.release()):
+                parts[k] = parts[k].merged(pairs, base)
+            return _Packed(parts, count)
+
+        def old(k: int) -> PackedKeys:
+            if cold is not None:
+                return cold.part(k)
+            was = parts[k]
+            parts[k] = PackedKeys(WIDTH)  # (let go)
+            return was
+
+        kept = still_fits(self._filter, count)
+        self._filter = None  # (one that no longer fits let go before a bigger one is made)
+        new, filter_ = merged_into_file(
+            old,
+            ((pairs, (_filtered(d) for d, _ in pairs)) for pairs in index.release()),
+            count,
+            kept,
+            _FILTER_AT,
+            base,
+        )
+        if cold is not None:
+            cold.close()
+            self._cold = None
+        return _Packed(None, count, new, filter_)
+
+    def __reduce__(self) -> tuple[type[_Packed], tuple[list[PackedKeys] | None, int]]:
+        # (a copy for another process holds its parts in memory: the file is this one's)
+        cold = self._cold
+        if cold is None:
+            return (_Packed, (self._parts, self._count))
+        return (_Packed, ([cold.part(k) for k in range(len(cold))], self._count))
+
+
+def _filtered(d: bytes) -> int:
+    """The number of fingerprint ``d`` its filter holds (as :meth:`KeyFilter.add_keys`
+    reads it from the packed keys)."""
+    return int.from_bytes(d[_FILTER_AT : _FILTER_AT + 4], "little")
 
 
 class _Items(ItemsView[int, int]):

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import sys
 from array import array
+from collections.abc import Callable, Iterable
 
 from recompile_doctor.read_at import read_at
 from recompile_doctor.timeline.blobs import Blob, Blobs
-from recompile_doctor.timeline.packed_keys import PackedKeys, bucket_of, positions
+from recompile_doctor.timeline.packed_keys import PackedKeys, Pairs, bucket_of, positions
 
 #: the filter's bits per key it is made for (3 bits set per key in one 64-bit word: about 2
 #: in 100 keys never added pass)
@@ -49,14 +50,15 @@ class KeyFilter:
         m = (1 << (h & 63)) | (1 << ((h >> 6) & 63)) | (1 << ((h >> 12) & 63))
         return self._words[i] & m == m
 
-    def add_keys(self, keys: bytes | bytearray) -> None:
-        """Add each 4-byte key of ``keys`` (a packed part's), read as a little-endian number."""
+    def add_keys(self, keys: bytes | bytearray, width: int = 4, at: int = 0) -> None:
+        """Add the number in bytes ``at`` to ``at + 4`` (little-endian) of each ``width``-byte
+        key of ``keys`` (a packed part's; ``at`` and ``width``: multiples of 4)."""
         numbers = array("I")
         assert numbers.itemsize == 4
         numbers.frombytes(keys)
         if sys.byteorder == "big":
             numbers.byteswap()
-        for h in numbers:
+        for h in numbers[at // 4 :: width // 4]:
             self.add(h)
 
 
@@ -114,3 +116,47 @@ class ColdParts:
     def close(self) -> None:
         """Remove the file now."""
         self._blobs.close()
+
+
+def still_fits(kept: KeyFilter | None, count: int) -> KeyFilter | None:
+    """``kept``, if it is made for ``count`` keys or more (else None: the caller lets it go
+    before :func:`merged_into_file` makes a bigger one)."""
+    return kept if kept is not None and count <= kept.capacity else None
+
+
+def merged_into_file(
+    old: Callable[[int], PackedKeys],
+    new: Iterable[tuple[Pairs, Iterable[int]]],
+    count: int,
+    kept: KeyFilter | None,
+    at: int = 0,
+    base: int = 0,
+) -> tuple[ColdParts, KeyFilter]:
+    """Packed parts merged with new keys, into a new file, and their filter: part ``k`` as
+    it was is ``old(k)`` (read back from the old file, or let go from memory), ``new``
+    gives each part's new (key, number) pairs (numbers plus ``base``) and their numbers
+    for the filter (at ``at`` in each key); ``count`` keys in all.  The filter ``kept``
+    takes the new ones while the keys fit it; else one twice as big is made of them all.
+    The old file is the caller's to close."""
+    kept = still_fits(kept, count)
+    rebuilt = kept is None
+    filter_ = KeyFilter(2 * count) if kept is None else kept
+    out: ColdParts | None = None
+    try:
+        for k, (pairs, numbers) in enumerate(new):
+            got = old(k).merged(pairs, base)
+            if out is None:
+                out = ColdParts(got.width)
+            if rebuilt:
+                filter_.add_keys(got.keys, got.width, at)
+            else:
+                for h in numbers:
+                    filter_.add(h)
+            out.append(got)
+            del got
+    except BaseException:
+        if out is not None:
+            out.close()
+        raise
+    assert out is not None
+    return out, filter_

@@ -18,7 +18,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator
 
-from recompile_doctor.timeline.cold_keys import ColdParts, KeyFilter
+from recompile_doctor.timeline.cold_keys import ColdParts, KeyFilter, merged_into_file, still_fits
 from recompile_doctor.timeline.packed_keys import PackedKeys, open_size
 
 #: an empty slot's row (rows are compilation ids: fewer than 2**32 - 1)
@@ -127,36 +127,25 @@ class IdIndex:
             self._packed = packed
             self._packed_count = self._used
             return
-        old = self._packed
+        held = self._packed
         self._packed = None
-        kept = self._filter
-        rebuilt = kept is None or self._used > kept.capacity
-        filter_ = KeyFilter(2 * self._used) if rebuilt else kept
-        assert filter_ is not None
-        self._filter = None  # (the old one let go before the new one fills up)
-        del kept
-        new = ColdParts(4)
         slots = _open_slots(_cold_open(self._used))
-        try:
+
+        def old(k: int) -> PackedKeys:
+            if held is not None:
+                was = held[k]
+                held[k] = PackedKeys(4)  # (let go)
+                return was
+            return cold.part(k) if cold is not None else PackedKeys(4)
+
+        def opened() -> Iterator[tuple[_Ids, Iterator[int]]]:
             for k, part in enumerate(self._parts):
                 self._parts[k] = _Part(slots)
-                was = old[k] if old is not None else cold.part(k) if cold is not None else None
-                got = (
-                    was.merged(_Ids(part)) if was is not None else PackedKeys(4).merged(_Ids(part))
-                )
-                if old is not None:
-                    old[k] = PackedKeys(4)  # (let go)
-                if rebuilt:
-                    filter_.add_keys(got.keys)
-                else:
-                    for h, row in zip(part.hashes, part.rows, strict=True):
-                        if row != _EMPTY:
-                            filter_.add(h)
-                new.append(got)
-                del part, was, got
-        except BaseException:
-            new.close()
-            raise
+                yield _Ids(part), _hashes(part)
+
+        kept = still_fits(self._filter, self._used)
+        self._filter = None  # (one that no longer fits let go before a bigger one is made)
+        new, filter_ = merged_into_file(old, opened(), self._used, kept)
         if cold is not None:
             cold.close()
         self._cold = new
@@ -237,6 +226,13 @@ class _Part:
         for h, row in old:
             if row != _EMPTY:
                 self._put(h, row)
+
+
+def _hashes(part: _Part) -> Iterator[int]:
+    """The hashes of an open table's ids."""
+    for h, row in zip(part.hashes, part.rows, strict=True):
+        if row != _EMPTY:
+            yield h
 
 
 class _Ids:
