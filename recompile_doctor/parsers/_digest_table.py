@@ -17,7 +17,10 @@ values in an array by number, and the digests:
   into them, bucket by bucket, when it holds an eighth as many
   (:data:`~recompile_doctor.timeline.packed_keys.MERGE_SHARE`):
   about 30 bytes an entry in all, and as fast to look up and write (the digest looked up
-  last is remembered: a count is read, then written).
+  last is remembered: a count is read, then written);
+* from :data:`COLD_FROM` entries on, the packed ones in a temporary file, a filter in
+  memory telling which digests to look for there (:mod:`~recompile_doctor.timeline.cold_keys`):
+  16 to 18 bytes an entry in memory (the values, the open index, the filter).
 
 The 742,921 clusters the parent of the 16 GB TensorFlow bench log holds at the end of its
 part took 45.5 MB in open tables.  :meth:`DigestTable.pack` merges the open ones into the

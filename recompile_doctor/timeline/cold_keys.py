@@ -6,7 +6,10 @@ id per compilation) holds 8 bytes a key packed (:class:`~.packed_keys.PackedKeys
 for the 4.2 million compilations of a 32 GB TensorFlow log.  Its packed parts can go to a
 file (:class:`ColdParts`: each bucket's keys read back with one ``pread`` when asked), with
 a :class:`KeyFilter` in memory (1.5 to 3 bytes a key) answering the many lookups of keys
-never put in (each new compilation looks its id up first) without reading the file.
+never put in (each new compilation looks its id up first) without reading the file.  The
+TensorFlow decoder's count per cluster
+(:class:`~recompile_doctor.parsers._digest_table.DigestTable`) keeps its packed digests so
+too; :func:`merged_into_file` is the one merge behind both.
 """
 
 from __future__ import annotations
