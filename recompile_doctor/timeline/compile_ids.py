@@ -120,8 +120,9 @@ class IdIndex:
         if cold is None and self._used < COLD_FROM:
             packed = self._packed or [PackedKeys(4) for _ in range(PARTS)]
             self._packed = None  # (each part let go as the new one is made)
+            slots = _open_slots(open_size(self._used, PACK_FROM))
             for k, part in enumerate(self._parts):
-                self._parts[k] = _Part(_open_slots(open_size(self._used, PACK_FROM)))
+                self._parts[k] = _Part(slots)
                 packed[k] = packed[k].merged(_Ids(part))
                 del part
             self._packed = packed
