@@ -12,7 +12,7 @@ from _html_reports import demo_report, healthy_report, many_modules_report
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recompile_doctor.model import Compilation, Event
+from recompile_doctor.model import Compilation, Event, Report
 from recompile_doctor.reports import bars, pictures, plot_data, plots
 
 
@@ -337,6 +337,81 @@ def test_modules_past_the_held_ones_are_numbered_by_sorting_as_by_table(
         assert list(module_numbers(table).of) == want
     finally:
         table.close()
+
+
+def _page_parts(report: Report, held: int, max_lanes: int) -> tuple[object, ...]:
+    """What the page works out of a run before drawing, as the page does it."""
+    from recompile_doctor.reports.html_page import page
+    from recompile_doctor.reports.module_numbers import module_numbers
+
+    numbers = module_numbers(report.compilations, held=held)
+    comps = plot_data.plot_rows(report.compilations)
+    asked = plot_data.marked_modules(report.events)
+    surveyed = plot_data.survey(comps, max_lanes, asked, numbers)
+    lanes, seen = surveyed
+    return (
+        list(numbers.of),
+        numbers.count,
+        page(report, numbers),
+        lanes,
+        list(lanes.rows),
+        lanes.others,
+        seen,
+        pictures.timeline_picture(comps, report.events, max_lanes=max_lanes, surveyed=surveyed),
+        pictures.cost_picture(report.findings, comps, top=4, numbers=numbers),
+    )
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 30), st.sampled_from([None, 0.0, 0.5, 1.0, 2.5]), st.booleans()),
+        min_size=1,
+        max_size=60,
+    ),
+    st.integers(1, 4),
+    st.integers(2, 6),
+)
+def test_the_page_of_a_long_run_worked_out_in_files_is_the_one_worked_out_in_memory(
+    drawn: list[tuple[int, float | None, bool]], held: int, max_lanes: int
+) -> None:
+    import dataclasses
+    from unittest import mock
+
+    from recompile_doctor.timeline import column
+
+    # GIVEN a run's compilations: modules compiled again anywhere, equal durations (ties in
+    # the sums), some before warm-up
+    base = many_modules_report(1, 1)
+    comps = tuple(
+        dataclasses.replace(
+            base.compilations[0], id=i, module=f"cluster_{m}", hash=None, line=3 * i + 1,
+            end_line=3 * i + 2, t=float(i), duration_s=d, warmup=w,
+        )  # fmt: skip
+        for i, (m, d, w) in enumerate(drawn)
+    )
+    report = dataclasses.replace(base, compilations=comps)
+    # WHEN the page's numbers, view, lanes and pictures are worked out in memory, and with
+    # every per-module and per-compilation array in a file of chunks of two numbers, one
+    # chunk held at a time, the modules numbered by sorting in runs of 1-4
+    in_memory = _page_parts(report, 1 << 20, max_lanes)
+    with (
+        mock.patch.object(column, "SPILL_AFTER", 1),
+        mock.patch.object(column, "CHUNK_ROWS", 2),
+        mock.patch.object(column, "CACHED", 1),
+    ):
+        in_files = _page_parts(report, held, max_lanes)
+    # THEN they are the same
+    assert in_files == in_memory
+
+
+def test_a_modules_first_compilation_is_found_by_its_number() -> None:
+    from recompile_doctor.reports.module_numbers import ModuleNumbers
+
+    numbers = ModuleNumbers([0, 1, 0, 2, 1, 3], 4)
+    assert numbers.firsts([3, 0, 2]) == [5, 0, 3]
+    assert numbers.firsts([]) == []
+    with pytest.raises(ValueError, match="no module numbered 4"):
+        numbers.firsts([1, 4])
 
 
 def test_lanes_of_numbered_modules_are_the_lanes_of_named_ones() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 
 from recompile_doctor.model import Event, Finding
 from recompile_doctor.reports.bars import MERGE_ABOVE, Bar, GroupKey, group_bars
@@ -243,9 +244,10 @@ def cost_picture(
         return (c for c in compilations if not c.warmup and c.duration_s)
 
     per_module = TopSums(numbers.count if numbers is not None else None)
-    for row, c in enumerate(compilations):
+    given: Iterable[int | None] = numbers.of if numbers is not None else repeat(None)
+    for c, k in zip(compilations, given, strict=numbers is not None):
         if not c.warmup and c.duration_s:
-            per_module.add(c.module, c.duration_s, numbers.of[row] if numbers is not None else None)
+            per_module.add(c.module, c.duration_s, k)
     if not per_rule and not per_module:
         return None
     rules = top_of(per_rule, top)

@@ -13,11 +13,13 @@ import math
 from array import array
 from collections.abc import Collection, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Literal, NamedTuple, TypeAlias, overload
 
 from recompile_doctor.model import Compilation, Event
 from recompile_doctor.reports.module_numbers import ModuleNumbers
 from recompile_doctor.reports.top_sums import read_at
+from recompile_doctor.timeline import column
 from recompile_doctor.timeline.distinct import NameIndex
 from recompile_doctor.timeline.table import CompilationTable
 
@@ -202,10 +204,10 @@ def survey(
     # the modules numbered, the arrays made to size at once: grown a module at a time, each
     # reallocation could hold the one before beside it, and no module's first compilation
     # is kept, only looked up for the modules shown)
+    # (a long run's in temporary files, a chunk at a time: :func:`column.numbers`)
     wide = "Q" if len(compilations) >> 32 else "I"
-    size = array(wide).itemsize
-    after = array(wide) if numbers is None else array(wide, bytes(size * numbers.count))
-    secs = array("d") if numbers is None else array("d", bytes(8 * numbers.count))
+    after = array(wide) if numbers is None else column.numbers(wide, numbers.count)
+    secs = array("d") if numbers is None else column.numbers("d", numbers.count)
     first = array(wide) if numbers is None else None
     # (each compilation's module number, unless numbered already; then its lane, in a byte
     # while the lanes fit one: 3 MB less for the 1,047,000 compilations of an 8 GB log)
@@ -215,7 +217,8 @@ def survey(
     # (each axis's first and last x: which one the timeline draws is known at the end)
     t_first = line_first = math.inf
     t_end = line_end = -math.inf
-    for row, c in enumerate(compilations):
+    ks = given if numbers is not None else repeat(0)  # (numbered here otherwise)
+    for row, (c, k) in enumerate(zip(compilations, ks, strict=numbers is not None)):
         module = c.module
         if number is not None:
             k = number(module)
@@ -224,8 +227,6 @@ def survey(
                 after.append(0)
                 secs.append(0.0)
                 first.append(row)
-        else:
-            k = given[row]
         if wanted and module in wanted:
             present.add(module)
         if made is not None:
@@ -245,16 +246,23 @@ def survey(
     n = len(after)
     keep: Collection[int] = range(n)
     if n > max_lanes:
-        keep = sorted(heapq.nsmallest(max_lanes - 1, keep, key=lambda k: (-after[k], -secs[k], k)))
+        # (the arrays read in order: a long run's a chunk at a time)
+        most = heapq.nsmallest(
+            max_lanes - 1, ((-a, -s, k) for k, (a, s) in enumerate(zip(after, secs, strict=True)))
+        )
+        keep = sorted(k for _, _, k in most)
     # (a module's first compilation is where its number first comes)
-    firsts = [first[k] if first is not None else given.index(k) for k in keep]
+    if numbers is not None:
+        firsts = numbers.firsts(keep)
+    else:
+        assert first is not None
+        firsts = [first[k] for k in keep]
     shown = read_at((c.module for c in compilations), firsts)
     lane = {k: i for i, k in enumerate(keep)}
     shared = len(shown)  # (the last lane's)
-    wide_lane = "B" if shared < 256 else "I"
-    lanes = array(wide_lane, bytes(array(wide_lane).itemsize * len(compilations)))
-    for row, k in enumerate(made if made is not None else given):
-        lanes[row] = lane.get(k, shared)
+    lanes = column.numbers("B" if shared < 256 else "I", bound=len(compilations))
+    for k in made if made is not None else given:
+        lanes.append(lane.get(k, shared))
     del made
     seen = Seen(
         frozenset(caches),

@@ -17,7 +17,10 @@ import heapq
 import math
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
+from recompile_doctor.timeline import column
+from recompile_doctor.timeline.column import Spilled
 from recompile_doctor.timeline.distinct import NameIndex
 
 #: names kept as they come while there are no more than this (no second pass needed)
@@ -57,16 +60,17 @@ class TopSums:
     already): the sums are kept by those numbers, in arrays made to size at once, and no
     fingerprint of the names is kept."""
 
-    __slots__ = ("_added", "_count", "_few", "_first", "_index", "_seen", "_sums")
+    __slots__ = ("_added", "_count", "_few", "_first", "_index", "_seen", "_sums", "_wide")
 
     def __init__(self, numbered: int | None = None) -> None:
         self._index = NameIndex() if numbered is None else None
         #: numbered: which numbers were added (else the names are numbered here, in order
-        #: of first add)
-        self._seen = bytearray(numbered) if numbered is not None else None
-        self._sums = array("d", bytes(8 * numbered)) if numbered is not None else array("d")
+        #: of first add); for many names, in temporary files (:func:`column.numbers`)
+        self._seen = column.numbers("B", numbered) if numbered is not None else None
+        self._sums = column.numbers("d", numbered) if numbered is not None else array("d")
         #: where each name was first added (its place among adds; 4 bytes while it fits)
-        self._first = array("I", bytes(4 * numbered)) if numbered is not None else array("I")
+        self._first = column.numbers("I", numbered) if numbered is not None else array("I")
+        self._wide = False  # (places in 8 bytes)
         self._count = 0  # distinct names added
         self._added = 0
         self._few: dict[int, str] | None = {}  # every name by its number, while few
@@ -89,8 +93,9 @@ class TopSums:
             seen[k] = 1
         if new:
             self._count += 1
-            if self._added > FIRST_FITS and self._first.typecode == "I":
-                self._first = array("Q", self._first)
+            if self._added > FIRST_FITS and not self._wide:
+                self._first = _widened(self._first)
+                self._wide = True
             if seen is None:
                 self._sums.append(0.0)
                 self._first.append(self._added)
@@ -108,7 +113,8 @@ class TopSums:
         seen = self._seen
         if seen is None:
             return enumerate(self._sums)
-        return ((k, v) for k, v in enumerate(self._sums) if seen[k])
+        # (both read in order: many names' a chunk at a time)
+        return ((k, v) for k, (v, s) in enumerate(zip(self._sums, seen, strict=True)) if s)
 
     def top(self, n: int, names: Callable[[], Iterable[str]]) -> list[tuple[str, float]]:
         """The ``n`` largest sums with their names, largest first (then by name); beyond
@@ -146,13 +152,15 @@ class TopSums:
         if self._few is not None:
             ties = sorted((self._few[k], k) for k, v in self._live() if v == cut)
             return [*above, *(k for _, k in ties[:wanted])]
-        tied = bytearray(self._added)  # (each read at its first add)
+        tied = column.numbers("B", self._added)  # (each read at its first add)
         for k, v in self._live():
             if v == cut:
                 tied[self._first[k]] = 1
         kept: list[tuple[str, int]] = []  # (name, place), sorted, at most `wanted`
-        for place, s in enumerate(names()):
-            if not tied[place]:
+        place = -1
+        for s, t in zip(names(), tied, strict=True):
+            place += 1
+            if not t:
                 continue
             if len(kept) < wanted:
                 bisect.insort(kept, (s, place))
@@ -161,3 +169,11 @@ class TopSums:
                 bisect.insort(kept, (s, place))
         places = {place for _, place in kept}
         return [*above, *(k for k, _ in self._live() if self._first[k] in places)]
+
+
+def _widened(places: Sequence[int]) -> array[Any] | Spilled[Any]:
+    """``places`` in 8 bytes each (past :data:`FIRST_FITS` adds)."""
+    wide = column.numbers("Q", bound=len(places))
+    for p in places:
+        wide.append(p)
+    return wide

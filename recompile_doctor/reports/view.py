@@ -10,10 +10,10 @@ warm-up), the findings (title, why, old -> new changes, what to change, evidence
 from __future__ import annotations
 
 import re
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import NamedTuple
 
 from recompile_doctor.model import (
@@ -28,6 +28,7 @@ from recompile_doctor.model import (
 from recompile_doctor.reports.durations import fmt_seconds, fmt_wasted
 from recompile_doctor.reports.messages import log_message
 from recompile_doctor.reports.module_numbers import ModuleNumbers
+from recompile_doctor.timeline import column
 from recompile_doctor.timeline.distinct import DistinctCount
 from recompile_doctor.timeline.names import function_key, graph_element
 from recompile_doctor.wording import listed, plural
@@ -266,7 +267,8 @@ class _Pairs:
     __slots__ = ("first", "more")
 
     def __init__(self, modules: int) -> None:
-        self.first = array("i", [-1]) * modules
+        # (for many modules, in a temporary file: :func:`column.numbers`)
+        self.first = column.numbers("i", modules, fill=-1)
         self.more: set[tuple[int, int]] = set()
 
     def add(self, module: int, row: int) -> bool:
@@ -450,13 +452,13 @@ def _function_rows(
 ) -> tuple[FunctionRow, ...]:
     by: dict[tuple[str, str, int | None], _RowSums] = {}
     numbered = _Numbered(numbers.count) if numbers is not None else None
-    given = numbers.of if numbers is not None else None
-    for i, c in enumerate(compilations):
+    given: Iterable[int | None] = numbers.of if numbers is not None else repeat(None)
+    for c, k in zip(compilations, given, strict=numbers is not None):
         key = (function_name(c), c.framework, c.rank)
         sums = by.get(key)
         if sums is None:
             sums = by[key] = _RowSums(c, len(by), numbered)
-        sums.add(c, given[i] if given is not None else None)
+        sums.add(c, k)
     rows = []
     for (fn, fw, rank), r in by.items():
         counts = r.cache
