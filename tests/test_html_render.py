@@ -361,6 +361,26 @@ def test_plots_are_drawn_here_when_the_fresh_process_fails(
         assert render(report, draw_apart=True) == here
 
 
+def test_plots_are_drawn_here_when_the_fresh_process_does_not_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import time
+
+    from recompile_doctor.reports import draw_apart
+
+    # GIVEN a fresh process that hangs (it sleeps before it reads its pictures)
+    report = demo_report()
+    here = render(report, draw_apart=False)
+    monkeypatch.setattr(draw_apart, "_CHILD", "import time\ntime.sleep(60)\n")
+    monkeypatch.setattr(draw_apart, "WAIT_S", 0.5)
+    # WHEN the page is made with its plots drawn apart
+    start = time.monotonic()
+    apart = render(report, draw_apart=True)
+    # THEN the child is given up after its time and the plots are drawn here: the same page
+    assert apart == here
+    assert time.monotonic() - start < 30
+
+
 def test_big_runs_draw_their_plots_apart_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     from recompile_doctor.reports import draw_apart
 

@@ -7,7 +7,8 @@ keeps): drawn in this process, the plots were on top of it (the page of that log
 sums -- kilobytes) are worked out here; a fresh interpreter (the same Python, with this one's
 module search path) reads them pickled on its standard input, draws them with :mod:`.plots`
 and writes the SVGs back.  Same pictures, same bytes: the page is the same either way.
-Where the child cannot be started or fails, the plots are drawn here.
+Where the child cannot be started, fails or does not answer within :data:`WAIT_S` (it is
+then killed), the plots are drawn here.
 """
 
 from __future__ import annotations
@@ -21,6 +22,11 @@ from recompile_doctor.reports.pictures import CostPicture, TimelinePicture, Time
 #: compilations past which the page's plots are drawn in a fresh process (below, the run's
 #: memory is small and the child's start-up, ~0.1 s, would be the larger cost)
 APART_ABOVE = 100_000
+
+#: seconds the fresh process is given (drawing takes about a second; matplotlib building its
+#: font cache on a machine's first run, tens): past them it is killed and the plots are
+#: drawn here, so that a child that hangs never hangs the report
+WAIT_S = 300.0
 
 Drawings = tuple[TimelinePlot | None, str | None]
 
@@ -66,9 +72,13 @@ def _in_child(timeline: TimelinePicture | None, cost: CostPicture | None) -> Dra
     )
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _CHILD], input=sent, capture_output=True, check=False
+            [sys.executable, "-c", _CHILD],
+            input=sent,
+            capture_output=True,
+            check=False,
+            timeout=WAIT_S,
         )
-    except OSError:
+    except (OSError, subprocess.TimeoutExpired):  # (run() kills a child out of time)
         return None
     if done.returncode != 0:
         return None
