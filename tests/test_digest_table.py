@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from recompile_doctor.name_digest import name_number
 from recompile_doctor.parsers import _digest_table
 from recompile_doctor.parsers._digest_table import DigestTable
+from recompile_doctor.timeline import cold_keys
+from recompile_doctor.timeline.cold_keys import ColdNumbers
 
 _KEYS = st.sampled_from([0, 1, 2**128 - 1, name_number("a"), name_number("b")]) | st.integers(
     0, 2**128 - 1
@@ -27,19 +29,24 @@ _OPS = st.lists(
 )
 
 
-@pytest.mark.parametrize("cold_from", [1, 3, 10**9])
+@pytest.mark.parametrize(("cold_from", "changed_max"), [(1, 1), (3, 2), (2, 10**9), (10**9, 1)])
 @settings(deadline=None)  # (a merge into the file makes a temporary file)
 @given(_OPS, st.lists(_KEYS, max_size=10))
 def test_a_digest_table_answers_as_a_dict_does(
-    cold_from: int, ops: list[tuple[str, int | None, int | None]], asked: list[int]
+    cold_from: int,
+    changed_max: int,
+    ops: list[tuple[str, int | None, int | None]],
+    asked: list[int],
 ) -> None:
     # GIVEN a table and a dictionary that are given the same writes, deletions and clears,
     # the table packed now and then (any size packs here, and merges its new digests into
-    # the packed ones whenever they are an eighth of them), those in a file from
-    # `cold_from` entries on
+    # the packed ones whenever they are an eighth of them, or a 32nd in the file), those
+    # and their values in a file from `cold_from` entries on, the values' file written
+    # anew after `changed_max` of its values are set again
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_digest_table, "PACK_FROM", 1)
         mp.setattr(_digest_table, "COLD_FROM", cold_from)
+        mp.setattr(cold_keys, "CHANGED_MAX", changed_max)
         _same_as_a_dict(ops, asked)
 
 
@@ -144,11 +151,12 @@ def test_a_big_digest_table_in_a_file_holds_a_fraction_of_it_in_memory(
         held, _ = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    # THEN it holds in memory its values (4 bytes an entry), the open index (an eighth of
-    # the entries at most) and the filter: 16-18 bytes an entry, where packed in memory
-    # it holds 31
-    assert table._packed._cold is not None
-    assert held < 21 * len(keys), held / len(keys)
+    # THEN it holds in memory the open index (65,536 entries at most here: a 32nd of those
+    # in the file, at least that) and the filter, its values in a file with the digests:
+    # about 12 bytes an entry, where it held 16-18 with its values in memory and 31 packed
+    # in memory
+    assert table._packed._cold is not None and isinstance(table._values, ColdNumbers)
+    assert held < 14 * len(keys), held / len(keys)
     # AND it finds each, and answers as a dict would for a name never given
     assert all(table[keys[i]] == i % 5 for i in range(0, 300_000, 7))
     assert name_number("__inference_g") not in table and len(table) == len(keys)

@@ -384,9 +384,16 @@ def test_the_page_of_a_long_run_worked_out_in_files_is_the_one_worked_out_in_mem
     base = many_modules_report(1, 1)
     comps = tuple(
         dataclasses.replace(
-            base.compilations[0], id=i, module=f"cluster_{m}", hash=None, line=3 * i + 1,
-            end_line=3 * i + 2, t=float(i), duration_s=d, warmup=w,
-        )  # fmt: skip
+            base.compilations[0],
+            id=i,
+            module=f"cluster_{m}",
+            hash=None,
+            line=3 * i + 1,
+            end_line=3 * i + 2,
+            t=float(i),
+            duration_s=d,
+            warmup=w,
+        )
         for i, (m, d, w) in enumerate(drawn)
     )
     report = dataclasses.replace(base, compilations=comps)

@@ -19,8 +19,11 @@ values in an array by number, and the digests:
   about 30 bytes an entry in all, and as fast to look up and write (the digest looked up
   last is remembered: a count is read, then written);
 * from :data:`COLD_FROM` entries on, the packed ones in a temporary file, a filter in
-  memory telling which digests to look for there (:mod:`~recompile_doctor.timeline.cold_keys`):
-  16 to 18 bytes an entry in memory (the values, the open index, the filter).
+  memory telling which digests to look for there (:mod:`~recompile_doctor.timeline.cold_keys`),
+  and their values in a file too (:class:`~recompile_doctor.timeline.cold_keys.ColdNumbers`);
+  the open index is merged into them when it holds a 32nd as many (:data:`COLD_SHARE`,
+  :data:`PACK_FROM` at least): 8-9 bytes an entry in memory at 2.5 million (the filter,
+  the open index), where the values in memory and an open eighth made 15-18.
 
 The 742,921 clusters the parent of the 16 GB TensorFlow bench log holds at the end of its
 part took 45.5 MB in open tables.  :meth:`DigestTable.pack` merges the open ones into the
@@ -41,6 +44,7 @@ from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, Value
 
 from recompile_doctor.name_digest import WIDTH
 from recompile_doctor.timeline.cold_keys import (
+    ColdNumbers,
     ColdParts,
     KeyFilter,
     merged_into_file,
@@ -59,6 +63,10 @@ PACK_FROM = 65_536
 #: the entries from which the packed ones are in a temporary file, a filter in memory
 #: telling which to look for there (10 MB of them packed in memory)
 COLD_FROM = 1 << 19
+#: the digests held open once the packed ones are in the file, before they are merged into
+#: them: PACK_FROM at least, and COLD_SHARE of those in the file (each merge writes the file
+#: anew: a digest is copied about 1 / COLD_SHARE times)
+COLD_SHARE = 1 / 32
 #: where the 4 bytes of a fingerprint the filter takes begin (not those that choose its
 #: part, its last, nor its bucket, its first)
 _FILTER_AT = 4
@@ -70,7 +78,7 @@ _SMALL = (1 << 32) - 2
 class DigestTable(MutableMapping[int, int]):
     """A mapping from name digests (``int``, below 2**128) to integers."""
 
-    __slots__ = ("_index", "_last", "_len", "_other", "_packed", "_values")
+    __slots__ = ("_index", "_last", "_len", "_limit", "_other", "_packed", "_values")
 
     def __init__(self) -> None:
         #: the digests stored since the last merge (numbered from ``len(_packed)`` on)
@@ -80,8 +88,10 @@ class DigestTable(MutableMapping[int, int]):
         #: those stored before, packed (their numbers from 0)
         self._packed = _Packed()
         #: per number: its value + 1 while a small integer, 0 when there is none (deleted,
-        #: or in _other)
-        self._values = array("I")
+        #: or in _other); those of the packed digests in a file with them
+        self._values: array[int] | ColdNumbers = array("I")
+        #: the digests held open before they are merged into the packed ones
+        self._limit = PACK_FROM
         self._other: dict[int, int] = {}  # number -> any other value (negative, huge)
         self._len = 0
 
@@ -138,8 +148,9 @@ class DigestTable(MutableMapping[int, int]):
             n = index.number_fingerprint(d) + len(self._packed)
             self._last = (d, n)
             values.append(0)
-            if len(index) >= open_size(len(self._packed), PACK_FROM):
+            if len(index) >= self._limit:
                 self._merge()
+                values = self._values  # (in a file from now on, maybe)
         elif self._has(n):
             self._len -= 1
         self._other.pop(n, None)
@@ -193,8 +204,17 @@ class DigestTable(MutableMapping[int, int]):
         """The open table's digests into the packed ones (each table of it let go as its
         part of the packed ones is made again with them)."""
         packed = self._packed = self._packed.merged(self._index, len(self._packed))
+        if packed.cold:
+            # (the values of the packed digests go with them: none held open is packed)
+            values = self._values
+            if not isinstance(values, ColdNumbers):
+                values = self._values = ColdNumbers(values.typecode, values)
+            values.freeze()
+            self._limit = max(PACK_FROM, int(len(packed) * COLD_SHARE))
+        else:
+            self._limit = open_size(len(packed), PACK_FROM)
         # (made for the entries it takes before the next merge: it does not grow to them)
-        self._index = NameIndex(open_size(len(packed), PACK_FROM))
+        self._index = NameIndex(self._limit)
 
     def pack(self) -> None:
         """Hold all its digests packed, if it holds :data:`PACK_FROM` or more (only to be
@@ -217,7 +237,10 @@ class DigestTable(MutableMapping[int, int]):
         self._index = NameIndex()
         self._last = (b"", None)
         self._packed = _Packed()
+        if isinstance(self._values, ColdNumbers):
+            self._values.close()
         self._values = array("I")
+        self._limit = PACK_FROM
         self._other = {}
         self._len = 0
 
@@ -249,6 +272,11 @@ class _Packed:
 
     def __len__(self) -> int:
         return self._count
+
+    @property
+    def cold(self) -> bool:
+        """Whether the parts are in a file."""
+        return self._cold is not None
 
     def find_fingerprint(self, d: bytes) -> int | None:
         """The number of fingerprint ``d``; None: it is not held."""

@@ -9,14 +9,18 @@ a :class:`KeyFilter` in memory (1.5 to 3 bytes a key) answering the many lookups
 never put in (each new compilation looks its id up first) without reading the file.  The
 TensorFlow decoder's count per cluster
 (:class:`~recompile_doctor.parsers._digest_table.DigestTable`) keeps its packed digests so
-too; :func:`merged_into_file` is the one merge behind both.
+too; :func:`merged_into_file` is the one merge behind both.  Its values (a number per
+digest) go to a file with its packed digests (:class:`ColdNumbers`: each read and written
+in place, one ``pread`` or ``pwrite``).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from array import array
 from collections.abc import Callable, Iterable
+from typing import IO, Any
 
 from recompile_doctor.read_at import read_at
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -163,3 +167,138 @@ def merged_into_file(
         raise
     assert out is not None
     return out, filter_
+
+
+#: numbers of the file changed (kept in memory) before the file is written anew with them
+CHANGED_MAX = 65_536
+#: bytes copied at a time when the file is written anew
+_COPY = 1 << 20
+
+
+class ColdNumbers:
+    """Numbers of one type code, indexed and appended to as an array: those :meth:`freeze`
+    put in a temporary file are read there (one ``pread``), the later ones held in memory.
+    The file is never changed (a forked process may read it): a number of it set anew is
+    held in memory, and the file is written anew with those changes, a chunk at a time,
+    when they are :data:`CHANGED_MAX` or at the next :meth:`freeze`.  A copy pickled for
+    another process is a plain array of them all."""
+
+    __slots__ = ("_changed", "_cold", "_file", "_hot", "_size", "typecode")
+
+    def __init__(self, typecode: str, numbers: Iterable[int] = ()) -> None:
+        self.typecode = typecode
+        self._hot: array[int] = array(typecode, numbers)  # (the numbers from _cold on)
+        self._size = self._hot.itemsize
+        self._cold = 0  # (the numbers in the file)
+        self._file: IO[bytes] | None = None
+        self._changed: dict[int, int] = {}  # (numbers of the file set anew)
+
+    def __len__(self) -> int:
+        return self._cold + len(self._hot)
+
+    def append(self, v: int) -> None:
+        self._hot.append(v)
+
+    def __getitem__(self, i: int) -> int:
+        cold = self._cold
+        if i >= cold:
+            return self._hot[i - cold]
+        if i < 0:
+            raise IndexError("number index out of range")
+        got = self._changed.get(i)
+        if got is not None:
+            return got
+        assert self._file is not None
+        one = array(self.typecode)
+        one.frombytes(read_at(self._file, self._size, self._size * i))
+        return one[0]
+
+    def __setitem__(self, i: int, v: int) -> None:
+        cold = self._cold
+        if i >= cold:
+            self._hot[i - cold] = v
+            return
+        if i < 0:
+            raise IndexError("number assignment index out of range")
+        array(self.typecode, [v])  # (a number the array would refuse is refused)
+        self._changed[i] = v
+        if len(self._changed) >= CHANGED_MAX:
+            self._written_anew(False)
+
+    def freeze(self) -> None:
+        """Put the numbers held in memory in the file (after those there)."""
+        if self._hot or self._changed:
+            self._written_anew(True)
+
+    def _written_anew(self, hot: bool) -> None:
+        """The file written anew with the changed numbers (and, ``hot``, those held in
+        memory after them); the old one closed (a forked process's copy of it stays)."""
+        import tempfile  # (only once a table is that big)
+
+        old = self._file
+        size = self._size
+        changed = sorted(self._changed.items())
+        try:
+            new = tempfile.TemporaryFile(buffering=0, prefix="recompile-doctor-values-")  # noqa: SIM115
+            try:
+                fd, k = new.fileno(), 0
+                for at in range(0, size * self._cold, _COPY):
+                    assert old is not None
+                    chunk = array(self.typecode)
+                    chunk.frombytes(read_at(old, min(_COPY, size * self._cold - at), at))
+                    first, end = at // size, at // size + len(chunk)
+                    while k < len(changed) and changed[k][0] < end:
+                        chunk[changed[k][0] - first] = changed[k][1]
+                        k += 1
+                    _written(fd, chunk.tobytes(), at)
+                if hot:
+                    _written(fd, self._hot.tobytes(), size * self._cold)
+            except BaseException:
+                new.close()
+                raise
+        except OSError as e:
+            where = f"temporary folder {tempfile.gettempdir()}"
+            raise OSError(e.errno, e.strerror or str(e), where) from None
+        if old is not None:
+            old.close()
+        self._file = new
+        self._changed = {}
+        if hot:
+            self._cold += len(self._hot)
+            self._hot = array(self.typecode)
+
+    def close(self) -> None:
+        """Remove the file now (the numbers in it are lost)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    def __del__(self) -> None:
+        # dropped unclosed: its file goes with it, not as a file object the collector
+        # finds open (Python warns of those)
+        if getattr(self, "_file", None) is not None:
+            self.close()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (a copy for another process holds them all in memory: the file is this one's)
+        plain = array(self.typecode)
+        if self._cold:
+            assert self._file is not None
+            for at in range(0, self._size * self._cold, _COPY):
+                plain.frombytes(read_at(self._file, min(_COPY, self._size * self._cold - at), at))
+            for i, v in self._changed.items():
+                plain[i] = v
+        plain.extend(self._hot)
+        return (_same, (plain,))
+
+
+def _written(fd: int, data: bytes, at: int) -> None:
+    view = memoryview(data)
+    while view:  # (a write may write less than it was given)
+        n = os.pwrite(fd, view, at)
+        view = view[n:]
+        at += n
+
+
+def _same(numbers: array[int]) -> array[int]:
+    return numbers
