@@ -416,6 +416,7 @@ def test_a_modules_first_compilation_is_found_by_its_number() -> None:
 
     numbers = ModuleNumbers([0, 1, 0, 2, 1, 3], 4)
     assert numbers.firsts([3, 0, 2]) == [5, 0, 3]
+    assert numbers.firsts(k for k in (1, 1)) == [1, 1]
     assert numbers.firsts([]) == []
     with pytest.raises(ValueError, match="no module numbered 4"):
         numbers.firsts([1, 4])

@@ -56,6 +56,7 @@ class ModuleNumbers:
     def firsts(self, numbers: Iterable[int]) -> list[int]:
         """The place of the first compilation of each module of ``numbers``, in one pass
         over :attr:`of` (no further than the last asked for)."""
+        numbers = list(numbers)  # (read twice)
         asked = iter(sorted(set(numbers)))
         at: dict[int, int] = {}
         want = next(asked, None)
