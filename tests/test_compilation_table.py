@@ -547,6 +547,34 @@ def test_a_long_run_keeps_its_numbers_in_files_too() -> None:
     assert any(v.reasons for v in plain_verdicts)
 
 
+def test_numbers_read_at_random_keep_more_chunks_and_read_each_back_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from recompile_doctor.timeline.blobs import Blobs
+
+    # GIVEN spilled columns of numbers in chunks of two, four chunks kept, and up to ten
+    # chunks' bytes kept for those read at random
+    monkeypatch.setattr(column, "SPILL_AFTER", 1)
+    monkeypatch.setattr(column, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(column, "CACHED", 4)
+    monkeypatch.setattr(column, "RANDOM_CACHE", 10 * 2 * 8)
+    reads: list[object] = []
+    real_get = Blobs.get
+    monkeypatch.setattr(Blobs, "get", staticmethod(lambda b: reads.append(b) or real_get(b)))
+    for at_random, keep in ((False, 4), (True, 10)):
+        sums = column.numbers("d", 20, at_random=at_random)
+        assert isinstance(sums, Spilled)
+        # WHEN eight chunks are written at random, then read again at random
+        places = [11, 2, 15, 6, 0, 13, 4, 9, 8, 1, 12, 5, 14, 7, 3, 10]
+        reads.clear()
+        for k in places:
+            sums[k] += k
+        assert [sums[k] for k in reversed(places)] == [float(k) for k in reversed(places)]
+        # THEN a column read at random reads each chunk back once; another, more often
+        assert (len(reads) == 8) is at_random, (keep, len(reads))
+        assert [sums[k] for k in range(20)] == [float(k) if k < 16 else 0.0 for k in range(20)]
+
+
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
     # GIVEN every fixture log, THEN the (compilation, first rule) pairs read from the

@@ -405,6 +405,7 @@ def test_the_page_of_a_long_run_worked_out_in_files_is_the_one_worked_out_in_mem
         mock.patch.object(column, "SPILL_AFTER", 1),
         mock.patch.object(column, "CHUNK_ROWS", 2),
         mock.patch.object(column, "CACHED", 1),
+        mock.patch.object(column, "RANDOM_CACHE", 0),
     ):
         in_files = _page_parts(report, held, max_lanes)
     # THEN they are the same

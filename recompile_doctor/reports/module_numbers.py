@@ -129,7 +129,7 @@ def _numbered_by_sorting(compilations: Collection[Compilation], held: int) -> Mo
         del by_module
         # in order, a module's first compilation comes before its others: it is numbered
         # first, and they take its number
-        of = column.numbers(_code(n), bound=n)
+        of = column.numbers(_code(n), bound=n, at_random=True)  # (read at first places)
         count = 0
         for record in heapq.merge(*(read_run(r, 2 * _PLACE) for r in firsts)):
             first = int.from_bytes(record[_PLACE:], "big")

@@ -206,8 +206,8 @@ def survey(
     # is kept, only looked up for the modules shown)
     # (a long run's in temporary files, a chunk at a time: :func:`column.numbers`)
     wide = "Q" if len(compilations) >> 32 else "I"
-    after = array(wide) if numbers is None else column.numbers(wide, numbers.count)
-    secs = array("d") if numbers is None else column.numbers("d", numbers.count)
+    after = array(wide) if numbers is None else column.numbers(wide, numbers.count, at_random=True)
+    secs = array("d") if numbers is None else column.numbers("d", numbers.count, at_random=True)
     first = array(wide) if numbers is None else None
     # (each compilation's module number, unless numbered already; then its lane, in a byte
     # while the lanes fit one: 3 MB less for the 1,047,000 compilations of an 8 GB log)

@@ -66,10 +66,14 @@ class TopSums:
         self._index = NameIndex() if numbered is None else None
         #: numbered: which numbers were added (else the names are numbered here, in order
         #: of first add); for many names, in temporary files (:func:`column.numbers`)
-        self._seen = column.numbers("B", numbered) if numbered is not None else None
-        self._sums = column.numbers("d", numbered) if numbered is not None else array("d")
+        self._seen = column.numbers("B", numbered, at_random=True) if numbered is not None else None
+        self._sums = (
+            column.numbers("d", numbered, at_random=True) if numbered is not None else array("d")
+        )
         #: where each name was first added (its place among adds; 4 bytes while it fits)
-        self._first = column.numbers("I", numbered) if numbered is not None else array("I")
+        self._first = (
+            column.numbers("I", numbered, at_random=True) if numbered is not None else array("I")
+        )
         self._wide = False  # (places in 8 bytes)
         self._count = 0  # distinct names added
         self._added = 0
@@ -152,7 +156,7 @@ class TopSums:
         if self._few is not None:
             ties = sorted((self._few[k], k) for k, v in self._live() if v == cut)
             return [*above, *(k for _, k in ties[:wanted])]
-        tied = column.numbers("B", self._added)  # (each read at its first add)
+        tied = column.numbers("B", self._added, at_random=True)  # (each read at its first add)
         for k, v in self._live():
             if v == cut:
                 tied[self._first[k]] = 1

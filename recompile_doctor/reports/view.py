@@ -268,7 +268,7 @@ class _Pairs:
 
     def __init__(self, modules: int) -> None:
         # (for many modules, in a temporary file: :func:`column.numbers`)
-        self.first = column.numbers("i", modules, fill=-1)
+        self.first = column.numbers("i", modules, fill=-1, at_random=True)
         self.more: set[tuple[int, int]] = set()
 
     def add(self, module: int, row: int) -> bool:
