@@ -21,9 +21,10 @@ values in an array by number, and the digests:
 * from :data:`COLD_FROM` entries on, the packed ones in a temporary file, a filter in
   memory telling which digests to look for there (:mod:`~recompile_doctor.timeline.cold_keys`),
   and their values in a file too (:class:`~recompile_doctor.timeline.cold_keys.ColdNumbers`);
-  the open index is merged into them when it holds a 32nd as many (:data:`COLD_SHARE`,
-  :data:`PACK_FROM` at least): 8-9 bytes an entry in memory at 2.5 million (the filter,
-  the open index), where the values in memory and an open eighth made 15-18.
+  the open index is merged into them when it holds a 32nd as many
+  (:data:`~recompile_doctor.timeline.cold_keys.COLD_SHARE`, :data:`PACK_FROM` at least):
+  8-9 bytes an entry in memory at 2.5 million (the filter, the open index), where the
+  values in memory and an open eighth made 15-18.
 
 The 742,921 clusters the parent of the 16 GB TensorFlow bench log holds at the end of its
 part took 45.5 MB in open tables.  :meth:`DigestTable.pack` merges the open ones into the
@@ -44,6 +45,7 @@ from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, Value
 
 from recompile_doctor.name_digest import WIDTH
 from recompile_doctor.timeline.cold_keys import (
+    COLD_SHARE,
     ColdNumbers,
     ColdParts,
     KeyFilter,
@@ -63,10 +65,6 @@ PACK_FROM = 65_536
 #: the entries from which the packed ones are in a temporary file, a filter in memory
 #: telling which to look for there (10 MB of them packed in memory)
 COLD_FROM = 1 << 19
-#: the digests held open once the packed ones are in the file, before they are merged into
-#: them: PACK_FROM at least, and COLD_SHARE of those in the file (each merge writes the file
-#: anew: a digest is copied about 1 / COLD_SHARE times)
-COLD_SHARE = 1 / 32
 #: where the 4 bytes of a fingerprint the filter takes begin (not those that choose its
 #: part, its last, nor its bucket, its first)
 _FILTER_AT = 4
@@ -210,7 +208,7 @@ class DigestTable(MutableMapping[int, int]):
             if not isinstance(values, ColdNumbers):
                 values = self._values = ColdNumbers(values.typecode, values)
             values.freeze()
-            self._limit = max(PACK_FROM, int(len(packed) * COLD_SHARE))
+            self._limit = open_size(len(packed), PACK_FROM, COLD_SHARE)
         else:
             self._limit = open_size(len(packed), PACK_FROM)
         # (made for the entries it takes before the next merge: it does not grow to them)

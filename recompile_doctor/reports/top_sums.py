@@ -177,7 +177,7 @@ class TopSums:
 
 def _widened(places: Sequence[int]) -> array[Any] | Spilled[Any]:
     """``places`` in 8 bytes each (past :data:`FIRST_FITS` adds)."""
-    wide = column.numbers("Q", bound=len(places))
-    for p in places:
+    wide = column.numbers("Q", bound=len(places), at_random=True)
+    for p in places:  # (an array extends only from one of its own type code)
         wide.append(p)
     return wide

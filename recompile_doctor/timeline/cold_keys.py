@@ -10,22 +10,25 @@ never put in (each new compilation looks its id up first) without reading the fi
 TensorFlow decoder's count per cluster
 (:class:`~recompile_doctor.parsers._digest_table.DigestTable`) keeps its packed digests so
 too; :func:`merged_into_file` is the one merge behind both.  Its values (a number per
-digest) go to a file with its packed digests (:class:`ColdNumbers`: each read and written
-in place, one ``pread`` or ``pwrite``).
+digest) go to a file with its packed digests (:class:`ColdNumbers`: each read with one
+``pread``; the file written anew with the changes, never changed in place).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from recompile_doctor.read_at import read_at
 from recompile_doctor.timeline.blobs import Blob, Blobs
 from recompile_doctor.timeline.packed_keys import PackedKeys, Pairs, bucket_of, positions
 
+#: the share of the keys in the file a table holds open before it merges them into it
+#: (each merge writes the file anew: a key is copied about 1 / COLD_SHARE times in all,
+#: where a fixed number held open would copy each once per merge)
+COLD_SHARE = 1 / 32
 #: the filter's bits per key it is made for (3 bits set per key in one 64-bit word: about 2
 #: in 100 keys never added pass)
 BITS_PER_KEY = 12
@@ -171,7 +174,7 @@ def merged_into_file(
 
 #: numbers of the file changed (kept in memory) before the file is written anew with them
 CHANGED_MAX = 65_536
-#: bytes copied at a time when the file is written anew
+#: bytes read back at a time when the file is written anew or copied
 _COPY = 1 << 20
 
 
@@ -183,13 +186,14 @@ class ColdNumbers:
     when they are :data:`CHANGED_MAX` or at the next :meth:`freeze`.  A copy pickled for
     another process is a plain array of them all."""
 
-    __slots__ = ("_changed", "_cold", "_file", "_hot", "_size", "typecode")
+    __slots__ = ("_blobs", "_changed", "_cold", "_file", "_hot", "_size", "typecode")
 
     def __init__(self, typecode: str, numbers: Iterable[int] = ()) -> None:
         self.typecode = typecode
         self._hot: array[int] = array(typecode, numbers)  # (the numbers from _cold on)
         self._size = self._hot.itemsize
         self._cold = 0  # (the numbers in the file)
+        self._blobs: Blobs | None = None  # (the file, written from its start)
         self._file: IO[bytes] | None = None
         self._changed: dict[int, int] = {}  # (numbers of the file set anew)
 
@@ -230,38 +234,38 @@ class ColdNumbers:
         if self._hot or self._changed:
             self._written_anew(True)
 
+    def _read_back(self) -> Iterator[array[int]]:
+        """The file's numbers, as they are there, a chunk of :data:`_COPY` bytes at a time."""
+        end = self._size * self._cold
+        for at in range(0, end, _COPY):
+            assert self._file is not None
+            chunk = array(self.typecode)
+            chunk.frombytes(read_at(self._file, min(_COPY, end - at), at))
+            yield chunk
+
     def _written_anew(self, hot: bool) -> None:
         """The file written anew with the changed numbers (and, ``hot``, those held in
         memory after them); the old one closed (a forked process's copy of it stays)."""
-        import tempfile  # (only once a table is that big)
-
-        old = self._file
-        size = self._size
         changed = sorted(self._changed.items())
+        blobs = Blobs("recompile-doctor-values-")
+        written: list[Blob] = []  # (each after the last: number i at size * i)
         try:
-            new = tempfile.TemporaryFile(buffering=0, prefix="recompile-doctor-values-")  # noqa: SIM115
-            try:
-                fd, k = new.fileno(), 0
-                for at in range(0, size * self._cold, _COPY):
-                    assert old is not None
-                    chunk = array(self.typecode)
-                    chunk.frombytes(read_at(old, min(_COPY, size * self._cold - at), at))
-                    first, end = at // size, at // size + len(chunk)
-                    while k < len(changed) and changed[k][0] < end:
-                        chunk[changed[k][0] - first] = changed[k][1]
-                        k += 1
-                    _written(fd, chunk.tobytes(), at)
-                if hot:
-                    _written(fd, self._hot.tobytes(), size * self._cold)
-            except BaseException:
-                new.close()
-                raise
-        except OSError as e:
-            where = f"temporary folder {tempfile.gettempdir()}"
-            raise OSError(e.errno, e.strerror or str(e), where) from None
-        if old is not None:
-            old.close()
-        self._file = new
+            first = k = 0
+            for chunk in self._read_back():
+                end = first + len(chunk)
+                while k < len(changed) and changed[k][0] < end:
+                    chunk[changed[k][0] - first] = changed[k][1]
+                    k += 1
+                written.append(blobs.put(chunk.tobytes()))
+                first = end
+            if hot:
+                written.append(blobs.put(self._hot.tobytes()))
+        except BaseException:
+            blobs.close()
+            raise
+        self.close()
+        self._blobs = blobs
+        self._file = written[0][0] if written else None
         self._changed = {}
         if hot:
             self._cold += len(self._hot)
@@ -269,36 +273,16 @@ class ColdNumbers:
 
     def close(self) -> None:
         """Remove the file now (the numbers in it are lost)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
-
-    def __del__(self) -> None:
-        # dropped unclosed: its file goes with it, not as a file object the collector
-        # finds open (Python warns of those)
-        if getattr(self, "_file", None) is not None:
-            self.close()
+        if self._blobs is not None:
+            self._blobs.close()
+            self._blobs = self._file = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         # (a copy for another process holds them all in memory: the file is this one's)
         plain = array(self.typecode)
-        if self._cold:
-            assert self._file is not None
-            for at in range(0, self._size * self._cold, _COPY):
-                plain.frombytes(read_at(self._file, min(_COPY, self._size * self._cold - at), at))
-            for i, v in self._changed.items():
-                plain[i] = v
+        for chunk in self._read_back():
+            plain.extend(chunk)
+        for i, v in self._changed.items():
+            plain[i] = v
         plain.extend(self._hot)
-        return (_same, (plain,))
-
-
-def _written(fd: int, data: bytes, at: int) -> None:
-    view = memoryview(data)
-    while view:  # (a write may write less than it was given)
-        n = os.pwrite(fd, view, at)
-        view = view[n:]
-        at += n
-
-
-def _same(numbers: array[int]) -> array[int]:
-    return numbers
+        return (array, (self.typecode, plain))

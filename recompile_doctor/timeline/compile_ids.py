@@ -18,7 +18,13 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterator
 
-from recompile_doctor.timeline.cold_keys import ColdParts, KeyFilter, merged_into_file, still_fits
+from recompile_doctor.timeline.cold_keys import (
+    COLD_SHARE,
+    ColdParts,
+    KeyFilter,
+    merged_into_file,
+    still_fits,
+)
 from recompile_doctor.timeline.packed_keys import PackedKeys, open_size
 
 #: an empty slot's row (rows are compilation ids: fewer than 2**32 - 1)
@@ -161,7 +167,7 @@ class IdIndex:
 
 def _cold_open(packed: int) -> int:
     """The ids held open while ``packed`` are in the file."""
-    return max(COLD_OPEN, int(packed * COLD_SHARE))
+    return open_size(packed, COLD_OPEN, COLD_SHARE)
 
 
 def _open_slots(size: int) -> int:
@@ -181,10 +187,8 @@ PACK_FROM = 65_536
 #: the ids from which the packed ones are in a file (8 MB of them in memory)
 COLD_FROM = 1 << 20
 #: the ids held open, then, before they are merged into the file's: at least COLD_OPEN,
-#: and COLD_SHARE of those in the file (each merge rewrites the file: an id is copied about
-#: 33 times in all, where a fixed number of ids held open would copy each once per merge)
+#: and COLD_SHARE of those in the file
 COLD_OPEN = 131_072
-COLD_SHARE = 1 / 32
 
 
 def _key(h: int) -> bytes:

@@ -28,10 +28,11 @@ _SHIFT = 32 - BUCKET_BITS
 MERGE_SHARE = 1 / 8
 
 
-def open_size(packed: int, pack_from: int) -> int:
+def open_size(packed: int, pack_from: int, share: float = MERGE_SHARE) -> int:
     """How many keys a table holds open before they are merged into its ``packed`` ones
-    (``pack_from``: the most it holds open while it has few)."""
-    return max(pack_from, int(packed * MERGE_SHARE))
+    (``pack_from``: the most it holds open while it has few; ``share``: of the packed
+    ones, past that)."""
+    return max(pack_from, int(packed * share))
 
 
 def bucket_of(key: bytes) -> int:
