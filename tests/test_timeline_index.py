@@ -108,3 +108,18 @@ def test_retracing_warnings_are_counted_without_being_held(tmp_path: Path) -> No
     assert [(e.source, e.line, e.text) for e in finding.evidence] == [
         (e.source, e.line, e.text) for e in want
     ]
+
+
+def test_the_builder_takes_every_class_of_event() -> None:
+    # GIVEN the builder's table of what to do with each class of event (it looks an
+    # event's class up there: a new class left out would fail every log that gives one)
+    from recompile_doctor import events
+    from recompile_doctor.timeline import builder
+
+    classes = {
+        c
+        for c in vars(events).values()
+        if isinstance(c, type) and issubclass(c, events._Base) and c is not events._Base
+    }
+    # THEN every class of event is in it, and nothing else
+    assert set(builder._ON_CLASS) == classes

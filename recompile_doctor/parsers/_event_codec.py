@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
+import operator
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any, overload
 
 from recompile_doctor import events as _events
@@ -22,6 +23,9 @@ from recompile_doctor.model import Event, ValueChange
 
 #: the values ``marshal`` writes as they are (a checkpoint's state is made of them too)
 PLAIN = (str, int, float, bool, bytes, type(None))
+#: (the same, for asking of all the values of a tuple or a dict at once, in C)
+_PLAIN_TYPES = frozenset(PLAIN)
+_all_plain = _PLAIN_TYPES.issuperset
 
 _CLASSES: tuple[type, ...] = tuple(
     c
@@ -33,12 +37,27 @@ _FIELDS = {
     c: tuple(f.name for f in dataclasses.fields(c) if f.name not in ("span", "record", "keep"))
     for c in _CLASSES
 }
+
+
+def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
+    """The values of the attributes ``names`` of an object, as a tuple, in one call."""
+    if len(names) > 1:
+        return operator.attrgetter(*names)
+    if names:
+        one = operator.attrgetter(names[0])
+        return lambda v: (one(v),)
+    return lambda v: ()
+
+
+#: per class, its fields after ``span``, ``record`` and ``keep``
+_GET_FIELDS = {c: _getter(names) for c, names in _FIELDS.items()}
 #: value classes that events hold, encoded as [tag, (field, ...)] (tags below 0); a list as
 #: [_LIST, item, ...], a tuple or dict holding anything but plain values as [_TUPLE, item,
 #: ...] or [_DICT, {key: item}]; the shared empty detail as [_EMPTY_TAG]
 _VALUES: tuple[type, ...] = (CompileKey, ValueChange)
 _VALUE_TAG = {c: -1 - i for i, c in enumerate(_VALUES)}
 _VALUE_FIELDS = {c: tuple(f.name for f in dataclasses.fields(c)) for c in _VALUES}
+_GET_VALUE_FIELDS = {c: _getter(names) for c, names in _VALUE_FIELDS.items()}
 _LIST, _TUPLE, _DICT, _EMPTY_TAG = 0, 1, 2, 3
 _SAME_RECORD = 0  # the record of the event before
 _EMPTY = Event("", "", 0, None, "").detail  # the shared empty detail
@@ -48,6 +67,8 @@ _EMPTY = Event("", "", 0, None, "").detail  # the shared empty detail
 #: the events that hold an equal one (as the timeline shares its keys)
 _MADE: dict[tuple[Any, ...], Any] = {}
 _MADE_MAX = 4096
+#: the value objects encoded lately, by identity: (the object, its encoding)
+_ENCODED: dict[int, tuple[Any, list[Any]]] = {}
 
 
 class Unencodable(Exception):
@@ -59,18 +80,30 @@ def _enc(v: Any) -> Any:
     if t in PLAIN:
         return v
     if t is tuple:
-        if all(type(x) in PLAIN for x in v):
+        if _all_plain(map(type, v)):
             return v  # (as it is: decoded as it is)
         return [_TUPLE, *[_enc(x) for x in v]]
     if t is list:
+        if _all_plain(map(type, v)):
+            return [_LIST, *v]
         return [_LIST, *[_enc(x) for x in v]]
     tag = _VALUE_TAG.get(t)
     if tag is not None:
-        return [tag, tuple([_enc(getattr(v, n)) for n in _VALUE_FIELDS[t]])]
+        # (a key is one object shared by a function's every event: encoded once, and
+        # written once a record, marshal writing an object met again as a reference)
+        got = _ENCODED.get(id(v))
+        if got is not None and got[0] is v:
+            return got[1]
+        fields = _GET_VALUE_FIELDS[t](v)
+        out = [tag, fields if _all_plain(map(type, fields)) else tuple(map(_enc, fields))]
+        if len(_ENCODED) >= _MADE_MAX:
+            _ENCODED.clear()
+        _ENCODED[id(v)] = (v, out)  # (holding v: its id is not another's meanwhile)
+        return out
     if v is _EMPTY:
         return [_EMPTY_TAG]
     if t is dict:
-        if all(type(x) in PLAIN for x in v.values()):
+        if _all_plain(map(type, v.values())):
             return v
         return [_DICT, {k: _enc(x) for k, x in v.items()}]
     raise Unencodable(t.__name__)
@@ -114,10 +147,10 @@ def encode(ev: TypedEvent, before: Event | None) -> list[Any]:
     r: Any = None
     if rec is not None:
         r = _SAME_RECORD if rec is before else _enc_record(rec)
-    out = [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep]
-    for name in _FIELDS[cls]:
-        out.append(_enc(getattr(ev, name)))
-    return out
+    values = _GET_FIELDS[cls](ev)
+    if _all_plain(map(type, values)):
+        return [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep, *values]
+    return [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep, *map(_enc, values)]
 
 
 def decode(item: list[Any], before: Event | None) -> TypedEvent:
@@ -127,13 +160,18 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     rec: Event | None
     if r is None:
         rec = None
-    elif r == _SAME_RECORD and type(r) is int:
+    elif type(r) is int:  # (_SAME_RECORD)
         rec = before
-    else:
+    elif type(r[7]) is list:
         rec = Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dec(r[7]))
+    else:  # (its detail plain: the tuple marshal gave, as the named tuple; as Event(*r))
+        rec = _tuple_new(Event, r)
     fields = [v if type(v) is not list else _dec(v) for v in item[4:]]
-    ev: TypedEvent = cls(Span(*item[1]), rec, *fields, keep=item[3])
+    ev: TypedEvent = cls(_tuple_new(Span, item[1]), rec, *fields, keep=item[3])
     return ev
+
+
+_tuple_new = tuple.__new__
 
 
 #: the tag of a record item that is not an event: the keys a worker's decoder missed on a

@@ -6,7 +6,7 @@ import dataclasses
 import sys
 from array import array
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
@@ -416,38 +416,32 @@ class TimelineBuilder:
         """Take the next event (events of one source must come in line order)."""
         sp = ev.span
         proc = self._streams.get((sp.source, sp.rank)) or self._new_process(sp)
-        # the most frequent first: a long run is mostly steps (Execute) and loads
-        if isinstance(ev, Executed):
-            self._on_executed(ev, proc)
-            return  # its record is kept once per process and module
-        if isinstance(ev, ExecutableLoaded):
-            self._on_loaded(ev, proc)
-        elif isinstance(ev, CompileStarted):
-            self._on_compile_started(ev, proc)
-        elif isinstance(ev, CompileFinished):
-            self._on_compile_finished(ev, proc)
-        elif isinstance(ev, CompileActivity):
-            if ev.uncacheable and proc.current is not None:
-                proc.current.mark(_UNCACHEABLE)
-            self._touch(proc.current, sp)
-        elif isinstance(ev, CacheLookup):
-            self._on_cache(ev, proc)
-        elif isinstance(ev, ProcessStarted):
-            if ev.new and (proc.flags is not None or proc.last is not None):
-                proc = self._new_process(sp)
-            proc.framework = ev.framework
-            proc.version = ev.version
-        elif isinstance(ev, ProcessConfig):
-            proc.flags = ev.flags
-            proc.cache_configured = ev.cache_configured
-            proc.config_span = sp
-        elif isinstance(ev, RecompileReason):
-            self._on_reason(ev, proc)
-        elif isinstance(ev, FrameworkNote) and ev.note not in UNREAD_NOTES:
+        # (by its class: the events' classes have no subclasses; a chain of isinstance asked
+        # an event of the last class in it ten times)
+        _ON_CLASS[ev.__class__](self, ev, proc)
+        if ev.record is not None and ev.keep and ev.__class__ is not Executed:
+            self._events.append(ev.record)  # (a step's: kept once per process and module)
+
+    def _on_activity(self, ev: CompileActivity, proc: _Process) -> None:
+        if ev.uncacheable and proc.current is not None:
+            proc.current.mark(_UNCACHEABLE)
+        self._touch(proc.current, ev.span)
+
+    def _on_process_started(self, ev: ProcessStarted, proc: _Process) -> None:
+        if ev.new and (proc.flags is not None or proc.last is not None):
+            proc = self._new_process(ev.span)
+        proc.framework = ev.framework
+        proc.version = ev.version
+
+    def _on_process_config(self, ev: ProcessConfig, proc: _Process) -> None:
+        proc.flags = ev.flags
+        proc.cache_configured = ev.cache_configured
+        proc.config_span = ev.span
+
+    def _on_note(self, ev: FrameworkNote, proc: _Process) -> None:
+        if ev.note not in UNREAD_NOTES:
             self._add_position(self._note_index, ev.note, len(self._notes))
             self._notes.append(self._kept(ev))
-        if ev.record is not None and ev.keep:
-            self._events.append(ev.record)
 
     def _on_compile_started(self, ev: CompileStarted, proc: _Process) -> None:
         c = proc.current
@@ -756,6 +750,21 @@ class TimelineBuilder:
 OPEN_KEPT = 1024
 #: distinct compilation keys kept for sharing (TimelineBuilder._key)
 KEYS_KEPT = 4096
+
+
+#: what :meth:`TimelineBuilder.feed` does with an event of each class
+_ON_CLASS: dict[type, Callable[[TimelineBuilder, Any, _Process], None]] = {
+    Executed: TimelineBuilder._on_executed,
+    ExecutableLoaded: TimelineBuilder._on_loaded,
+    CompileStarted: TimelineBuilder._on_compile_started,
+    CompileFinished: TimelineBuilder._on_compile_finished,
+    CompileActivity: TimelineBuilder._on_activity,
+    CacheLookup: TimelineBuilder._on_cache,
+    ProcessStarted: TimelineBuilder._on_process_started,
+    ProcessConfig: TimelineBuilder._on_process_config,
+    RecompileReason: TimelineBuilder._on_reason,
+    FrameworkNote: TimelineBuilder._on_note,
+}
 
 
 class OneCopy:
