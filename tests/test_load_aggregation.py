@@ -80,3 +80,83 @@ def test_the_aggregate_is_the_same_whatever_the_cap() -> None:
         assert agg.detail["count"] == len(full) - 2 * half
         assert agg.detail["first_line"] == full[half].line
         assert agg.detail["last_line"] == full[len(full) - half - 1].line
+
+
+def test_evidence_read_in_order_stops_early_with_the_same_lines() -> None:
+    # GIVEN evidence lines sorted by (input, line), repeats among them, WHEN they are capped
+    # knowing that (the reading stops at the first line that would be left out) and not
+    # THEN the lines kept are the same, and the reading stopped after the cap's worth
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from recompile_doctor.analyses._common import MAX_EVIDENCE, cap
+    from recompile_doctor.model import Evidence
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(st.sampled_from(["a.log", "b.log"]), st.integers(1, 40))))
+    def check(keys: list[tuple[str, int]]) -> None:
+        lines = [Evidence(s, n, f"{s}:{n}") for s, n in sorted(keys)]
+        read = 0
+
+        def counted() -> object:
+            nonlocal read
+            for e in lines:
+                read += 1
+                yield e
+
+        assert cap(counted(), in_order=True) == cap(lines)  # type: ignore[arg-type]
+        # (it stops at the line after the one that filled it: that line and all after it
+        # would be left out, a repeat of the last line kept too)
+        firsts = [i for i, e in enumerate(lines) if i == 0 or lines[i - 1] != e]
+        full = firsts[MAX_EVIDENCE - 1] if len(firsts) >= MAX_EVIDENCE else None
+        assert read == (len(lines) if full is None else min(len(lines), full + 2))
+
+    check()
+
+
+def test_the_tally_knows_whether_the_loads_came_in_order() -> None:
+    # GIVEN loads of two inputs WHEN one comes before a line already passed (another
+    # process's, flushed later) THEN the tally says they are not in order, and stays so
+    from types import SimpleNamespace
+
+    from recompile_doctor.timeline.types import LoadTally
+
+    def load(source: str, line: int) -> SimpleNamespace:
+        return SimpleNamespace(
+            source=source,
+            line=line,
+            duration_s=0.5,
+            process=0,
+            attributed=False,
+            module=None,
+            reload=True,
+            warmup=False,
+        )
+
+    ordered = [load("a.log", 1), load("a.log", 5), load("a.log", 5), load("b.log", 2)]
+    assert LoadTally.of(ordered).in_order  # type: ignore[arg-type]
+    late = [load("a.log", 1), load("a.log", 9), load("a.log", 5), load("b.log", 20)]
+    assert not LoadTally.of(late).in_order  # type: ignore[arg-type]
+    assert not LoadTally.of([load("b.log", 1), load("a.log", 2)]).in_order  # type: ignore[arg-type]
+
+
+def test_switching_findings_are_those_of_evidence_read_to_the_end(
+    monkeypatch: object,
+) -> None:
+    # GIVEN every Poplar fixture with loads WHEN analysed with the evidence of loads read
+    # to the end (the order not trusted) and as it is THEN the findings are the same
+    import pytest
+
+    from recompile_doctor.analyses import _common
+
+    logs = sorted({*FIXTURES.glob("**/run.log"), *FIXTURES.glob("poplar/**/*.log")})
+    seen = 0
+    real = _common.cap
+    for log in logs:
+        fast = analyze([str(log)]).findings
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(_common, "cap", lambda ev, in_order=False: real(ev))
+            slow = analyze([str(log)]).findings
+        assert [f.to_json() for f in fast] == [f.to_json() for f in slow], log
+        seen += sum(f.rule in ("executable-switching", "slow-load") for f in fast)
+    assert seen >= 3

@@ -89,12 +89,21 @@ class Capped:
     def lines(self) -> tuple[Evidence, ...]:
         return tuple(self._kept[k] for k in self._keys)
 
+    def full_before(self, e: Evidence) -> bool:
+        """Whether ``e`` and every line after it (in line order) would be left out."""
+        keys = self._keys
+        return len(keys) >= MAX_EVIDENCE and (e.source, e.line) >= keys[-1]
 
-def cap(evidence: Iterable[Evidence]) -> tuple[Evidence, ...]:
+
+def cap(evidence: Iterable[Evidence], in_order: bool = False) -> tuple[Evidence, ...]:
     """Unique evidence lines in input order, at most :data:`MAX_EVIDENCE` (the first of
-    equal lines kept).  Streams: only the lines kept so far are held, however many come."""
+    equal lines kept).  Streams: only the lines kept so far are held, however many come.
+    ``in_order``: the lines come sorted by (input, line), so the reading stops at the first
+    that would be left out (the same lines: those after it would be left out as well)."""
     kept = Capped()
     for e in evidence:
+        if in_order and kept.full_before(e):
+            break
         kept.add(e)
     return kept.lines()
 
@@ -110,9 +119,10 @@ def make_finding(
     advice: str | None = None,
     diff: Sequence[DiffEvidence] = (),
     changes: Sequence[ValueChange] = (),
+    evidence_in_order: bool = False,
 ) -> Finding:
     r = rule(rule_id)
-    ev = cap(evidence)
+    ev = cap(evidence, evidence_in_order)
     if not ev:
         raise ValueError(f"finding {rule_id} without evidence")
     return Finding(

@@ -132,6 +132,7 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
                 count=count,
                 wasted=wasted,
                 evidence=(_ev(ld) for ld in loads()),
+                evidence_in_order=tl.load_tally().in_order,
             )
         ]
     sw = _switch_lines(tl)
@@ -187,5 +188,6 @@ def slow_load(tl: Timeline, opts: Options) -> list[Finding]:
             count=count,
             wasted=wasted,
             evidence=(_ev(ld) for ld in slow()),
+            evidence_in_order=tl.load_tally().in_order,
         )
     ]

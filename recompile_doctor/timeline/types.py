@@ -49,8 +49,18 @@ class LoadTally:
     #: counts 0), and the modules they name
     reload_seconds: float = 0.0
     reload_modules: set[str] = field(default_factory=set)
+    #: the loads came in the order of their (input, line): a finding's evidence, their
+    #: first lines, is then found among the first loads (see analyses._common.cap)
+    in_order: bool = True
+    _last: tuple[str, int] | None = field(default=None, compare=False, repr=False)
 
     def add(self, ld: Load) -> None:
+        if self.in_order:
+            here = (ld.source, ld.line)
+            last = self._last
+            if last is not None and here < last:
+                self.in_order = False
+            self._last = here
         self.seconds += ld.duration_s or 0.0
         self.processes.add(ld.process)
         if ld.attributed and ld.module is not None:
