@@ -215,7 +215,7 @@ class TimelineBuilder:
     def __init__(self, warmup: int | None = None) -> None:
         self.warmup = warmup
         self._open = _Open()  # the compilations, as columns
-        self._loads: Packed[Load] = Packed()  # one per executable load: packed
+        self._loads: Packed[Load] = Packed(rows=Load)  # one per executable load: packed
         self._tally = LoadTally()  # what the analyses ask of them all
         self._load_events = _LoadEvents()  # what the report keeps of them
         self._events = EventSpool()
@@ -225,7 +225,7 @@ class TimelineBuilder:
         #: with the compilation id; packed, as there can be one or more per compilation
         self._lookups: Packed[tuple[CacheLookup, int | None]] = Packed()
         self._notes: Packed[FrameworkNote] = Packed()
-        self._switches: Packed[Switch] = Packed()
+        self._switches: Packed[Switch] = Packed(rows=Switch)
         self._reasons: Packed[RecompileReason] = Packed()
         #: the compilation of each reason (NO_COMPILATION)
         self._reason_ids: _Numbers = array("q")

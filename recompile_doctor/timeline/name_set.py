@@ -47,7 +47,7 @@ class NameSet:
                 self._write_run()
 
     def _write_run(self) -> None:
-        run: Packed[str] = Packed(plain=0)
+        run: Packed[str] = Packed(plain=0, rows=str)
         for n in sorted(self._names):
             run.append(n)
         self._names = set()
@@ -82,7 +82,7 @@ class NameSet:
 
 def _merged(runs: list[Packed[str]]) -> Packed[str]:
     """Sorted runs merged into one, each name once; the runs are closed."""
-    merged: Packed[str] = Packed(plain=0)
+    merged: Packed[str] = Packed(plain=0, rows=str)
     last = None
     for n in heapq.merge(*runs):
         if n != last:

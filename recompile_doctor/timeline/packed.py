@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import marshal
 import pickle
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -51,9 +52,15 @@ class Packed(Sequence[T]):
     Equal to any sequence holding equal items in the same order.
     """
 
-    def __init__(self, chunk: int | None = None, plain: int | None = None) -> None:
+    def __init__(
+        self, chunk: int | None = None, plain: int | None = None, rows: type | None = None
+    ) -> None:
         self._size = PACK_CHUNK if chunk is None else chunk
         self._plain = PLAIN_CHUNKS if plain is None else plain
+        #: the items' class when they are named tuples (or strings) of the plain values
+        #: ``marshal`` writes: their chunks are packed as columns by marshal (three times
+        #: faster than pickle; a chunk holding anything else is pickled)
+        self._rows = rows
         #: full chunks: the first ``plain`` as lists, the rest packed (in ``_blobs``)
         self._chunks: list[list[T] | Blob] = []
         self._blobs: Blobs | None = None
@@ -74,14 +81,17 @@ class Packed(Sequence[T]):
         blobs = self._blobs
         if blobs is None:
             blobs = self._blobs = Blobs("recompile-doctor-packed-")
-        return blobs.put(_pack(items))
+        return blobs.put(_pack(items, self._rows))
+
+    def _unpacked(self, data: list[T] | Blob) -> list[T]:
+        return _unpack(data) if self._rows is None else _unpack(data, self._rows)
 
     def __len__(self) -> int:
         return self._n
 
     def __iter__(self) -> Iterator[T]:
         for data in self._chunks:
-            yield from _unpack(data)
+            yield from self._unpacked(data)
         yield from list(self._tail)
 
     def _chunk(self, k: int) -> list[T]:
@@ -98,7 +108,7 @@ class Packed(Sequence[T]):
             cache = self._cache
             got = cache.pop(k, None)
             if got is None:
-                got = _unpack(data)
+                got = self._unpacked(data)
                 if len(cache) >= CACHED_CHUNKS:
                     del cache[next(iter(cache))]  # (the least recently read)
             cache[k] = items = got
@@ -121,7 +131,7 @@ class Packed(Sequence[T]):
             self._tail[j] = item
             return
         data = self._chunks[k]
-        items: list[T] = _unpack(data)
+        items: list[T] = self._unpacked(data)
         items[j] = item
         if not isinstance(data, list):
             self._chunks[k] = self._pack(items)  # (the old blob's bytes stay, unread)
@@ -150,18 +160,33 @@ class Packed(Sequence[T]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # a copy for another process carries the items (its temporary file stays here)
-        return (_repacked, (list(self), self._size, self._plain))
+        return (_repacked, (list(self), self._size, self._plain, self._rows))
 
 
-def _repacked(items: list[T], chunk: int, plain: int) -> Packed[T]:
-    p: Packed[T] = Packed(chunk, plain)
+def _repacked(items: list[T], chunk: int, plain: int, rows: type | None = None) -> Packed[T]:
+    p: Packed[T] = Packed(chunk, plain, rows)
     for item in items:
         p.append(item)
     return p
 
 
-def _pack(items: list[T]) -> bytes:
-    return zlib.compress(dumps(items), 1)
+#: the first byte of a packed chunk: pickled (:func:`dumps`), or columns by ``marshal``
+_PICKLED = b"P"
+_COLUMNS = b"C"
+
+
+def _pack(items: list[T], rows: type | None = None) -> bytes:
+    """A chunk's items, compressed: as columns by ``marshal`` when they are all of the
+    class ``rows`` (named tuples, or strings) and hold only values marshal writes (their
+    types kept: a bool stays a bool), else pickled."""
+    if rows is not None and all(type(x) is rows for x in items):
+        try:
+            data = marshal.dumps(items if rows is str else list(zip(*items, strict=True)))
+        except ValueError:  # (a value marshal does not write)
+            pass
+        else:
+            return _COLUMNS + zlib.compress(data, 1)
+    return _PICKLED + zlib.compress(dumps(items), 1)
 
 
 def dumps(items: list[Any]) -> bytes:
@@ -257,8 +282,16 @@ class _Pickler(pickle.Pickler):
         return rebuilt, (type(obj), tuple([getattr(obj, n) for n, _ in setters]))
 
 
-def _unpack(data: list[T] | Blob) -> list[T]:
-    """A chunk's items (a plain chunk is its own list)."""
+def _unpack(data: list[T] | Blob, rows: type | None = None) -> list[T]:
+    """A chunk's items (a plain chunk is its own list); ``rows``: their class, as packed."""
     if isinstance(data, list):
         return data
-    return loads(zlib.decompress(Blobs.get(data)))
+    got = Blobs.get(data)
+    body = zlib.decompress(memoryview(got)[1:])
+    if got[:1] == _PICKLED:
+        return loads(body)
+    columns = marshal.loads(body)
+    if rows is None or rows is str:
+        return list(columns)
+    make = rows._make  # type: ignore[attr-defined]
+    return list(map(make, zip(*columns, strict=True)))
