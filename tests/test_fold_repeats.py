@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 from recompile_doctor import api
 from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar_decoder
-from recompile_doctor.parsers._prefixes import NO_PREFIX
 from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,7 +53,8 @@ def _report(path: Path, fold: bool, monkeypatch: pytest.MonkeyPatch, chunk: int 
     with monkeypatch.context() as mp:
         if not fold:  # (and without the remembered splits of steps: the full reading)
             mp.setattr(PoplarDecoder, "fold_repeats", lambda self: None)
-            mp.setattr(poplar_decoder, "_split_stamped", lambda raw: (NO_PREFIX, ""))
+            mp.setattr(poplar_decoder, "_SPLIT_CHARS", -1)  # (none remembered)
+            poplar_decoder._SPLIT.clear()
         if chunk is not None:
             mp.setattr(_scan, "CHUNK_BYTES", chunk)
         else:

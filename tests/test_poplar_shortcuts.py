@@ -4,7 +4,7 @@ Shortcuts keep the decoder cheap on big logs: the time stamp of the last skipped
 not read when the decoded line's own stamp makes it irrelevant (``Clock.overrides``), the
 fast path puts off finding that line until the decoder asks (``pending_last``), and the
 match of a message, and the prefix of a step line, are remembered (``poplar.match_message``,
-``poplar_decoder._split_stamped``).
+``poplar_decoder._SPLIT``).
 
 GIVEN logs that mix every prefix the Poplar stack writes (TensorFlow local time, Poplar UTC,
 time-only Poplar/poprun/PopTorch/glog stamps, invalid stamps, ANSI colours, MPI rank tags,
@@ -26,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar, poplar_decoder
-from recompile_doctor.parsers._prefixes import NO_PREFIX, Clock
+from recompile_doctor.parsers._prefixes import Clock
 
 MESSAGES = (
     "Execute a_inference_train_step_806__XlaMustCompile_true",
@@ -55,7 +55,8 @@ def _decode(
         if not shortcuts:
             mp.setattr(Clock, "overrides", lambda self, cur, before: False)
             mp.setattr(poplar, "_MEMO_CHARS", -1)
-            mp.setattr(poplar_decoder, "_split_stamped", lambda raw: (NO_PREFIX, ""))
+            mp.setattr(poplar_decoder, "_SPLIT_CHARS", -1)  # (none remembered)
+            poplar_decoder._SPLIT.clear()
         if chunk is not None:
             mp.setattr(_scan, "CHUNK_BYTES", chunk)
         poplar._MEMO.clear()

@@ -287,12 +287,19 @@ class Clock:
 
     def absolute(self, prefix: Prefix) -> float | None:
         """Absolute seconds for ``prefix`` (or the inherited time when it has none)."""
-        if prefix.seconds is None:
+        s = prefix.seconds
+        if s is None:
             return self._last
-        if prefix.clock == "time-only":
-            s = self._time_only_seconds(prefix.seconds)
+        clock = prefix.clock
+        if clock == "time-only":
+            s = self._time_only_seconds(s)
+        elif clock == self._base and not self._floating:
+            # (the common stamp, :meth:`_absolute_seconds` written out: a call less a line)
+            tod = s % 86400.0
+            self._day = s - tod
+            self._last_tod = tod
         else:
-            s = self._absolute_seconds(prefix.seconds, prefix.clock)
+            s = self._absolute_seconds(s, clock)
         if self._first is None:
             self._first = s
         self._last = s

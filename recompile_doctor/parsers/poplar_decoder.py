@@ -82,13 +82,19 @@ _FOLD_LOAD_START = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NO
 #: a folded line: recognized, but nothing in it the timeline would use
 _FOLDED = RECOGNIZED
 
-#: the text after a well-formed time stamp -> (the prefix, the message) of a step line
-#: (``Execute M``) that ended so: a line's prefix fields and message depend on that text
-#: alone, its stamp gives only the seconds, and a run switching executables steps the same
-#: few modules again and again.  (Only steps: most other lines carry numbers that change,
-#: a load its duration.)  Shared by the decoders of a process: a cache, not state (a
-#: checkpoint compares states, and two decoders must not differ by what each has seen).
-_SPLIT: dict[str, tuple[Prefix, str]] = {}
+#: what a folding decoder keeps of a line it folds the repeats of: the text after its time
+#: stamp, its prefix without the time (:func:`_timeless`) and that text as bytes (the fast
+#: path's :attr:`PoplarDecoder.fold_tails`)
+_Tail = tuple[str, Prefix, bytes]
+
+#: the text after a well-formed time stamp -> (the prefix, the message, the line's
+#: :data:`_Tail`) of a step line (``Execute M``) that ended so: a line's prefix fields and
+#: message depend on that text alone, its stamp gives only the seconds, and a run switching
+#: executables steps the same few modules again and again.  (Only steps: most other lines
+#: carry numbers that change, a load its duration.)  Shared by the decoders of a process: a
+#: cache, not state (a checkpoint compares states, and two decoders must not differ by what
+#: each has seen).
+_SPLIT: dict[str, tuple[Prefix, str, _Tail]] = {}
 #: lines remembered in :data:`_SPLIT` before it starts afresh, and the longest text after a
 #: stamp it takes (a module name is far shorter: a line of garbage is not kept)
 _SPLIT_MAX = 4096
@@ -102,12 +108,22 @@ _STAMP_START = re.compile(
 )
 
 
+#: ``tuple.__new__``: a named tuple made from its values (a third of the time of its
+#: ``__new__``, which takes keywords and defaults: several are made for each decoded line)
+_new = tuple.__new__
+
+
 def _timeless(prefix: Prefix) -> Prefix:
     """``prefix`` without its time: what a folding decoder keeps of the line it folds the
     repeats of (their own stamps give their times).  Without the time of the first such
     line, two decoders that have seen it at different times (a worker starting half way
     through the log) are in the same state, and the parent takes over the worker's part."""
-    return Prefix(None, prefix.clock, prefix.logger, prefix.level, prefix.source_file)
+    return _new(Prefix, (None, prefix.clock, prefix.logger, prefix.level, prefix.source_file, None))
+
+
+def _tail(text: str, prefix: Prefix) -> _Tail:
+    """The :data:`_Tail` of a line whose text after its stamp is ``text``."""
+    return (text, _timeless(prefix), text.encode())
 
 
 def _restamped(line: str, was: Prefix) -> Prefix | None:
@@ -119,18 +135,7 @@ def _restamped(line: str, was: Prefix) -> Prefix | None:
     seconds = epoch_seconds(line[:STAMP_LEN])
     if seconds is None:
         return None
-    return Prefix(seconds, was.clock, was.logger, was.level, was.source_file)
-
-
-def _split_stamped(raw: str) -> tuple[Prefix, str]:
-    """:func:`split_prefix` of ``raw`` from :data:`_SPLIT`, when ``raw`` ends as a line seen
-    there and starts with a well-formed stamp of the same clock (``NO_PREFIX, ""`` when it
-    does not: then split it)."""
-    known = _SPLIT.get(raw[STAMP_LEN:])
-    if known is None:
-        return NO_PREFIX, ""
-    prefix = _restamped(raw, known[0])
-    return (NO_PREFIX, "") if prefix is None else (prefix, known[1])
+    return _new(Prefix, (seconds, was.clock, was.logger, was.level, was.source_file, None))
 
 
 def mpi_rank(seg: str) -> tuple[str, str | None]:
@@ -173,10 +178,10 @@ class PoplarDecoder:
         #: when folding: the message of the last line that gave events, if that line was
         #: a plain step (``Execute M``) -- the same message again changes nothing
         self._step: str | None = None
-        #: the lines :meth:`_folds_again` recognises, time stamp aside: (the text after the
-        #: stamp, the prefix) of that step and of the last load start folded
-        self._step_tail: tuple[str, Prefix] | None = None
-        self._load_tail: tuple[str, Prefix] | None = None
+        #: the lines :meth:`decode` folds again, time stamp aside: the :data:`_Tail` of that
+        #: step and of the last load start folded
+        self._step_tail: _Tail | None = None
+        self._load_tail: _Tail | None = None
         #: the fast path's shortcut (:meth:`fold_line`): the text after the stamp of those
         #: two lines, as bytes (the driver folds a line ending so without decoding it)
         self.fold_tails: tuple[bytes, ...] = ()
@@ -210,14 +215,33 @@ class PoplarDecoder:
         return iter(())
 
     def decode(self, lineno: int, raw: str) -> Decoded:
-        if self._fold and self._folds_again(raw):
-            return _FOLDED
+        tail = raw[STAMP_LEN:]
+        if self._fold:
+            # a line that repeats, time stamp aside, the step the folding decoder last kept
+            # or the load start it last folded: the same logger, level, file and message
+            # give the same decision.  Only a well-formed stamp of the same clock is read
+            # (anything else goes the long way, and may be malformed).
+            seen = self._step_tail
+            if seen is not None and tail == seen[0]:
+                if self._fold_stamp(raw[:STAMP_LEN], seen, load=False):
+                    return _FOLDED
+            else:
+                seen = self._load_tail
+                if (
+                    seen is not None
+                    and tail == seen[0]
+                    and self._fold_stamp(raw[:STAMP_LEN], seen, load=True)
+                ):
+                    return _FOLDED
         if "\r" in raw or "\x1b" in raw or raw[:1] == "[":
             return self._decode_segments(lineno, raw)
         # the common line: one segment, no colours, no MPI tag
-        prefix, msg = _split_stamped(raw)
-        known = prefix is not NO_PREFIX
-        if not known:
+        known = _SPLIT.get(tail)
+        prefix = None if known is None else _restamped(raw, known[0])
+        if prefix is not None:
+            msg = known[1]  # type: ignore[index]
+        else:
+            known = None
             prefix, msg, head = split_prefix(raw)
             if head:
                 return self._decode_segments(lineno, raw)
@@ -228,16 +252,19 @@ class PoplarDecoder:
         res = match_message(msg)
         if isinstance(res, Message):
             t = self._clock.relative(absolute)
-            if (
-                not known
-                and res.kind == "execute"
+            step_tail: _Tail | None = None
+            if known is not None:
+                step_tail = known[2]
+            elif (
+                res.kind == "execute"
                 and problem is None
                 and prefix.clock in STAMP_OF
                 and len(raw) <= STAMP_LEN + _SPLIT_CHARS
             ):
                 if len(_SPLIT) >= _SPLIT_MAX:
                     _SPLIT.clear()
-                _SPLIT[raw[STAMP_LEN:]] = (prefix, msg)
+                step_tail = _tail(tail, prefix)
+                _SPLIT[tail] = (prefix, msg, step_tail)
             if self._fold:
                 if (
                     _FOLD_LOAD_START
@@ -247,23 +274,22 @@ class PoplarDecoder:
                 ):
                     self._load_start[self._last_rank] = t
                     if prefix.clock in STAMP_OF:
-                        self._load_tail = (raw[STAMP_LEN:], _timeless(prefix))
+                        self._load_tail = _tail(tail, prefix)
                         self._fold_tails()
                     return _FOLDED
                 step = res.kind == "execute" and problem is None
                 self._step = msg if step else None
-                step_tail = (
-                    (raw[STAMP_LEN:], _timeless(prefix))
-                    if step and prefix.clock in STAMP_OF
-                    else None
-                )
+                if not step:
+                    step_tail = None
+                elif step_tail is None and prefix.clock in STAMP_OF:
+                    step_tail = _tail(tail, prefix)
                 if step_tail != self._step_tail:
                     self._step_tail = step_tail
                     self._fold_tails()
-            events = self._typed(res, Span(self.path, lineno, raw, t, self._last_rank))
+            events = self._typed(res, _new(Span, (self.path, lineno, raw, t, self._last_rank)))
             if problem is not None:
                 return Decoded("malformed", events, problem)
-            return Decoded("recognized", events)
+            return _new(Decoded, ("recognized", events, None))
         if res is not None:
             return Decoded("malformed", (), _message_problem(res))
         if problem is not None:
@@ -289,20 +315,6 @@ class PoplarDecoder:
                 self._read_stamp(before)
         return clock.absolute(prefix)
 
-    def _folds_again(self, raw: str) -> bool:
-        """Fold ``raw`` without reading its prefix when it repeats, time stamp aside, the
-        step the folding decoder last kept or the load start it last folded: the same
-        logger, level, file and message give the same decision.  Only a well-formed stamp of
-        the same clock is read (anything else goes the long way, and may be malformed)."""
-        tail = raw[STAMP_LEN:]
-        seen = self._step_tail
-        if seen is not None and tail == seen[0]:
-            return self._fold_stamp(raw[:STAMP_LEN], seen, load=False)
-        seen = self._load_tail
-        if seen is not None and tail == seen[0]:
-            return self._fold_stamp(raw[:STAMP_LEN], seen, load=True)
-        return False
-
     def fold_line(self, line: bytes | bytearray) -> bool:
         """The fast path's shortcut for a line ending with one of :attr:`fold_tails`
         (``line``: its bytes, newline excluded): True when it is folded, as :meth:`decode`
@@ -321,7 +333,7 @@ class PoplarDecoder:
             return False
         return self._fold_stamp(stamp, seen, load)
 
-    def _fold_stamp(self, stamp: str, seen: tuple[str, Prefix], load: bool) -> bool:
+    def _fold_stamp(self, stamp: str, seen: _Tail, load: bool) -> bool:
         """Fold the line of time stamp ``stamp`` and the text ``seen[0]`` after it."""
         # (:func:`_restamped`, written out: a call more per folded line costs 1.3 % of the
         # instructions of a DEBUG log, and the prefix is only needed for a load start)
@@ -332,7 +344,9 @@ class PoplarDecoder:
         if seconds is None:
             return False
         if load:
-            prefix = Prefix(seconds, was.clock, was.logger, was.level, was.source_file)
+            prefix = _new(
+                Prefix, (seconds, was.clock, was.logger, was.level, was.source_file, None)
+            )
             self._load_start[self._last_rank] = self._clock.relative(self._advance(prefix))
         else:
             # a repeated step tells only its time, and only to the lines after it: the clock
@@ -346,11 +360,11 @@ class PoplarDecoder:
         """:attr:`fold_tails` from the step and the load start that fold (step first)."""
         step, load = self._step_tail, self._load_tail
         if load is None:
-            self.fold_tails = () if step is None else (step[0].encode(),)
+            self.fold_tails = () if step is None else (step[2],)
         elif step is None:
-            self.fold_tails = (load[0].encode(),)
+            self.fold_tails = (load[2],)
         else:
-            self.fold_tails = (step[0].encode(), load[0].encode())
+            self.fold_tails = (step[2], load[2])
 
     def _read_stamp(self, line: str) -> None:
         """Let the clock read the time stamp of ``line`` (a skipped line)."""
@@ -418,7 +432,9 @@ class PoplarDecoder:
     # -- messages -> events --------------------------------------------------------------
     def _record(self, msg: Message, sp: Span) -> Event:
         detail: dict[str, Any] = msg.detail if sp.rank is None else {**msg.detail, "rank": sp.rank}
-        return Event(msg.kind, sp.source, sp.line, sp.t, sp.text, msg.module, msg.hash, detail)
+        return _new(
+            Event, (msg.kind, sp.source, sp.line, sp.t, sp.text, msg.module, msg.hash, detail)
+        )
 
     def _typed(self, msg: Message, sp: Span) -> tuple[TypedEvent, ...]:
         """The events of one message; per-step kinds are not kept in the report's events."""
