@@ -8,7 +8,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar, overload
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
@@ -166,9 +166,9 @@ class _Pending:
         return bool(self.o.flags[self.id] & flag)
 
 
-@dataclass(frozen=True, slots=True)
-class _PendingLoad:
-    """A load whose module is known only when the next ``Execute`` line comes."""
+class _PendingLoad(NamedTuple):
+    """A load whose module is known only when the next ``Execute`` line comes.  (A named
+    tuple: a switching run has one per few steps, and a tuple is made fastest.)"""
 
     ev: ExecutableLoaded
     duration_s: float | None
