@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from conftest import assert_same_fingerprints
 
-from recompile_doctor.differ import diff_modules
+from recompile_doctor.differ import _signature, diff_modules
+from recompile_doctor.differ._signature import signature
 from recompile_doctor.differ.align import align
 from recompile_doctor.differ.causes import explain
 from recompile_doctor.differ.fingerprint import _eager, compute
@@ -73,10 +74,11 @@ def _token_parser_only(monkeypatch: pytest.MonkeyPatch) -> None:
         i: int,
         comp: str,
         out: list[object],
-        defined: dict[str, int],
-        sig: int | None,
-    ) -> tuple[int, None, bool, None]:
-        return i, None, False, None
+        defined: dict[str, str],
+        unresolved: list[int],
+        like: object = None,
+    ) -> tuple[int, None, bool]:
+        return i, None, False
 
     monkeypatch.setattr(_parser, "fast_run", no_fast_run)
 
@@ -156,30 +158,56 @@ def test_differ_shortcuts_give_the_general_result_on_real_dumps(
             assert (d.to_json(), d.stats) == _general_diff(a, b, monkeypatch)
 
 
-def test_parser_signature_ignores_names_and_metadata_but_not_shapes() -> None:
+def test_signature_ignores_names_and_metadata_but_not_shapes() -> None:
     # GIVEN two fusions that differ only in instruction names and metadata
     m = parse_hlo(layers(8, 1))
     other = parse_hlo(layers(4, 1))
     fused1, fused2 = m.computations["fused.1"], m.computations["fused.2"]
     # THEN they have the same signature, the same fusion at another batch size another one,
     # and the entry (it calls computations) none
-    assert fused1.signature is not None
-    assert fused1.signature == fused2.signature
-    assert other.computations["fused.1"].signature != fused1.signature
-    assert m.entry_computation.signature is None
+    assert signature(fused1) is not None
+    assert signature(fused1) == signature(fused2)
+    assert signature(other.computations["fused.1"]) != signature(fused1)
+    assert signature(m.entry_computation) is None
+
+
+def _unsigned(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No computation has a signature: the memo never shares a result."""
+    monkeypatch.setattr(_signature, "signature", lambda comp: None)
 
 
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.name)
 def test_signature_memo_gives_every_computation_its_own_fingerprints(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # GIVEN a real dump parsed with the fast path (signatures: computations with equal ones
-    # share their fingerprints) and with the token parser only (no signatures, no sharing)
-    fast = compute(parse_hlo_file(path))
-    _token_parser_only(monkeypatch)
-    slow = compute(parse_hlo_file(path))
+    # GIVEN a real dump fingerprinted with the memo (computations with equal signatures
+    # share their fingerprints) and without it (each computation fingerprinted alone)
+    m = parse_hlo_file(path)
+    fast = compute(m)
+    _unsigned(monkeypatch)
+    slow = compute(m)
     # THEN every computation has the same fingerprints
     assert_same_fingerprints(fast, slow)
+
+
+def test_signature_memo_shares_only_between_equal_signatures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN fusions of one length, two alike but for names (the first and the third) and
+    # one other in between, fingerprinted with the memo
+    text = layers(8, 1)
+    first = text.index("%fused.2 ")
+    other = text[first : text.index("ENTRY")].replace("fused.2", "fused.3")
+    other = other.replace("broadcast(", "negate(").replace(", dimensions={1}", "")
+    text = text.replace("%fused.2 ", other + "%fused.2 ", 1)
+    m = parse_hlo(text)
+    fast = compute(m)
+    full = {name: fast.computations[name].full for name in ("fused.1", "fused.2", "fused.3")}
+    # THEN the third took the first's result, the other has its own: those computed alone
+    assert full["fused.2"] is full["fused.1"]
+    assert full["fused.3"] != full["fused.1"]
+    _unsigned(monkeypatch)
+    assert_same_fingerprints(fast, compute(m))
 
 
 def test_parser_key_is_the_instruction_without_names_operands_callees_and_layout() -> None:

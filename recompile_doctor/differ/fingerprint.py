@@ -11,8 +11,8 @@ Two fingerprints per instruction, in the spirit of XLA's ``HloPrintOptions::Fing
 
 For speed, fingerprints are plain ``int`` tuples parallel to ``Computation.instructions`` (no
 per-instruction objects or ``id()`` keyed dicts); an instruction's own part is hashed once per
-parser :attr:`Instruction.key` (``_keys.LOCAL_FULL``), and computations with the same parser
-:attr:`Computation.signature` share one result (see :func:`compute`).
+parser :attr:`Instruction.key` (``_keys.LOCAL_FULL``), and computations with the same signature
+(``_signature``) share one result (see :func:`compute`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from recompile_doctor.differ._keys import (
     local_hashes,
     semantic_attrs,
 )
+from recompile_doctor.differ._signature import Memo
 from recompile_doctor.differ._unordered import general
 from recompile_doctor.parsers.hlo import Computation, HloModule
 from recompile_doctor.parsers.hlo._intern import CALL_ATTRS
@@ -160,7 +161,7 @@ def compute(module: HloModule, like: Fingerprints | None = None) -> Fingerprints
     callees first), else (a callee printed after its caller, a call cycle) in callee order
     with every skeleton computed at once, as the general algorithm does.
 
-    Computations with the same parser :attr:`Computation.signature` (a model repeats its
+    Computations with the same signature (``_signature.signature``: a model repeats its
     fusions layer after layer) share one result: a signature is only given to computations
     that call nothing and print operands before users, and it fixes each instruction's key
     and operand positions, so :func:`_linear` would compute the same lists for them.
@@ -170,7 +171,7 @@ def compute(module: HloModule, like: Fingerprints | None = None) -> Fingerprints
     and whose callees have the same fingerprints here as there has the same fingerprints: they
     are taken over (they are functions of the computation and its callees' fingerprints)."""
     fp = Fingerprints(module)
-    memo: dict[int, _Linear] = {}
+    memo: Memo[_Linear] = Memo()
     theirs = like.module.computations if like is not None and not like.eager else None
     for comp in module.computations.values():
         if theirs is not None and theirs.get(comp.name) is comp:
@@ -206,19 +207,18 @@ def _eager(module: HloModule) -> Fingerprints:
     return fp
 
 
-def _add(fp: Fingerprints, comp: Computation, memo: dict[int, _Linear] | None) -> bool:
+def _add(fp: Fingerprints, comp: Computation, memo: Memo[_Linear] | None) -> bool:
     """Fingerprint ``comp`` into ``fp``; False if a callee has no fingerprint yet.  ``memo``
     (by signature) for the lazy path, None for the eager path (skeletons computed too)."""
     cfull = fp.computation_full
     lazy = memo is not None
     got: _Linear | None = None
     if memo is not None:
-        sig = comp.signature
-        got = memo.get(sig) if sig is not None else None
+        got = memo.get(comp)
         if got is None:
             got = _linear(comp, cfull)
-            if sig is not None and got is not None:
-                memo[sig] = got
+            if got is not None:
+                memo.put(comp, got)
     if got is None:
         if lazy and any(c not in cfull for ins in comp.instructions for c in ins.calls):
             return False

@@ -1,17 +1,19 @@
-"""The common instruction line in one regex match: the fast path of the parser.
+"""The common instruction line in two regex matches: the fast path of the parser.
 
 Most lines of a dump are plain: ``[ROOT] name = <array shape> opcode(<names>)`` followed by
 simple attributes (``dimensions={1}``, ``calls=%f``, ``direction=LT``, quoted strings) and a
 ``metadata={...}`` block; constants print a number, ``{...}`` or a flat list of numbers.  Such a
-line is matched whole (one C call) and gives exactly the :class:`Instruction` the token-level
-parser would give; anything else (tuple shapes, nested literals, nested attribute values,
-old-dialect operand shapes, errors) stops the run and goes through the token-level parser in
-:mod:`._instruction`.
+line is matched whole and gives exactly the :class:`Instruction` the token-level parser would
+give; anything else (tuple shapes, nested literals, nested attribute values, old-dialect operand
+shapes, errors) stops the run and goes through the token-level parser in :mod:`._instruction`.
 
-Speed tricks: the pattern uses possessive quantifiers (``*+``, ``++``: no backtracking, half the
-matching time); :func:`fast_run` parses a whole run of lines in one call; attribute texts repeat
-(``dimensions={1}``), so their parsed tuples are cached and shared; the metadata block is not
-parsed here, only its offset is kept (see :attr:`Instruction.metadata`).
+Speed tricks: the patterns use possessive quantifiers (``*+``, ``++``: no backtracking, half the
+matching time); :func:`fast_run` parses a whole run of lines in one call; the tail of a line
+(what follows its operands: attributes and the metadata block, most of its text) repeats line
+after line, so it is matched and its attributes parsed once per distinct text; an operand is
+its definition's string, looked up as it is read (those not defined yet are checked when the
+computation ends); the metadata block is not parsed here, only its offset is kept (see
+:attr:`Instruction.metadata`).
 """
 
 from __future__ import annotations
@@ -37,21 +39,24 @@ _OPERAND = r"[ \t]*+(?:/\*index=\d++\*/)?%?[\w.-]++[ \t]*+"
 _ATTRS = rf"(?:,[ \t]*+(?!metadata=)[A-Za-z_][\w-]*+={_VALUE})*+"
 _HEAD = r"[ \t]*+(ROOT[ \t]+)?(%?)([A-Za-z_][\w.-]*+)[ \t]*+=[ \t]*+"
 _SHAPE = r"[a-z][a-z0-9]*+\[[^\]\n]*+\](?:\{[^{}\n]*+\})?"
-_LINE = re.compile(
+#: a plain line up to the ')' that closes its operands ...
+_PREFIX = re.compile(
     rf"""{_HEAD}
     ({_SHAPE})[ \t]++
     ([a-z][a-z0-9-]*+)\(
-    ({_OPERAND}(?:,{_OPERAND})*+|[ \t]*+|\{{[^{{}}\n]*+\}})\)
-    ({_ATTRS})
+    ({_OPERAND}(?:,{_OPERAND})*+|[ \t]*+|\{{[^{{}}\n]*+\}})\)""",
+    re.VERBOSE,
+)
+#: ... and the rest of it, its tail: attributes, a metadata block, attributes
+_TAIL = re.compile(
+    rf"""({_ATTRS})
     (?:,[ \t]*+metadata=({BLOCK}))?
     ({_ATTRS})
     [ \t]*+$""",
     re.VERBOSE,
 )
-#: where the shape of a line the fast path took starts and ends (group 4 of _LINE)
-_SHAPE_SPAN = re.compile(rf"{_HEAD}({_SHAPE})")
-#: a shape at a position, as _LINE takes it there (a blank follows in a plain line)
-_SHAPE_AT = re.compile(_SHAPE)
+#: a shape token as _PREFIX takes it (a blank follows in a plain line)
+_SHAPE_TOKEN = re.compile(_SHAPE)
 _SIGIL = re.compile(r"[ \t]*+(?:ROOT[ \t]+)?%")
 _ATTR = re.compile(rf",[ \t]*([A-Za-z_][\w-]*)=({_VALUE})")
 _INDEX = re.compile(r"/\*index=\d+\*/")
@@ -61,11 +66,23 @@ _number = re.compile(_NUMBER).findall
 _ELIDED = Literal((), elided=True)
 _Attrs = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[tuple[str, str], ...]]
 _ATTR_CACHE: dict[str, _Attrs] = {}
+#: (attributes, called computations, attributes without calls, where the metadata block
+#: opens in the tail or None)
+_Tail = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[tuple[str, str], ...], int | None]
+#: a plain tail's text -> what it holds: the tails of a dump repeat (the same metadata and
+#: attributes line after line), so each is matched and parsed once
+_TAILS: dict[str, _Tail] = {}
+#: shape tokens that are whole ``_SHAPE`` tokens -> their shape (see :func:`_reshaped`)
+_RESHAPES: dict[str, Shape] = {}
+_CACHE_LIMIT = 50_000
 
 
 def _attributes(text: str) -> _Attrs:
     """(attrs, calls, attrs without calls) of the attribute text of a plain line (canonical
     as the token parser)."""
+    got = _ATTR_CACHE.get(text)
+    if got is not None:
+        return got
     attrs: list[tuple[str, str]] = []
     calls: list[str] = []
     for key, value in _ATTR.findall(text):
@@ -76,7 +93,27 @@ def _attributes(text: str) -> _Attrs:
             calls.extend(v for v in value.strip("{}").split(",") if v)
         attrs.append((key, value))
     t = tuple(attrs)
-    return t, tuple(calls), without_calls(t) if calls else t
+    got = t, tuple(calls), without_calls(t) if calls else t
+    if len(_ATTR_CACHE) > _CACHE_LIMIT:
+        _ATTR_CACHE.clear()
+    _ATTR_CACHE[text] = got
+    return got
+
+
+def _tail(text: str) -> _Tail | None:
+    """What the tail ``text`` of a line holds (cached), or None when it is not plain."""
+    m = _TAIL.match(text)
+    if m is None:
+        return None
+    attrs1, md, attrs2 = m.groups()
+    attrs: _Attrs = ((), (), ())
+    if attrs1 or attrs2:
+        attrs = _attributes(attrs1 + "\n" + attrs2 if attrs2 else attrs1)
+    got = (*attrs, None if md is None else m.start(2))
+    if len(_TAILS) > _CACHE_LIMIT:
+        _TAILS.clear()
+    _TAILS[text] = got
+    return got
 
 
 def _constant(ops: str) -> Literal | None:
@@ -95,17 +132,23 @@ def _constant(ops: str) -> Literal | None:
     return Literal((ops,))
 
 
+#: the lines of the other module, per line the instruction made of it there (or None), and
+#: where the indices of the instructions parsed anew go
+Like = tuple[list[str], list[Instruction | None], list[int]]
+
+
 def fast_run(
     lines: list[str],
     i: int,
     comp: str,
     out: list[Instruction],
-    defined: dict[str, int],
-    sig: int | None,
-    like: tuple[list[str], list[Instruction | None], list[int]] | None = None,
-) -> tuple[int, str | None, bool, int | None]:
-    """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``, with
-    their index in ``out``), continuing the computation's signature ``sig``.
+    defined: dict[str, str],
+    unresolved: list[int],
+    like: Like | None = None,
+) -> tuple[int, str | None, bool]:
+    """Parse the plain lines from ``lines[i]`` on into ``out`` (names into ``defined``: an
+    operand is its definition's string; the index in ``out`` of an instruction with an
+    operand not defined yet goes to ``unresolved``).
 
     ``like``: the lines of another module and, per line, the instruction this function made of
     it there (None where it made none): a line printed the same at the same place in the same
@@ -116,18 +159,22 @@ def fast_run(
     over) go to the third item of ``like``.
 
     Returns (index of the first line not parsed, name of the last ROOT, whether a name had a
-    ``%`` sigil, the signature).  A run stops at a line that is not plain or redefines a
-    name.  See :attr:`Computation.signature`: it chains each instruction's key and operand
-    indices; None once an operand is not defined yet or an instruction calls a computation."""
-    match = _LINE.match
+    ``%`` sigil).  A run stops at a line that is not plain or redefines a name.
+
+    A line is matched in two parts, ``_PREFIX`` (up to the operands' ``)``) and ``_TAIL``
+    (the rest): together they are the one pattern of a plain line (each part matches in one
+    way only, the prefix ending at the first ``)`` after the opcode's ``(``, or at the ``)``
+    after a constant's braces), and the tail's match is cached by its text."""
+    match = _PREFIX.match
     intern = sys.intern
     shapes = shape_cache()
-    attr_cache = _ATTR_CACHE
+    tails = _TAILS
     keys = KEYS
-    append, index = out.append, defined.__getitem__
+    append, canonical = out.append, defined.__getitem__
     root: str | None = None
     pct = False
     n = len(lines)
+    k = len(out)  # (the index in ``out`` of the next instruction)
     ref_lines, ref_at, fresh = like if like is not None else ((), (), None)
     n_ref = len(ref_at)
     while i < n:
@@ -137,7 +184,7 @@ def fast_run(
             if r is not None and r.computation == comp:
                 ref = ref_lines[i]
                 if ref != line:
-                    r = _reshaped(r, ref, line, shapes)
+                    r = _reshaped(r, ref, line)
             else:
                 r = None
             if r is not None:
@@ -145,18 +192,8 @@ def fast_run(
                 if name in defined:
                     break
                 append(r)
-                rops, rkey = r.operands, r.key
-                if sig is not None:
-                    if r.calls:
-                        sig = None
-                    elif rops:
-                        try:
-                            sig = hash((sig, rkey, tuple(map(index, rops))))
-                        except KeyError:
-                            sig = None
-                    else:
-                        sig = hash((sig, rkey))
-                defined[name] = len(out) - 1
+                defined[name] = name
+                k += 1
                 if r.is_root:
                     root = name
                 if not pct and _SIGIL.match(line) is not None:
@@ -166,7 +203,14 @@ def fast_run(
         m = match(line)
         if m is None:
             break
-        is_root, sigil, name, shape_tok, opcode, ops, attrs1, md, attrs2 = m.groups()
+        is_root, sigil, name, shape_tok, opcode, ops = m.groups()
+        end = m.end()
+        tail = line[end:]
+        got = tails.get(tail)
+        if got is None:
+            got = _tail(tail)
+            if got is None:
+                break
         if name in defined:
             break
         # one string object per distinct name and opcode: an operand (and the same name in
@@ -198,19 +242,13 @@ def fast_run(
             if "/" in ops or "\t" in ops:
                 ops = _INDEX.sub("", ops).replace("\t", "")
             if ops:
-                operands = tuple(map(intern, ops.split(",")))
-        attrs: tuple[tuple[str, str], ...] = ()
-        calls: tuple[str, ...] = ()
-        plain = attrs
-        if attrs1 or attrs2:
-            key = attrs1 + "\n" + attrs2 if attrs2 else attrs1
-            got = attr_cache.get(key)
-            if got is None:
-                got = _attributes(key)
-                if len(attr_cache) > 50_000:
-                    attr_cache.clear()
-                attr_cache[key] = got
-            attrs, calls, plain = got
+                parts = ops.split(",")
+                try:
+                    operands = tuple(map(canonical, parts))
+                except KeyError:  # an operand printed later (or never): checked at the end
+                    operands = tuple(map(intern, parts))
+                    unresolved.append(k)
+        attrs, calls, plain, md = got
         # _intern.key_of(), inline
         if literal is None:
             ikey = keys[(opcode, shape.sig, param, plain)]
@@ -230,60 +268,68 @@ def fast_run(
                 i + 1,
                 line,
                 literal,
-                None if md is None else m.start(8),
+                None if md is None else end + md,
                 param,
                 is_root is not None,
                 ikey,
             )
         )
-        if sig is not None:
-            if calls:
-                sig = None
-            elif operands:
-                try:
-                    sig = hash((sig, ikey, tuple(map(index, operands))))
-                except KeyError:  # an operand printed later (or never)
-                    sig = None
-            else:
-                sig = hash((sig, ikey))
-        defined[name] = len(out) - 1
+        defined[name] = name
+        if fresh is not None:
+            fresh.append(k)
+        k += 1
         if is_root is not None:
             root = name
         if sigil:
             pct = True
-        if fresh is not None:
-            fresh.append(len(out) - 1)
         i += 1
-    return i, root, pct, sig
+    return i, root, pct
 
 
-def _reshaped(r: Instruction, ref: str, line: str, shapes: dict[str, Shape]) -> Instruction | None:
+def _reshaped(r: Instruction, ref: str, line: str) -> Instruction | None:
     """The instruction of ``line`` when it is the line ``ref`` (which made ``r``) with only
     its shape printed otherwise (a batch size changed), else None.
 
-    The rest of ``_LINE`` matches the same text at the same place in the pattern (possessive
+    The rest of the line's pattern matches the same text at the same place (possessive
     quantifiers, no back-references), so every group but the shape is ``r``'s and the
-    metadata block moved by the change in length; the key follows the shape."""
-    m = _SHAPE_SPAN.match(ref)
-    if m is None:
+    metadata block moved by the change in length; the key follows the shape.
+
+    The shapes are found with ``str.find``: in ``ref`` (a plain line) the shape follows the
+    first ``=`` and its blanks, ends at the first ``]`` after it, or at the ``}`` of a layout
+    that opens right there; ``line``'s is found the same way and must be a whole shape token
+    followed by ``ref``'s text after its shape, as the pattern would take it."""
+    start = ref.find("=") + 1
+    while ref[start] in " \t":
+        start += 1
+    if not line.startswith(ref[:start]):
         return None
-    start, end = m.span(4)
-    mb = _SHAPE_AT.match(line, start)
-    if mb is None:
+    end = ref.find("]", start) + 1
+    if ref[end] == "{":
+        end = ref.find("}", end) + 1
+    stop = line.find("]", start) + 1
+    if stop == 0:
         return None
-    stop = mb.end()
-    if ref[end:] != line[stop:] or ref[:start] != line[:start]:
+    if line[stop : stop + 1] == "{":
+        stop = line.find("}", stop) + 1
+        if stop == 0:
+            return None
+    if len(line) - stop != len(ref) - end or not line.endswith(ref[end:]):
         return None
     meta = r.meta
     if meta is not None and not isinstance(meta, int):
         return None
     shape_tok = line[start:stop]
-    shape = shapes.get(shape_tok)
+    shape = _RESHAPES.get(shape_tok)
     if shape is None:
+        if _SHAPE_TOKEN.fullmatch(shape_tok) is None:
+            return None
         try:
             shape = array_shape(shape_tok)
         except (ShapeError, ValueError):
             return None
+        if len(_RESHAPES) > _CACHE_LIMIT:
+            _RESHAPES.clear()
+        _RESHAPES[shape_tok] = shape
     plain = without_calls(r.attrs) if r.calls else r.attrs
     literal, param = r.literal, r.parameter_number
     if literal is None:
@@ -313,7 +359,7 @@ def _reshaped(r: Instruction, ref: str, line: str, shapes: dict[str, Shape]) -> 
 def fast_instruction(line: str, comp: str, lineno: int) -> tuple[Instruction, bool] | None:
     """(instruction, had a ``%`` sigil) for one plain line, else None (use the token parser)."""
     out: list[Instruction] = []
-    _, _, pct, _ = fast_run([line], 0, comp, out, {}, None)
+    _, _, pct = fast_run([line], 0, comp, out, {}, [])
     if not out:
         return None
     out[0].line = lineno

@@ -40,14 +40,16 @@ _R = TypeVar("_R")
 @dataclass(slots=True)
 class Reference:
     """What parsing one module leaves for parsing another like it (see :func:`Parser.parse`):
-    its lines, per line the instruction the fast path made of it (else None), and per first
-    line of a computation: the computation, its last line and the dialect features seen in it.
+    its lines, per line the instruction the fast path made of it (else None), per first
+    line of a computation: the computation, its last line and the dialect features seen in it,
+    and per computation name: the computation and the names it defines.
     """
 
     lines: list[str]
     at: list[Instruction | None]
     computations: dict[int, tuple[Computation, int, bool, bool]]
     by_name: dict[str, Computation]
+    defined: dict[str, dict[str, str]]
 
 
 class Parser(InstructionParser):
@@ -71,6 +73,7 @@ class Parser(InstructionParser):
         self.like = like
         self.made: list[Instruction] | None = [] if record else None
         self.spans: dict[int, tuple[Computation, int, bool, bool]] = {}
+        self.defined: dict[str, dict[str, str]] = {}  # (with ``record``: per computation)
 
     def reference(self) -> Reference:
         """After :meth:`parse` with ``record``: what parsing a module like this one reuses."""
@@ -78,7 +81,7 @@ class Parser(InstructionParser):
         for ins in self.made or ():
             at[ins.line - 1] = ins
         by_name = {c.name: c for c, _, _, _ in self.spans.values()}
-        return Reference(self.lines, at, self.spans, by_name)
+        return Reference(self.lines, at, self.spans, by_name, self.defined)
 
     # -- errors -----------------------------------------------------------------------------
     def _error(self, first: int, last: int, fail: Fail) -> RecompileDoctorError:
@@ -167,6 +170,26 @@ class Parser(InstructionParser):
             return None
         self.percent, self.old_dialect = percent, old
         return comp, last + 1
+
+    def _check_operands(
+        self, comp: Computation, defined: dict[str, str], unresolved: list[int], fresh: list[int]
+    ) -> None:
+        """Raise on the first operand of ``comp`` (in printed order) that it does not define.
+
+        Only the instructions parsed with an operand not defined yet (``unresolved``, in
+        order) can have one, and those taken over from the reference's computation of the
+        same name (all but ``fresh``) when ``comp`` does not define every name that one
+        does (it defines their operands)."""
+        instrs = comp.instructions
+        if self.like is not None and len(fresh) < len(instrs):
+            if not fresh and self._all_taken_over(comp):
+                return
+            theirs = self.like.defined.get(comp.name)
+            if theirs is None or not defined.keys() >= theirs.keys():
+                _check_operands(comp, instrs, defined, self.path)
+                return
+        if unresolved:
+            _check_operands(comp, [instrs[k] for k in unresolved], defined, self.path)
 
     def _all_taken_over(self, comp: Computation) -> bool:
         """Whether ``comp``, none of whose instructions was parsed anew, has as many as the
@@ -309,8 +332,8 @@ class Parser(InstructionParser):
         if toks[k][0] == "%":
             self.percent = True
         comp = Computation(toks[k].lstrip("%"), is_entry, i + 1)
-        defined: dict[str, int] = {}
-        sig: int | None = 0
+        defined: dict[str, str] = {}  # name -> its string (its operands' too)
+        unresolved: list[int] = []  # (indices of those with an operand not defined yet)
         i += 1
         n = len(self.lines)
         lines = self.lines
@@ -321,10 +344,7 @@ class Parser(InstructionParser):
         made = self.made
         while i < n:
             n0 = len(instrs)
-            if like is None:
-                i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig)
-            else:
-                i, root, pct, sig = fast_run(lines, i, name, instrs, defined, sig, like)
+            i, root, pct = fast_run(lines, i, name, instrs, defined, unresolved, like)
             if made is not None:
                 made.extend(instrs[n0:])
             if root is not None:
@@ -334,9 +354,9 @@ class Parser(InstructionParser):
                 break
             line = lines[i]
             if line.lstrip()[:1] == "}":  # (the '}' token: no other token starts with it)
-                if like is None or fresh or not self._all_taken_over(comp):
-                    _check_operands(comp, defined, self.path)
-                comp.signature = sig
+                self._check_operands(comp, defined, unresolved, fresh)
+                if self.made is not None:
+                    self.defined[name] = defined
                 if like is not None:
                     self._twin(comp, fresh)
                 return comp, i + 1
@@ -345,19 +365,21 @@ class Parser(InstructionParser):
                 i += 1
                 continue
             if toks[0] == "}":
-                _check_operands(comp, defined, self.path)
-                comp.signature = sig
+                self._check_operands(comp, defined, unresolved, fresh)
+                if self.made is not None:
+                    self.defined[name] = defined
                 return comp, i + 1
             ins, j = self._slow_instruction(toks, name, i, line)
             if ins.name in defined:
                 raise RecompileDoctorError(
                     f"instruction '{ins.name}' is defined twice in '{name}'", self.path, i + 1
                 )
-            defined[ins.name] = len(instrs)
+            defined[ins.name] = ins.name
+            if ins.operands:
+                unresolved.append(len(instrs))
             if like is not None:
                 fresh.append(len(instrs))
             instrs.append(ins)
-            sig = None  # only the fast path keeps signatures
             if ins.is_root:
                 comp.root = ins.name
             i = j + 1
@@ -421,10 +443,13 @@ def _depth(toks: list[str]) -> int:
     return sum(get(t, 0) for t in toks)
 
 
-def _check_operands(comp: Computation, defined: dict[str, int], path: str) -> None:
-    if defined.keys() >= set(chain.from_iterable(map(_OPERANDS, comp.instructions))):
+def _check_operands(
+    comp: Computation, instrs: list[Instruction], defined: dict[str, str], path: str
+) -> None:
+    """Raise on the first operand of ``instrs`` (of ``comp``) not in ``defined``."""
+    if defined.keys() >= set(chain.from_iterable(map(_OPERANDS, instrs))):
         return  # (C iterators; the loop below names the first operand not defined)
-    for ins in comp.instructions:
+    for ins in instrs:
         for op in ins.operands:
             if op not in defined:
                 col = ins.text.find(op) + 1 or None

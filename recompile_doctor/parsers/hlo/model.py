@@ -188,13 +188,7 @@ class Instruction:
 
 @dataclass(slots=True, eq=False)
 class Computation:
-    """``signature`` is set by the parser: equal for computations whose instructions have,
-    position by position, the same :attr:`Instruction.key` and the same operands by position
-    (names, metadata and layouts left out); None when not known (an instruction that calls a
-    computation, an operand printed after its user, a line the fast path did not parse).  It
-    is a hash: two different computations may share it with the odds of a 64-bit collision.
-
-    ``twin`` is set by :func:`~recompile_doctor.parsers.hlo.parse_hlo_files` on the second
+    """``twin`` is set by :func:`~recompile_doctor.parsers.hlo.parse_hlo_files` on the second
     module's computations: the first module's computation of the same name when their
     instructions are, position by position, the same but for their shapes and literals
     (names, opcodes, operands, attributes, calls, parameter numbers, root), else None."""
@@ -204,7 +198,6 @@ class Computation:
     line: int
     instructions: list[Instruction] = field(default_factory=list)
     root: str | None = None
-    signature: int | None = field(default=None, repr=False)
     twin: Computation | None = field(default=None, repr=False)
 
     def by_name(self) -> dict[str, Instruction]:
