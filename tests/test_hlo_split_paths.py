@@ -31,7 +31,7 @@ from recompile_doctor.reports.diff import render
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hlo"
 #: the one pattern of a plain line the two parts were cut from
-LINE = re.compile(_PREFIX.pattern + _TAIL.pattern, re.VERBOSE)
+LINE = re.compile(_PREFIX.pattern + _TAIL.pattern, _PREFIX.flags)
 _SHAPE_SPAN = re.compile(rf"{_HEAD}({_SHAPE})")
 _SHAPE_AT = re.compile(_SHAPE)
 
@@ -335,3 +335,19 @@ def test_fast_path_module_is_used() -> None:
     line = _module(["v.0", "v.1"], [(0, 0)], False).split("\n")[3]
     assert fast_instruction(line, "main", 4) is not None
     assert _fastpath._PREFIX.match(line) is not None
+
+
+def test_names_with_other_letters_are_left_to_the_token_parser() -> None:
+    # GIVEN lines whose names and values have letters beyond ASCII (\w takes them)
+    text = _module(["v.0", "vé.1", "v.2"], [(0, 0), (1, 0)], True)
+    text = text.replace('op_name="o"}', 'op_name="o"}, x=ü')
+    # THEN the fast path declines them, and the module is the token parser's
+    lines = text.split("\n")
+    assert [fast_instruction(line, "main", 1) is None for line in lines[9:12]] == [
+        False,
+        True,
+        True,
+    ]
+    m = parse_hlo(text, "m.hlo")
+    ins = m.entry_computation.by_name()
+    assert ins["v.2"].operands == ("vé.1", "v.0") and ins["vé.1"].attr("x") == "ü"

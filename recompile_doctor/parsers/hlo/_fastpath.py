@@ -8,12 +8,13 @@ give; anything else (tuple shapes, nested literals, nested attribute values, old
 shapes, errors) stops the run and goes through the token-level parser in :mod:`._instruction`.
 
 Speed tricks: the patterns use possessive quantifiers (``*+``, ``++``: no backtracking, half the
-matching time); :func:`fast_run` parses a whole run of lines in one call; the tail of a line
-(what follows its operands: attributes and the metadata block, most of its text) repeats line
-after line, so it is matched and its attributes parsed once per distinct text; an operand is
-its definition's string, looked up as it is read (those not defined yet are checked when the
-computation ends); the metadata block is not parsed here, only its offset is kept (see
-:attr:`Instruction.metadata`).
+matching time) and ASCII classes (``\\w`` without Unicode lookups: a name or value with other
+letters is left to the token parser); :func:`fast_run` parses a whole run of lines in one call;
+the tail of a line (what follows its operands: attributes and the metadata block, most of its
+text) repeats line after line, so it is matched and its attributes parsed once per distinct
+text; an operand is its definition's string, looked up as it is read (those not defined yet are
+checked when the computation ends); the metadata block is not parsed here, only its offset is
+kept (see :attr:`Instruction.metadata`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ _PREFIX = re.compile(
     ({_SHAPE})[ \t]++
     ([a-z][a-z0-9-]*+)\(
     ({_OPERAND}(?:,{_OPERAND})*+|[ \t]*+|\{{[^{{}}\n]*+\}})\)""",
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
 #: ... and the rest of it, its tail: attributes, a metadata block, attributes
 _TAIL = re.compile(
@@ -53,7 +54,7 @@ _TAIL = re.compile(
     (?:,[ \t]*+metadata=({BLOCK}))?
     ({_ATTRS})
     [ \t]*+$""",
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
 #: a shape token as _PREFIX takes it (a blank follows in a plain line)
 _SHAPE_TOKEN = re.compile(_SHAPE)
@@ -213,9 +214,8 @@ def fast_run(
                 break
         if name in defined:
             break
-        # one string object per distinct name and opcode: an operand (and the same name in
-        # the other module of a diff) shares its definition's string, a fifth of the memory
-        name, opcode = intern(name), intern(opcode)
+        # one string object per distinct opcode (an operand is its definition's string)
+        opcode = intern(opcode)
         shape = shapes.get(shape_tok)
         if shape is None:
             try:
