@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.differ import diff_paths
-from recompile_doctor.differ.align import _Matcher, _positional
+from recompile_doctor.differ.align import _all_used, _Matcher, _positional
 from recompile_doctor.differ.causes import _first_users, _FirstUsers
 from recompile_doctor.differ.fingerprint import Fingerprints, compute, skeleton_pair
 from recompile_doctor.differ.propagate import _operand_indices, same_kind
@@ -283,17 +283,27 @@ class _SmallChunks(_FirstUsers):
     CHUNK = 3
 
 
+class _ChunksOnly(_FirstUsers):
+    SCANS = 0
+
+
+class _SmallChunksSoon(_FirstUsers):
+    CHUNK = 3
+    SCANS = 1
+
+
 def _first_users_agree(m: HloModule) -> int:
     """Assert that the lazy first-user index gives the full map's user for every name of
-    every computation (and for a name nobody uses); how many names were asked."""
+    every computation (and for a name nobody uses), found by scans, in chunks or both, each
+    name asked twice; how many names were asked."""
     asked = 0
     for comp in m.computations.values():
         instrs = comp.instructions
         full = _first_users(instrs)
-        for cls in (_FirstUsers, _SmallChunks):
+        for cls in (_FirstUsers, _SmallChunks, _ChunksOnly, _SmallChunksSoon):
             lazy = cls(instrs)
             names = [i.name for i in reversed(instrs)] + ["no such name"]
-            for name in names:
+            for name in names + names[::3]:
                 assert lazy.get(name) is full.get(name), (m.path, comp.name, name)
                 asked += 1
     return asked
@@ -729,3 +739,16 @@ def test_propagation_runs_again_after_a_hint_matched_something() -> None:
     m.run(fa.computations["e"], fb.computations["e"], _skeletons(fa, fb, "e", "e"))
     # THEN the hint matched the chain's end and the propagation after it the rest
     assert m.a2b == [0, 1, 2, 3, 4, 5]
+
+
+@settings(max_examples=150, deadline=None)
+@given(_programs(), st.lists(st.integers(0, 10**6), max_size=9), st.booleans())
+def test_names_used_are_found_by_scans_as_in_the_set_of_operands(
+    pair: tuple[str, str], picks: list[int], unused: bool
+) -> None:
+    # GIVEN a computation and a few or many of its names (and one nobody uses)
+    instrs = parse_hlo(pair[0], "a.hlo").entry_computation.instructions
+    names = [instrs[k % len(instrs)].name for k in picks] + ["no such name"] * unused
+    # THEN each is used or not as the set of all operands says
+    used = {op for ins in instrs for op in ins.operands}
+    assert _all_used(names, instrs) == all(n in used for n in names)

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, compress
-from operator import attrgetter, ne, not_
+from itertools import chain, compress, repeat
+from operator import attrgetter, contains, ne, not_
 
 from recompile_doctor.differ.fingerprint import CompFingerprints, Fingerprints, skeleton_pair
 from recompile_doctor.differ.propagate import Propagation, unmatched
@@ -151,15 +151,20 @@ def _positional(
     changed = list(compress(ia, mask))
     root = ia[pa.root]
     lonely = [
-        x
+        x.name
         for x in compress(changed, map(not_, map(_OPERANDS, changed)))
         if not x.calls and x.parameter_number is None and x is not root
     ]
-    if lonely:
-        used = set(chain.from_iterable(map(_OPERANDS, ia)))
-        if any(x.name not in used for x in lonely):
-            return False
-    return True
+    return not lonely or _all_used(lonely, ia)
+
+
+def _all_used(names: list[str], instrs: list[Instruction]) -> bool:
+    """Whether each of ``names`` is an operand of one of ``instrs``: a scan in C for each of
+    a few names (it stops at the first user), else the set of all operands."""
+    if len(names) > 4:
+        used = set(chain.from_iterable(map(_OPERANDS, instrs)))
+        return all(map(used.__contains__, names))
+    return all(any(map(contains, map(_OPERANDS, instrs), repeat(name))) for name in names)
 
 
 class _Matcher(Propagation):

@@ -8,6 +8,7 @@ float with different digits.  An elided constant (``{...}``) has an *unknown* va
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 Number = int | float | str  # str only for the canonical "nan"
 
@@ -243,7 +244,7 @@ class HloModule:
         return self.computations[self.entry]
 
     def instruction_count(self) -> int:
-        return sum(len(c.instructions) for c in self.computations.values())
+        return sum(map(len, map(_INSTRUCTIONS, self.computations.values())))
 
     def source_of(self, ins: Instruction) -> tuple[str | None, int | None]:
         """The Python source file and line behind ``ins`` (metadata or the stack-frame index)."""
@@ -256,3 +257,6 @@ class HloModule:
             loc = self.stack_frames[md.stack_frame_id]
             return loc.file, loc.line
         return None, None
+
+
+_INSTRUCTIONS = attrgetter("instructions")
