@@ -156,3 +156,21 @@ def test_a_poplar_log_loads_no_other_formats_decoder() -> None:
         "recompile_doctor.parsers.ptxla",
     )
     assert _loaded(modules, decoders) == []
+
+
+#: the readers of the files beside HLO dumps (flags, compile options, module.mlir)
+SIDE_FILE_READERS = (
+    "recompile_doctor.differ.options",
+    "recompile_doctor.differ.mlir_constants",
+    "recompile_doctor.parsers.textproto",
+)
+
+
+def test_diff_of_two_hlo_files_imports_no_side_file_reader() -> None:
+    """GIVEN two HLO files with no side files WHEN ``diff`` compares them THEN the readers of
+    flags, compile options and module.mlir are not imported (nor anything heavy)."""
+    hlo = ROOT / "fixtures" / "hlo" / "samples" / "01_jax_long_text_stackframes.hlo"
+    code, modules = _modules_after("diff", str(hlo), str(hlo), "--format", "json")
+    assert code == 0
+    assert "recompile_doctor.differ.beside" in modules
+    assert _loaded(modules, (*HEAVY, *SIDE_FILE_READERS)) == []

@@ -11,15 +11,22 @@ JAX's side files (:func:`~recompile_doctor.parsers.dumps.side_files`):
   ``module.mlir`` (:mod:`.mlir_constants`): changed values of a weight-sized constant are
   ``frozen-weights`` (of a small one, ``constant-changed``), and the ``constants-elided`` note
   is dropped because the values were compared after all.
+
+The readers of those files are imported only when a diff's dumps have them (not for two
+plain HLO files).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from recompile_doctor.differ.causes import SAME_HLO
-from recompile_doctor.differ.mlir_constants import ConstantChange, compare_constants, read_constants
-from recompile_doctor.differ.options import SettingChange, compare_side_files
 from recompile_doctor.differ.result import Change, ModuleDiff, Side
 from recompile_doctor.parsers.dumps import side_files
+
+if TYPE_CHECKING:
+    from recompile_doctor.differ.mlir_constants import ConstantChange
+    from recompile_doctor.differ.options import SettingChange
 
 #: a constant with at least this many elements is a weight (the HLO differ's threshold too)
 WEIGHT_ELEMENTS = 16
@@ -59,6 +66,8 @@ def settings_message(changes: list[SettingChange]) -> str:
 
 
 def _resolve_elided(md: ModuleDiff, a_mlir: str, b_mlir: str) -> None:
+    from recompile_doctor.differ.mlir_constants import compare_constants, read_constants
+
     changes = compare_constants(read_constants(a_mlir), read_constants(b_mlir))
     md.notes = [n for n in md.notes if n.rule != "constants-elided"]
     if not changes:
@@ -78,6 +87,8 @@ def annotate(md: ModuleDiff, a_hlo: str, b_hlo: str) -> None:
     sa, sb = side_files(a_hlo), side_files(b_hlo)
     if not (sa.any and sb.any):
         return
+    from recompile_doctor.differ.options import compare_side_files
+
     settings = compare_side_files(sa, sb)
     if settings:
         md.settings = settings
