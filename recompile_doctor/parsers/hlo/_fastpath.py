@@ -27,6 +27,7 @@ from recompile_doctor.parsers.hlo._intern import (
     CALL_ATTRS,
     KEYS,
     LARGE_LITERAL,
+    RESHAPED,
     fresh_key,
     without_calls,
 )
@@ -294,26 +295,19 @@ def _reshaped(r: Instruction, ref: str, line: str) -> Instruction | None:
     quantifiers, no back-references), so every group but the shape is ``r``'s and the
     metadata block moved by the change in length; the key follows the shape.
 
-    The shapes are found with ``str.find``: in ``ref`` (a plain line) the shape follows the
-    first ``=`` and its blanks, ends at the first ``]`` after it, or at the ``}`` of a layout
-    that opens right there; ``line``'s is found the same way and must be a whole shape token
-    followed by ``ref``'s text after its shape, as the pattern would take it."""
+    The shape of ``ref`` (a plain line) is found with ``str.find``: it follows the first
+    ``=`` and its blanks, ends at the first ``]`` after it, or at the ``}`` of a layout that
+    opens right there.  ``line`` has the same text before it and after it, so its shape is
+    what lies between (as long as ``ref``'s and the lines' difference in length), and must
+    be a whole shape token (a blank follows it): then it is what the pattern would take."""
     start = ref.find("=") + 1
     while ref[start] in " \t":
         start += 1
-    if not line.startswith(ref[:start]):
-        return None
     end = ref.find("]", start) + 1
     if ref[end] == "{":
         end = ref.find("}", end) + 1
-    stop = line.find("]", start) + 1
-    if stop == 0:
-        return None
-    if line[stop : stop + 1] == "{":
-        stop = line.find("}", stop) + 1
-        if stop == 0:
-            return None
-    if len(line) - stop != len(ref) - end or not line.endswith(ref[end:]):
+    stop = end + len(line) - len(ref)
+    if stop <= start or line[stop:] != ref[end:] or line[:start] != ref[:start]:
         return None
     meta = r.meta
     if meta is not None and not isinstance(meta, int):
@@ -330,14 +324,20 @@ def _reshaped(r: Instruction, ref: str, line: str) -> Instruction | None:
         if len(_RESHAPES) > _CACHE_LIMIT:
             _RESHAPES.clear()
         _RESHAPES[shape_tok] = shape
-    plain = without_calls(r.attrs) if r.calls else r.attrs
     literal, param = r.literal, r.parameter_number
-    if literal is None:
-        ikey = KEYS[(r.opcode, shape.sig, param, plain)]
-    elif len(literal.values) > LARGE_LITERAL:
+    if literal is not None and len(literal.values) > LARGE_LITERAL:
         ikey = fresh_key()
-    else:
-        ikey = KEYS[(r.opcode, shape.sig, param, plain, literal.values, literal.elided)]
+    else:  # (r's key stands for its content: the same content with another shape)
+        ikey = RESHAPED.get((r.key, shape.sig), -1)
+        if ikey < 0:
+            plain = without_calls(r.attrs) if r.calls else r.attrs
+            if literal is None:
+                ikey = KEYS[(r.opcode, shape.sig, param, plain)]
+            else:
+                ikey = KEYS[(r.opcode, shape.sig, param, plain, literal.values, literal.elided)]
+            if len(RESHAPED) > _CACHE_LIMIT:
+                RESHAPED.clear()
+            RESHAPED[(r.key, shape.sig)] = ikey
     return Instruction(
         r.name,
         r.opcode,

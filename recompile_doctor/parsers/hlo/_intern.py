@@ -46,6 +46,7 @@ class _Keys(dict[tuple[object, ...], int]):
     def __missing__(self, content: tuple[object, ...]) -> int:
         if len(self) >= _LIMIT:
             self.clear()
+            RESHAPED.clear()
         key = self[content] = next(_NEXT)
         return key
 
@@ -53,6 +54,9 @@ class _Keys(dict[tuple[object, ...], int]):
 _NEXT = count()
 KEYS = _Keys()
 fresh_key = _NEXT.__next__
+#: (a key, a shape without layout) -> the key of that key's content with that shape instead
+#: (not for large literals): what :data:`KEYS` gives that content, cleared with it
+RESHAPED: dict[tuple[int, str], int] = {}
 
 
 def without_calls(attrs: _Attrs) -> _Attrs:
