@@ -1,7 +1,7 @@
 """The parser's fast path reads a plain line in two matches (a prefix and a cached tail),
-finds a reshaped line's shapes with ``str.find``, and checks only the operands it could not
-resolve while reading: each gives exactly what the one-pattern reading, the regex search and
-the check of every operand gave."""
+finds a reshaped line's shapes without patterns (``str.find`` and lengths), and checks only
+the operands it could not resolve while reading: each gives exactly what the one-pattern
+reading, the patterns' shapes and the check of every operand gave."""
 
 from __future__ import annotations
 
@@ -330,7 +330,7 @@ def test_a_taken_over_user_of_a_renamed_definition_is_an_error() -> None:
     assert fast == plain
 
 
-def test_fast_path_module_is_used() -> None:
+def test_generated_lines_take_the_fast_path() -> None:
     # (the fast path reads the generated lines: the properties above are not vacuous)
     line = _module(["v.0", "v.1"], [(0, 0)], False).split("\n")[3]
     assert fast_instruction(line, "main", 4) is not None
