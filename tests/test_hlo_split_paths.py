@@ -5,6 +5,7 @@ reading, the patterns' shapes and the check of every operand gave."""
 
 from __future__ import annotations
 
+import functools
 import re
 import tempfile
 from pathlib import Path
@@ -187,11 +188,17 @@ _TOKENS = st.one_of(
 )
 
 
+@functools.cache
+def _plain_real() -> list[str]:
+    """The real lines the fast path reads."""
+    return [line for line in _REAL if fast_instruction(line, "c", 1) is not None]
+
+
 @settings(max_examples=800, deadline=None)
 @given(st.integers(0, 10**6), _TOKENS, st.booleans())
 def test_reshaped_lines_are_the_lines_parsed_anew(pick: int, token: str, keep: bool) -> None:
     # GIVEN a plain real line and the same line with its shape printed otherwise (any text)
-    lines = [line for line in _REAL if fast_instruction(line, "c", 1) is not None]
+    lines = _plain_real()
     ref = lines[pick % len(lines)]
     got = fast_instruction(ref, "c", 1)
     assert got is not None

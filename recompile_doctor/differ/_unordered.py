@@ -1,8 +1,8 @@
 """Fingerprints of a computation printed out of order (hand-written text) or in a call cycle.
 
 Printed order, with a depth-first visit of operands printed later; an operand never defined
-(or in a cycle) counts 0.  Computes full fingerprints and skeletons together, with the same
-hashes as :mod:`.fingerprint`.
+(or closing a cycle of operands on the visit's path) counts 0.  Computes full fingerprints and
+skeletons together, with the same hashes as :mod:`.fingerprint`.
 """
 
 from __future__ import annotations
@@ -65,19 +65,25 @@ def visit(
     cfull: dict[str, int],
     cskel: Callable[[str], int],
 ) -> None:
-    """Fingerprint ``instrs[start]`` (iteratively, operands first; unknown operands count 0)."""
+    """Fingerprint ``instrs[start]`` (iteratively, operands first; an operand never defined,
+    or one that closes a cycle of operands -- on the path of this depth-first visit --
+    counts 0).  Each instruction is opened once: the work is linear in the operands."""
     stack = [start]
+    opened: set[int] = set()  # on the path: operands taken, not fingerprinted yet
     while stack:
         cur = stack[-1]
         if full[cur] is not None:
             stack.pop()
             continue
         ops = [index.get(n) for n in instrs[cur].operands]
-        pending = [o for o in ops if o is not None and full[o] is None and o != cur]
-        if pending and len(stack) < 1_000_000:
-            stack.extend(pending)
-            continue
+        if cur not in opened:
+            opened.add(cur)
+            pending = [o for o in ops if o is not None and full[o] is None and o not in opened]
+            if pending:
+                stack.extend(pending)
+                continue
         stack.pop()
+        opened.discard(cur)
         ofull = tuple([(full[o] or 0) if o is not None else 0 for o in ops])
         oskel = tuple([skel[o] if o is not None else 0 for o in ops])
         full[cur], skel[cur] = hashes(instrs[cur], ofull, oskel, cfull, cskel)
