@@ -6,9 +6,10 @@ A :class:`PackedKeys` holds its keys in one buffer grouped into :data:`BUCKETS` 
 their leading bits (keys whose leading bits are uniform: digests, hashes), and their
 numbers in an array beside; a key is found by ``bytes.find`` in its bucket's few.  The
 buckets are as many whatever the size, so that new keys are merged in (:meth:`merged`)
-bucket by bucket: each old bucket copied as one slice, the new keys put after them in two
-passes, with no object made for each.  A table that only grows holds most of its keys so,
-the newest in an open table merged in when it holds a share of them
+bucket by bucket: the old keys between two buckets given new ones copied as one slice, the
+new keys put after them in two passes, with no object made for each.  A table that only
+grows holds most of its keys so, the newest in an open table merged in when it holds a
+share of them
 (:class:`~recompile_doctor.parsers._digest_table.DigestTable`,
 :class:`~recompile_doctor.timeline.compile_ids.IdIndex`).
 """
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Iterator, Sized
+from itertools import accumulate, compress, islice
+from operator import add
 from typing import Protocol
 
 #: the bits of a key's first four bytes that choose its bucket (4,096 buckets: a million
@@ -105,26 +108,30 @@ class PackedKeys:
 
     def merged(self, pairs: Pairs, base: int = 0) -> PackedKeys:
         """These keys and ``pairs`` (their numbers plus ``base``), in their buckets: the old
-        ones first in each, as they were."""
+        ones first in each, as they were.  The old keys between two buckets given new ones
+        are copied as one slice, and the buckets' starts are summed in C: a merge of a few
+        pairs costs a few steps, not one for each of the :data:`BUCKETS`."""
         if not len(pairs):
             return self
-        starts, keys, numbers, w = self.starts, self.keys, self.numbers, self.width
-        fill = array("I", bytes(4 * (BUCKETS + 1)))
+        starts, keys, numbers, w = self.starts, memoryview(self.keys), self.numbers, self.width
+        fill = [0] * (BUCKETS + 1)
         for k, _ in pairs:  # (how many new in each bucket, counted at the next one)
             fill[(int.from_bytes(k[:4], "big") >> _SHIFT) + 1] += 1
-        out_starts = array("I", starts)
-        for b in range(1, BUCKETS + 1):
-            fill[b] += fill[b - 1]
-            out_starts[b] += fill[b]
+        given = list(compress(range(BUCKETS), islice(fill, 1, None)))  # (buckets given some)
+        before = list(accumulate(fill))  # (how many new ones go before each bucket)
+        out_starts = array("I", map(add, starts, before))
         total = len(numbers) + len(pairs)
         out_keys = bytearray(w * total)
         out_numbers = array("I", bytes(4 * total))
-        for b in range(BUCKETS):
-            lo, hi, at = starts[b], starts[b + 1], out_starts[b]
+        first = 0  # (the first bucket of the old keys not copied yet)
+        for b in [*given, BUCKETS]:
+            lo, hi = starts[first], starts[min(b + 1, BUCKETS)]
+            at = lo + before[first]
             if hi > lo:
                 out_keys[w * at : w * (at + hi - lo)] = keys[w * lo : w * hi]
                 out_numbers[at : at + hi - lo] = numbers[lo:hi]
             fill[b] = at + hi - lo  # (where its next new one goes)
+            first = b + 1
         for k, n in pairs:
             b = int.from_bytes(k[:4], "big") >> _SHIFT
             p = fill[b]
