@@ -26,7 +26,7 @@ test: $(STAMP)  ## lint, then the tests (what CI runs); installs the browser for
 	$(VENV)/bin/ruff check recompile_doctor tests benchmarks
 	$(VENV)/bin/ruff format --check recompile_doctor
 	$(VENV)/bin/mypy
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist worksteal
 
 lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
 	$(VENV)/bin/ruff check recompile_doctor tests benchmarks

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -20,6 +21,14 @@ GOLDENS = Path(__file__).resolve().parent / "goldens"
 #: a recorded JAX run and a simulated Poplar run, both with recompilations
 JAX_RUN = FIXTURES / "jax" / "growing_shape" / "run.log"
 POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
+
+# Speed is measured in benchmarks/, never by a test: no deadline for an example and no
+# check of how fast examples are drawn, so that a slow or loaded machine (CI, the suite on
+# every core) fails no test for its time.
+settings.register_profile(
+    "recompile-doctor", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("recompile-doctor")
 
 
 @pytest.fixture(autouse=True)
