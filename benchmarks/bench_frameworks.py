@@ -29,10 +29,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bench_scale import (  # (this folder is on sys.path)
+    key_strings,
     machine_line,
     parts_read,
     run_analyze,
     timed,
+    varied,
     write_log,
 )
 
@@ -80,16 +82,6 @@ CASES: tuple[tuple[str, str, tuple[str, ...], bool], ...] = (
 )
 
 TARGET_RELEVANT = 0.20
-
-#: the last three digits of a number with six or more decimals (durations, stamps)
-_VARY_RE = re.compile(r"(\d\.\d{3,})\d{3}\b")
-
-
-def key_strings(fmt: str) -> list[str]:
-    from recompile_doctor.parsers import _scan_literals, get_format
-
-    return _scan_literals(get_format(fmt)) or []
-
 
 #: a torch text log's glog prefix up to its process id: the fixtures were captured by
 #: different processes, and a log of one run has one (a new id is a new run, appended)
@@ -203,7 +195,7 @@ def case_lines(fmt: str, rels: tuple[str, ...], noise: bool) -> Iterator[str]:
                 line = _renumbered(line, ((rep - 1) * len(parts) + part_of[i]) * frames, fmt)
             # each repetition prints other durations and times (a real log never repeats a
             # "... in 0.0123 sec" line), so per-message memos get no unfair hits
-            yield _VARY_RE.sub(rf"\g<1>{(rep + i) % 1000:03d}", line)
+            yield varied(line, rep + i)
             for _ in range(extra.get(i, 0)):
                 n += 1
                 assert make is not None

@@ -1,5 +1,6 @@
 """The benchmarks' generated logs are logs the parsers read whole: a generator that cut a
-record in two (noise inside a multi-line block) would time a broken parse.
+record in two (noise inside a multi-line block) would time a broken parse, and one that
+repeated its lines word for word would time memos that a real log never lets hit.
 
 GIVEN each framework case of ``benchmarks/bench_frameworks.py``, generated small, WHEN
 parsed, THEN no line is malformed (the fixtures it repeats have none), about a fifth of the
@@ -52,3 +53,33 @@ def test_a_generated_framework_log_parses_whole(bench: object, tmp_path: Path, c
     bench.write_log(longer, bench.case_lines(fmt, rels, noise), 800_000)  # type: ignore[attr-defined]
     with analyze(str(longer)) as rep:
         assert len(rep.compilations) >= 1.6 * compiled, (case, compiled, len(rep.compilations))
+
+
+@pytest.mark.parametrize("noise", [16, 4])  # (the 1 GB DEBUG log's, the 20 % log's)
+def test_a_generated_poplar_log_parses_whole_with_its_phases_varied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noise: int
+) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import bench_scale
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    # GIVEN the Poplar case repeated with DEBUG noise, as benchmarks/bench_scale.py writes it
+    path = tmp_path / "poplar.log"
+    bench_scale.write_log(path, bench_scale._poplar_lines(noise), 1_500_000)
+    # THEN its loads print other durations and amounts each time (a real log's do, and a
+    # memo of messages must get no hit a real log would not give it)
+    ends = [ln[27:] for ln in path.read_text().splitlines() if "Ending phase: Loading" in ln]
+    assert len(ends) > 100 and len(set(ends)) > 0.95 * len(ends), (len(ends), len(set(ends)))
+    # AND it parses whole, into the findings of the same log with its lines repeated as
+    # they are (the same causes, as often; only the seconds differ)
+    same = tmp_path / "same.log"
+    monkeypatch.setattr(bench_scale, "varied", lambda line, k: line)
+    bench_scale.write_log(same, bench_scale._poplar_lines(noise), 1_500_000)
+    with analyze(str(same)) as rep:
+        want = [(f.rule, f.count) for f in rep.findings]
+    with analyze(str(path)) as rep:
+        (info,) = rep.inputs
+        assert rep.parse.malformed == 0, rep.parse
+        assert 0.02 < rep.parse.recognized / info.lines < 0.3, (rep.parse, info)
+        assert want and [(f.rule, f.count) for f in rep.findings] == want
