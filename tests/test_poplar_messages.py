@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import Event
@@ -319,3 +321,83 @@ def test_mixed_local_and_utc_clocks_are_aligned() -> None:
 def test_prefix_without_message_part_is_still_a_prefix() -> None:
     p, msg, head = split_prefix("junk" + PO_OLD + "hello")
     assert isinstance(p, Prefix) and p.logger == "PO:ENGINE" and msg == "hello" and head == "junk"
+
+
+# -- the phase end read by str methods is the pattern's --------------------------------------
+
+_NUMBER_CHARS = "0123456789.-+e\u0663"  # (an Arabic-Indic three: a digit to \\d, not to int checks)
+_PLAIN_MB = st.builds(
+    lambda i, f, neg: f"{'-' * neg}{i}.{f}",
+    st.integers(0, 10**9),
+    st.integers(0, 10**7),
+    st.booleans(),
+)
+# (each piece most often as the commonest line prints it, so that the shortcut is taken often)
+_PHASE_PIECES = {
+    "indent": st.sampled_from(["", "", "", " ", "  ", "    ", "\t", " \t"]),
+    "kind": st.sampled_from(["Ending"] * 9 + ["Starting", "ending", "Ending "]),
+    "name": st.one_of(
+        st.sampled_from(
+            [
+                "Loading executable",
+                "Loading executable ",
+                "a (duration",
+                "x (dur",
+                "",
+                "\u00e9t\u00e9",
+            ]
+        ),
+        st.text(alphabet=" ()adinortu;:MBS\n\r.", max_size=14),
+    ),
+    "ms": st.one_of(
+        st.integers(0, 10**6).map(str),
+        st.sampled_from(["0", "007", "9" * 15, "1" + "0" * 15, "9" * 16]),
+        st.text(alphabet=_NUMBER_CHARS, max_size=17),
+    ),
+    "diff": st.one_of(
+        _PLAIN_MB,
+        st.text(alphabet=_NUMBER_CHARS, max_size=17),
+        st.sampled_from(["0.586426", "-0.5", ".5", "5.", "-.", ".", "1234567890123.5", "5"]),
+    ),
+    "total": st.sampled_from([""] * 9 + ["; total RSS: 812.5 MB", "; total RSS: x MB"]),
+    "end": st.sampled_from([" MB)"] * 15 + [" MB) ", " MB)\n", " MB)x", "MB)", " MB) MB)"]),
+    "before": st.sampled_from(
+        [""] * 9 + ["Begin XLA compilation: ", "x  (duration 1 ms; diff RSS: 1.0 MB) "]
+    ),
+}
+
+
+@settings(max_examples=600)
+@given(**_PHASE_PIECES)
+def test_a_phase_end_read_by_str_methods_is_the_one_the_pattern_reads(
+    indent: str, kind: str, name: str, ms: str, diff: str, total: str, end: str, before: str
+) -> None:
+    # GIVEN a phase line's message, well formed or nearly (other digits, signs, exponents,
+    # a total, text after it, a name holding " (duration", another message's words first)
+    msg = f"{before}{indent}{kind} phase: {name} (duration {ms} ms; diff RSS: {diff}{total}{end}"
+    # WHEN it is read with the str shortcut and by the patterns alone
+    import dataclasses
+
+    from recompile_doctor.parsers import poplar
+
+    got = poplar._match(msg)
+    plain = tuple(dataclasses.replace(s, fast=None) for s in poplar._SPECS)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(poplar, "_SPECS", plain)
+        want = poplar._match(msg)
+    # THEN the two give the same message (its fields in the same order) or the same fault
+    assert got == want, msg
+    if isinstance(want, poplar.Message):
+        assert isinstance(got, poplar.Message)
+        assert list(got.detail.items()) == list(want.detail.items()), msg
+
+
+def test_the_str_shortcut_reads_the_commonest_phase_end() -> None:
+    # (else the test above would compare the patterns with themselves)
+    from recompile_doctor.parsers import poplar
+
+    msg = "Ending phase: Loading executable (duration 607 ms; diff RSS: 0.586426 MB)"
+    got = poplar._phase_end_fast(msg)
+    assert got is not None and got.detail["duration_ms"] == 607
+    assert got.detail["diff_rss_mb"] == 0.586426
+    assert poplar._phase_end_fast("  " + msg) == poplar._match("  " + msg)

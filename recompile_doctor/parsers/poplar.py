@@ -64,6 +64,9 @@ class _Spec:
     pattern: LazyRe  # compiled on first use: importing the format costs nothing
     build: Builder
     strict: bool = True  # key present but no match -> malformed
+    #: the commonest shape read by str methods first: what the pattern and ``build`` would
+    #: give, or None to let them read it
+    fast: Callable[[str], Message | None] | None = None
 
 
 def _file_hash(path: str) -> str | None:
@@ -115,18 +118,73 @@ def _b_not_compiled(m: re.Match[str]) -> Message:
     )
 
 
+def _ms_field(text: str) -> int:
+    """:func:`_int` of the digits the phase pattern reads: its checks skipped where they
+    cannot fail (15 ASCII digits or fewer: under the limit)."""
+    return int(text) if len(text) <= 15 and text.isascii() else _int(text)
+
+
+def _mb_field(text: str) -> float:
+    """:func:`_float` of an amount the phase pattern reads (``-?[\\d.]+(?:e[+-]?\\d+)?``):
+    its checks skipped where they cannot fail (15 ASCII characters or fewer, one point, no
+    exponent: a finite number under the limit, or a ValueError as there)."""
+    if len(text) <= 15 and text.isascii() and "e" not in text and text.count(".") == 1:
+        return float(text)
+    return _float(text)
+
+
 def _b_phase(m: re.Match[str]) -> Message:
-    kind = "phase-start" if m.group("kind") == "Starting" else "phase-end"
-    ms = m.group("ms")
+    # (each phase's end prints other numbers: this runs for every one of them)
+    indent, kind, name, ms, diff, total = m.group("indent", "kind", "name", "ms", "diff", "total")
+    if kind == "Starting":
+        return Message("phase-start", None, None, {"name": name, "depth": len(indent) // 2})
     detail: dict[str, Any] = {
-        "name": m.group("name"),
-        "depth": len(m.group("indent")) // 2,
+        "name": name,
+        "depth": len(indent) // 2,
+        "duration_ms": _ms_field(ms) if ms is not None else None,
+        "diff_rss_mb": _mb_field(diff) if diff else None,
+        "total_rss_mb": _mb_field(total) if total else None,
     }
-    if kind == "phase-end":
-        detail["duration_ms"] = _int(ms) if ms is not None else None
-        detail["diff_rss_mb"] = _float(m.group("diff")) if m.group("diff") else None
-        detail["total_rss_mb"] = _float(m.group("total")) if m.group("total") else None
-    return Message(kind, None, None, detail)
+    return Message("phase-end", None, None, detail)
+
+
+_DURATION = " (duration "
+_DIFF_RSS = " ms; diff RSS: "
+
+
+def _phase_end_fast(msg: str) -> Message | None:
+    """The commonest phase end, ``Ending phase: NAME (duration N ms; diff RSS: X MB)``
+    (every one prints other numbers, so no memo helps), read by str methods: the message
+    the pattern gives, or None for anything else (a total, an exponent, more than 15
+    characters of a number, a malformed line: the pattern reads those).
+    ``test_poplar_messages`` compares the two."""
+    if not msg.endswith(" MB)"):
+        return None
+    at = msg.find(_DURATION)  # (the first: the name holds none, as the pattern's)
+    head = msg[:at]
+    body = head.lstrip(" ")
+    if at < 0 or not body.startswith("Ending phase: ") or "\n" in body or len(body) < 15:
+        return None
+    ms, sep, diff = msg[at + 11 : -4].partition(_DIFF_RSS)
+    digits = diff[1:] if diff[:1] == "-" else diff
+    if not (
+        sep
+        and ms.isdigit()
+        and len(ms) <= 15
+        and len(diff) <= 15
+        and ms.isascii()
+        and diff.isascii()
+        and digits.replace(".", "", 1).isdigit()
+    ):
+        return None
+    detail: dict[str, Any] = {
+        "name": body[14:],
+        "depth": (len(head) - len(body)) // 2,
+        "duration_ms": int(ms),
+        "diff_rss_mb": float(diff),
+        "total_rss_mb": None,
+    }
+    return Message("phase-end", None, None, detail)
 
 
 def _b_attach(m: re.Match[str]) -> Message:
@@ -249,6 +307,7 @@ _SPECS: tuple[_Spec, ...] = (
             r"(?:; total RSS: (?P<total>-?[\d.]+(?:e[+-]?\d+)?) MB)?\))?\s*$"
         ),
         _b_phase,
+        fast=_phase_end_fast,
     ),
     _Spec(
         "cluster-compiled",
@@ -425,6 +484,8 @@ def _match(msg: str) -> Message | Malformed | None:
     malformed: Malformed | None = None
     for spec in _SPECS:
         if spec.key in msg:
+            if spec.fast is not None and (got := spec.fast(msg)) is not None:
+                return got
             m = spec.pattern.search(msg)
             if m is not None:
                 try:
