@@ -113,7 +113,8 @@ class Parser(InstructionParser):
                 if not line or line.isspace():  # (no tokens)
                     i += 1
                     continue
-                toks = _header_tokens(line) or tokenize(line)
+                short = _header_tokens(line)
+                toks = short or tokenize(line)
                 if not toks:
                     i += 1
                     continue
@@ -121,7 +122,9 @@ class Parser(InstructionParser):
                 if name is None:
                     if t0 != "HloModule":
                         raise self._error(i, i, Fail(f"expected 'HloModule', {got(toks, 0)}", 0))
-                    (name, attrs), i = self._with_continuation(i, self._header)
+                    (name, attrs), i = self._with_continuation(
+                        i, self._header, None if short else toks
+                    )
                     continue
                 if t0 in _SECTIONS and len(toks) == 1 and not comps:
                     section = t0
@@ -129,7 +132,9 @@ class Parser(InstructionParser):
                     i += 1
                     continue
                 if section is not None and t0.isdigit() and not comps:
-                    (key, value), i = self._with_continuation(i, self._frame_entry)
+                    (key, value), i = self._with_continuation(
+                        i, self._frame_entry, None if short else toks
+                    )
                     sections[section][key] = value
                     continue
                 self.percent = self.old_dialect = False
@@ -269,9 +274,16 @@ class Parser(InstructionParser):
             except Fail as f:
                 raise self._error(i, j, f) from None
 
-    def _with_continuation(self, i: int, fn: Callable[[list[str]], _R]) -> tuple[_R, int]:
+    def _with_continuation(
+        self, i: int, fn: Callable[[list[str]], _R], toks: list[str] | None
+    ) -> tuple[_R, int]:
+        """``fn`` over line ``i`` and the lines its open brackets wrap onto; the result and
+        the next line.  ``toks``: the line's tokens, if it was tokenized whole (not read
+        short by :func:`_header_tokens`: then None, and it is tokenized here)."""
+        if toks is None:
+            toks = tokenize(self.lines[i])
         eof = "unexpected end of input inside an open bracket"
-        out, j = self._continued(i, tokenize(self.lines[i]), lambda t, _j: fn(t), None, eof)
+        out, j = self._continued(i, toks, lambda t, _j: fn(t), None, eof)
         return out, j + 1
 
     def _header(self, toks: list[str]) -> tuple[str, dict[str, str]]:
