@@ -91,9 +91,9 @@ PART_MIN_BYTES = 16 << 20
 MAX_PROCESSES = 8
 #: the parent's share of the bytes after the head with two processes (its part is this times
 #: 2/N of them with N): less than half, for it also decodes the workers' events back and
-#: builds the timeline of them all (measured with two processes: at 0.39 a Poplar log's
-#: parent and worker finish together; with the framework logs, whose reports cost more, the
-#: parent still finishes last, and 0.39 beats 0.51 for them too)
+#: builds the timeline of them all (measured with two processes: with the framework logs,
+#: whose reports cost more, the parent still finishes last, and 0.39 beats 0.51 for them;
+#: a decoder class may name its own: Poplar's, JAX's, torch's)
 PARENT_SHARE = 0.39
 #: a worker records its state after each of its first decoded lines, then after every
 #: :data:`CHECKPOINT_EVERY`-th up to :data:`CHECKPOINTS` decoded lines of its part (once two
