@@ -65,7 +65,7 @@ class _Spec:
     build: Builder
     strict: bool = True  # key present but no match -> malformed
     #: the commonest shape read by str methods first: what the pattern and ``build`` would
-    #: give, or None to let them read it
+    #: give (a ValueError as there), or None to let them read it
     fast: Callable[[str], Message | None] | None = None
 
 
@@ -155,8 +155,8 @@ _DIFF_RSS = " ms; diff RSS: "
 def _phase_end_fast(msg: str) -> Message | None:
     """The commonest phase end, ``Ending phase: NAME (duration N ms; diff RSS: X MB)``
     (every one prints other numbers, so no memo helps), read by str methods: the message
-    the pattern gives, or None for anything else (a total, an exponent, more than 15
-    characters of a number, a malformed line: the pattern reads those).
+    the pattern and :func:`_b_phase` give (its numbers read as there), or None for any
+    other shape (a total, an exponent, a malformed line: the pattern reads those).
     ``test_poplar_messages`` compares the two."""
     if not msg.endswith(" MB)"):
         return None
@@ -167,21 +167,20 @@ def _phase_end_fast(msg: str) -> Message | None:
         return None
     ms, sep, diff = msg[at + 11 : -4].partition(_DIFF_RSS)
     digits = diff[1:] if diff[:1] == "-" else diff
+    # (the pattern's shapes, in ASCII: its \d+ and -?[\d.]+)
     if not (
         sep
         and ms.isdigit()
-        and len(ms) <= 15
-        and len(diff) <= 15
         and ms.isascii()
-        and diff.isascii()
-        and digits.replace(".", "", 1).isdigit()
+        and digits.isascii()
+        and digits.replace(".", "").isdigit()
     ):
         return None
     detail: dict[str, Any] = {
         "name": body[14:],
         "depth": (len(head) - len(body)) // 2,
-        "duration_ms": int(ms),
-        "diff_rss_mb": float(diff),
+        "duration_ms": _ms_field(ms),
+        "diff_rss_mb": _mb_field(diff),
         "total_rss_mb": None,
     }
     return Message("phase-end", None, None, detail)
@@ -484,14 +483,14 @@ def _match(msg: str) -> Message | Malformed | None:
     malformed: Malformed | None = None
     for spec in _SPECS:
         if spec.key in msg:
-            if spec.fast is not None and (got := spec.fast(msg)) is not None:
-                return got
-            m = spec.pattern.search(msg)
-            if m is not None:
-                try:
+            try:
+                if spec.fast is not None and (got := spec.fast(msg)) is not None:
+                    return got
+                m = spec.pattern.search(msg)
+                if m is not None:
                     return spec.build(m)
-                except ValueError:
-                    return Malformed(spec.kind, spec.key)
+            except ValueError:  # (a number field that is not a usable number)
+                return Malformed(spec.kind, spec.key)
             if spec.strict and malformed is None and _claims(spec, msg):
                 malformed = Malformed(spec.kind, spec.key)
     return malformed
