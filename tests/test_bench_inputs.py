@@ -11,8 +11,10 @@ and every compilation names its function.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,14 +23,18 @@ from recompile_doctor import analyze
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def bench() -> object:
+def _benchmark(name: str) -> Any:
+    """The script ``benchmarks/<name>.py``, imported (its folder on the path meanwhile)."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     try:
-        import bench_frameworks
+        return importlib.import_module(name)
     finally:
         sys.path.remove(str(ROOT / "benchmarks"))
-    return bench_frameworks
+
+
+@pytest.fixture(scope="module")
+def bench() -> object:
+    return _benchmark("bench_frameworks")
 
 
 @pytest.mark.parametrize("case", ["jax", "tensorflow", "torch", "torch-trace", "ptxla"])
@@ -59,11 +65,7 @@ def test_a_generated_framework_log_parses_whole(bench: object, tmp_path: Path, c
 def test_a_generated_poplar_log_parses_whole_with_its_phases_varied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noise: int
 ) -> None:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        import bench_scale
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
+    bench_scale = _benchmark("bench_scale")
     # GIVEN the Poplar case repeated with DEBUG noise, as benchmarks/bench_scale.py writes it
     path = tmp_path / "poplar.log"
     bench_scale.write_log(path, bench_scale._poplar_lines(noise), 1_500_000)

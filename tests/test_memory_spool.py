@@ -384,9 +384,9 @@ def test_packed_chunks_read_from_two_places_at_once_are_unpacked_once(
     unpacked: list[int] = []
     real = packed._unpack
 
-    def counting(data: object) -> object:
+    def counting(data: object, rows: type | None = None) -> object:
         unpacked.append(1)
-        return real(data)  # type: ignore[arg-type]
+        return real(data, rows)  # type: ignore[arg-type]
 
     monkeypatch.setattr(packed, "_unpack", counting)
     # WHEN they are read in the order of their compilations: one from the first half, one

@@ -84,7 +84,7 @@ class Packed(Sequence[T]):
         return blobs.put(_pack(items, self._rows))
 
     def _unpacked(self, data: list[T] | Blob) -> list[T]:
-        return _unpack(data) if self._rows is None else _unpack(data, self._rows)
+        return _unpack(data, self._rows)
 
     def __len__(self) -> int:
         return self._n

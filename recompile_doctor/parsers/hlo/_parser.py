@@ -176,6 +176,15 @@ class Parser(InstructionParser):
         self.percent, self.old_dialect = percent, old
         return comp, last + 1
 
+    def _close(
+        self, comp: Computation, defined: dict[str, str], unresolved: list[int], fresh: list[int]
+    ) -> None:
+        """At a computation's ``}``: its operands checked, and (with ``record``) the names it
+        defines kept for a module parsed like this one."""
+        self._check_operands(comp, defined, unresolved, fresh)
+        if self.made is not None:
+            self.defined[comp.name] = defined
+
     def _check_operands(
         self, comp: Computation, defined: dict[str, str], unresolved: list[int], fresh: list[int]
     ) -> None:
@@ -366,9 +375,7 @@ class Parser(InstructionParser):
                 break
             line = lines[i]
             if line.lstrip()[:1] == "}":  # (the '}' token: no other token starts with it)
-                self._check_operands(comp, defined, unresolved, fresh)
-                if self.made is not None:
-                    self.defined[name] = defined
+                self._close(comp, defined, unresolved, fresh)
                 if like is not None:
                     self._twin(comp, fresh)
                 return comp, i + 1
@@ -377,9 +384,7 @@ class Parser(InstructionParser):
                 i += 1
                 continue
             if toks[0] == "}":
-                self._check_operands(comp, defined, unresolved, fresh)
-                if self.made is not None:
-                    self.defined[name] = defined
+                self._close(comp, defined, unresolved, fresh)
                 return comp, i + 1
             ins, j = self._slow_instruction(toks, name, i, line)
             if ins.name in defined:
