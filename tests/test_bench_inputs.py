@@ -85,3 +85,31 @@ def test_a_generated_poplar_log_parses_whole_with_its_phases_varied(
         assert rep.parse.malformed == 0, rep.parse
         assert 0.02 < rep.parse.recognized / info.lines < 0.3, (rep.parse, info)
         assert want and [(f.rule, f.count) for f in rep.findings] == want
+
+
+def test_a_generated_growing_shape_log_goes_on_growing(bench: Any, tmp_path: Path) -> None:
+    # GIVEN the JAX case as benchmarks/bench_frameworks.py writes it (its growing-shape
+    # fixture repeated)
+    cases = {c[0]: c for c in bench.CASES}
+    _, fmt, rels, noise = cases["jax"]
+    path = tmp_path / "jax.log"
+    bench.write_log(path, bench.case_lines(fmt, rels, noise), 400_000)
+    # THEN no signature is compiled twice: each repetition goes on growing the shape, as a
+    # longer run does (a repeated one is a memo hit a real growing run never gives)
+    grown: list[str] = []
+    firsts = 0  # (compilations of a function never seen: each repetition's first)
+    fresh = False
+    for ln in path.read_text().splitlines():
+        fresh = fresh or ln.lstrip().startswith("summarize id=")  # (never seen before)
+        if ln.startswith("Compiling jit(summarize) with global shapes"):
+            grown.append(ln)
+            firsts += fresh
+            fresh = False
+    assert len(grown) > 30 and len(set(grown)) == len(grown), (len(grown), len(set(grown)))
+    # AND the growth is read as such: one growing-shape finding, of every step but the
+    # first of each repetition (which begins, as the fixture does, with a function never
+    # seen)
+    with analyze(str(path)) as rep:
+        grows = [f for f in rep.findings if f.rule == "growing-shape"]
+        assert len(grows) == 1, [f.rule for f in rep.findings]
+        assert grows[0].count == len(grown) - firsts, (grows[0].count, len(grown), firsts)
