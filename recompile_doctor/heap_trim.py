@@ -35,6 +35,17 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 _ours = False
 
+#: a process whose resident memory never reached this has too little to give back to be
+#: worth loading the C library for (``ctypes``: 2 ms of a small log's whole command)
+MIN_PEAK_BYTES = 48 << 20
+
+
+def _peak_bytes() -> int:
+    """The process's peak resident memory so far (Linux: the only system trimmed)."""
+    import resource  # (a built-in module: no start-up cost)
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # (kB on Linux)
+
 
 def process_is_ours() -> None:
     """The command line runs this process: :func:`give_back` may trim its heap."""
@@ -44,8 +55,9 @@ def process_is_ours() -> None:
 
 def give_back() -> bool:
     """Return the process's free heap pages to the system; whether any were (False where
-    the C library cannot, or the process is a library caller's: :func:`process_is_ours`)."""
-    if not _ours:
+    the C library cannot, the process is a library caller's (:func:`process_is_ours`), or
+    it never grew past :data:`MIN_PEAK_BYTES`)."""
+    if not _ours or not sys.platform.startswith("linux") or _peak_bytes() < MIN_PEAK_BYTES:
         return False
     trim = _malloc_trim()
     return trim is not None and bool(trim(0))

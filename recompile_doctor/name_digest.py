@@ -8,7 +8,10 @@ digest is the same in every process (not Python's ``hash``, which a process may 
 
 from __future__ import annotations
 
-from hashlib import blake2b
+try:  # (the same function: hashlib's own import loads OpenSSL first, 3 ms of a start-up)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
 
 #: bytes of a digest
 WIDTH = 16

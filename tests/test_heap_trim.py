@@ -33,6 +33,7 @@ def test_glibc_gives_freed_memory_back(monkeypatch: pytest.MonkeyPatch) -> None:
     before = resident_mb()
     # WHEN the memory is given back, in the command line's process
     monkeypatch.setattr(heap_trim, "_ours", True)
+    monkeypatch.setattr(heap_trim, "MIN_PEAK_BYTES", 0)
     assert heap_trim._malloc_trim() is not None
     assert heap_trim.give_back() is True
     # THEN the freed pages are the system's again
@@ -84,5 +85,32 @@ def test_a_library_call_leaves_its_hosts_memory_alone(monkeypatch: pytest.Monkey
     # and in the command line's process it is
     heap_trim.process_is_ours()
     monkeypatch.setattr(heap_trim, "_ours", True)  # (undone after the test)
+    monkeypatch.setattr(heap_trim, "MIN_PEAK_BYTES", 0)
+    monkeypatch.setattr(sys, "platform", "linux")
     heap_trim.give_back()
     assert trims == [0]
+
+
+def test_a_process_that_stayed_small_loads_no_c_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN the command line's process, on Linux, whose resident memory never reached the
+    # threshold (a small log's analysis: about 25 MB)
+    monkeypatch.setattr(heap_trim, "_ours", True)
+    monkeypatch.setattr(sys, "platform", "linux")
+    loads: list[str] = []
+    monkeypatch.setattr(heap_trim, "_malloc_trim", lambda: loads.append("ctypes"))
+    monkeypatch.setattr(heap_trim, "_peak_bytes", lambda: heap_trim.MIN_PEAK_BYTES - 1)
+    # WHEN asked to give memory back, THEN nothing is loaded and nothing is given back
+    assert heap_trim.give_back() is False
+    assert loads == []
+    # AND once it has grown past the threshold, it is trimmed
+    monkeypatch.setattr(heap_trim, "_peak_bytes", lambda: heap_trim.MIN_PEAK_BYTES)
+    monkeypatch.setattr(heap_trim, "_malloc_trim", lambda: lambda pad: loads.append("trim") or 1)
+    assert heap_trim.give_back() is True
+    assert loads == ["trim"]
+
+
+def test_the_peak_is_read_in_bytes() -> None:
+    # (Linux gives kilobytes: a process of this suite is past 10 MB and under 10 GB)
+    if not sys.platform.startswith("linux"):
+        pytest.skip("Linux reports kilobytes")
+    assert 10 << 20 < heap_trim._peak_bytes() < 10 << 30

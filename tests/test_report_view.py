@@ -124,6 +124,34 @@ def test_text_fits_the_terminal_width_from_columns(monkeypatch: pytest.MonkeyPat
     assert "for ordinal" in ev  # the end of the message is still there
 
 
+@pytest.mark.parametrize("columns", [None, "200", "80", "30", "0", "-5", "wide", " 120 "])
+@pytest.mark.parametrize("terminal", [None, 132, 0], ids=["no-tty", "tty-132", "tty-0"])
+def test_the_terminal_width_is_the_standard_librarys(
+    monkeypatch: pytest.MonkeyPatch, columns: str | None, terminal: int | None
+) -> None:
+    # GIVEN COLUMNS set (or not, or not a number) and standard output a terminal of some
+    # width (or not one at all)
+    import os
+    import shutil
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.delenv("LINES", raising=False)
+
+    def size(_fd: int = 1) -> os.terminal_size:
+        if terminal is None:
+            raise OSError("not a terminal")
+        return os.terminal_size((terminal, 40))
+
+    monkeypatch.setattr(os, "get_terminal_size", size)
+    # THEN the report is as wide as shutil would say (100 without a terminal), never under
+    # the narrowest layout
+    want = max(shutil.get_terminal_size((100, 24)).columns, text.MIN_WIDTH)
+    assert text.terminal_width() == want
+
+
 # --------------------------------------------------------------------------- item 17
 
 

@@ -64,9 +64,17 @@ def test_analyze_of_a_small_log_imports_no_heavy_library() -> None:
 #: ``re``), ``tempfile`` (only a stream read twice or events past the spool threshold),
 #: ``hyperscan`` (only a log longer than the lines format detection reads), the dump
 #: scanner, HLO parser and differ (only with ``--dumps``), the other reports' renderers, the
-#: decoders of the formats the log is not in (detection needs only their ``*_detect`` half)
+#: decoders of the formats the log is not in (detection needs only their ``*_detect`` half),
+#: the workers' machinery (only a plain log of ``PARALLEL_MIN_BYTES`` or more, or gzip),
+#: ``ctypes`` (only to give back the memory of a process that grew: ``heap_trim``), OpenSSL's
+#: ``_hashlib`` (the name digests take BLAKE2 from ``_blake2`` directly)
 NOT_FOR_A_SMALL_LOG = (
     "regex",
+    "recompile_doctor.parsers._parallel",
+    "recompile_doctor.parsers._checkpoint",
+    "recompile_doctor.parsers._event_codec",
+    "ctypes",
+    "_hashlib",
     "tempfile",
     "hyperscan",
     "recompile_doctor.parsers.dumps",
@@ -174,3 +182,25 @@ def test_diff_of_two_hlo_files_imports_no_side_file_reader() -> None:
     assert code == 0
     assert "recompile_doctor.differ.beside" in modules
     assert _loaded(modules, (*HEAVY, *SIDE_FILE_READERS)) == []
+
+
+def test_a_log_big_enough_to_split_brings_the_workers_machinery(tmp_path: Path) -> None:
+    """GIVEN a plain log of ``PARALLEL_MIN_BYTES`` (the small one above, repeated) WHEN
+    ``analyze`` reads it THEN the workers' machinery is imported, as it decides how many
+    processes read it (one process here: the probe's environment says so)."""
+    from recompile_doctor.parsers._reader import PARALLEL_MIN_BYTES
+
+    small = (ROOT / "fixtures" / "jax" / "growing_shape" / "run.log").read_bytes()
+    big = tmp_path / "big.log"
+    big.write_bytes(small * (PARALLEL_MIN_BYTES // len(small) + 1))
+    env = {**os.environ, "RECOMPILE_DOCTOR_WORKERS": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE, "analyze", str(big), "--format", "json", "-o", os.devnull],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+        env=env,
+    ).stdout
+    modules = json.loads(out.strip().splitlines()[-1])["modules"]
+    assert "recompile_doctor.parsers._parallel" in modules

@@ -31,6 +31,24 @@ class Decoded(NamedTuple):
     problem: str | None = None
 
 
+class Counted(Protocol):
+    """What a decoded line is counted in (the driver's ParseCounter, a worker's Counts)."""
+
+    recognized: int
+    unrecognized: int
+    malformed: int
+
+
+def count(res: Decoded, c: Counted) -> None:
+    """What one decoded line does to the counters (the driver's rule, and the workers')."""
+    if res.status == "recognized":
+        c.recognized += 1
+    elif res.status == "malformed":
+        c.malformed += 1
+    else:
+        c.unrecognized += 1
+
+
 UNRECOGNIZED = Decoded("unrecognized")
 #: a recognized line without events (most of them: one answer for all, not one per line)
 RECOGNIZED = Decoded("recognized")

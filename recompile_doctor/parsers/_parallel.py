@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import IO, Any, BinaryIO, NamedTuple, Protocol
+from typing import IO, Any, BinaryIO, NamedTuple
 
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.gc_pause import collect_less_often
@@ -73,17 +73,16 @@ from recompile_doctor.parsers._event_codec import (
     put_record,
     record_at,
 )
-from recompile_doctor.parsers._format import Decoded, Decoder, reading_a_part
+from recompile_doctor.parsers._format import Counted, Decoder, count, reading_a_part
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
+    PARALLEL_MIN_BYTES,
     ReadStats,
     decompressed,
     gzip_text_size,
 )
 from recompile_doctor.parsers._scan import Blocks, FastLines
 
-#: inputs smaller than this are read by one process (a fork and a seam cost ~20 ms)
-PARALLEL_MIN_BYTES = 32 << 20
 #: a part is at least this big
 PART_MIN_BYTES = 16 << 20
 #: processes reading one input at most (the parent builds the timeline from every event, and
@@ -271,29 +270,11 @@ class _Orphaned(Exception):
     """A worker's parent is gone."""
 
 
-class Counted(Protocol):
-    """What a decoded line is counted in (the driver's ParseCounter, a worker's Counts)."""
-
-    recognized: int
-    unrecognized: int
-    malformed: int
-
-
 @dataclasses.dataclass(slots=True)
 class Counts:
     recognized: int = 0
     unrecognized: int = 0
     malformed: int = 0
-
-
-def count(res: Decoded, c: Counted) -> None:
-    """What one decoded line does to the counters (the driver's rule, and the workers')."""
-    if res.status == "recognized":
-        c.recognized += 1
-    elif res.status == "malformed":
-        c.malformed += 1
-    else:
-        c.unrecognized += 1
 
 
 class Match(NamedTuple):

@@ -21,6 +21,8 @@ import re
 from datetime import UTC, datetime
 from typing import NamedTuple
 
+from recompile_doctor.parsers._lazy_re import lazy_re
+
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 #: the time stamps of the two absolute clocks at the start of a prefix: TensorFlow's local
@@ -32,7 +34,8 @@ STAMP_LEN = 26
 STAMP_OF = {"local": re.compile(_TF_STAMP), "utc": re.compile(_ISO_STAMP)}
 
 # One alternation, each branch with its own named groups.  Ordered most specific first.
-_PREFIX_RE = re.compile(
+# (Compiled when first used: 1 ms, which a log without such prefixes never needs.)
+_PREFIX_RE = lazy_re(
     rf"(?P<tf_ts>{_TF_STAMP}): (?P<tf_lvl>[IWEF])(?: +\d+)? "
     r"(?P<tf_file>[^\s:\]]+):\d+\] ?"
     rf"|(?P<iso_ts>{_ISO_STAMP})Z "

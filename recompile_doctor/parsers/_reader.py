@@ -62,6 +62,11 @@ class Truncation:
         return f"{self.path}:{n}: {self.what}; analysed {lines} before"
 
 
+#: inputs smaller than this are read by one process (a fork and a seam cost ~20 ms); the
+#: workers' machinery (:mod:`._parallel`) is not even imported for a plain file under it
+PARALLEL_MIN_BYTES = 32 << 20
+
+
 @dataclass(slots=True)
 class ReadStats:
     """Counters filled in while a source is read."""

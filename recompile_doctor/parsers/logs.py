@@ -10,19 +10,19 @@ without ever holding the whole log in memory.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
-from recompile_doctor.parsers import _parallel
-from recompile_doctor.parsers._format import Decoded, Decoder, LogFormat
-from recompile_doctor.parsers._parallel import count
+from recompile_doctor.parsers._format import Counted, Decoded, Decoder, LogFormat, count
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
+    PARALLEL_MIN_BYTES,
     ReadStats,
     bom_encoding,
     decompressed,
@@ -49,6 +49,10 @@ from recompile_doctor.parsers.tensorflow_detect import TENSORFLOW
 from recompile_doctor.parsers.torch_detect import TORCH
 from recompile_doctor.parsers.torch_trace_detect import TORCH_TRACE
 from recompile_doctor.told import tell, telling
+
+if TYPE_CHECKING:
+    # (imported where several processes read an input: see _processes_for)
+    from recompile_doctor.parsers import _parallel
 
 #: lines of an input that detection looks at
 SNIFF_LINES = 400
@@ -178,12 +182,25 @@ def parse_log(
         if st.compressed:
             fastpart.gzip_text = gzip_text_size(f)
         if not strict:
-            fastpart.processes = _parallel.processes_for(f, st)
+            fastpart.processes = _processes_for(f, st)
             fastpart.f = f
         try:
             yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict, fold)
         finally:
             fastpart.close()
+
+
+def _processes_for(f: BinaryIO, st: ReadStats) -> int:
+    """How many processes read ``f`` (:func:`._parallel.processes_for`), without importing
+    the workers' machinery for a plain file too small to be split (its own first test,
+    asked here: 4 ms of a small log's start-up).  Once imported (by an input read before,
+    or by a test that lowered its thresholds), it answers itself."""
+    loaded = "recompile_doctor.parsers._parallel" in sys.modules
+    if not loaded and not st.compressed and st.size is not None and st.size < PARALLEL_MIN_BYTES:
+        return 1
+    from recompile_doctor.parsers import _parallel
+
+    return _parallel.processes_for(f, st)
 
 
 class _FastPart:
@@ -272,7 +289,7 @@ class _FastPart:
 
         def lines_from(
             blocks: Blocks,
-            counts: _parallel.Counted,
+            counts: Counted,
             lineno: int,
             start: int = -1,
             progress: bool = True,
@@ -298,6 +315,8 @@ class _FastPart:
             self._end(fl)
             return
         # the first part is done: on to the seams
+        from recompile_doctor.parsers import _parallel
+
         self._reading = _parallel.Reading(fl)
         self._decoder = decoder
         self._onward = _parallel.read_onward(
@@ -317,6 +336,8 @@ class _FastPart:
         # again events the stream gave: a part after the worker's, which it read on into)
         since = (stopped.missed_at or 0) if stopped is not None else 0
         self.stream = None
+        from recompile_doctor.parsers import _parallel
+
         for got in self._onward:
             if isinstance(got, _parallel.Match):
                 if not adopt or got.line < since:
@@ -376,6 +397,8 @@ class _FastPart:
         self, decoder: Decoder, lines_from: Callable[..., FastLines]
     ) -> _parallel.Team | None:
         """Start the workers on the later parts of the input, if it is big enough."""
+        from recompile_doctor.parsers import _parallel
+
         f, blocks, st = self.f, self.blocks, self.st
         assert f is not None
         size = _parallel.text_size(f, st) or 0
@@ -401,7 +424,7 @@ class _FastPart:
         if not splits:
             return None
 
-        def worker_lines(blocks: Blocks, counts: _parallel.Counted, lineno: int) -> FastLines:
+        def worker_lines(blocks: Blocks, counts: Counted, lineno: int) -> FastLines:
             return lines_from(blocks, counts, lineno, progress=False)  # (no bar from a worker)
 
         try:
@@ -418,6 +441,8 @@ class _FastPart:
         read it (``stream``: the workers' events taken, if any): a part read twice is
         otherwise silent."""
         if self._team is not None and telling():
+            from recompile_doctor.parsers import _parallel
+
             tell(_parallel.how_read(self._team, stream, self.missed))
 
     def _adopt(

@@ -7,7 +7,8 @@ wrap instead of being cut; info findings take one line each unless ``verbose``.
 
 from __future__ import annotations
 
-import shutil
+import os
+import sys
 from collections import Counter
 from collections.abc import Callable
 
@@ -37,8 +38,20 @@ Style = Callable[..., str]
 
 
 def terminal_width() -> int:
-    """The terminal's width (``COLUMNS`` wins; 100 when output is not a terminal)."""
-    return max(shutil.get_terminal_size((100, 24)).columns, MIN_WIDTH)
+    """The terminal's width (``COLUMNS`` wins; 100 when output is not a terminal), at least
+    :data:`MIN_WIDTH`: the columns ``shutil.get_terminal_size((100, 24))`` gives, without
+    importing ``shutil`` (and with it ``bz2`` and ``lzma``: 2.4 ms of a small log's command)."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    out = sys.__stdout__
+    if columns <= 0 and out is not None:
+        try:
+            columns = os.get_terminal_size(out.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return max(columns or 100, MIN_WIDTH)
 
 
 def render(
