@@ -47,6 +47,7 @@ from typing import IO, Any, BinaryIO, NamedTuple
 
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.gc_pause import collect_less_often
+from recompile_doctor.parsers import _reader
 from recompile_doctor.parsers._checkpoint import (
     checkpoint,
     fits,
@@ -76,7 +77,6 @@ from recompile_doctor.parsers._event_codec import (
 from recompile_doctor.parsers._format import Counted, Decoder, count, reading_a_part
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
-    PARALLEL_MIN_BYTES,
     ReadStats,
     decompressed,
     gzip_text_size,
@@ -140,7 +140,7 @@ def processes_for(f: BinaryIO, st: ReadStats) -> int:
     only for a big regular file, not copied (gzip: one whose trailer tells the size of its
     text), in a process where forking is safe."""
     size = text_size(f, st)
-    if size is None or size < PARALLEL_MIN_BYTES:
+    if size is None or size < _reader.PARALLEL_MIN_BYTES:
         return 1
     return min(usable(), max(2, size // PART_MIN_BYTES))
 

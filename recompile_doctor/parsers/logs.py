@@ -10,7 +10,6 @@ without ever holding the whole log in memory.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, islice
@@ -19,10 +18,10 @@ from typing import TYPE_CHECKING, BinaryIO
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
+from recompile_doctor.parsers import _reader
 from recompile_doctor.parsers._format import Counted, Decoded, Decoder, LogFormat, count
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
-    PARALLEL_MIN_BYTES,
     ReadStats,
     bom_encoding,
     decompressed,
@@ -193,10 +192,8 @@ def parse_log(
 def _processes_for(f: BinaryIO, st: ReadStats) -> int:
     """How many processes read ``f`` (:func:`._parallel.processes_for`), without importing
     the workers' machinery for a plain file too small to be split (its own first test,
-    asked here: 4 ms of a small log's start-up).  Once imported (by an input read before,
-    or by a test that lowered its thresholds), it answers itself."""
-    loaded = "recompile_doctor.parsers._parallel" in sys.modules
-    if not loaded and not st.compressed and st.size is not None and st.size < PARALLEL_MIN_BYTES:
+    asked here: 4 ms of a small log's start-up)."""
+    if not st.compressed and st.size is not None and st.size < _reader.PARALLEL_MIN_BYTES:
         return 1
     from recompile_doctor.parsers import _parallel
 
