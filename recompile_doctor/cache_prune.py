@@ -62,6 +62,8 @@ def parse_size(text: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Criteria:
+    """What makes a cache entry removable (any one of them set is enough)."""
+
     unused_by: tuple[str, ...] = ()
     older_than_s: float | None = None
     keep_newest: int | None = None
@@ -83,6 +85,8 @@ class Criteria:
 
 @dataclass(frozen=True, slots=True)
 class Selected:
+    """A cache entry chosen for removal, why, and why it was then left (if it was)."""
+
     entry: CacheEntry
     reasons: tuple[str, ...]
     why_skipped: str | None = None  # "locked", "changed since it was listed", an OS error
@@ -98,6 +102,8 @@ class Selected:
 
 @dataclass(slots=True)
 class PrunePlan:
+    """The entries a prune would remove and keep; what it removed once applied."""
+
     dir: str
     criteria: Criteria
     remove: list[Selected] = field(default_factory=list)

@@ -70,6 +70,8 @@ class CompileKey:
 # a base only, never made itself: each event class generates its own methods
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
 class _Base:
+    """What every event holds: the line it came from and the record the report keeps of it."""
+
     span: Span
     #: the line as a recognized message (kind, module, hash, fields), or None
     record: Event | None

@@ -71,6 +71,8 @@ SHAPE_RULES: tuple[RuleId, ...] = ("batch-size-changed", "shape-changed")
 
 @dataclass(frozen=True, slots=True)
 class Rule:
+    """One cause of the vocabulary: its id, severity, what it means and what to change."""
+
     id: RuleId
     severity: Severity
     consideration: int | None

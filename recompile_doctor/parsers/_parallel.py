@@ -272,6 +272,8 @@ class _Orphaned(Exception):
 
 @dataclasses.dataclass(slots=True)
 class Counts:
+    """Lines of a part by how they were read."""
+
     recognized: int = 0
     unrecognized: int = 0
     malformed: int = 0

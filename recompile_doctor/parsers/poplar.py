@@ -59,6 +59,8 @@ Builder = Callable[["re.Match[str]"], Message]
 
 @dataclass(frozen=True, slots=True)
 class _Spec:
+    """How one Poplar message is recognized and read into a :class:`Message`."""
+
     kind: str
     key: str
     pattern: LazyRe  # compiled on first use: importing the format costs nothing

@@ -94,6 +94,8 @@ class _Block:
 
 @dataclass(frozen=True, slots=True)
 class _Graph:
+    """What one PyTorch/XLA compile report says of its graph."""
+
     cause: str | None
     graph_hash: str | None
     inputs: int | None

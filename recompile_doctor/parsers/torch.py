@@ -56,6 +56,8 @@ _BREAK_REASON_RE = lazy_re(r"^Graph Break Reason: (?P<reason>.*)$")
 
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Line:
+    """A line of a torch log, read into its prefix fields and message."""
+
     lineno: int
     raw: str
     rank: str | None
@@ -68,6 +70,8 @@ class _Line:
 
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Block:
+    """A multi-line torch message under way, by kind, from its first line."""
+
     kind: str  # "recompile" | "limit" | "break" | "item-warning"
     first: _Line
     lines: list[_Line] = field(default_factory=list)

@@ -62,6 +62,8 @@ _CACHE_ARTIFACTS = {
 
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Envelope:
+    """A ``TORCH_TRACE`` record: its envelope and the payload lines after it."""
+
     lineno: int
     raw: str
     t: float | None

@@ -93,6 +93,8 @@ _DIFF_CHARS = 20_000
 
 @dataclass(frozen=True, slots=True)
 class Change:
+    """One instruction-level change between two dumps, with its lines on each side."""
+
     kind: str
     op_name: str | None
     detail: str

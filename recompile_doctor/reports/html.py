@@ -104,6 +104,8 @@ def render(report: Report, *, draw_apart: bool | None = None) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _DiffModule:
+    """One module pair as the HTML diff page shows it."""
+
     id: str
     name: str
     equivalent: bool
@@ -122,6 +124,8 @@ class _DiffModule:
 
 @dataclass(frozen=True, slots=True)
 class _DiffPage:
+    """Everything the HTML diff page's template reads."""
+
     a: str | None
     b: str | None
     sentence: str

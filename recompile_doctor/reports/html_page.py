@@ -38,6 +38,8 @@ FINDING_CHANGES = 5
 
 @dataclass(frozen=True, slots=True)
 class HtmlFinding:
+    """A finding as the HTML page shows it: its view, links and evidence excerpts."""
+
     id: str
     number: int
     view: FindingView
@@ -112,6 +114,8 @@ def html_finding(n: int, f: FindingView, anchors: Anchors) -> HtmlFinding:
 
 @dataclass(frozen=True, slots=True)
 class Headline:
+    """The HTML page's opening: its sentence, verdict and top cause."""
+
     sentence: str
     verdict: str
     verdict_class: str
@@ -151,6 +155,8 @@ def headline(v: ReportView, findings: Sequence[HtmlFinding]) -> Headline:
 
 @dataclass(frozen=True, slots=True)
 class Page:
+    """Everything the HTML report's template reads."""
+
     report: Report
     view: ReportView
     headline: Headline

@@ -168,6 +168,8 @@ def evidence_groups(
 
 @dataclass(frozen=True, slots=True)
 class FindingView:
+    """A finding as every renderer shows it: its rule's words, functions, changes and evidence."""
+
     finding: Finding
     rule: str
     severity: str

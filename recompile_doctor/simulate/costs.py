@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class CompileCost:
+    """What one simulated compilation costs: time, graph construction, memory."""
+
     total_ms: float
     graph_construction_ms: float
     rss_mb: float

@@ -19,32 +19,38 @@ from recompile_doctor.simulate.hlo_emit import Computation, Instr, ModuleBuilder
 
 @dataclass(frozen=True, slots=True)
 class Layer:
+    """A layer of a simulated model (the kinds below)."""
+
     name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Dense(Layer):
+    """A fully connected layer, with its activation."""
+
     units: int = 10
     activation: Literal["relu", "softmax"] | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Relu(Layer):
-    pass
+    """A ReLU activation."""
 
 
 @dataclass(frozen=True, slots=True)
 class Softmax(Layer):
-    pass
+    """A softmax."""
 
 
 @dataclass(frozen=True, slots=True)
 class Flatten(Layer):
-    pass
+    """Flattens all but the batch dimension."""
 
 
 @dataclass(frozen=True, slots=True)
 class Conv2D(Layer):
+    """A 2-D convolution (same padding, stride 1)."""
+
     filters: int = 8
     kernel: int = 3
 

@@ -107,6 +107,8 @@ class Instr:
 
 @dataclass(slots=True)
 class Computation:
+    """One HLO computation being written: its parameters and instructions."""
+
     name: str
     params: list[Instr] = field(default_factory=list)
     instrs: list[Instr] = field(default_factory=list)

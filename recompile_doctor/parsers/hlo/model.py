@@ -222,6 +222,8 @@ class Computation:
 
 @dataclass(frozen=True, slots=True)
 class SourceLocation:
+    """Where in the user's code an instruction came from (its ``source_file``/``source_line``)."""
+
     file: str
     function: str
     line: int
