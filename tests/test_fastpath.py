@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.matcher_choice import has_hyperscan
 from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _reader, _scan, parse_log
+from recompile_doctor.parsers import logs as logs_module
 from recompile_doctor.parsers._scan import FindMatcher, regex_literals
 from recompile_doctor.parsers.poplar import ANCHOR_RE
 
@@ -149,6 +150,7 @@ def logs(draw: st.DrawFn) -> bytes:
     fmt=st.sampled_from([None] + [f.name for f in LOG_FORMATS]),
     packing=st.sampled_from(["plain", "gzip", "broken-gzip"]),
     cut=st.floats(0.1, 0.95),
+    first=st.sampled_from([None, 1, 16, 100]),
 )
 def test_fast_path_matches_plain_path_on_generated_logs(
     tmp_path_factory: pytest.TempPathFactory,
@@ -157,6 +159,7 @@ def test_fast_path_matches_plain_path_on_generated_logs(
     fmt: str | None,
     packing: str,
     cut: float,
+    first: int | None,
 ) -> None:
     path = tmp_path_factory.mktemp("log") / "run.log"
     if packing != "plain":
@@ -175,9 +178,49 @@ def test_fast_path_matches_plain_path_on_generated_logs(
         mp.setattr(_scan, "CHUNK_BYTES", chunk)
         mp.setattr(_scan, "MAX_LINE_BYTES", 50)
         mp.setattr(_reader, "MAX_LINE_BYTES", 50)
+        if first is not None:
+            # a file that says it is smaller than it is (a log still being written, a file
+            # of /proc): a small first buffer, grown when it fills
+            mp.setattr(_scan, "FIRST_MIN_BYTES", first)
+            mp.setattr(logs_module, "_left", lambda f, st: 0)
         plain = _run(path, fast=False, fmt=fmt)
         for engine in ENGINES:
             assert _run(path, fast=True, engine=engine, fmt=fmt) == plain
+
+
+def _blocks_read(path: Path, size: int | None) -> tuple[list[bytes], int, int]:
+    """What :class:`Blocks` gives of ``path`` when told it holds ``size`` bytes: the text of
+    each block, and the bytes read and lost."""
+    out: list[bytes] = []
+    with open(path, "rb") as f:
+        b = _scan.Blocks(f, str(path), size)
+        while b.next(b.end):
+            out.append(bytes(b.data[: b.end]))
+    return out, b.consumed, b.lost
+
+
+def test_an_input_bigger_than_it_said_is_read_whole(tmp_path: Path) -> None:
+    # GIVEN a log of long lines (one over the first buffer, one over the full buffer), WHEN
+    # it is read by blocks told that it is 10 bytes (a log still growing, a file of /proc),
+    # THEN the small first buffer grows and the lines are those of a buffer of full size
+    lines = [b"a" * 10, b"b" * 70_000, b"c", b"d" * (_scan.CHUNK_BYTES + 5), b"e" * 300_000]
+    lines += [b"f%d" % i for i in range(50_000)]
+    path = tmp_path / "run.log"
+    path.write_bytes(b"\n".join(lines))
+    told, full = _blocks_read(path, 10), _blocks_read(path, None)
+    assert told == full
+    assert b"".join(full[0]).count(b"\n") == len(lines) - 1  # (the longest cut, not lost)
+
+
+def test_a_small_input_gets_a_small_buffer(tmp_path: Path) -> None:
+    # GIVEN a small log and a big one, WHEN they are read, THEN the small one's buffer is
+    # small (4 MB zeroed would be 3 ms of a small log's start-up) and the big one's full
+    path = tmp_path / "run.log"
+    path.write_bytes(b"Compiling module jit_f\n" * 100)
+    with open(path, "rb") as f:
+        assert len(_scan.Blocks(f, str(path), path.stat().st_size).data) == _scan.FIRST_MIN_BYTES
+        assert len(_scan.Blocks(f, str(path), 5 << 20).data) == _scan.CHUNK_BYTES
+        assert len(_scan.Blocks(f, str(path)).data) == _scan.CHUNK_BYTES
 
 
 # -- start-up -----------------------------------------------------------------------------

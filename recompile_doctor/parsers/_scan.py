@@ -30,6 +30,10 @@ from recompile_doctor.parsers._reader import (
 
 #: the reused read buffer (whole lines are moved to its front between reads)
 CHUNK_BYTES = 4 << 20
+#: the smallest first buffer: an input known to be smaller than :data:`CHUNK_BYTES` starts
+#: with a buffer of its size (4 MB zeroed is 3 ms of a small log's start-up), grown to
+#: :data:`CHUNK_BYTES` the first time it fills (the input was not as small as it said)
+FIRST_MIN_BYTES = 64 << 10
 NL = b"\n"
 
 
@@ -118,10 +122,12 @@ class Blocks:
     reader keeps of it).  ``consumed - lost`` is the number of bytes the lines hold.
     """
 
-    def __init__(self, f: BinaryIO, path: str) -> None:
+    def __init__(self, f: BinaryIO, path: str, size: int | None = None) -> None:
+        """``size``: the bytes left to read, if known (a small input gets a small buffer)."""
         self._f = f
         self._path = path
-        self._buf = bytearray(CHUNK_BYTES)
+        first = CHUNK_BYTES if size is None else max(FIRST_MIN_BYTES, size + 1)
+        self._buf = bytearray(min(first, CHUNK_BYTES))
         self._fill = 0  # bytes in the buffer
         self._eof = False
         self._read1: Callable[[int], bytes] | None = None
@@ -179,11 +185,15 @@ class Blocks:
             buf[: self._fill - keep] = buf[keep : self._fill]
             self._fill -= keep
         self.data = buf
-        while self._fill < len(buf):
-            n = self._read(self._fill)
-            if not n:
+        while True:
+            while self._fill < len(buf):
+                n = self._read(self._fill)
+                if not n:
+                    break
+                self._fill += n
+            if self._fill < len(buf) or len(buf) >= CHUNK_BYTES:
                 break
-            self._fill += n
+            buf.extend(bytes(CHUNK_BYTES - len(buf)))  # a first buffer too small: full size
         nl = buf.rfind(NL, 0, self._fill)
         if nl >= 0:
             self.end = nl + 1

@@ -177,7 +177,7 @@ def parse_log(
             yield from _drive(path, c, forced, src, None, strict, fold)
             return
         skip_bom(f, st)
-        fastpart = _FastPart(path, Blocks(f, path), st, engine, on_progress, strict)
+        fastpart = _FastPart(path, Blocks(f, path, _left(f, st)), st, engine, on_progress, strict)
         if st.compressed:
             fastpart.gzip_text = gzip_text_size(f)
         if not strict:
@@ -187,6 +187,16 @@ def parse_log(
             yield from _drive(path, c, forced, fastpart.head(forced), fastpart, strict, fold)
         finally:
             fastpart.close()
+
+
+def _left(f: BinaryIO, st: ReadStats) -> int | None:
+    """The bytes of a plain file left to read (None when not known)."""
+    if st.compressed or st.size is None:
+        return None
+    try:
+        return st.size - f.tell()
+    except OSError:
+        return None
 
 
 def _processes_for(f: BinaryIO, st: ReadStats) -> int:
