@@ -143,7 +143,11 @@ def logs(draw: st.DrawFn) -> bytes:
     return body
 
 
-@settings(max_examples=int(os.environ.get("FASTPATH_EXAMPLES", "150")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("FASTPATH_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(
     data=logs(),
     chunk=st.integers(64, 2048),

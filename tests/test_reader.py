@@ -12,7 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.parsers._reader import ReadStats, iter_lines, read_lines_around
+from recompile_doctor.parsers._reader import (
+    ReadStats,
+    iter_lines,
+    read_lines_around,
+    release_spool,
+)
 
 
 def test_plain_file_lines_are_numbered_from_one(tmp_path: Path) -> None:
@@ -38,7 +43,10 @@ def test_crlf_and_invalid_utf8_never_fail(tmp_path: Path) -> None:
 def test_stdin_is_read_for_dash(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = io.TextIOWrapper(io.BytesIO(gzip.compress(b"x\ny\n")))
     monkeypatch.setattr(sys, "stdin", fake)
-    assert [t for _, t in iter_lines("-")] == ["x", "y"]
+    try:
+        assert [t for _, t in iter_lines("-")] == ["x", "y"]
+    finally:
+        release_spool("-")  # (the private copy kept for the evidence's context)
 
 
 @pytest.mark.parametrize(
