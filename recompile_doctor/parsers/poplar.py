@@ -163,9 +163,11 @@ def _phase_end_fast(msg: str) -> Message | None:
     if not msg.endswith(" MB)"):
         return None
     at = msg.find(_DURATION)  # (the first: the name holds none, as the pattern's)
+    if at < 0:
+        return None
     head = msg[:at]
     body = head.lstrip(" ")
-    if at < 0 or not body.startswith("Ending phase: ") or "\n" in body or len(body) < 15:
+    if not body.startswith("Ending phase: ") or "\n" in body or len(body) < 15:
         return None
     ms, sep, diff = msg[at + 11 : -4].partition(_DIFF_RSS)
     digits = diff[1:] if diff[:1] == "-" else diff
