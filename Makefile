@@ -2,9 +2,17 @@
 PYTHON ?= python3
 VENV   ?= .venv
 PY      = $(VENV)/bin/python
+COMPILED = build/compiled
+#: the tests run again against the compiled build: all but those of modules it does not
+#: compile that take long (the HLO differ, the fleet, the HTML page, the packed tables)
+COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
+	test_compile_ids.py test_compilation_table.py test_fleet.py test_startup_imports.py \
+	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py \
+	test_hlo_speed_equivalence.py test_hlo_split_paths.py test_hlo_fastpaths.py \
+	test_hlo_parser.py)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
-.PHONY: help setup demo test lint bench bench-full goldens clean
+.PHONY: help setup demo test test-compiled compiled lint bench bench-full goldens clean
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -27,6 +35,16 @@ test: $(STAMP)  ## lint, then the tests (what CI runs); installs the browser for
 	$(VENV)/bin/ruff format --check recompile_doctor
 	$(VENV)/bin/mypy
 	$(PY) -m pytest -n auto --dist worksteal
+	$(MAKE) --no-print-directory test-compiled
+
+compiled: $(STAMP)  ## build the mypyc-compiled package into build/compiled (README: "The compiled build")
+	rm -rf $(COMPILED) build/wheels build/lib.* build/temp.* build/bdist.*
+	RECOMPILE_DOCTOR_MYPYC=1 $(PY) -m pip wheel -q --no-build-isolation --no-deps -w build/wheels .
+	$(PY) -m pip install -q --no-deps --target $(COMPILED) build/wheels/recompile_doctor-*.whl
+
+test-compiled: compiled  ## the tests of what the compiled build compiles, run against it
+	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 PYTHONSAFEPATH=1 PYTHONPATH=$(COMPILED):. \
+		$(PY) -m pytest -n auto --dist worksteal -p no:cacheprovider $(COMPILED_TESTS)
 
 lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
 	$(VENV)/bin/ruff check recompile_doctor tests benchmarks

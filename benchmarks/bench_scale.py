@@ -285,13 +285,17 @@ def _best_of(
 
 
 #: asks the Python the timed runs use which matcher its recompile_doctor scans with
-_PROBE = "from recompile_doctor.matcher_choice import describe; print(describe())"
+_PROBE = (
+    "from recompile_doctor import compiled_modules, matcher_choice; "
+    "print(matcher_choice.describe()); print(compiled_modules.describe())"
+)
 
 
 def machine_line(pythonpath: str | None = None) -> str:
-    """The machine, the Python and the matcher of the timed runs, asked of the interpreter
-    that runs them, in the folder they run in (the ``bytes.find`` fallback is slower than
-    hyperscan: a figure means little without it).  Exits with a one-line message when that
+    """The machine, the Python, the matcher and the build (pure or compiled) of the timed
+    runs, asked of the interpreter that runs them, in the folder they run in (the
+    ``bytes.find`` fallback is slower than hyperscan, the pure build than the compiled one:
+    a figure means little without them).  Exits with a one-line message when that
     interpreter cannot import the package (a Python other than the project's venv's)."""
     env = dict(os.environ) if pythonpath is None else dict(os.environ, PYTHONPATH=pythonpath)
     got = subprocess.run(
@@ -302,9 +306,10 @@ def machine_line(pythonpath: str | None = None) -> str:
             f"{sys.executable} cannot import recompile_doctor: run `make setup`, then "
             "the benchmark with .venv/bin/python"
         )
+    matcher, build = got.stdout.strip().splitlines()
     return (
         f"machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "
-        f"{platform.python_version()}, matcher: {got.stdout.strip()}"
+        f"{platform.python_version()}, matcher: {matcher}, build: {build}"
     )
 
 

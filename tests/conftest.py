@@ -31,6 +31,24 @@ settings.register_profile(
 settings.load_profile("recompile-doctor")
 
 
+def _compiled_run() -> bool:
+    """Whether this run imports a compiled build (``make test-compiled``)."""
+    from recompile_doctor.compiled_modules import compiled
+
+    return bool(compiled())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A compiled build's run skips the tests marked ``pure_only``: they replace a function
+    or method of a compiled module, and compiled callers call the compiled one."""
+    if not _compiled_run():
+        return
+    skip = pytest.mark.skip(reason="patches a module the compiled build compiles")
+    for item in items:
+        if item.get_closest_marker("pure_only") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _stable_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Pin what changes output: time zone, terminal width, colour."""

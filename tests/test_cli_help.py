@@ -8,6 +8,7 @@ import pytest
 
 from recompile_doctor import __version__
 from recompile_doctor.cli.main import cli
+from recompile_doctor.compiled_modules import compiled
 from recompile_doctor.matcher_choice import has_hyperscan
 from tests.conftest import ROOT, run_cli
 
@@ -35,6 +36,9 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     # the matcher big logs are read with: hyperscan where its wheel imports
     expected = "hyperscan " if has_hyperscan() else "bytes.find ("
     assert out.splitlines()[1].startswith("log matcher: " + expected)
+    # and the build: pure, or compiled with mypyc (`make compiled`)
+    build = "compiled with mypyc (" if compiled() else "pure Python ("
+    assert out.splitlines()[2].startswith("build: " + build)
 
 
 def test_version_names_the_fallback_matcher_and_how_to_get_hyperscan(

@@ -100,6 +100,7 @@ def test_the_comparison_is_not_vacuous(tmp_path: Path, monkeypatch: pytest.Monke
     assert [(e.span.line, e.span.t) for e in events] == [(1, 0.0), (3, 4.586141), (5, 7.0)]
 
 
+@pytest.mark.pure_only  # (it replaces a function of a compiled module)
 def test_the_shortcut_is_taken_on_a_steady_log(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

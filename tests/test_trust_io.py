@@ -491,6 +491,7 @@ def test_a_device_or_fifo_output_needs_no_force(
 # --- item 12: an unexpected error names the input, and a bug says it is one ----------------
 
 
+@pytest.mark.pure_only  # (it replaces a function of a compiled module)
 def test_a_bug_while_reading_names_the_input_line_and_asks_for_a_report(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -118,12 +118,16 @@ class _LazyGroup(click.Group):
 
 def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     """``--version``: the version, then the matcher big logs are read with (the slower
-    fallback where the hyperscan wheel is missing: a slow run can be traced to it)."""
+    fallback where the hyperscan wheel is missing) and the build (pure Python, or compiled
+    with mypyc): a slow run can be traced to either."""
     if not value or ctx.resilient_parsing:
         return
-    from recompile_doctor.matcher_choice import describe
+    from recompile_doctor import compiled_modules, matcher_choice
 
-    click.echo(f"recompile-doctor, version {__version__}\nlog matcher: {describe()}")
+    click.echo(
+        f"recompile-doctor, version {__version__}\nlog matcher: {matcher_choice.describe()}\n"
+        f"build: {compiled_modules.describe()}"
+    )
     ctx.exit()
 
 

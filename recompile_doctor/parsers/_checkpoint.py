@@ -77,10 +77,12 @@ def state_of(value: object) -> object:
 
 
 def _fields(value: object) -> dict[str, object]:
-    """An object's attributes, from its ``__dict__`` and its slots (those set)."""
+    """An object's attributes, from its ``__dict__`` and its slots (those set); a class
+    compiled with mypyc (:mod:`recompile_doctor.compiled_modules`) has neither, and names
+    its attributes in ``__mypyc_attrs__``."""
     fields = dict(getattr(value, "__dict__", {}))
     for c in type(value).__mro__:
-        for s in getattr(c, "__slots__", ()):
+        for s in (*getattr(c, "__slots__", ()), *getattr(c, "__mypyc_attrs__", ())):
             if hasattr(value, s):
                 fields[s] = getattr(value, s)
     return fields

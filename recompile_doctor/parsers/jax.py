@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from recompile_doctor import rules
 from recompile_doctor.events import (
@@ -374,12 +374,14 @@ class JaxDecoder:
     #: (a worker that read a later part of the log learns them in another order), and a
     #: worker that lacks some the parent learnt may take over (what it then looks up and
     #: misses is checked against the parent's: parsers._checkpoint.record_misses)
-    UNORDERED_STATE = frozenset({"_function_of", "_user_functions", "_eager_modules"})
+    UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset(
+        {"_function_of", "_user_functions", "_eager_modules"}
+    )
     #: the parent's share of the log with two processes (see :mod:`._parallel`): a line
     #: takes longer to decode than its events take to be handed over, and the parent also
     #: builds the timeline, so it leaves the worker more (measured on the 50 MB bench log:
     #: 0.25-0.3 read it 4 % faster than 0.39; TensorFlow and PyTorch/XLA keep 0.39)
-    PARENT_SHARE = 0.3
+    PARENT_SHARE: ClassVar[float] = 0.3
 
     def __init__(self, path: str) -> None:
         self.path = path

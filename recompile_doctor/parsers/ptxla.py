@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -143,7 +144,7 @@ class PtxlaDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_last_hash"})
+    UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset({"_last_hash"})
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -260,11 +260,13 @@ class TensorFlowDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_compiled_args", "_compiled_arg_names", "_counts", "_last_id"})
+    UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset(
+        {"_compiled_args", "_compiled_arg_names", "_counts", "_last_id"}
+    )
     #: the method that ends a run (a cluster compiled again fewer times than before: see
     #: _emit_compile): the one place besides finish() that empties the tables above (only a
     #: reader from the start runs it: a worker fails first, ReadAlone)
-    RUN_END = "_end_run"
+    RUN_END: ClassVar[str] = "_end_run"
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from recompile_doctor.events import (
     CompileKey,
@@ -86,21 +87,23 @@ class TorchLogDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_names", "_known", "_guessed", "_seen", "_pid", "_pids"})
+    UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset(
+        {"_names", "_known", "_guessed", "_seen", "_pid", "_pids"}
+    )
     #: looked up by frame, and iterated only at the end, in the order of their lines: what
     #: the parent holds for frames a worker never meets is the one-process decoder's at the
     #: end as well (see :mod:`._checkpoint`)
-    RESIDUAL_STATE = frozenset({"_pending", "_held"})
+    RESIDUAL_STATE: ClassVar[frozenset[str]] = frozenset({"_pending", "_held"})
     #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
     #: make few events, so the parent has little to do after its part
-    PARENT_SHARE = 0.5
+    PARENT_SHARE: ClassVar[float] = 0.5
     #: a worker starts without the process ids of the lines before its part: the first
     #: line of each rank in its part is of the run it continues, whatever came between
     #: (see :mod:`._checkpoint`); a run begun again in its part fails it (ReadAlone)
-    PART_FRESH_STATE = frozenset({"_pid"})
+    PART_FRESH_STATE: ClassVar[frozenset[str]] = frozenset({"_pid"})
     #: the method that ends a run: the one place besides finish() that iterates and
     #: empties the tables above (only a reader from the start runs it: a worker fails first)
-    RUN_END = "_settle"
+    RUN_END: ClassVar[str] = "_settle"
 
     def __init__(self, path: str) -> None:
         self.path = path

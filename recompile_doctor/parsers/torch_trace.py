@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -77,13 +77,15 @@ class TorchTraceDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE = frozenset({"_strings", "_known", "_names", "_frame_names", "_started"})
+    UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset(
+        {"_strings", "_known", "_names", "_frame_names", "_started"}
+    )
     #: looked up by compile id, and iterated only at the end, in the order of their lines
     #: (see :mod:`._checkpoint`)
-    RESIDUAL_STATE = frozenset({"_held"})
+    RESIDUAL_STATE: ClassVar[frozenset[str]] = frozenset({"_held"})
     #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
     #: make few events, so the parent has little to do after its part
-    PARENT_SHARE = 0.5
+    PARENT_SHARE: ClassVar[float] = 0.5
 
     def __init__(self, path: str) -> None:
         self.path = path

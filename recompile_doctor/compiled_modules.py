@@ -1,0 +1,65 @@
+"""The modules a compiled build compiles with mypyc, and which of them are compiled here.
+
+The package is pure Python.  A build made with ``RECOMPILE_DOCTOR_MYPYC=1`` (``make
+compiled``; see ``setup.py``) also compiles the modules of :data:`COMPILED` with mypyc, from
+the same source, as black and mypy ship theirs: the log reader's fast path, the decoders,
+the event codec.  Python then imports the compiled module where there is one, and the
+source otherwise, so the pure modules are the fallback, with the same results (the suite
+runs against both: ``make test``).  ``--version`` and the benchmarks say which build a run
+gets.
+
+A module of its own, outside :mod:`recompile_doctor.parsers`, importing nothing of the
+package: ``setup.py`` reads :data:`COMPILED` from it before the package is built, and
+``--version`` asks it without importing the parsers.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib.machinery import EXTENSION_SUFFIXES
+
+#: the modules compiled in a compiled build: the work done for every line a log reader
+#: decodes (the rest of the package runs once per report, or per compilation).  Not among
+#: them, as ``tests/test_compiled_build.py`` checks:
+#:
+#: - modules with generators that hold a resource (an open file, the workers): a compiled
+#:   generator that is dropped before its end does not run its ``finally`` blocks
+#:   (``parsers.logs``, ``parsers._reader``);
+#: - the framework decoders, for now: a worker records what their looked-up tables miss
+#:   through dictionary subclasses (:mod:`recompile_doctor.parsers._checkpoint`), and
+#:   compiled code reads a dictionary without calling a subclass's methods.
+COMPILED = (
+    "recompile_doctor.parsers._scan",
+    "recompile_doctor.parsers._prefixes",
+    "recompile_doctor.parsers._event_codec",
+    "recompile_doctor.parsers.poplar",
+    "recompile_doctor.parsers.poplar_decoder",
+)
+
+#: the package's folder (the folder above it holds ``recompile_doctor/...``)
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def source_path(module: str) -> str:
+    """The path of ``module``'s source, relative to the folder that holds the package."""
+    return module.replace(".", "/") + ".py"
+
+
+def compiled() -> tuple[str, ...]:
+    """The modules of :data:`COMPILED` that this installation imports compiled (an
+    extension module beside the source wins over it)."""
+    root = os.path.dirname(_HERE)
+    out = []
+    for name in COMPILED:
+        base = os.path.join(root, *name.split("."))
+        if any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES):
+            out.append(name)
+    return tuple(out)
+
+
+def describe() -> str:
+    """One line: which build this is."""
+    done = compiled()
+    if not done:
+        return "pure Python (make compiled builds the faster, mypyc-compiled one)"
+    return f"compiled with mypyc ({len(done)} of {len(COMPILED)} modules)"
