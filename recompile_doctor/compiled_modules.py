@@ -2,8 +2,8 @@
 
 The package is pure Python.  A build made with ``RECOMPILE_DOCTOR_MYPYC=1`` (``make
 compiled``; see ``setup.py``) also compiles the modules of :data:`COMPILED` with mypyc, from
-the same source, as black and mypy ship theirs: the log reader's fast path, the decoders,
-the event codec.  Python then imports the compiled module where there is one, and the
+the same source, as black and mypy ship theirs: the log reader's fast path, the Poplar
+decoder, the event codec, the timeline builder.  Python then imports the compiled module where there is one, and the
 source otherwise, so the pure modules are the fallback, with the same results (the suite
 runs against both: ``make test``).  ``--version`` and the benchmarks say which build a run
 gets.
@@ -19,7 +19,8 @@ import os
 from importlib.machinery import EXTENSION_SUFFIXES
 
 #: the modules compiled in a compiled build: the work done for every line a log reader
-#: decodes (the rest of the package runs once per report, or per compilation).  Not among
+#: decodes, and for every event the timeline takes (the rest of the package runs once per
+#: report, or per compilation).  Not among
 #: them, as ``tests/test_compiled_build.py`` checks:
 #:
 #: - modules with generators that hold a resource (an open file, the workers): a compiled
@@ -34,6 +35,7 @@ COMPILED = (
     "recompile_doctor.parsers._event_codec",
     "recompile_doctor.parsers.poplar",
     "recompile_doctor.parsers.poplar_decoder",
+    "recompile_doctor.timeline.builder",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

@@ -8,7 +8,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, TypeVar, overload
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
@@ -674,7 +674,8 @@ class TimelineBuilder:
             for p in self._procs
         )
         flags = self._open.flags
-        uncacheable = frozenset(i for i, f in enumerate(flags) if f & _UNCACHEABLE)
+        # (a list, not a generator: mypyc cannot compile one over a bytearray)
+        uncacheable = frozenset([i for i in range(len(flags)) if flags[i] & _UNCACHEABLE])
         self._drop_compile_ids()
         self._keys.clear()
         for p in self._procs:
@@ -774,7 +775,7 @@ class OneCopy:
     remembered (then forgotten at once), so a run whose lines are all different pays a
     bounded table, not one entry per compilation."""
 
-    LIMIT = 4096
+    LIMIT: ClassVar[int] = 4096
 
     __slots__ = ("_seen",)
 
