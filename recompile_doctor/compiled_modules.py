@@ -63,5 +63,5 @@ def describe() -> str:
     """One line: which build this is."""
     done = compiled()
     if not done:
-        return "pure Python (make compiled builds the faster, mypyc-compiled one)"
+        return "pure Python (a build compiled with mypyc reads big logs faster: `make compiled`)"
     return f"compiled with mypyc ({len(done)} of {len(COMPILED)} modules)"
