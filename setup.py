@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import os
 import runpy
+import sys
 
 from setuptools import setup
 
+#: the commands that only write the package's metadata (pip asks for it before the build):
+#: nothing to compile for them, and mypyc's analysis alone takes a quarter of a minute
+METADATA_ONLY = ("dist_info", "egg_info")
+
+command = sys.argv[1] if len(sys.argv) > 1 else ""
 ext_modules = []
-if os.environ.get("RECOMPILE_DOCTOR_MYPYC") == "1":
+if os.environ.get("RECOMPILE_DOCTOR_MYPYC") == "1" and command not in METADATA_ONLY:
     from mypyc.build import mypycify
 
     listed = runpy.run_path(os.path.join("recompile_doctor", "compiled_modules.py"))
