@@ -203,6 +203,8 @@ def test_the_fast_path_folds_repeated_steps_unread_and_changes_nothing(
     assert odd[0] in decoded and odd[2] in decoded and odd[3].rstrip("\r") in decoded
 
 
+# (its reading without shortcuts replaces Clock.overrides: compiled callers call their own)
+@pytest.mark.pure_only
 @settings(
     max_examples=int(os.environ.get("FOLD_EXAMPLES", "60")),
     deadline=None,

@@ -67,6 +67,8 @@ def _decode(
     return events, (c.recognized, c.unrecognized, c.malformed)
 
 
+# (its reading without shortcuts replaces Clock.overrides: compiled callers call their own)
+@pytest.mark.pure_only
 @settings(
     max_examples=int(os.environ.get("SHORTCUT_EXAMPLES", "60")),
     deadline=None,
