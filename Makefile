@@ -4,13 +4,11 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 COMPILED = build/compiled
 #: the tests run again against the compiled build: all but those of modules it does not
-#: compile that take long (the HLO differ, the fleet, the HTML page, the packed tables,
-#: the compilations' columns)
+#: compile that take long (the fleet, the HTML page, the packed tables, the compilations'
+#: columns)
 COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_compilation_table.py test_fleet.py test_startup_imports.py \
-	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py \
-	test_hlo_speed_equivalence.py test_hlo_split_paths.py test_hlo_fastpaths.py \
-	test_hlo_parser.py)
+	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
 .PHONY: help setup demo test test-compiled compiled lint bench bench-full goldens clean

@@ -3,7 +3,8 @@
 The package is pure Python.  A build made with ``RECOMPILE_DOCTOR_MYPYC=1`` (``make
 compiled``; see ``setup.py``) also compiles the modules of :data:`COMPILED` with mypyc, from
 the same source, as black and mypy ship theirs: the log reader's fast path, the Poplar
-decoder, the event codec, the timeline builder.  Python then imports the compiled module where there is one, and the
+decoder, the event codec, the timeline builder, the HLO parser and the differ's fingerprints
+and causes.  Python then imports the compiled module where there is one, and the
 source otherwise, so the pure modules are the fallback, with the same results (the suite
 runs against both: ``make test``).  ``--version`` and the benchmarks say which build a run
 gets.
@@ -19,8 +20,9 @@ import os
 from importlib.machinery import EXTENSION_SUFFIXES
 
 #: the modules compiled in a compiled build: the work done for every line a log reader
-#: decodes, and for every event the timeline takes (the rest of the package runs once per
-#: report, or per compilation).  Not among
+#: decodes, for every event the timeline takes, and for every instruction of an HLO diff
+#: (the rest of the package runs once per report, or per compilation; ``differ.align``
+#: stops mypyc with an internal error).  Not among
 #: them, as ``tests/test_compiled_build.py`` checks:
 #:
 #: - modules with generators that hold a resource (an open file, the workers): a compiled
@@ -36,6 +38,12 @@ COMPILED = (
     "recompile_doctor.parsers.poplar",
     "recompile_doctor.parsers.poplar_decoder",
     "recompile_doctor.timeline.builder",
+    "recompile_doctor.parsers.hlo._lexer",
+    "recompile_doctor.parsers.hlo._instruction",
+    "recompile_doctor.parsers.hlo._fastpath",
+    "recompile_doctor.parsers.hlo._parser",
+    "recompile_doctor.differ.fingerprint",
+    "recompile_doctor.differ.causes",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

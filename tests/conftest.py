@@ -40,7 +40,8 @@ def _compiled_run() -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A compiled build's run skips the tests marked ``pure_only``: they replace a function
-    or method of a compiled module, and compiled callers call the compiled one."""
+    or method of a compiled module (compiled callers call the compiled one), or subclass a
+    compiled class (which takes no Python subclass)."""
     if not _compiled_run():
         return
     skip = pytest.mark.skip(reason="patches a module the compiled build compiles")

@@ -309,6 +309,7 @@ def _first_users_agree(m: HloModule) -> int:
     return asked
 
 
+@pytest.mark.pure_only  # (it subclasses a compiled class: _SmallChunks...)
 def test_first_users_found_lazily_are_those_of_the_whole_computation() -> None:
     # GIVEN every real dump, WHEN the first user of each name is looked up chunk by chunk,
     # THEN it is the first user in the whole computation
@@ -316,6 +317,7 @@ def test_first_users_found_lazily_are_those_of_the_whole_computation() -> None:
     assert asked > 1000
 
 
+@pytest.mark.pure_only  # (it subclasses a compiled class: _SmallChunks...)
 @settings(max_examples=60, deadline=None)
 @given(_programs())
 def test_generated_first_users_found_lazily_are_those_of_the_whole_computation(
