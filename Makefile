@@ -11,10 +11,10 @@ COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
-.PHONY: help setup demo test test-compiled compiled lint bench bench-full goldens clean
+.PHONY: help setup demo test test-compiled compiled compiled-tests lint bench bench-full goldens clean
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,15 +28,16 @@ setup: $(STAMP)  ## create .venv and install the package with its test tools
 demo: $(STAMP)  ## simulate a run with recompilation problems, analyze it, write the HTML report
 	$(VENV)/bin/recompile-doctor demo
 
-test: $(STAMP)  ## lint, then the tests (what CI runs); installs the browser for the HTML tests when root
+test: $(STAMP)  ## lint, the tests, then the compiled build's (what CI runs); installs the browser for the HTML tests when root
 	@bash tests/e2e/install-browser.sh
-	$(VENV)/bin/ruff check recompile_doctor tests benchmarks
-	$(VENV)/bin/ruff format --check recompile_doctor
-	$(VENV)/bin/mypy
-	$(PY) -m pytest -n auto --dist worksteal
 	@if [ -z "$$CI" ] && ! command -v cc >/dev/null 2>&1; then \
 		echo "make test: no C compiler (cc): the compiled build is neither built nor tested here (CI must)"; \
-	else $(MAKE) --no-print-directory test-compiled; fi
+		$(MAKE) --no-print-directory lint && $(PY) -m pytest -n auto --dist worksteal; \
+	else \
+		$(MAKE) --no-print-directory -j2 lint compiled && \
+		$(PY) -m pytest -n auto --dist worksteal && \
+		$(MAKE) --no-print-directory compiled-tests; \
+	fi
 
 compiled: $(STAMP)  ## build the mypyc-compiled package into build/compiled (README: "The compiled build")
 	rm -rf $(COMPILED) build/wheels build/lib.* build/temp.* build/bdist.*
@@ -44,6 +45,9 @@ compiled: $(STAMP)  ## build the mypyc-compiled package into build/compiled (REA
 	$(PY) -m pip install -q --no-deps --target $(COMPILED) build/wheels/recompile_doctor-*.whl
 
 test-compiled: compiled  ## the tests of what the compiled build compiles, run against it
+	$(MAKE) --no-print-directory compiled-tests
+
+compiled-tests:  # (the compiled build's tests, on the build there is)
 	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 PYTHONSAFEPATH=1 PYTHONPATH=$(COMPILED):. \
 		$(PY) -m pytest -n auto --dist worksteal -p no:cacheprovider $(COMPILED_TESTS)
 
