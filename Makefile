@@ -4,11 +4,14 @@ VENV   ?= .venv
 PY      = $(VENV)/bin/python
 COMPILED = build/compiled
 #: the tests run again against the compiled build: all but those of modules it does not
-#: compile that take long (the fleet, the HTML page, the packed tables, the compilations'
-#: columns)
+#: compile that take long (the fleet, the HTML page, the packed tables and compile ids, the
+#: compilations' columns, the framework decoders' takeovers on names)
 COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
-	test_compilation_table.py test_fleet.py test_startup_imports.py \
-	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py)
+	test_compilation_table.py test_compile_ids.py test_fleet.py test_startup_imports.py \
+	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py) \
+	$(addprefix --deselect=tests/test_parallel.py::,\
+	test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process_result \
+	test_a_takeover_on_names_among_the_parents_is_the_one_process_result)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
 .PHONY: help setup demo test test-compiled compiled compiled-tests lint bench bench-full goldens clean
