@@ -61,7 +61,7 @@ def compiled() -> tuple[str, ...]:
     root = os.path.dirname(_HERE)
     out = []
     for name in COMPILED:
-        base = os.path.join(root, *name.split("."))
+        base = os.path.join(root, source_path(name)[: -len(".py")])
         if any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES):
             out.append(name)
     return tuple(out)
