@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from conftest import poplar_prefix, write_poplar_log
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar, poplar_decoder
@@ -171,3 +171,52 @@ def test_the_remembered_step_prefixes_stay_bounded(tmp_path: Path) -> None:
     assert c.recognized == len(lines) and len(events) >= len(lines)
     assert 0 < len(poplar_decoder._SPLIT) <= poplar_decoder._SPLIT_MAX
     assert max(map(len, poplar_decoder._SPLIT)) <= poplar_decoder._SPLIT_CHARS
+
+
+_DIGITS = st.sampled_from("0123456789") | st.sampled_from("٣൭９²")  # (Unicode Nd, and not)
+#: the first 17 characters of a stamp: well-formed (a date that exists or not, Unicode
+#: digits), or not
+_HEADS = ["2023-04-26 14:42:", "2023-04-26T23:59:", "2023-13-26 00:00:", "2023-04-2٣T14:42:"]
+_REST = st.lists(
+    st.builds(
+        "{}{}{}{}".format,
+        _DIGITS,
+        _DIGITS,
+        st.sampled_from(".x"),
+        st.lists(_DIGITS, min_size=5, max_size=7).map("".join),
+    )
+    | st.builds("".join, st.lists(_DIGITS | st.sampled_from("-: T.Zx"), max_size=12)),
+    min_size=1,
+    max_size=2,
+).map("".join)
+_STAMPISH = st.tuples(st.sampled_from(_HEADS), _REST).map("".join) | st.builds(
+    "".join, st.lists(_DIGITS | st.sampled_from("-: T.Zx"), max_size=30)
+)
+
+
+@settings(max_examples=1000)
+@given(lines=st.lists(_STAMPISH, min_size=1, max_size=8), clock=st.sampled_from(["local", "utc"]))
+@example(lines=["2023-04-26 14:42:34.517107: I", "2023-04-26 14:42:59.999999"], clock="local")
+@example(lines=["2023-04-26T14:42:34.517107Z", "2023-04-26T14:42:3٣.517107Z"], clock="utc")
+@example(lines=["2023-04-26T14:42:34.517107Z", "2023-04-26T14:42:61.000000Z"], clock="utc")
+@example(lines=["2023-02-30 14:42:34.517107", "2023-04-26 14:42:34.51710"], clock="local")
+@example(lines=["2023-04-26 14:42:34.517107", "2023-04-26 14:42:34x517107"], clock="local")
+def test_a_stamp_read_by_its_remembered_head_is_what_the_pattern_and_full_reading_give(
+    lines: list[str], clock: str
+) -> None:
+    # GIVEN any text where a line's stamp would be (a well-formed stamp, a date that does
+    # not exist, Unicode digits, a cut stamp, garbage), after other lines whose heads the
+    # reader remembered (or with its memory emptied)
+    from recompile_doctor.parsers import _prefixes
+
+    for line in [f"{head}00.000000" for head in _HEADS] + lines:
+        # WHEN the stamp's seconds are read by the remembered head
+        got = _prefixes.stamp_seconds(line, clock)
+        # THEN they are what the stamp's pattern and the full reading give
+        want = (
+            None
+            if _prefixes.STAMP_OF[clock].match(line) is None
+            else _prefixes.epoch_seconds(line[: _prefixes.STAMP_LEN])
+        )
+        assert got == want, line
+    _prefixes._HEADS[clock].clear()

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from recompile_doctor.parsers._lazy_re import lazy_re
 
@@ -138,6 +138,45 @@ def epoch_seconds(ts: str) -> float | None:
     if base is None:
         return None
     s = float(ts[17:])
+    if s >= 61.0:
+        return None
+    return base[0] + (base[1] + s)
+
+
+#: clock -> ``YYYY-MM-DD?HH:MM:`` of the stamps of that clock read so far, each head seen in
+#: a well-formed stamp (:data:`STAMP_OF`) -> what :func:`epoch_seconds` reads of it
+_HEADS: dict[str, dict[str, tuple[float, int] | None]] = {clock: {} for clock in STAMP_OF}
+_HEAD_LEN = 17
+_UNSEEN = object()
+
+
+def stamp_seconds(line: str, clock: str) -> float | None:
+    r"""The seconds :func:`epoch_seconds` reads of the stamp ``line`` starts with, when it is
+    a well-formed stamp of ``clock`` (``STAMP_OF[clock]`` matches there), else None.
+
+    The stamp's date and minute (its first 17 characters) are checked and read once per
+    minute of the log; the rest, ``SS.ffffff``, by str methods (``isdecimal`` is the
+    pattern's ``\d``): a pattern matched on every line of a log cost 2-4 % of its reading."""
+    heads = _HEADS[clock]
+    got = heads.get(line[:_HEAD_LEN], _UNSEEN)
+    if got is _UNSEEN:
+        if STAMP_OF[clock].match(line) is None:
+            return None  # (a head is remembered only once a whole stamp was well-formed)
+        got = _minute(line[:16])
+        if len(heads) > 4096:
+            heads.clear()
+        heads[line[:_HEAD_LEN]] = got
+    if (
+        len(line) < STAMP_LEN
+        or line[19] != "."
+        or not line[17:19].isdecimal()
+        or not line[20:STAMP_LEN].isdecimal()
+    ):
+        return None
+    if got is None:
+        return None
+    base = cast("tuple[float, int]", got)
+    s = float(line[17:STAMP_LEN])
     if s >= 61.0:
         return None
     return base[0] + (base[1] + s)

@@ -36,8 +36,8 @@ from recompile_doctor.parsers._prefixes import (
     Clock,
     Prefix,
     clock_of,
-    epoch_seconds,
     split_prefix,
+    stamp_seconds,
     strip_ansi,
 )
 from recompile_doctor.parsers.poplar import Malformed, Message, match_message
@@ -130,9 +130,7 @@ def _restamped(line: str, was: Prefix) -> Prefix | None:
     """The prefix of ``line``, whose text after its stamp is that of a line of prefix
     ``was``: ``was`` with the seconds of ``line``'s stamp, when it starts with a
     well-formed, existing stamp of the same clock (None: read it the long way)."""
-    if STAMP_OF[was.clock].match(line) is None:
-        return None
-    seconds = epoch_seconds(line[:STAMP_LEN])
+    seconds = stamp_seconds(line, was.clock)
     if seconds is None:
         return None
     return _new(Prefix, (seconds, was.clock, was.logger, was.level, was.source_file, None))
@@ -345,9 +343,7 @@ class PoplarDecoder:
         # (:func:`_restamped`, written out: a call more per folded line costs 1.3 % of the
         # instructions of a DEBUG log, and the prefix is only needed for a load start)
         was = seen[1]
-        if STAMP_OF[was.clock].match(stamp) is None:
-            return False
-        seconds = epoch_seconds(stamp)
+        seconds = stamp_seconds(stamp, was.clock)
         if seconds is None:
             return False
         if load:

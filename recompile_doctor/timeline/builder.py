@@ -61,6 +61,8 @@ if TYPE_CHECKING:  # (array is not subscriptable at run time in Python 3.11)
 
 
 _POSITIONS = array_codec("q")
+#: ``tuple.__new__``: a named tuple made from its values
+_new = tuple.__new__
 
 
 # the working flags of a compilation being assembled (_Open.flags)
@@ -636,18 +638,22 @@ class TimelineBuilder:
             if m is not None:
                 proc.loaded.add(m)
             proc.last_loaded = m
-            ld = Load(
-                sp.source,
-                sp.line,
-                sp.t,
-                item.duration_s,
-                m,
-                proc.index,
-                warmup,
-                reload,
-                sp.text,
-                attributed,
-                sp.rank,
+            # (``tuple.__new__``: a third of the time of the named tuple's ``__new__``)
+            ld: Load = _new(
+                Load,
+                (
+                    sp.source,
+                    sp.line,
+                    sp.t,
+                    item.duration_s,
+                    m,
+                    proc.index,
+                    warmup,
+                    reload,
+                    sp.text,
+                    attributed,
+                    sp.rank,
+                ),
             )
             self._loads.append(ld)
             self._tally.add(ld)
