@@ -220,3 +220,103 @@ def test_a_stamp_read_by_its_remembered_head_is_what_the_pattern_and_full_readin
         )
         assert got == want, line
     _prefixes._HEADS[clock].clear()
+
+
+#: what may follow a stamp: the prefixes' rests as the stack writes them, and shapes that
+#: look alike (no space after the file, a second space, a line that ends after the level,
+#: other loggers, threads and files, text that merely contains the separators)
+_PREFIX_RESTS = [
+    ": I tensorflow/x.cc:1109] ",
+    ": I tensorflow/x.cc:1109]",
+    ": W  12 tensorflow/y.cc:7]  ",
+    ": I 3904 x.cc:1] ",
+    ": I tensorflow/x.cc:1109]] ",
+    ": X tensorflow/x.cc:1109] ",
+    "Z PO:ENGINE   3556.3556 I: ",
+    "Z PO:ENGINE   3556.3556 I:",
+    "Z PL:POPLIN   3556.3557 D: ",
+    "Z popart:session 1.2 W: ",
+    "Z PO:ENGINE 3556.3556 Q: ",
+    "Z PO:ENGINE   3556.3556 I:  ",
+    "Z ",
+    ": ",
+    # (what a line with 6 characters glued in front has where a stamp's rest would be)
+    "517107: I tensorflow/x.cc:1109] ",
+    "103248Z PO:ENGINE   3556.3556 I: ",
+]
+_STAMPS = st.sampled_from(
+    [
+        "2023-04-26 14:42:34.517107",
+        "2023-04-26 14:42:35.000001",
+        "2023-04-26T14:42:34.103248",
+        "2023-04-26T14:43:00.000000",
+        "2023-13-26T25:00:00.000000",
+        "2023-04-26T14:42:34.10324x",
+        "2023-04-2٣ 14:42:34.517107",
+        "09:38:52.878 15288",
+        "",
+    ]
+)
+
+
+@settings(max_examples=500)
+@given(
+    lines=st.lists(
+        st.tuples(
+            st.sampled_from(["", "glued ", "[1,0]<stdout>:"]),
+            _STAMPS,
+            st.sampled_from(_PREFIX_RESTS),
+            st.sampled_from(["Execute m", "", " x] y: z", "Ending phase: a (duration 1 ms)"]),
+        ).map("".join),
+        min_size=1,
+        max_size=12,
+    )
+)
+@example(
+    lines=[
+        "2023-04-26T14:42:34.103248Z PO:ENGINE   3556.3556 I: Execute m",
+        "2023-13-26T25:00:00.000000Z PO:ENGINE   3556.3556 I: Execute m",
+        "2023-04-26T14:42:34.10324xZ PO:ENGINE   3556.3556 I: Execute m",
+    ]
+)
+@example(
+    lines=[
+        "glued 2023-04-26 14:42:34.517107: I tensorflow/x.cc:1109] Execute m",
+        "2023-04-26 14:42:34.517107517107: I tensorflow/x.cc:1109] Execute m",
+    ]
+)
+def test_a_prefix_read_by_its_remembered_rest_is_what_the_pattern_reads(lines: list[str]) -> None:
+    # GIVEN lines of stamps (well-formed or not, of either absolute clock), the text the
+    # stack writes after them or text that looks alike, in any order: the rests read by
+    # the pattern remembered as they come (or none, at first)
+    from recompile_doctor.parsers import _prefixes
+
+    _prefixes._RESTS.clear()
+    for line in lines:
+        # WHEN the prefix is split off
+        got = _prefixes.split_prefix(line)
+        # THEN it is what the pattern reads
+        assert got == _prefixes._split_prefix(line), line
+    _prefixes._RESTS.clear()
+
+
+def test_a_remembered_rest_is_taken_for_a_line_of_the_same_logger() -> None:
+    # GIVEN a TensorFlow and a Poplar line, read once
+    from recompile_doctor.parsers import _prefixes
+
+    _prefixes._RESTS.clear()
+    tf = "2023-04-26 14:42:34.517107: I tensorflow/x.cc:1109] Execute m"
+    po = "2023-04-26T14:42:34.103248Z PO:ENGINE   3556.3556 I: Ending phase: a"
+    first = [_prefixes.split_prefix(tf), _prefixes.split_prefix(po)]
+    assert set(_prefixes._RESTS) == {": I tensorflow/x.cc:1109] ", "Z PO:ENGINE   3556.3556 I: "}
+    # WHEN lines of theirs with other stamps are read (the pattern broken meanwhile)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_prefixes, "_PREFIX_RE", None)
+        tf2, po2 = (
+            _prefixes.split_prefix(tf.replace(":34.5", ":59.5")),
+            _prefixes.split_prefix(po.replace("14:42", "14:43")),
+        )
+    # THEN the remembered rests give their prefixes and messages
+    assert tf2 == (first[0][0]._replace(seconds=first[0][0].seconds + 25), "Execute m", "")
+    assert po2 == (first[1][0]._replace(seconds=first[1][0].seconds + 60), "Ending phase: a", "")
+    _prefixes._RESTS.clear()

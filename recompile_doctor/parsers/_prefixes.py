@@ -235,10 +235,43 @@ _BRANCH_CLOCKS = {
 }
 
 
+#: the text between an absolute stamp and the message (``: I path/file.cc:1109] ``,
+#: ``Z PO:ENGINE   1.1 I: ``) of prefixes read so far -> their fields (clock, logger, level,
+#: file): a line that starts with a well-formed stamp of that clock and goes on with one of
+#: these has that prefix, the pattern's match (its branch and groups) being decided within
+#: them (each ends with the space the pattern takes last).  At most :data:`_RESTS_MAX`
+_RESTS: dict[str, tuple[str, str, str | None, str | None]] = {}
+_RESTS_MAX = 4096
+#: where each absolute clock's rest ends: the first of these after the stamp (its file and
+#: logger hold no ``]`` or ``: ``)
+_REST_ENDS = {"local": "] ", "utc": ": "}
+_new = tuple.__new__
+
+
 def split_prefix(segment: str) -> tuple[Prefix, str, str]:
     """Find a logger prefix in ``segment``; return it, the message after it, and the text
     glued in front of it (a progress bar, say).  Without a prefix, the whole segment is the
     message."""
+    # (a prefix read before, with this line's stamp: the pattern is matched once per
+    # logger, file and thread, not on each line that is not a repeat)
+    sep = segment[10:11]
+    clock = "utc" if sep == "T" else "local" if sep == " " else ""
+    if clock:
+        end = segment.find(_REST_ENDS[clock], STAMP_LEN) + 2
+        if end > STAMP_LEN:
+            fields = _RESTS.get(segment[STAMP_LEN:end])
+            if fields is not None and fields[0] == clock:
+                seconds = stamp_seconds(segment, clock)
+                if seconds is not None:
+                    p: Prefix = _new(
+                        Prefix, (seconds, clock, fields[1], fields[2], fields[3], None)
+                    )
+                    return p, segment[end:], ""
+    return _split_prefix(segment)
+
+
+def _split_prefix(segment: str) -> tuple[Prefix, str, str]:
+    """:func:`split_prefix` by the pattern."""
     m = _PREFIX_RE.match(segment)
     if m is None and any(t in segment for t in _GLUE_TELLS):
         m = _PREFIX_RE.search(segment)
@@ -260,9 +293,11 @@ def split_prefix(segment: str) -> tuple[Prefix, str, str]:
         p = _stamped(
             _time_of_day(ts), ts, "time-only", group("old_logger"), _LEVELS[group("old_lvl")]
         )
+        return p, msg, segment[: m.start()]
     elif branch == "pt_lvl":
         ts = group("pt_ts")
         p = _stamped(_time_of_day(ts), ts, "time-only", group("pt_logger"), group("pt_lvl"))
+        return p, msg, segment[: m.start()]
     else:
         ts = group("glog_ts")
         p = _stamped(
@@ -273,6 +308,13 @@ def split_prefix(segment: str) -> tuple[Prefix, str, str]:
             _LEVELS[group("glog_lvl")],
             group("glog_file"),
         )
+        return p, msg, segment[: m.start()]
+    if m.start() == 0 and p.seconds is not None:
+        rest = segment[STAMP_LEN : m.end()]
+        if rest.endswith(_REST_ENDS[p.clock]):
+            if len(_RESTS) >= _RESTS_MAX:
+                _RESTS.clear()
+            _RESTS[rest] = (p.clock, p.logger, p.level, p.source_file)
     return p, msg, segment[: m.start()]
 
 
