@@ -1442,6 +1442,11 @@ def _tf_profiler_line(t: float, cluster: int, times: int) -> str:
     )
 
 
+#: the clusters of the log of the takeover's property test (each process's part holds
+#: hundreds of them, and a worker's misses are among them, with 1,200 as with 2,400)
+_TAKEOVER_CLUSTERS = 1200
+
+
 def _tf_clusters(n: int) -> list[str]:
     """A TensorFlow log of ``n`` clusters, each compiled once, every third twice (the
     counts differ: a table whose values were mixed up gives other events)."""
@@ -1460,7 +1465,8 @@ def _tf_clusters(n: int) -> list[str]:
 )
 @given(
     again=st.lists(
-        st.tuples(st.floats(0.0, 1.0), st.integers(0, 2399), st.integers(1, 3)), max_size=6
+        st.tuples(st.floats(0.0, 1.0), st.integers(0, _TAKEOVER_CLUSTERS - 1), st.integers(1, 3)),
+        max_size=6,
     ),
     cold=st.booleans(),
     **_READERS,
@@ -1478,18 +1484,21 @@ def test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process
     # the parent, which read the log from its start, knows its count) or from 1 again (a
     # new run of the process, which only the parent's count tells), WHEN two or three
     # processes read it, the parent's counts packed as soon as it takes over a worker (from
-    # one entry on), THEN the result is one process's: its packed table answers the
-    # workers' misses, and a write after them (reading on) unpacks it with each count kept
+    # 16 entries on: from one on, a table merged its new entries at every eighth more, and
+    # this test took twice as long), THEN the result is one process's: its packed table
+    # answers the workers' misses, and a write after them (reading on) unpacks it with each
+    # count kept
     from recompile_doctor.parsers import _digest_table
 
-    lines = _tf_clusters(2400)
+    lines = _tf_clusters(_TAKEOVER_CLUSTERS)
     blocks = []
     for where, cluster, times in again:
         at = max(where, (cluster * 4 / 3 + 2) / len(lines))  # (after its first compilations)
-        blocks.append((min(at, 1.0), [_tf_profiler_line(at * 24 + 0.001, cluster, times)]))
+        t = at * _TAKEOVER_CLUSTERS * 0.01 + 0.001
+        blocks.append((min(at, 1.0), [_tf_profiler_line(t, cluster, times)]))
     path = _with_blocks(tmp_path_factory.mktemp("log") / "run.log", lines, blocks)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_digest_table, "PACK_FROM", 1)
+        mp.setattr(_digest_table, "PACK_FROM", 16)
         if cold:  # (the packed counts in a file, in every process: pickled from a worker)
             mp.setattr(_digest_table, "COLD_FROM", 1)
         _same_as_one_process(path, share, processes, late)
