@@ -320,3 +320,37 @@ def test_a_remembered_rest_is_taken_for_a_line_of_the_same_logger() -> None:
     assert tf2 == (first[0][0]._replace(seconds=first[0][0].seconds + 25), "Execute m", "")
     assert po2 == (first[1][0]._replace(seconds=first[1][0].seconds + 60), "Ending phase: a", "")
     _prefixes._RESTS.clear()
+
+
+def _bits(x: float) -> bytes:
+    import struct
+
+    return struct.pack("<d", x)
+
+
+@settings(max_examples=3000)
+@given(
+    x=st.floats(allow_nan=True, allow_infinity=True)
+    | st.builds(
+        lambda k, half, nudge: (k + half) / 1e6 + nudge,
+        st.integers(-(10**13), 10**13),
+        st.sampled_from([0.0, 0.5, 0.4999, 0.5001]),
+        st.sampled_from([0.0, 1e-12, -1e-12, 5e-13, 1e-9]),
+    )
+    | st.builds(
+        lambda a, b: a - b, st.floats(1.6e9, 1.8e9), st.floats(1.6e9, 1.8e9)
+    )  # (two stamps' difference)
+    | st.floats(1e9, 2e10)  # (about 2**52 millionths)
+)
+@example(x=-1e-9)
+@example(x=-0.0)
+@example(x=0.0000005)
+@example(x=2.0000005)
+@example(x=1e300)
+def test_a_time_rounded_by_multiplication_is_the_float_round_gives(x: float) -> None:
+    # GIVEN any float (near a half of a millionth, huge, tiny, negative, zero of either
+    # sign, not a number), WHEN a relative time is rounded to the microsecond, THEN it is
+    # the float round() gives, to the bit
+    from recompile_doctor.parsers._prefixes import round6
+
+    assert _bits(round6(x)) == _bits(round(x, 6)), x
