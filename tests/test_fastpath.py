@@ -251,3 +251,73 @@ def test_help_and_analyze_do_not_import_the_heavy_libraries(args: list[str]) -> 
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert "HEAVY []" in out.stderr, out.stderr[-2000:]
+
+
+def test_a_trace_payload_no_event_reads_is_counted_undecoded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN the structured traces of the fixtures, whose payloads are read only for guards,
+    # cache artifacts, recompile reasons and graph breaks (a chromium event's, an AOT
+    # graph's are not)
+    from recompile_doctor.parsers import torch_trace
+
+    decoded: list[str] = []
+    real = torch_trace.TorchTraceDecoder.decode
+
+    def counting(self: Any, lineno: int, raw: str) -> Any:
+        decoded.append(raw)
+        return real(self, lineno, raw)
+
+    monkeypatch.setattr(torch_trace.TorchTraceDecoder, "decode", counting)
+    traces = sorted(FIXTURES.glob("torch/*/trace/*"))
+    assert traces
+    totals = (0, 0)  # (payload lines decoded by the fast path, all payload lines)
+    for path in traces:
+        # WHEN each is read by the fast path and line by line
+        decoded.clear()
+        fast = _run(path, fast=True, engine="find")
+        fast_calls = list(decoded)
+        decoded.clear()
+        plain = _run(path, fast=False)
+        # THEN the events and counters are the same, every line recognized, and the fast
+        # path decoded the payload lines that are read and no line of the others
+        assert fast == plain, path
+        data = path.read_bytes()
+        lines = (gzip.decompress(data) if path.suffix == ".gz" else data).decode().splitlines()
+        assert fast[1][1] == len(lines)
+        read = sum(raw.startswith("\t") for raw in fast_calls)
+        payload = sum(line.startswith("\t") for line in lines)
+        # (the first lines, read to detect the format, are decoded one by one)
+        head = logs_module.SNIFF_LINES
+        in_head = sum(line.startswith("\t") for line in lines[:head])
+        assert read == in_head + _payload_lines_read(lines, head), path
+        assert len(decoded) == len(lines)
+        totals = (totals[0] + read, totals[1] + payload)
+    assert 0 < totals[0] < totals[1] / 2, totals
+
+
+#: the artifacts whose payload gives an event (the cache's key, a reason, a graph break)
+_READ_ARTIFACTS = ("_cache_hit", "_cache_miss", "_cache_bypass", "recompile_reasons")
+
+
+def _payload_lines_read(lines: list[str], after: int) -> int:
+    """The payload lines, from line ``after`` on, of the envelopes whose payload the trace
+    decoder reads: guards, cache artifacts, recompile reasons and graph breaks (and no
+    envelope that is read as a string, a compilation's start or its metrics first)."""
+    import json
+
+    read = 0
+    reading = False
+    for i, line in enumerate(lines):
+        if line.startswith("\t"):
+            read += reading and i >= after
+            continue
+        at = line.find("] {")
+        obj = json.loads(line[at + 2 :]) if at >= 0 else {}
+        name = str(obj.get("artifact", {}).get("name", ""))
+        reading = not {"str", "dynamo_start", "compilation_metrics"} & set(obj) and (
+            "dynamo_cpp_guards_str" in obj
+            or name.endswith(_READ_ARTIFACTS)
+            or name == "dynamo_graph_break_reason"
+        )
+    return read

@@ -103,7 +103,14 @@ class Decoder(Protocol):
         text: an attribute ``fold_tails`` (a tuple of bytes, read again for each line) and
         a method ``fold_line(line: bytes) -> bool``.  A candidate line whose bytes end with
         one of ``fold_tails`` goes to ``fold_line`` first; True: the line is done, counted
-        recognized, and never decoded (nor passed to ``skipped``)."""
+        recognized, and never decoded (nor passed to ``skipped``).
+
+        A decoder whose blocks continue on lines of one start (a class attribute
+        ``CONTINUED_BY``, bytes) may let the fast path pass them undecoded: while it is
+        ``continuing`` and an attribute ``skips_continued`` is true, a line starting with
+        those bytes is counted recognized without a call; ``decode`` must then answer such a
+        line "recognized", with no events and no change to its state (as the line-by-line
+        path still calls it)."""
         ...
 
     def finish(self) -> Iterator[TypedEvent]:

@@ -271,6 +271,9 @@ class FastLines:
         self.literal_anchors = literal_anchors
         self._modal = hasattr(decoder, "wants_skipped")  # else: every line ("all")
         self._defer = hasattr(decoder, "pending_last")
+        #: the start of the lines that continue a block and that the decoder may let pass
+        #: undecoded (``CONTINUED_BY``, ``skips_continued``: see Decoder)
+        self._continued: bytes | None = getattr(decoder, "CONTINUED_BY", None)
         #: a gap whose walk back is put off: (start, end, number of its last line)
         self._pending: tuple[int, int, int] | None = None
         self.on_progress = on_progress
@@ -359,6 +362,7 @@ class FastLines:
         # one, as the line it repeats did)
         fold: Callable[[bytearray], bool] | None = getattr(dec, "fold_line", None)
         counter = self.counter
+        continued = self._continued
         pos = self._start
         while pos >= 0 or blocks.next(blocks.end):
             pos = max(pos, 0)
@@ -368,6 +372,16 @@ class FastLines:
             i = 0
             while pos < end:
                 if dec.continuing:
+                    if continued is not None and dec.skips_continued:  # type: ignore[attr-defined]
+                        # lines the decoder takes without a change (a payload it does not
+                        # read): counted recognized, not decoded
+                        while pos < end and data.startswith(continued, pos, end):
+                            nl = data.find(NL, pos, end)
+                            pos = end if nl < 0 else nl + 1
+                            self.lineno += 1
+                            counter.recognized += 1
+                        if pos >= end:
+                            continue
                     nl = data.find(NL, pos, end)
                     e = end if nl < 0 else nl
                     self.lineno += 1

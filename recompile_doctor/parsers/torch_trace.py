@@ -25,7 +25,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, SkipMode, recognized
+from recompile_doctor.parsers._format import RECOGNIZED, Decoded, SkipMode, recognized
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
@@ -60,6 +60,28 @@ _CACHE_ARTIFACTS = {
 }
 
 
+def _branch(obj: dict[str, Any]) -> str:
+    """Which kind of envelope ``obj`` is, as :meth:`TorchTraceDecoder._events` reads it
+    (its kind key, in the order they are asked; "" for one that gives no event)."""
+    for kind in ("str", "dynamo_start", "compilation_metrics", "dynamo_cpp_guards_str"):
+        if kind in obj:
+            return kind
+    art = obj.get("artifact")
+    if isinstance(art, dict):
+        name = art.get("name")
+        if name in _CACHE_ARTIFACTS:
+            return "cache"
+        if name in ("recompile_reasons", "dynamo_graph_break_reason"):
+            return str(name)
+    return ""
+
+
+#: the kinds of envelope whose payload is read (the others' payload lines change nothing)
+_READS_PAYLOAD = frozenset(
+    {"dynamo_cpp_guards_str", "cache", "recompile_reasons", "dynamo_graph_break_reason"}
+)
+
+
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
 class _Envelope:
     """A ``TORCH_TRACE`` record: its envelope and the payload lines after it."""
@@ -68,6 +90,7 @@ class _Envelope:
     raw: str
     t: float | None
     obj: dict[str, Any]
+    branch: str  # (:func:`_branch`)
     payload: list[str] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
 
@@ -86,10 +109,15 @@ class TorchTraceDecoder:
     #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
     #: make few events, so the parent has little to do after its part
     PARENT_SHARE: ClassVar[float] = 0.5
+    #: the lines that continue an envelope: its payload (see ``skips_continued``)
+    CONTINUED_BY: ClassVar[bytes] = b"\t"
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.continuing = False
+        #: the open envelope's payload is not read (a chromium event, an AOT graph): its
+        #: lines are recognized and change nothing, and the fast path counts them undecoded
+        self.skips_continued = False
         self._t0: float | None = None
         self._open: _Envelope | None = None
         self._strings: dict[int, str] = {}
@@ -117,14 +145,15 @@ class TorchTraceDecoder:
     def decode(self, lineno: int, raw: str) -> Decoded:
         text = raw.rstrip("\r\n")
         if text.startswith("\t") and self._open is not None:
-            self._open.payload.append(text[1:])
-            self._open.lines.append(lineno)
-            return Decoded("recognized")
+            if not self.skips_continued:
+                self._open.payload.append(text[1:])
+                self._open.lines.append(lineno)
+            return RECOGNIZED
         out: list[TypedEvent] = []
         env, self._open = self._open, None
         if env is not None:
             out.extend(self._events(env))
-        self.continuing = False
+        self.continuing = self.skips_continued = False
         m = _ENV_RE.match(text)
         if m is None:
             if '] {"' in text:
@@ -140,10 +169,11 @@ class TorchTraceDecoder:
         if ts is not None and self._t0 is None:
             self._t0 = ts
         t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None
-        new = _Envelope(lineno, text, t, obj, lines=[lineno])
+        new = _Envelope(lineno, text, t, obj, _branch(obj), lines=[lineno])
         if "has_payload" in obj:
             self._open = new
             self.continuing = True
+            self.skips_continued = new.branch not in _READS_PAYLOAD
         else:
             out.extend(self._events(new))
         return recognized(out)
@@ -156,37 +186,35 @@ class TorchTraceDecoder:
         if isinstance(obj.get("frame_id"), int) and isinstance(obj.get("frame_compile_id"), int):
             cid = f"{obj['frame_id']}/{obj['frame_compile_id']}"
         span = Span(self.path, env.lineno, env.raw, env.t, rank)
-        if "str" in obj:
+        branch = env.branch
+        if branch == "str":
             val = obj["str"]
             if isinstance(val, list) and len(val) == 2 and isinstance(val[1], int):
                 self._strings[val[1]] = str(val[0])
             return []
-        if "dynamo_start" in obj:
+        if branch == "dynamo_start":
             return self._dynamo_start(obj["dynamo_start"], span, rank, cid)
-        if "compilation_metrics" in obj:
+        if branch == "compilation_metrics":
             return self._metrics(obj["compilation_metrics"], span, rank, cid)
-        if "dynamo_cpp_guards_str" in obj:
+        if branch == "dynamo_cpp_guards_str":
             self._guards(env.payload, rank, cid)
             return []
-        art = obj.get("artifact")
-        if isinstance(art, dict):
-            name = art.get("name")
-            if name in _CACHE_ARTIFACTS:
-                store, outcome = _CACHE_ARTIFACTS[name]
-                entry: str | None = None
-                try:
-                    pl = json.loads("\n".join(env.payload))
-                    entry = pl.get("key") if isinstance(pl, dict) else None
-                except ValueError:
-                    pass
-                rec = self._record(f"cache-{outcome}", env, store=store, compile_id=cid)
-                return [
-                    CacheLookup(span, rec, store, outcome, self._key(rank, cid), entry)  # type: ignore[arg-type]
-                ]
-            if name == "recompile_reasons":
-                return self._reasons(env, span, rank, cid)
-            if name == "dynamo_graph_break_reason":
-                return self._graph_break(env, span, rank, cid)
+        if branch == "cache":
+            store, outcome = _CACHE_ARTIFACTS[obj["artifact"]["name"]]
+            entry: str | None = None
+            try:
+                pl = json.loads("\n".join(env.payload))
+                entry = pl.get("key") if isinstance(pl, dict) else None
+            except ValueError:
+                pass
+            rec = self._record(f"cache-{outcome}", env, store=store, compile_id=cid)
+            return [
+                CacheLookup(span, rec, store, outcome, self._key(rank, cid), entry)  # type: ignore[arg-type]
+            ]
+        if branch == "recompile_reasons":
+            return self._reasons(env, span, rank, cid)
+        if branch == "dynamo_graph_break_reason":
+            return self._graph_break(env, span, rank, cid)
         return []
 
     def _record(self, kind: str, env: _Envelope, **detail: object) -> Event:
