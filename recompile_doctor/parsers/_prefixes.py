@@ -137,7 +137,14 @@ def epoch_seconds(ts: str) -> float | None:
         _MINUTES[key] = base
     if base is None:
         return None
-    s = float(ts[17:])
+    return _in_minute(base, ts[17:])
+
+
+def _in_minute(base: tuple[float, int], seconds: str) -> float | None:
+    """The epoch seconds of ``seconds`` (``SS.ffffff``) into the minute ``base`` (as
+    :data:`_MINUTES` holds it), formed as ``midnight + (minute + seconds)``; None past a
+    leap second."""
+    s = float(seconds)
     if s >= 61.0:
         return None
     return base[0] + (base[1] + s)
@@ -175,11 +182,7 @@ def stamp_seconds(line: str, clock: str) -> float | None:
         return None
     if got is None:
         return None
-    base = cast("tuple[float, int]", got)
-    s = float(line[17:STAMP_LEN])
-    if s >= 61.0:
-        return None
-    return base[0] + (base[1] + s)
+    return _in_minute(cast("tuple[float, int]", got), line[17:STAMP_LEN])
 
 
 #: below 2**52 a float's halves (k + 0.5) are floats: :func:`round6` multiplies there
