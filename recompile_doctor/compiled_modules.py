@@ -2,9 +2,9 @@
 
 The package is pure Python.  A build made with ``RECOMPILE_DOCTOR_MYPYC=1`` (``make
 compiled``; see ``setup.py``) also compiles the modules of :data:`COMPILED` with mypyc, from
-the same source, as black and mypy ship theirs: the log reader's fast path, the Poplar
-decoder, the event codec, the timeline builder, the HLO parser and the differ's fingerprints
-and causes.  Python then imports the compiled module where there is one, and the
+the same source, as black and mypy ship theirs: the log reader's fast path, the log
+decoders (Poplar's and the frameworks'), the event codec, the timeline builder, the HLO
+parser and the differ's fingerprints and causes.  Python then imports the compiled module where there is one, and the
 source otherwise, so the pure modules are the fallback, with the same results (the suite
 runs against both: ``make test``).  ``--version`` and the benchmarks say which build a run
 gets.
@@ -28,15 +28,27 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: - modules with generators that hold a resource (an open file, the workers): a compiled
 #:   generator that is dropped before its end does not run its ``finally`` blocks
 #:   (``parsers.logs``, ``parsers._reader``);
-#: - the framework decoders, for now: a worker records what their looked-up tables miss
-#:   through dictionary subclasses (:mod:`recompile_doctor.parsers._checkpoint`), and
-#:   compiled code reads a dictionary without calling a subclass's methods.
+#:
+#: The framework decoders are compiled with their looked-up tables (``UNORDERED_STATE``,
+#: ``RESIDUAL_STATE``) typed as abstract mappings and sets: a worker records what those
+#: tables miss through dictionary and set subclasses
+#: (:mod:`recompile_doctor.parsers._checkpoint`), and compiled code reads a table typed
+#: ``dict`` or ``set`` without calling a subclass's methods (``tests/test_compiled_build.py``
+#: checks the types).
 COMPILED = (
     "recompile_doctor.parsers._scan",
     "recompile_doctor.parsers._prefixes",
     "recompile_doctor.parsers._event_codec",
+    "recompile_doctor.parsers._memo",
+    "recompile_doctor.parsers._pylog",
+    "recompile_doctor.parsers._torch_guards",
     "recompile_doctor.parsers.poplar",
     "recompile_doctor.parsers.poplar_decoder",
+    "recompile_doctor.parsers.jax",
+    "recompile_doctor.parsers.tensorflow",
+    "recompile_doctor.parsers.torch",
+    "recompile_doctor.parsers.torch_trace",
+    "recompile_doctor.parsers.ptxla",
     "recompile_doctor.timeline.builder",
     "recompile_doctor.parsers.hlo._lexer",
     "recompile_doctor.parsers.hlo._instruction",

@@ -19,6 +19,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -642,6 +643,44 @@ def test_forking_only_where_it_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
         del os.environ[_parallel.WORKERS_ENV]
 
 
+def _fixture_decoders() -> Iterator[tuple[Path, list[str], Any]]:
+    """Each plain fixture log of a known format: its path, its lines and a new decoder."""
+    from recompile_doctor.parsers import detect_format
+
+    for path in PLAIN_FIXTURES:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        fmt = detect_format(lines[:200])
+        if fmt is not None:
+            yield path, lines, fmt.decoder(str(path))
+
+
+def test_a_workers_decoder_survives_the_handing_over() -> None:
+    # GIVEN each fixture log of a format whose decoder a worker hands to the parent when it
+    # ends the input (RESIDUAL_STATE: pickled, its recording tables plain), read by a
+    # decoder that records its misses as a worker's does
+    import pickle
+
+    from recompile_doctor.parsers._checkpoint import record_misses, residual_of, unrecorded
+
+    handed = 0
+    for path, lines, decoder in _fixture_decoders():
+        if not residual_of(decoder):
+            continue
+        record_misses(decoder)
+        # WHEN it is handed over after any of its lines (in a block or between them)
+        for lineno, raw in enumerate(lines, 1):
+            decoder.decode(lineno, raw)
+            if lineno % 7 and lineno != len(lines):
+                continue
+            copy = pickle.loads(pickle.dumps(unrecorded(decoder), protocol=5))
+            # THEN the parent's copy is in the worker decoder's state, with plain tables
+            assert checkpoint(copy) == checkpoint(decoder), (path, lineno)
+            for name in residual_of(copy):
+                assert type(getattr(copy, name)) is dict, (path, name)
+            handed += 1
+    assert handed > 50, handed
+
+
 def test_events_survive_the_encoding() -> None:
     # every event of every fixture comes back equal, sharing its record as before
     n = shared = 0
@@ -819,16 +858,10 @@ def test_the_sizes_compared_first_are_those_of_the_state() -> None:
     # GIVEN every fixture log decoded line by line by its format's decoder, THEN after each
     # line the sizes read off the decoder equal those of its checkpoint: the quick check
     # the parent makes before comparing whole states never turns away an equal state
-    from recompile_doctor.parsers import detect_format
     from recompile_doctor.parsers._checkpoint import checkpoint, sizes, sizes_of
 
     compared = 0
-    for path in PLAIN_FIXTURES:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        fmt = detect_format(lines[:200])
-        if fmt is None:
-            continue
-        dec = fmt.decoder(str(path))
+    for path, lines, dec in _fixture_decoders():
         for n, line in enumerate(lines, 1):
             dec.decode(n, line)
             state = checkpoint(dec)

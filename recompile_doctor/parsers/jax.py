@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -394,9 +394,11 @@ class JaxDecoder:
         self._block_t: float | None = None
         self._block_msg = ""
         self._explaining = False
-        self._user_functions: set[str] = set()
-        self._function_of: dict[str, str] = {}  # module -> function (from Compiling lines)
-        self._eager_modules: set[str] = set()
+        self._user_functions: MutableSet[str] = set()
+        self._function_of: MutableMapping[
+            str, str
+        ] = {}  # module -> function (from Compiling lines)
+        self._eager_modules: MutableSet[str] = set()
         self._current: CompileKey | None = None
         self._cache_on = False
         self._cache_off_here = False

@@ -25,7 +25,7 @@ line is free text (it differs between releases), so it is kept verbatim.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -152,7 +152,7 @@ class PtxlaDecoder:
         self._block: _Block | None = None
         # the graph hash compiled last and not executed since, per user function
         self._fresh: str | None = None
-        self._last_hash: dict[str, tuple[str, _Graph]] = {}  # function -> (hash, graph)
+        self._last_hash: MutableMapping[str, tuple[str, _Graph]] = {}  # function -> (hash, graph)
         self._open_key: CompileKey | None = None
         self._metrics: dict[str, dict[str, str]] = {}
         self._metrics_line = 0

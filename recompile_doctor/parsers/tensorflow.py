@@ -28,7 +28,7 @@ Function names: TF's cluster ``__inference_<fn>_<n>[attrs]`` and XLA's module
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, NamedTuple
@@ -275,12 +275,16 @@ class TensorFlowDecoder:
         self._last: float | None = None
         self._block: _Block | None = None
         self._compile: _Compile | None = None
-        self._compiled_args: dict[str, list[str]] = {}  # function -> last compiled signature
-        self._compiled_arg_names: dict[str, list[str]] = {}
+        self._compiled_args: MutableMapping[
+            str, list[str]
+        ] = {}  # function -> last compiled signature
+        self._compiled_arg_names: MutableMapping[str, list[str]] = {}
         #: cluster (its name_number: a log of a new cluster per compilation held 80 bytes
         #: a name in each process, then 90 bytes a digest in a dict) -> compilations seen
         self._counts = DigestTable()
-        self._last_id: dict[str, str] = {}  # function -> compile id of its last compilation
+        self._last_id: MutableMapping[
+            str, str
+        ] = {}  # function -> compile id of its last compilation
         self._pending_reason: RecompileReason | None = None
         #: the fast path's put-off search for the last stamped line skipped (see Decoder)
         self.pending_last: Callable[[], None] | None = None

@@ -10,7 +10,7 @@ the run of lines with the same prefix tail (compile id, tag, source file).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -105,27 +105,30 @@ class TorchLogDecoder:
     #: empties the tables above (only a reader from the start runs it: a worker fails first)
     RUN_END: ClassVar[str] = "_settle"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str = "") -> None:
+        # (``path`` has a default: a worker ending the input hands its decoder to the parent
+        # pickled, and a compiled class is copied and pickled only when its ``__init__``
+        # can be called without arguments, as it then is, before its state is put back)
         self.path = path
         self.continuing = False
         self._t0: float | None = None
         self._block: _Block | None = None
         self._held_warning: _Block | None = None
-        self._seen: set[tuple[str | None, str]] = set()  # (rank, compile id) started
-        self._names: dict[tuple[str | None, str], str] = {}  # (rank, frame) -> function
-        self._pending: dict[tuple[str | None, str], list[tuple[str, Span]]] = {}
-        self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
+        self._seen: MutableSet[tuple[str | None, str]] = set()  # (rank, compile id) started
+        self._names: MutableMapping[tuple[str | None, str], str] = {}  # (rank, frame) -> function
+        self._pending: MutableMapping[tuple[str | None, str], list[tuple[str, Span]]] = {}
+        self._known: MutableMapping[tuple[str | None, str], dict[str, dict[str, str]]] = {}
         # per (rank, frame): the last reason whose change still lacks its new value, held
         # until the new compilation's guard dump or a later reason names it
-        self._held: dict[tuple[str | None, str], RecompileReason] = {}
+        self._held: MutableMapping[tuple[str | None, str], RecompileReason] = {}
         # per (rank, frame): a name from the guard dump's source comments (function, from
         # the user's file), for a frame that no message names
-        self._guessed: dict[tuple[str | None, str], tuple[str, bool]] = {}
+        self._guessed: MutableMapping[tuple[str | None, str], tuple[str, bool]] = {}
         # per rank, the process id of its last line, and every (rank, process id) seen: a
         # rank's line of a process id never seen before is a new run of it (logs appended
         # with 2>>), whose compile ids start again at [0/0]
-        self._pid: dict[str | None, str] = {}
-        self._pids: set[tuple[str | None, str]] = set()
+        self._pid: MutableMapping[str | None, str] = {}
+        self._pids: MutableSet[tuple[str | None, str]] = set()
 
     # -- the driver's interface ----------------------------------------------------------
     @property
@@ -173,7 +176,8 @@ class TorchLogDecoder:
         for table in (self._pending, self._held, self._names, self._known, self._guessed):
             for k in [k for k in table if k[0] == rank]:
                 del table[k]
-        self._seen.difference_update([k for k in self._seen if k[0] == rank])
+        for k in [k for k in self._seen if k[0] == rank]:
+            self._seen.discard(k)
         return out
 
     def _new_run(

@@ -10,7 +10,7 @@ names.  A corrupt envelope is malformed and skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, MutableMapping, MutableSet
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -112,7 +112,10 @@ class TorchTraceDecoder:
     #: the lines that continue an envelope: its payload (see ``skips_continued``)
     CONTINUED_BY: ClassVar[bytes] = b"\t"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str = "") -> None:
+        # (``path`` has a default: a worker ending the input hands its decoder to the parent
+        # pickled, and a compiled class is copied and pickled only when its ``__init__``
+        # can be called without arguments, as it then is, before its state is put back)
         self.path = path
         self.continuing = False
         #: the open envelope's payload is not read (a chromium event, an AOT graph): its
@@ -120,15 +123,17 @@ class TorchTraceDecoder:
         self.skips_continued = False
         self._t0: float | None = None
         self._open: _Envelope | None = None
-        self._strings: dict[int, str] = {}
-        self._names: dict[tuple[str | None, str], str] = {}  # (rank, compile id) -> co_name
+        self._strings: MutableMapping[int, str] = {}
+        self._names: MutableMapping[
+            tuple[str | None, str], str
+        ] = {}  # (rank, compile id) -> co_name
         # (rank, frame) -> the co_name of the frame's first compilation that named one
-        self._frame_names: dict[tuple[str | None, str], str] = {}
-        self._started: set[tuple[str | None, str]] = set()
-        self._known: dict[tuple[str | None, str], dict[str, dict[str, str]]] = {}
+        self._frame_names: MutableMapping[tuple[str | None, str], str] = {}
+        self._started: MutableSet[tuple[str | None, str]] = set()
+        self._known: MutableMapping[tuple[str | None, str], dict[str, dict[str, str]]] = {}
         # the recompile reason of a compilation under way, completed by its dynamo_start
         # (call site) and its guards (new values), emitted when the compilation ends
-        self._held: dict[tuple[str | None, str], RecompileReason] = {}
+        self._held: MutableMapping[tuple[str | None, str], RecompileReason] = {}
 
     wants_skipped: SkipMode = "none"
 
