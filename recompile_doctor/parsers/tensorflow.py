@@ -56,6 +56,7 @@ from recompile_doctor.parsers._format import (
 )
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
+from recompile_doctor.parsers._prefixes import round6
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.tensorflow_detect import (  # noqa: F401
@@ -297,7 +298,7 @@ class TensorFlowDecoder:
             self._last = prefix.seconds
         if self._last is None or self._first is None:
             return None
-        return round(self._last - self._first, 6)
+        return round6(self._last - self._first)
 
     # -- the driver's interface -----------------------------------------------------------
     @property

@@ -26,6 +26,7 @@ from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, SkipMode, new_run, recognized
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
+from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
@@ -214,7 +215,7 @@ class TorchLogDecoder:
         ts = glog_stamp(md, stamp)
         if ts is not None and self._t0 is None:
             self._t0 = ts
-        t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None
+        t = round6(ts - self._t0) if ts is not None and self._t0 is not None else None
         cid = f"{frame}/{comp}" if frame is not None else None
         ln = _Line(lineno, text, r or d, t, cid, art, file, msg or "")
         out: list[TypedEvent] = []

@@ -27,6 +27,7 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import RECOGNIZED, Decoded, SkipMode, recognized
 from recompile_doctor.parsers._names import file_basename
+from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
@@ -173,7 +174,7 @@ class TorchTraceDecoder:
         ts = glog_stamp(m["md"], m["ts"])
         if ts is not None and self._t0 is None:
             self._t0 = ts
-        t = round(ts - self._t0, 6) if ts is not None and self._t0 is not None else None
+        t = round6(ts - self._t0) if ts is not None and self._t0 is not None else None
         new = _Envelope(lineno, text, t, obj, _branch(obj), lines=[lineno])
         if "has_payload" in obj:
             self._open = new
