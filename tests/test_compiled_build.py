@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -49,7 +50,7 @@ def _generators_holding_resources(tree: ast.Module) -> list[str]:
     for fn in ast.walk(tree):
         if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
-        own = [n for n in ast.walk(fn) if not _nested(fn, n)]
+        own = list(_own_nodes(fn))
         if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in own) and any(
             isinstance(n, ast.With) or (isinstance(n, ast.Try) and n.finalbody) for n in own
         ):
@@ -57,15 +58,15 @@ def _generators_holding_resources(tree: ast.Module) -> list[str]:
     return out
 
 
-def _nested(fn: ast.AST, node: ast.AST) -> bool:
-    """Whether ``node`` belongs to a function or lambda defined inside ``fn``."""
-    return any(
-        inner is not fn
-        and isinstance(inner, ast.FunctionDef | ast.Lambda)
-        and node is not inner
-        and any(node is n for n in ast.walk(inner))
-        for inner in ast.walk(fn)
-    )
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of ``fn``'s body, not those of a function or lambda defined inside it (a
+    ``yield`` there makes that one a generator, not ``fn``)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, ast.FunctionDef | ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 @pytest.mark.parametrize("name", COMPILED)
