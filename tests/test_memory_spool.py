@@ -537,7 +537,7 @@ def test_replaced_is_dataclasses_replace() -> None:
 
     from recompile_doctor.events import CacheLookup, CompileKey, Span
     from recompile_doctor.model import Compilation
-    from recompile_doctor.timeline.packed import replaced
+    from recompile_doctor.slotted import replaced
 
     c = Compilation(5, "jit_f", None, "a.log", 1000, 1.0, 0.5, "miss", False, text="Compiling")
     assert replaced(c, cause="batch-size") == dataclasses.replace(c, cause="batch-size")

@@ -28,12 +28,13 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import CacheOutcome, Event
+from recompile_doctor.slotted import replaced
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
 from recompile_doctor.timeline.column import Spilled, array_codec
 from recompile_doctor.timeline.compile_ids import IdIndex
 from recompile_doctor.timeline.names import elided_match
-from recompile_doctor.timeline.packed import Packed, replaced
+from recompile_doctor.timeline.packed import Packed
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from recompile_doctor.timeline.table import (
     CACHE_CODES,

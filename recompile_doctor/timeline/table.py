@@ -26,11 +26,12 @@ from typing import Any, Generic, TypeVar, overload
 
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
+from recompile_doctor.slotted import rebuilt
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
 from recompile_doctor.timeline.column import OBJECTS, Spilled, append_row, codec_of, numbers
 from recompile_doctor.timeline.names import function_key
-from recompile_doctor.timeline.packed import rebuilt, sequence_eq
+from recompile_doctor.timeline.packed import sequence_eq
 
 T = TypeVar("T")
 
