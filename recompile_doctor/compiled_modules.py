@@ -4,9 +4,10 @@ The package is pure Python.  A build made with ``RECOMPILE_DOCTOR_MYPYC=1`` (``m
 compiled``; see ``setup.py``) also compiles the modules of :data:`COMPILED` with mypyc, from
 the same source, as black and mypy ship theirs: the log reader's fast path, the log
 decoders (Poplar's and the frameworks'), the event codec, the timeline builder, the HLO
-parser, the differ's fingerprints and causes, and the JSON writer of the reports.  Python then imports the compiled module where there is one, and the
-source otherwise, so the pure modules are the fallback, with the same results (the suite
-runs against both: ``make test``).  ``--version`` and the benchmarks say which build a run
+parser, the differ's fingerprints and causes, and the JSON writer of the reports.  Python
+then imports the compiled module where there is one, and the source otherwise, so the pure
+modules are the fallback, with the same results (the suite runs against both: ``make
+test``).  ``--version`` and the benchmarks say which build a run
 gets.
 
 A module of its own, outside :mod:`recompile_doctor.parsers`, importing nothing of the
@@ -24,11 +25,9 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: for every value of a JSON report (``json_text``: an event's text 15-25 % faster).  The
 #: rest of the package runs once per report, or per compilation; ``differ.align`` stops
 #: mypyc with an internal error.  Not among them, as ``tests/test_compiled_build.py``
-#: checks:
-#:
-#: - modules with generators that hold a resource (an open file, the workers): a compiled
-#:   generator that is dropped before its end does not run its ``finally`` blocks
-#:   (``parsers.logs``, ``parsers._reader``);
+#: checks: modules with generators that hold a resource (an open file, the workers), for a
+#: compiled generator that is dropped before its end does not run its ``finally`` blocks
+#: (``parsers.logs``, ``parsers._reader``).
 #:
 #: The framework decoders are compiled with their looked-up tables (``UNORDERED_STATE``,
 #: ``RESIDUAL_STATE``) typed as abstract mappings and sets: a worker records what those

@@ -351,7 +351,10 @@ def pack_lookups(decoder: Decoder) -> None:
 
 def unrecorded(decoder: Decoder) -> Decoder:
     """A shallow copy of a worker's ``decoder`` with plain dictionaries and sets in place
-    of the recording ones (:func:`record_misses`): to be pickled."""
+    of the recording ones (:func:`record_misses`): to be pickled.  A decoder with a
+    ``RESIDUAL_STATE`` (the one copied so) can be made without arguments: mypyc copies and
+    pickles a compiled class only when its ``__init__`` can be called so, as it then is,
+    before the state is put back (``tests/test_parallel.py`` pickles each)."""
     import copy
 
     out = copy.copy(decoder)

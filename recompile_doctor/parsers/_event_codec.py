@@ -20,7 +20,7 @@ from typing import IO, Any, overload
 from recompile_doctor import events as _events
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.slotted import maker
+from recompile_doctor.slotted import rebuilt
 
 #: the values ``marshal`` writes as they are (a checkpoint's state is made of them too)
 PLAIN = (str, int, float, bool, bytes, type(None))
@@ -167,20 +167,15 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
         rec = Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dec(r[7]))
     else:  # (its detail plain: the tuple marshal gave, as the named tuple; as Event(*r))
         rec = _tuple_new(Event, r)
-    make = _MAKE.get(cls)
-    if make is None:
-        make = _MAKE[cls] = maker(cls)
-    # (its fields in their order: span, record, keep, then the class's own, as encoded)
+    # (its fields in their order: span, record, keep, then the class's own, as encoded; made
+    # without __init__, in half the time of a frozen dataclass's: recompile_doctor.slotted)
     values = [_tuple_new(Span, item[1]), rec, item[3]]
     values.extend([v if type(v) is not list else _dec(v) for v in item[4:]])
-    ev: TypedEvent = make(tuple(values))
+    ev: TypedEvent = rebuilt(cls, tuple(values))
     return ev
 
 
 _tuple_new = tuple.__new__
-#: per event class: the function that makes one of its field values without ``__init__``
-#: (:mod:`recompile_doctor.slotted`: half the time of a frozen dataclass's ``__init__``)
-_MAKE: dict[type, Callable[[tuple[Any, ...]], Any]] = {}
 
 
 #: the tag of a record item that is not an event: the keys a worker's decoder missed on a

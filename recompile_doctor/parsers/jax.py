@@ -395,9 +395,8 @@ class JaxDecoder:
         self._block_msg = ""
         self._explaining = False
         self._user_functions: MutableSet[str] = set()
-        self._function_of: MutableMapping[
-            str, str
-        ] = {}  # module -> function (from Compiling lines)
+        # module -> function (from Compiling lines)
+        self._function_of: MutableMapping[str, str] = {}
         self._eager_modules: MutableSet[str] = set()
         self._current: CompileKey | None = None
         self._cache_on = False

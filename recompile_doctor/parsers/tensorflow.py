@@ -276,16 +276,14 @@ class TensorFlowDecoder:
         self._last: float | None = None
         self._block: _Block | None = None
         self._compile: _Compile | None = None
-        self._compiled_args: MutableMapping[
-            str, list[str]
-        ] = {}  # function -> last compiled signature
+        # function -> last compiled signature
+        self._compiled_args: MutableMapping[str, list[str]] = {}
         self._compiled_arg_names: MutableMapping[str, list[str]] = {}
         #: cluster (its name_number: a log of a new cluster per compilation held 80 bytes
         #: a name in each process, then 90 bytes a digest in a dict) -> compilations seen
         self._counts = DigestTable()
-        self._last_id: MutableMapping[
-            str, str
-        ] = {}  # function -> compile id of its last compilation
+        # function -> compile id of its last compilation
+        self._last_id: MutableMapping[str, str] = {}
         self._pending_reason: RecompileReason | None = None
         #: the fast path's put-off search for the last stamped line skipped (see Decoder)
         self.pending_last: Callable[[], None] | None = None

@@ -107,9 +107,7 @@ class TorchLogDecoder:
     RUN_END: ClassVar[str] = "_settle"
 
     def __init__(self, path: str = "") -> None:
-        # (``path`` has a default: a worker ending the input hands its decoder to the parent
-        # pickled, and a compiled class is copied and pickled only when its ``__init__``
-        # can be called without arguments, as it then is, before its state is put back)
+        # (``path`` has a default: a worker's decoder is copied, see _checkpoint.unrecorded)
         self.path = path
         self.continuing = False
         self._t0: float | None = None

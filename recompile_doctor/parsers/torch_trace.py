@@ -114,9 +114,7 @@ class TorchTraceDecoder:
     CONTINUED_BY: ClassVar[bytes] = b"\t"
 
     def __init__(self, path: str = "") -> None:
-        # (``path`` has a default: a worker ending the input hands its decoder to the parent
-        # pickled, and a compiled class is copied and pickled only when its ``__init__``
-        # can be called without arguments, as it then is, before its state is put back)
+        # (``path`` has a default: a worker's decoder is copied, see _checkpoint.unrecorded)
         self.path = path
         self.continuing = False
         #: the open envelope's payload is not read (a chromium event, an AOT graph): its
@@ -125,9 +123,8 @@ class TorchTraceDecoder:
         self._t0: float | None = None
         self._open: _Envelope | None = None
         self._strings: MutableMapping[int, str] = {}
-        self._names: MutableMapping[
-            tuple[str | None, str], str
-        ] = {}  # (rank, compile id) -> co_name
+        # (rank, compile id) -> co_name
+        self._names: MutableMapping[tuple[str | None, str], str] = {}
         # (rank, frame) -> the co_name of the frame's first compilation that named one
         self._frame_names: MutableMapping[tuple[str | None, str], str] = {}
         self._started: MutableSet[tuple[str | None, str]] = set()
