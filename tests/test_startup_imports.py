@@ -185,14 +185,17 @@ def test_diff_of_two_hlo_files_imports_no_side_file_reader() -> None:
 
 
 def test_a_log_big_enough_to_split_brings_the_workers_machinery(tmp_path: Path) -> None:
-    """GIVEN a plain log of ``PARALLEL_MIN_BYTES`` (the small one above, repeated) WHEN
-    ``analyze`` reads it THEN the workers' machinery is imported, as it decides how many
-    processes read it (one process here: the probe's environment says so)."""
+    """GIVEN a plain log of ``PARALLEL_MIN_BYTES`` (the small one above, then the program's
+    own output, which no parser decodes: the probe is quick) WHEN ``analyze`` reads it THEN
+    the workers' machinery is imported, as it decides how many processes read it (one
+    process here: the probe's environment says so)."""
     from recompile_doctor.parsers._reader import PARALLEL_MIN_BYTES
 
     small = (ROOT / "fixtures" / "jax" / "growing_shape" / "run.log").read_bytes()
+    own = b"step 0 loss 0.1257\n"
+    assert own in small
     big = tmp_path / "big.log"
-    big.write_bytes(small * (PARALLEL_MIN_BYTES // len(small) + 1))
+    big.write_bytes(small + own * (PARALLEL_MIN_BYTES // len(own) + 1))
     env = {**os.environ, "RECOMPILE_DOCTOR_WORKERS": "1"}
     out = subprocess.run(
         [sys.executable, "-c", PROBE, "analyze", str(big), "--format", "json", "-o", os.devnull],
