@@ -37,6 +37,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: checks the types).
 COMPILED = (
     "recompile_doctor.parsers._scan",
+    "recompile_doctor.parsers._line_text",
     "recompile_doctor.parsers._prefixes",
     "recompile_doctor.parsers._event_codec",
     "recompile_doctor.parsers._memo",
@@ -57,6 +58,7 @@ COMPILED = (
     "recompile_doctor.differ.fingerprint",
     "recompile_doctor.differ.causes",
     "recompile_doctor.json_text",
+    "recompile_doctor.rules",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

@@ -150,3 +150,12 @@ def assert_same_fingerprints(got: Any, expected: Any) -> None:
     for name, cf in expected.computations.items():
         g = got.computations[name]
         assert (g.full, g.params, g.callers, g.root) == (cf.full, cf.params, cf.callers, cf.root)
+
+
+def limit_line_bytes(mp: pytest.MonkeyPatch, limit: int) -> None:
+    """Cut lines at ``limit`` bytes in every reader: the plain reader, the fast path's
+    scanner and the text of a line they share (each holds the limit it reads)."""
+    from recompile_doctor.parsers import _line_text, _reader, _scan
+
+    for module in (_line_text, _reader, _scan):
+        mp.setattr(module, "MAX_LINE_BYTES", limit)

@@ -20,10 +20,11 @@ from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.matcher_choice import has_hyperscan
-from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _reader, _scan, parse_log
+from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _scan, parse_log
 from recompile_doctor.parsers import logs as logs_module
 from recompile_doctor.parsers._scan import FindMatcher, regex_literals
 from recompile_doctor.parsers.poplar import ANCHOR_RE
+from tests.conftest import limit_line_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -180,8 +181,7 @@ def test_fast_path_matches_plain_path_on_generated_logs(
         # small buffers and a small line limit: anchors and lines cross chunk boundaries,
         # long lines take both the in-buffer cut and the over-long-line path
         mp.setattr(_scan, "CHUNK_BYTES", chunk)
-        mp.setattr(_scan, "MAX_LINE_BYTES", 50)
-        mp.setattr(_reader, "MAX_LINE_BYTES", 50)
+        limit_line_bytes(mp, 50)
         if first is not None:
             # a file that says it is smaller than it is (a log still being written, a file
             # of /proc): a small first buffer, grown when it fills

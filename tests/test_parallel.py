@@ -44,7 +44,7 @@ from recompile_doctor.parsers import (
 from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers.jax_detect import JAX
 from recompile_doctor.parsers.logs import records
-from tests.conftest import poplar_prefix
+from tests.conftest import limit_line_bytes, poplar_prefix
 from tests.test_fastpath import _fixture_logs
 from tests.test_fastpath import logs as generated_logs
 
@@ -251,8 +251,7 @@ def test_several_processes_match_one_on_generated_logs(
         mp.setattr(logs, "SNIFF_LINES", 3)
         mp.setattr(logs, "SNIFF_MAX_LINES", 6)
         mp.setattr(_scan, "CHUNK_BYTES", chunk)
-        mp.setattr(_scan, "MAX_LINE_BYTES", 50)
-        mp.setattr(_reader, "MAX_LINE_BYTES", 50)
+        limit_line_bytes(mp, 50)
         _share(mp, share)
         assert _run(path, processes, fmt, fold) == _run(path, 1, fmt, fold)
 

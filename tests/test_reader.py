@@ -18,6 +18,7 @@ from recompile_doctor.parsers._reader import (
     read_lines_around,
     release_spool,
 )
+from tests.conftest import limit_line_bytes
 
 
 def test_plain_file_lines_are_numbered_from_one(tmp_path: Path) -> None:
@@ -122,7 +123,7 @@ def test_context_by_blocks_is_the_line_by_line_context(
     data = bom + b"".join(pieces)
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         mp.setattr(_reader, "_AROUND_BLOCK", block)
-        mp.setattr(_reader, "MAX_LINE_BYTES", 8)
+        limit_line_bytes(mp, 8)
         p = Path(tmp) / ("a.log.gz" if gz else "a.log")
         p.write_bytes(gzip.compress(data) if gz else data)
         assert read_lines_around(str(p), wanted) == _reader._read_lines_around(str(p), wanted)

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import IO, Any, BinaryIO, cast
 
 from recompile_doctor.errors import RecompileDoctorError
+from recompile_doctor.parsers._line_text import MAX_LINE_BYTES, line_text
 from recompile_doctor.read_at import read_at
 
 GZIP_MAGIC = b"\x1f\x8b"
-MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is truncated (the rest is skipped)
 STDIN_NAME = "-"
 _SPOOL_CHUNK = 1 << 16
 
@@ -452,16 +452,6 @@ def _lines(
         if on_progress is not None and lineno % 4096 == 0:
             on_progress(st.bytes)
         yield lineno, raw.decode("utf-8", errors="replace")
-
-
-def line_text(data: bytes | bytearray, a: int, b: int) -> str:
-    """The text of the physical line ``data[a:b]`` (newline excluded) as the plain reader
-    gives it: cut at :data:`MAX_LINE_BYTES`, one trailing CR removed, bad bytes replaced."""
-    if b - a > MAX_LINE_BYTES:
-        b = a + MAX_LINE_BYTES
-    if b > a and data[b - 1] == 13:
-        b -= 1
-    return data[a:b].decode("utf-8", errors="replace")
 
 
 def iter_lines(

@@ -262,12 +262,21 @@ class Explanation:
     cost_ms: float | None
 
 
+def _read_miss_header(message: str) -> tuple[str | None, float | None] | None:
+    """(call site, cost in ms) of a ``TRACING CACHE MISS at <site>:`` message, or None when
+    the message is not of that form."""
+    m = _TRACING_MISS_RE.search(message)
+    return None if m is None else (call_site(m["site"]), _seconds(m["ms"]))
+
+
+#: (a retraced function's block names the same call site each time: the header repeats)
+miss_header = memo(_read_miss_header)
+
+
 def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) -> Explanation:
     """Read one explanation block: ``header`` is the first line's message, ``lines`` every
     line of the block (number, verbatim text)."""
-    m = _TRACING_MISS_RE.search(header)
-    site = call_site(m["site"]) if m is not None else None
-    cost = _seconds(m["ms"]) if m is not None else None
+    site, cost = miss_header(header) or (None, None)
     fn: str | None = None
     first = recreated = False
     section = ""
@@ -549,7 +558,7 @@ class JaxDecoder:
 
     def _on_tracing_miss(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
         out = self._flush_lru()
-        if _TRACING_MISS_RE.search(pl.message) is None:
+        if miss_header(pl.message) is None:
             return (
                 "malformed",
                 out,
