@@ -5,13 +5,19 @@ PY      = $(VENV)/bin/python
 COMPILED = build/compiled
 #: the tests run again against the compiled build: all but those of modules it does not
 #: compile that take long (the fleet, the HTML page, the packed tables and compile ids, the
-#: compilations' columns, the framework decoders' takeovers on names)
+#: compilations' columns, the framework decoders' takeovers on names, the workers' reading
+#: of gzip logs: the scanner's own reading of gzip is tested in both)
 COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_compilation_table.py test_compile_ids.py test_fleet.py test_startup_imports.py \
 	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py) \
 	$(addprefix --deselect=tests/test_parallel.py::,\
 	test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process_result \
-	test_a_takeover_on_names_among_the_parents_is_the_one_process_result)
+	test_a_takeover_on_names_among_the_parents_is_the_one_process_result \
+	'test_several_processes_match_one_on_every_fixture[True]' \
+	test_a_gzip_log_ending_early_is_read_as_one_process_reads_it \
+	test_a_worker_meeting_the_break_of_a_gzip_log_leaves_it_to_the_reader_before \
+	test_a_gzip_log_of_several_members_is_read_as_one_process_reads_it \
+	test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
 .PHONY: help setup demo test test-compiled compiled compiled-aside compiled-tests pure-tests lint bench bench-full goldens clean

@@ -24,7 +24,6 @@ glog stamps carry no year; they are times of day (``clock="time-only"``) that
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import NamedTuple
 
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
@@ -70,16 +69,34 @@ _LEVEL_FIRST_STARTS = tuple(f"{name}:" for name in _LEVEL_NAMES.split("|"))
 _MIDNIGHTS: dict[str, float] = {}
 
 
-class PyLog(NamedTuple):
-    """What a line's prefix says, and the message after it."""
+class PyLog:
+    """What a line's prefix says, and the message after it (a plain class, not a named
+    tuple: the compiled build makes one per decoded line as a native object, without the
+    named tuple's ``__new__`` in Python)."""
 
-    #: seconds since the epoch (dated stamps) or since midnight (``clock="time-only"``)
-    seconds: float | None
-    #: ``"local"`` (a dated stamp), ``"time-only"`` (glog), ``"none"`` (no stamp)
-    clock: str
-    level: str | None  # "debug", "info", "warning", "error", "critical", "fatal"
-    logger: str | None  # "jax._src.dispatch", or the source file of a glog line
-    message: str
+    __slots__ = ("clock", "level", "logger", "message", "seconds")
+
+    def __init__(
+        self,
+        seconds: float | None,
+        clock: str,
+        level: str | None,
+        logger: str | None,
+        message: str,
+    ) -> None:
+        #: seconds since the epoch (dated stamps) or since midnight (``clock="time-only"``)
+        self.seconds = seconds
+        #: ``"local"`` (a dated stamp), ``"time-only"`` (glog), ``"none"`` (no stamp)
+        self.clock = clock
+        self.level = level  # "debug", "info", "warning", "error", "critical", "fatal"
+        self.logger = logger  # "jax._src.dispatch", or the source file of a glog line
+        self.message = message
+
+    def __repr__(self) -> str:
+        return (
+            f"PyLog(seconds={self.seconds!r}, clock={self.clock!r}, level={self.level!r}, "
+            f"logger={self.logger!r}, message={self.message!r})"
+        )
 
     def prefix(self) -> Prefix:
         """The same facts as a :class:`~recompile_doctor.parsers._prefixes.Prefix` (for
