@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -762,3 +762,133 @@ def test_jax_sniff_is_zero_on_real_poplar_logs() -> None:
     for log in sorted((FIXTURES / "poplar" / "real").glob("*.log")):
         head = log.read_text(encoding="utf-8", errors="replace").splitlines()[:400]
         assert get_format("jax").sniff(head) == 0, log.name
+
+
+#: the ``Compiling`` message's pattern as it was, arguments and all (a lazy group before an
+#: optional tail and the end): the reference the str-method reading is held to
+_COMPILING_WHOLE = (
+    r"Compiling (?P<name>\S+)(?: \(\d+\))?(?: for)? with global shapes and types "
+    r"(?P<args>.*?)(?:\. Argument mapping: .*)?\s*$"
+)
+_COMPILING_BITS = st.sampled_from(
+    [
+        "Compiling ",
+        "jit(f)",
+        " (3)",
+        " for",
+        " with global shapes and types ",
+        "(ShapedArray(float32[1,4]),)",
+        ". Argument mapping: ",
+        "(UnspecifiedValue,)",
+        ".",
+        " ",
+        "  \t",
+        "\r",
+        "\u00a0",
+        "\u3000",
+        "x",
+        "é",
+    ]
+)
+
+
+_COMPILING_MESSAGES = st.builds(
+    "{}Compiling {}{} with global shapes and types {}{}".format,
+    st.sampled_from(["", "x ", "Compiling "]),
+    st.sampled_from(["jit(f)", "f", "", "jit(f) (3)", "jit(f) for", "a b"]),
+    st.sampled_from(["", " (3)", " for", " (3) for", " (x)"]),
+    st.lists(_COMPILING_BITS, max_size=5).map("".join),
+    st.sampled_from(["", ". Argument mapping: (x,)", ".", " ", "\r", "\u3000 ", ". Argument"]),
+)
+
+
+@settings(max_examples=300)
+@given(
+    _COMPILING_MESSAGES
+    | st.lists(
+        _COMPILING_BITS | st.text(st.characters(blacklist_characters="\n"), max_size=4),
+        max_size=12,
+    ).map("".join)
+)
+def test_compiling_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
+    # GIVEN any message made of a Compiling line's pieces (several mappings, blanks of every
+    # kind at its end, a name without its function, text before "Compiling")
+    import re
+
+    from recompile_doctor.parsers import _memo
+    from recompile_doctor.parsers.jax import _COMPILING_OLD_RE, compiling_fields
+
+    _memo.set_enabled(False)
+    try:
+        got = compiling_fields(msg)
+    finally:
+        _memo.set_enabled(True)
+    # THEN its name and arguments are what the pattern with the arguments in it reads (the
+    # old form's pattern where that one finds nothing)
+    m = re.search(_COMPILING_WHOLE, msg) or _COMPILING_OLD_RE.search(msg)
+    assert got == (None if m is None else (m["name"], m["args"]))
+
+
+#: the ``Finished tracing`` message's pattern (a lazy function name before an optional
+#: wrapper and the seconds at the end): the reference traced_fields is held to
+_TRACED_WHOLE = (
+    r"Finished tracing(?: \+ transforming)? (?P<fn>.+?)(?: for (?P<w>\w+))? in (?P<s>\S+) sec\s*$"
+)
+_TRACED_BITS = st.sampled_from(
+    [
+        "Finished tracing",
+        " + transforming",
+        " ",
+        "summarize",
+        " for ",
+        "for",
+        "jit",
+        "pmap_2",
+        "ab-c",
+        " in ",
+        "in",
+        "0.0035",
+        " sec",
+        "sec",
+        "  \t",
+        "\u00a0",
+        "\u3000",
+        "_",
+        "٣",
+        "x",
+    ]
+)
+
+
+#: text with no line end in it
+_TEXT = st.text(st.characters(blacklist_characters="\n"), max_size=3)
+_TRACED_MESSAGES = st.builds(
+    "{}Finished tracing{}{}{}{}{}{}{}".format,
+    st.sampled_from(["", "x ", "Finished tracing ", "DEBUG: "]),
+    st.sampled_from(["", " + transforming", " + transforming "]),
+    st.sampled_from([" "] * 4 + ["", "  "]),
+    st.lists(_TRACED_BITS | _TEXT, min_size=1, max_size=4).map("".join),
+    st.sampled_from(["", " for jit", " for pmap_2", " for ab-c", " for ", " for \u0663", "for x"]),
+    # (each part well-formed more often than not, so that most messages are read)
+    st.sampled_from([" in "] * 6 + [" in", "in ", " in  ", " in\u00a0"]),
+    st.sampled_from(["0.0035"] * 4 + ["\u0663", "x sec", "", "1 2"]),
+    st.sampled_from([" sec"] * 4 + [" sec ", " sec\u3000", "sec", " secs", " sec x"]),
+)
+
+
+@settings(max_examples=500)
+@given(_TRACED_MESSAGES | st.lists(_TRACED_BITS | _TEXT, max_size=14).map("".join))
+@example("Finished tracing  for jit in 0.0035 sec")  # (a function named " for jit")
+@example("Finished tracing + transforming  in 0.1 sec")  # (function "+ transforming ")
+@example("Finished tracing f for a_b in 0.1 sec\u3000")
+@example("Finished tracingFinished tracing for jit in 0.0035 sec")  # (the second one reads)
+def test_traced_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
+    # GIVEN any message made of a Finished tracing line's pieces (wrappers that are not
+    # words, several " in " and " for ", blanks of every kind, text around it)
+    import re
+
+    from recompile_doctor.parsers.jax import traced_fields
+
+    # WHEN its fields are read THEN they are what the pattern reads
+    m = re.search(_TRACED_WHOLE, msg)
+    assert traced_fields(msg) == (None if m is None else (m["fn"], m["w"], m["s"]))

@@ -81,13 +81,13 @@ _MODULE_CHARS_RE = lazy_re(r"[^\w.\-]")
 _TRACING_MISS_RE = lazy_re(
     r"TRACING CACHE MISS at (?P<site>.*?)(?: costing (?P<ms>\S+) ms)?(?: because)?:\s*$"
 )
-_TRACED_RE = lazy_re(
-    r"Finished tracing(?: \+ transforming)? (?P<fn>.+?)(?: for (?P<w>\w+))? in (?P<s>\S+) sec\s*$"
-)
+#: a ``Compiling`` message up to its arguments (which end at ``. Argument mapping: `` or at
+#: the message's trailing blanks: :func:`_compiling_fields` finds that end with ``str``
+#: methods, where the pattern's lazy arguments took a step of the regex engine a character)
 _COMPILING_RE = lazy_re(
     r"Compiling (?P<name>\S+)(?: \(\d+\))?(?: for)? with global shapes and types "
-    r"(?P<args>.*?)(?:\. Argument mapping: .*)?\s*$"
 )
+_ARGUMENT_MAPPING = ". Argument mapping: "
 _COMPILING_OLD_RE = lazy_re(
     r"Compiling (?P<name>\S+) \(\d+\)? for (?:\d+ args|args (?P<args>.*?))\.?\s*$"
 )
@@ -180,8 +180,50 @@ def _compile_key(k: tuple[str | None, str | None, str | None, bool]) -> CompileK
 compile_key = memo(_compile_key)
 
 
+def traced_fields(msg: str) -> tuple[str, str | None, str] | None:
+    """(function, wrapper or None, seconds as printed) of a message ``... Finished tracing[
+    + transforming] <function>[ for <wrapper>] in <seconds> sec``; None when it is not of
+    that form.  Read with ``str`` methods from its end (the seconds, then the wrapper), as
+    the pattern in ``tests/test_jax_parser.py`` reads it, where that pattern's lazy function
+    name took a step of the regex engine a character."""
+    t = msg.rstrip()
+    if not t.endswith(" sec"):
+        return None
+    u = t[:-4]
+    if not u or u[-1].isspace():
+        return None
+    secs = u.rsplit(None, 1)[-1]
+    k = len(u) - len(secs) - 4  # (where " in " is, before the seconds)
+    if k < 0 or not u.startswith(" in ", k):
+        return None
+    # the first "Finished tracing" followed by a blank (or " + transforming ") and a name
+    i = u.find("Finished tracing", 0, k)
+    while i >= 0:
+        a = i + len("Finished tracing")
+        if u.startswith(" + transforming ", a) and k > a + len(" + transforming "):
+            a += len(" + transforming ")
+            break
+        if u.startswith(" ", a) and k > a + 1:
+            a += 1
+            break
+        i = u.find("Finished tracing", i + 1, k)
+    else:
+        return None
+    name = u[a:k]  # (the function, then " for <wrapper>" when it ends so)
+    p = name.rfind(" for ")
+    wrapper = name[p + 5 :] if p >= 1 else ""
+    if wrapper and wrapper.replace("_", "a").isalnum():
+        return name[:p], wrapper, secs
+    return name, None, secs
+
+
 def _compiling_fields(msg: str) -> tuple[str, str | None] | None:
-    m = _COMPILING_RE.search(msg) or _COMPILING_OLD_RE.search(msg)
+    m = _COMPILING_RE.search(msg)
+    if m is not None:
+        rest = msg[m.end() :]
+        cut = rest.find(_ARGUMENT_MAPPING)
+        return m["name"], rest[:cut] if cut >= 0 else rest.rstrip()
+    m = _COMPILING_OLD_RE.search(msg)
     return None if m is None else (m["name"], m["args"])
 
 
@@ -623,7 +665,7 @@ class JaxDecoder:
 
     def _on_traced(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
         out = self._flush_lru()
-        m = _TRACED_RE.search(pl.message)
+        m = traced_fields(pl.message)
         if m is None:
             return (
                 "malformed",
@@ -631,14 +673,14 @@ class JaxDecoder:
                 "malformed 'Finished tracing' line (expected "
                 "'Finished tracing <function> for jit in <seconds> sec')",
             )
-        fn = m["fn"]
-        secs = _seconds(m["s"])
-        _, module = module_of(f"{m['w'] or 'jit'}({fn})")
+        fn, wrapper, printed = m
+        secs = _seconds(printed)
+        _, module = module_of(f"{wrapper or 'jit'}({fn})")
         key = self._key(fn, module, eager=self._is_eager(fn))
         rec = self._record("trace-end", sp, module, None, function=fn, duration_s=secs)
         out.append(FrameworkNote(sp, rec, "traced", key, {"duration_s": secs}))
         if secs is None:
-            return "malformed", out, f"'Finished tracing' line with a bad duration {m['s']!r}"
+            return "malformed", out, f"'Finished tracing' line with a bad duration {printed!r}"
         return "recognized", out, None
 
     def _on_compiling(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
