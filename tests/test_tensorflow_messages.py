@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.events import (
@@ -394,3 +394,41 @@ def test_recapture_with_tensorflow(tmp_path: Path) -> None:
     assert c.format == "tensorflow"
     assert any(isinstance(e, RecompileReason) and e.rule == "batch-size-changed" for e in events)
     assert c.malformed == 0
+
+
+#: the cache line's pattern as it was (a lazy signature before an optional request count
+#: at the end): the reference cache_fields is held to
+_CACHE_WHOLE = (
+    r"Compilation cache entry hit: (?P<state>\d{1,3}) signature: (?P<sig>\S.*?)"
+    r"(?: with request count (?P<n>\d{1,18}))?$"
+)
+_CACHE_MESSAGES = st.builds(
+    "{}Compilation cache entry hit: {} signature: {}{}{}".format,
+    st.sampled_from(["", "x ", "Compilation cache entry hit: 1 signature: "]),
+    st.sampled_from(["0", "2", "1234", "", "\u0663"]),
+    st.lists(
+        st.sampled_from(["cluster_0", "[a=1]", ",float [32,784]", " ", " with request count ", "7"])
+        | st.text(st.characters(blacklist_characters="\n"), max_size=3),
+        max_size=5,
+    ).map("".join),
+    st.sampled_from(["", " with request count ", " with request count", " with request count  "]),
+    st.sampled_from(["", "3", "1234567890123456789", "\u0663\u0664", "\u00b2", "x", "3 "]),
+)
+
+
+@settings(max_examples=400)
+@given(_CACHE_MESSAGES)
+@example("Compilation cache entry hit: 0 signature: x with request count 3")
+@example("Compilation cache entry hit: 0 signature:  with request count 3")
+@example("Compilation cache entry hit: 0 signature: a with request count 1234567890123456789")
+@example("Compilation cache entry hit: 0 signature: a with request count \u00b2")  # (a digit, not a decimal)
+def test_cache_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
+    # GIVEN any cache line built of its parts (no signature, a count too long, a count in
+    # other digits, the count's words inside the signature, text around it)
+    import re
+
+    from recompile_doctor.parsers.tensorflow import cache_fields
+
+    # WHEN its fields are read THEN they are what the pattern reads
+    m = re.search(_CACHE_WHOLE, msg)
+    assert cache_fields(msg) == (None if m is None else (m["state"], m["sig"], m["n"]))

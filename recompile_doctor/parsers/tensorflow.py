@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -85,9 +85,15 @@ _PY_RE = lazy_re(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:")
 _STAMP_START = lazy_re(r"[IWEFV]\d{4} |\d{4}-\d\d-\d\d ")
 
 
-class _Prefix(NamedTuple):
-    seconds: float | None
-    source_file: str | None
+class _Prefix:
+    """A line's time and source file (a plain class: a native object in the compiled
+    build, where a named tuple's ``__new__`` ran in Python for every line)."""
+
+    __slots__ = ("seconds", "source_file")
+
+    def __init__(self, seconds: float | None, source_file: str | None) -> None:
+        self.seconds = seconds
+        self.source_file = source_file
 
 
 _NO_PREFIX = _Prefix(None, None)
@@ -129,9 +135,10 @@ _MEGAMORPHIC_RE = lazy_re(
     r"execution_count=(?P<e>\d{1,18})"
 )
 _SIGNATURE_RE = lazy_re(r"DeviceCompilationClusterSignature: (?P<sig>\S.*)$")
-_CACHE_HIT_RE = lazy_re(
-    r"Compilation cache entry hit: (?P<state>\d{1,3}) signature: (?P<sig>\S.*?)(?: with request count (?P<n>\d{1,18}))?$"
-)
+#: a cache line up to its signature, which runs to the end or to `` with request count
+#: <n>`` at the end (:func:`cache_fields`)
+_CACHE_HIT_RE = lazy_re(r"Compilation cache entry hit: (?P<state>\d{1,3}) signature: (?=\S)")
+_REQUEST_COUNT = " with request count "
 _INSTANT_RE = lazy_re(r"Instantly compiling for signature: (?P<sig>\S.*)$")
 _ALREADY_RE = lazy_re(r"Already Compiled for signature: (?P<sig>\S.*)$")
 _ARG_RE = lazy_re(
@@ -195,6 +202,22 @@ def tf_function_name(name: str) -> str:
     if base.startswith("__inference_"):
         base = "a" + base[1:]
     return function_name(base)
+
+
+def cache_fields(msg: str) -> tuple[str, str, str | None] | None:
+    """(state, signature, request count or None) of a ``Compilation cache entry hit: <state>
+    signature: <signature>[ with request count <n>]`` message; None when it is not of that
+    form.  The signature is cut with ``str`` methods: a lazy pattern took a step of the
+    regex engine for each of its characters (signatures run to hundreds)."""
+    m = _CACHE_HIT_RE.search(msg)
+    if m is None:
+        return None
+    rest = msg[m.end() :]
+    i = rest.rfind(_REQUEST_COUNT)
+    n = rest[i + len(_REQUEST_COUNT) :] if i > 0 else ""
+    if 0 < len(n) <= 18 and n.isdecimal():
+        return m["state"], rest[:i], n
+    return m["state"], rest, None
 
 
 def _split_signature(sig: str) -> tuple[str, str]:
@@ -394,8 +417,7 @@ class TensorFlowDecoder:
         n = count if count is not None else before + 1
         self._counts[counted] = n
         cid = f"{cluster}#{n}"
-        key = self._key(name, cid)
-        key = replace(key, function=tf_function_name(fn_source))
+        key = CompileKey(FRAMEWORK, tf_function_name(fn_source), module=name, compile_id=cid)
         if key.function is not None:
             self._last_id[key.function] = cid
         if self._pending_reason is not None:
@@ -570,13 +592,13 @@ class TensorFlowDecoder:
         return []
 
     def _cache(self, msg: str, sp: Span) -> list[TypedEvent]:
-        m = _CACHE_HIT_RE.search(msg)
+        m = cache_fields(msg)
         if m is None:
             raise _Bad(
                 "malformed 'Compilation cache entry hit: <state> signature: <signature>' line"
             )
-        state = int(m.group("state"))
-        cluster, _ = _split_signature(m.group("sig"))
+        state = int(m[0])
+        cluster, _ = _split_signature(m[1])
         outcome = {0: "miss", 1: "active", 2: "hit"}.get(state)
         if outcome is None:
             raise _Bad(f"unknown compile state {state} (expected 0, 1 or 2)")
