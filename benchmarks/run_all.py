@@ -20,6 +20,7 @@ QUICK = {
     "bench_frameworks.py": ["--mb", "10"],
     "bench_memory.py": ["--mb", "10", "40"],
     "bench_fleet.py": ["--small"],
+    "bench_instructions.py": ["--mb", "1", "--only", "jax,tensorflow"],
 }
 
 

@@ -12,6 +12,7 @@ and every compilation names its function.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,26 @@ def test_a_generated_growing_shape_log_goes_on_growing(bench: Any, tmp_path: Pat
         grows = [f for f in rep.findings if f.rule == "growing-shape"]
         assert len(grows) == 1, [f.rule for f in rep.findings]
         assert grows[0].count == len(grown) - firsts, (grows[0].count, len(grown), firsts)
+
+
+def test_instruction_counts_take_the_first_lines_run_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN a valgrind that reports as many instructions as the log it runs on has bytes
+    fake = tmp_path / "bin" / "valgrind"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "==1== Collected : $(wc -c < "$6")" >&2\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    bi = _benchmark("bench_instructions")
+    log, head = tmp_path / "a.log", tmp_path / "h.log"
+    log.write_text("x" * 1000)
+    head.write_text("x" * 40)
+    # WHEN the work of the log is counted THEN it is its run's count less its head's
+    assert bi.instructions(log, "jax", None) == 1000
+    assert bi.work(log, head, "jax", "/elsewhere") == 960
+    # AND without valgrind the benchmark says it is skipped, and succeeds
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    monkeypatch.setattr(sys, "argv", ["bench_instructions.py"])
+    assert bi.main() == 0
+    assert "valgrind not found" in capsys.readouterr().out
