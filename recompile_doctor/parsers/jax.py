@@ -212,7 +212,7 @@ def traced_fields(msg: str) -> tuple[str, str | None, str] | None:
     name = u[a:k]  # (the function, then " for <wrapper>" when it ends so)
     p = name.rfind(" for ")
     wrapper = name[p + 5 :] if p >= 1 else ""
-    if wrapper and wrapper.replace("_", "a").isalnum():
+    if wrapper and wrapper.replace("_", "a").isalnum():  # (a \w+ word: alnum or "_")
         return name[:p], wrapper, secs
     return name, None, secs
 
