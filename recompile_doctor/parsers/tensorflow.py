@@ -369,8 +369,10 @@ class TensorFlowDecoder:
     def _record(self, kind: str, sp: Span, module: str | None = None, **detail: Any) -> Event:
         return Event(kind, sp.source, sp.line, sp.t, sp.text, module, None, detail)
 
-    def _key(self, name: str, compile_id: str | None = None) -> CompileKey:
-        return CompileKey(FRAMEWORK, tf_function_name(name), module=name, compile_id=compile_id)
+    def _key(self, name: str, compile_id: str | None = None, of: str | None = None) -> CompileKey:
+        """The key of module ``name``, its function named after ``of`` (else after it)."""
+        fn = tf_function_name(name if of is None else of)
+        return CompileKey(FRAMEWORK, fn, module=name, compile_id=compile_id)
 
     def _new_run(self, sp: Span, c: _Compile) -> list[TypedEvent]:
         """A new run of the process begins with compilation ``c``, ending at ``sp``."""
@@ -417,7 +419,7 @@ class TensorFlowDecoder:
         n = count if count is not None else before + 1
         self._counts[counted] = n
         cid = f"{cluster}#{n}"
-        key = CompileKey(FRAMEWORK, tf_function_name(fn_source), module=name, compile_id=cid)
+        key = self._key(name, cid, of=fn_source)
         if key.function is not None:
             self._last_id[key.function] = cid
         if self._pending_reason is not None:
