@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from recompile_doctor.timeline import compile_ids
 from recompile_doctor.timeline.compile_ids import IdIndex
+from tests._held_memory import held_bytes, traced_merges
 
 _HASHES: dict[str, Callable[[str], int]] = {
     "builtin": hash,
@@ -70,24 +71,23 @@ def test_many_ids_grow_the_index_and_stay_found() -> None:
     assert len(parts) == compile_ids.PARTS and max(parts) <= index.slots() // 8, parts
 
 
-def test_many_ids_are_packed_in_less_memory_and_stay_found() -> None:
-    import tracemalloc
-
+def test_many_ids_are_packed_in_less_memory_and_stay_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # GIVEN 300,000 compile ids, one per row (a TensorFlow log of a new cluster each time)
     ids = [f"__inference_step_{k}#1" for k in range(300_000)]
-    tracemalloc.start()
-    try:
-        index = IdIndex(ids.__getitem__)
-        for row, ident in enumerate(ids):
-            index.add(ident, row)
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    # (its last merge, of 262,144 ids, the one that holds most, is traced)
+    peaks = traced_merges(monkeypatch, IdIndex, ("_parts", "_packed"), 200_000)
+    index = IdIndex(ids.__getitem__)
+    for row, ident in enumerate(ids):
+        index.add(ident, row)
+    held = held_bytes(index)
     # THEN most are packed: about 10 bytes an id, where open tables took 12 to 24 (and 36
     # while one doubled)
     assert index._packed_count >= 262_144
     assert held < 12 * len(ids), held / len(ids)
-    assert peak < 16 * len(ids), peak / len(ids)
+    assert len(peaks) == 1
+    assert peaks[0][1] < 16 * len(ids), peaks[0][1] / len(ids)
     # AND each is found, packed or open, and an id never given is not
     assert all(index.rows(ids[row]) == [row] for row in range(0, 300_000, 13))
     assert index.rows(ids[-1]) == [len(ids) - 1]
@@ -95,23 +95,17 @@ def test_many_ids_are_packed_in_less_memory_and_stay_found() -> None:
 
 
 def test_many_ids_go_to_a_file_and_stay_found() -> None:
-    import tracemalloc
-
     # GIVEN 100,000 compile ids, one per row, the packed ones in a file from 16,384 on
     ids = [f"__inference_step_{k}#1" for k in range(100_000)]
     asked: list[str] = []
-    tracemalloc.start()
-    try:
-        with (
-            mock.patch.object(compile_ids, "COLD_FROM", 16_384),
-            mock.patch.object(compile_ids, "COLD_OPEN", 8192),
-        ):
-            index = IdIndex(lambda row: asked.append(ids[row]) or ids[row])
-            for row, ident in enumerate(ids):
-                index.add(ident, row)
-            held, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    with (
+        mock.patch.object(compile_ids, "COLD_FROM", 16_384),
+        mock.patch.object(compile_ids, "COLD_OPEN", 8192),
+    ):
+        index = IdIndex(lambda row: asked.append(ids[row]) or ids[row])
+        for row, ident in enumerate(ids):
+            index.add(ident, row)
+        held = held_bytes(index)
     # THEN the packed ones are in the file: in memory the filter, the open tables and the
     # buckets' starts (256 kB), where packed in memory the ids took 10 bytes each
     assert index._cold is not None and index._packed is None
@@ -136,7 +130,8 @@ def test_the_filter_never_rules_out_a_key_added() -> None:
     assert all(h in f for h in added)
     # (about 2 in 100 of the others pass)
     others = [(k * 2_246_822_519 + 7) & 0xFFFFFFFF for k in range(10_000, 30_000)]
-    passed = sum(h in f for h in others if h not in set(added))
+    given = set(added)
+    passed = sum(h in f for h in others if h not in given)
     assert passed < 0.04 * len(others), passed
     # AND a filter made from packed keys holds the same numbers
     g = KeyFilter(10_000)

@@ -13,6 +13,7 @@ from recompile_doctor.parsers import _digest_table
 from recompile_doctor.parsers._digest_table import DigestTable
 from recompile_doctor.timeline import cold_keys
 from recompile_doctor.timeline.cold_keys import ColdNumbers
+from tests._held_memory import held_bytes, peak_while, traced_merges
 
 _KEYS = st.sampled_from([0, 1, 2**128 - 1, name_number("a"), name_number("b")]) | st.integers(
     0, 2**128 - 1
@@ -112,24 +113,23 @@ def test_a_digest_table_takes_less_memory_than_a_dict() -> None:
     assert table_bytes < dict_bytes * 0.7, (table_bytes, dict_bytes)
 
 
-def test_a_big_digest_table_holds_its_digests_packed_in_half_the_memory() -> None:
-    import tracemalloc
-
+def test_a_big_digest_table_holds_its_digests_packed_in_half_the_memory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     keys = [name_number(f"__inference_f_{i}") for i in range(300_000)]
-    tracemalloc.start()
-    try:
-        # GIVEN a table given 300,000 digests (past PACK_FROM: most of them merged into
-        # the packed ones as they come)
-        table = DigestTable()
-        for i, k in enumerate(keys):
-            table[k] = i % 5
-        held, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    # (its last merge, of 262,144 entries, the one that holds most, is traced)
+    peaks = traced_merges(monkeypatch, DigestTable, ("_index", "_packed"), 200_000)
+    # GIVEN a table given 300,000 digests (past PACK_FROM: most of them merged into the
+    # packed ones as they come)
+    table = DigestTable()
+    for i, k in enumerate(keys):
+        table[k] = i % 5
+    held = held_bytes(table)
     # THEN it holds them in about half the memory of open tables alone (57 bytes an entry),
     # and never held much more while it merged them
     assert held < 32 * len(keys), held / len(keys)
-    assert peak < 40 * len(keys), peak / len(keys)
+    assert len(peaks) == 1
+    assert peaks[0][1] < 40 * len(keys), peaks[0][1] / len(keys)
     # AND it finds each and answers as a dict would
     assert all(table[keys[i]] == i % 5 for i in range(0, 300_000, 7))
     assert name_number("__inference_g") not in table and len(table) == len(keys)
@@ -138,19 +138,13 @@ def test_a_big_digest_table_holds_its_digests_packed_in_half_the_memory() -> Non
 def test_a_big_digest_table_in_a_file_holds_a_fraction_of_it_in_memory(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import tracemalloc
-
     keys = [name_number(f"__inference_f_{i}") for i in range(300_000)]
     monkeypatch.setattr(_digest_table, "COLD_FROM", 65_536)
-    tracemalloc.start()
-    try:
-        # GIVEN a table given 300,000 digests, those packed in a file from 65,536 on
-        table = DigestTable()
-        for i, k in enumerate(keys):
-            table[k] = i % 5
-        held, _ = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    # GIVEN a table given 300,000 digests, those packed in a file from 65,536 on
+    table = DigestTable()
+    for i, k in enumerate(keys):
+        table[k] = i % 5
+    held = held_bytes(table)
     # THEN it holds in memory the open index (65,536 entries at most here: a 32nd of those
     # in the file, at least that) and the filter, its values in a file with the digests:
     # about 12 bytes an entry, where it held 16-18 with its values in memory and 31 packed
@@ -167,30 +161,21 @@ def test_a_big_digest_table_in_a_file_holds_a_fraction_of_it_in_memory(
 def test_packing_lets_each_open_table_go_as_its_part_is_made(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import tracemalloc
-
-    tracemalloc.start()
-    try:
-        # GIVEN a table of 100,000 digests in open tables (nothing merged yet)
-        monkeypatch.setattr(_digest_table, "PACK_FROM", 10**9)
-        table = DigestTable()
-        for i in range(100_000):
-            table[name_number(f"__inference_f_{i}")] = i % 5
-        shards = table._index._shards
-        index_bytes = sum(len(s.slots) + 4 * len(s.numbers or ()) for s in shards)
-        del shards
-        before = tracemalloc.get_traced_memory()[0]
-        tracemalloc.reset_peak()
-        # WHEN it is packed
-        monkeypatch.setattr(_digest_table, "PACK_FROM", 1)
-        table.pack()
-        after, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    # GIVEN a table of 100,000 digests in open tables (nothing merged yet)
+    monkeypatch.setattr(_digest_table, "PACK_FROM", 10**9)
+    table = DigestTable()
+    for i in range(100_000):
+        table[name_number(f"__inference_f_{i}")] = i % 5
+    shards = table._index._shards
+    index_bytes = sum(len(s.slots) + 4 * len(s.numbers or ()) for s in shards)
+    del shards
+    # WHEN it is packed
+    monkeypatch.setattr(_digest_table, "PACK_FROM", 1)
+    before, peak = peak_while(table, ("_index", "_packed"), table.pack)
     # THEN its digests take less than two thirds of the room they took, with the open
     # tables made for the next ones (the values stay as they are)
     assert table.packed()
-    digests_now = after - (before - index_bytes)
+    digests_now = held_bytes(table) - (before - index_bytes)
     assert digests_now < index_bytes * 2 / 3, (digests_now, index_bytes)
     # AND it never held both forms whole at once
     assert peak - before < index_bytes / 4, (peak, before, index_bytes)
