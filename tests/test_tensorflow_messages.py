@@ -432,3 +432,63 @@ def test_cache_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
     # WHEN its fields are read THEN they are what the pattern reads
     m = re.search(_CACHE_WHOLE, msg)
     assert cache_fields(msg) == (None if m is None else (m["state"], m["sig"], m["n"]))
+
+
+#: the absl prefix's pattern as it was (one pattern, its four numbers read from its
+#: groups): the reference _split is held to
+_ABSL_WHOLE = (
+    r"([IWEFV])(\d{4}) (\d\d):(\d\d):(\d{1,12}(?:\.\d{1,9})?) +\d{1,20} "
+    r"([^\s:\]]+):\d{1,9}\] ?"
+)
+_DIGITS = st.sampled_from(["0", "1", "9", "\u0663", "\u00b2", "x", ""])
+_ABSL_LINES = st.builds(
+    "{}{}{} {}:{}:{}{}{}{}".format,
+    st.sampled_from(["I", "W", "E", "F", "V", "X", "", "INFO:tensorflow:"]),
+    st.lists(_DIGITS, max_size=5).map("".join),
+    st.sampled_from(["", "0"]),
+    st.lists(_DIGITS, max_size=3).map("".join),
+    st.lists(_DIGITS, max_size=3).map("".join),
+    st.lists(_DIGITS | st.just("."), max_size=24).map("".join),
+    st.sampled_from([" ", "   ", "", "\t", "  x"]),
+    st.sampled_from(["24077 ", "1 ", "", "123456789012345678901 ", "\u0663 ", "7  "]),
+    st.lists(
+        st.sampled_from(["device_compiler.h", ":208", "]", " ", "msg", ":", "\u0663"])
+        | st.text(st.characters(blacklist_characters="\n"), max_size=3),
+        max_size=6,
+    ).map("".join),
+)
+
+
+@settings(max_examples=500)
+@given(_ABSL_LINES)
+@example("I0000 00:00:1795374921.000002   24077 bfc_allocator.cc:1101] InUse")
+@example("I0000 00:00:1795374921.   24077 x.cc:1] no fraction")
+@example("I0000 00:00:1234567890123 1 x.cc:1] thirteen digits")
+@example("I0000 00:00:1.1234567891 1 x.cc:1] ten decimals")
+@example("I0000 00:00:\u0663.\u0663 \u0663 x.cc:\u0663] other digits")
+@example("I0000 00:00:1\u00b2 1 x.cc:1] a digit that is no decimal")
+@example("I0000 00:00:1.\u00b2 1 x.cc:1] one in the fraction")
+@example("I0000 00:00:1.5")
+@example("I0000 00:00:1.5 ")
+@example("W0312 17:55:10.637117 7 x.cc:9]")
+@example("INFO:tensorflow:I0000 00:00:1.5 1 x.cc:1] a Python line")
+def test_an_absl_prefix_is_read_as_the_whole_pattern_reads_it(line: str) -> None:
+    # GIVEN any line built of an absl prefix's parts (digits of other scripts, a digit
+    # that is no decimal, numbers too long, parts missing, text around them)
+    import math
+    import re
+
+    from recompile_doctor.parsers import tensorflow
+
+    # WHEN its prefix is split off (twice: its head read, then remembered) THEN the time,
+    # the source file and the message are what the whole pattern reads
+    m = re.match(_ABSL_WHOLE, line)
+    for _ in range(2):
+        prefix, msg = tensorflow._split(line)
+        if m is not None:
+            s = int(m[3]) * 3600 + int(m[4]) * 60 + float(m[5])
+            want = (s if math.isfinite(s) else None, m[6], line[m.end() :])
+        else:  # (no older TensorFlow stamp here: a Python logger's prefix at most)
+            py = re.match(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:", line)
+            want = (None, None, line if py is None else line[py.end() :])
+        assert (prefix.seconds, prefix.source_file, msg) == want
