@@ -388,8 +388,8 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
             else:
                 what = "static kwargs" if section == "static-kwargs" else "static args"
                 add("constant-changed", lineno, what, nb["old"], nb["new"])
-    if fn is not None:
-        changes = [(r, named(c, fn)) for r, c in changes]
+    if fn is not None:  # (those read before the function's name was: named again)
+        changes = [(r, c if c.function == fn else named(c, fn)) for r, c in changes]
     rule: str | None
     if recreated:
         rule = "object-recreated"
