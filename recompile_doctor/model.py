@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 from recompile_doctor._version import __version__
 from recompile_doctor.json_text import (
     dumps_indented,
+    event_text,
     fields_text,
-    float_text,
-    object_template,
     pieces_indented,
-    quoted,
 )
 
 if TYPE_CHECKING:
@@ -131,29 +129,8 @@ class Event(NamedTuple):
         return dict(zip(EVENT_KEYS, self._json_values(), strict=True))
 
     def json_text(self, level: int) -> str:
-        """``dumps_indented(self.to_json(), level)``, faster (a report writes thousands:
-        the fields of the types the parsers give are written without asking their type)."""
-        t, module, hash_, detail = self.t, self.module, self.hash, self.detail
-        if (
-            self.kind.__class__ is str
-            and self.source.__class__ is str
-            and self.line.__class__ is int
-            and self.text.__class__ is str
-            and (t is None or t.__class__ is float)
-            and (module is None or module.__class__ is str)
-            and (hash_ is None or hash_.__class__ is str)
-        ):
-            return object_template(EVENT_KEYS, level) % (
-                quoted(self.kind),
-                quoted(self.source),
-                int.__repr__(self.line),
-                "null" if t is None else float_text(t),
-                "null" if module is None else quoted(module),
-                "null" if hash_ is None else quoted(hash_),
-                dumps_indented(detail if detail.__class__ is dict else dict(detail), level + 1),
-                quoted(self.text),
-            )
-        return fields_text(EVENT_KEYS, self._json_values(), level)
+        """``dumps_indented(self.to_json(), level)``, faster (:func:`event_text`)."""
+        return event_text(EVENT_KEYS, self, level)
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Event:
