@@ -4,10 +4,10 @@ The package is pure Python.  A build made with ``RECOMPILE_DOCTOR_MYPYC=1`` (``m
 compiled``; see ``setup.py``) also compiles the modules of :data:`COMPILED` with mypyc, from
 the same source, as black and mypy ship theirs: the log reader's fast path, the log
 decoders (Poplar's and the frameworks'), the event codec, the timeline builder and its
-events' spool, the HLO parser, the differ's fingerprints and causes, and the JSON writer of the reports.  Python
-then imports the compiled module where there is one, and the source otherwise, so the pure
-modules are the fallback, with the same results (the suite runs against both: ``make
-test``).  ``--version`` and the benchmarks say which build a run
+events' spool, the HLO parser, the differ's fingerprints and causes, and the JSON writer
+of the reports.  Python then imports the compiled module where there is one, and the
+source otherwise, so the pure modules are the fallback, with the same results (the suite
+runs against both: ``make test``).  ``--version`` and the benchmarks say which build a run
 gets.
 
 A module of its own, outside :mod:`recompile_doctor.parsers`, importing nothing of the
