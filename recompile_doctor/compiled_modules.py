@@ -21,8 +21,8 @@ import os
 from importlib.machinery import EXTENSION_SUFFIXES
 
 #: the modules compiled in a compiled build: the work done for every line a log reader
-#: decodes (a line's text, ``parsers._line_text``, and the rule of a changed argument
-#: type, ``rules``, among it), for every event the timeline takes (and spools:
+#: decodes (a line's text, ``parsers._line_text``, its named tuples, ``parsers._tuples``,
+#: and the rule of a changed argument type, ``rules``, among it), for every event the timeline takes (and spools:
 #: ``timeline.spool``, 1.6 % of a JAX log's instructions), for every instruction
 #: of an HLO diff, and for every value of a JSON report (``json_text``: an event's text
 #: 15-25 % faster).  The rest of the package runs once per report, or per compilation;
@@ -40,6 +40,7 @@ from importlib.machinery import EXTENSION_SUFFIXES
 COMPILED = (
     "recompile_doctor.parsers._scan",
     "recompile_doctor.parsers._line_text",
+    "recompile_doctor.parsers._tuples",
     "recompile_doctor.parsers._prefixes",
     "recompile_doctor.parsers._event_codec",
     "recompile_doctor.parsers._memo",

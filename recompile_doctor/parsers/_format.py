@@ -50,13 +50,9 @@ def count(res: Decoded, c: Counted) -> None:
 
 
 UNRECOGNIZED = Decoded("unrecognized")
-#: a recognized line without events (most of them: one answer for all, not one per line)
+#: a recognized line without events (most of them: one answer for all, not one per line;
+#: one with events: :func:`recompile_doctor.parsers._tuples.recognized`)
 RECOGNIZED = Decoded("recognized")
-
-
-def recognized(events: list[TypedEvent]) -> Decoded:
-    """The answer for a recognized line with these ``events``."""
-    return Decoded("recognized", tuple(events)) if events else RECOGNIZED
 
 
 class Decoder(Protocol):

@@ -48,12 +48,13 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode, recognized
+from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import Clock
 from recompile_doctor.parsers._pylog import PyLog, split_pylog
+from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.jax_detect import ANCHORS, FRAMEWORK, JAX, sniff  # noqa: F401
@@ -500,7 +501,7 @@ class JaxDecoder:
         elif not self._stamped and pl.level is None:
             self._bare = True  # JAX's own lines are bare: no clock to take from other lines
         t = self._t if pl.seconds is None else self._tick(pl)
-        sp = Span(self.path, lineno, raw, t)
+        sp = new_span(self.path, lineno, raw, t)
         status, events, problem = self._message(pl, sp)
         if status == "recognized" and not self._started:
             self._started = True
@@ -528,7 +529,7 @@ class JaxDecoder:
         hash_: str | None = None,
         **detail: Any,
     ) -> Event:
-        return Event(kind, sp.source, sp.line, sp.t, sp.text, module, hash_, detail)
+        return new_event(kind, sp.source, sp.line, sp.t, sp.text, module, hash_, detail)
 
     def _key(
         self, fn: str | None, module: str | None, cache_key: str | None = None, eager: bool = False
@@ -621,7 +622,7 @@ class JaxDecoder:
             return []
         lineno, header = block[0]
         ex = explain_block(block, self.path, self._block_msg)
-        sp = Span(self.path, lineno, header, self._block_t)
+        sp = new_span(self.path, lineno, header, self._block_t)
         lines = tuple(n for n, _ in block)
         reason = "\n".join(r for _, r in block)
         fn = ex.function

@@ -40,6 +40,7 @@ from recompile_doctor.parsers._prefixes import (
     stamp_seconds,
     strip_ansi,
 )
+from recompile_doctor.parsers._tuples import new_span
 from recompile_doctor.parsers.poplar import Malformed, Message, match_message
 
 FRAMEWORK = "poplar"
@@ -414,7 +415,7 @@ class PoplarDecoder:
                 if isinstance(res, Message):
                     found = True
                     t = clock.relative(clock.absolute(NO_PREFIX))
-                    out.extend(self._typed(res, Span(self.path, lineno, raw, t, rank)))
+                    out.extend(self._typed(res, new_span(self.path, lineno, raw, t, rank)))
             absolute = clock.absolute(prefix)
             if prefix.problem is not None:
                 bad = Malformed("prefix", prefix.problem)
@@ -422,7 +423,7 @@ class PoplarDecoder:
             if isinstance(res, Message):
                 found = True
                 t = clock.relative(absolute)
-                out.extend(self._typed(res, Span(self.path, lineno, raw, t, rank)))
+                out.extend(self._typed(res, new_span(self.path, lineno, raw, t, rank)))
             elif res is not None:
                 bad = res
         if bad is not None and (not found or bad.kind == "prefix"):

@@ -47,10 +47,10 @@ from recompile_doctor.parsers._format import (
     Decoded,
     LineStatus,
     SkipMode,
-    recognized,
 )
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
+from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.ptxla_detect import (  # noqa: F401
@@ -250,15 +250,15 @@ class PtxlaDecoder:
         return None
 
     def _span(self, lineno: int, text: str) -> Span:
-        return Span(self.path, lineno, text)
+        return new_span(self.path, lineno, text)
 
     def _record(self, kind: str, lineno: int, text: str, **detail: object) -> Event:
-        return Event(kind, self.path, lineno, None, text, detail=detail)
+        return new_event(kind, self.path, lineno, None, text, detail=detail)
 
     def _close(self, blk: _Block) -> list[TypedEvent]:
         self.continuing = False
         text = "\n".join(blk.prefix + ln for ln in blk.lines)
-        span = Span(self.path, blk.lineno, text)
+        span = new_span(self.path, blk.lineno, text)
         if blk.prefix == _POST:
             key, self._open_key = self._open_key, None
             if key is None:

@@ -52,11 +52,11 @@ from recompile_doctor.parsers._format import (
     Decoded,
     SkipMode,
     new_run,
-    recognized,
 )
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import round6
+from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.tensorflow_detect import (  # noqa: F401
@@ -377,7 +377,7 @@ class TensorFlowDecoder:
             else:
                 self.pending_last = None  # its own stamp replaces that one: no need to find it
         t = self._clock(prefix)
-        sp = Span(self.path, lineno, raw.rstrip("\n"), t)
+        sp = new_span(self.path, lineno, raw.rstrip("\n"), t)
         try:
             events = self._message(prefix, msg.rstrip(), sp)
         except _Bad as e:
@@ -388,7 +388,7 @@ class TensorFlowDecoder:
 
     # -- helpers --------------------------------------------------------------------------
     def _record(self, kind: str, sp: Span, module: str | None = None, **detail: Any) -> Event:
-        return Event(kind, sp.source, sp.line, sp.t, sp.text, module, None, detail)
+        return new_event(kind, sp.source, sp.line, sp.t, sp.text, module, None, detail)
 
     def _key(self, name: str, compile_id: str | None = None, of: str | None = None) -> CompileKey:
         """The key of module ``name``, its function named after ``of`` (else after it)."""

@@ -23,7 +23,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import Decoded, SkipMode, new_run, recognized
+from recompile_doctor.parsers._format import Decoded, SkipMode, new_run
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._prefixes import round6
@@ -42,6 +42,7 @@ from recompile_doctor.parsers._torch_guards import (
     value_guards,
     with_new_values,
 )
+from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.torch_detect import ANCHORS, FRAMEWORK, LINE_RE, TORCH, sniff  # noqa: F401
@@ -320,10 +321,10 @@ class TorchLogDecoder:
 
     def _span(self, ln: _Line, lines: Sequence[_Line] | None = None) -> Span:
         text = "\n".join(x.raw for x in lines) if lines else ln.raw
-        return Span(self.path, ln.lineno, text, ln.t, ln.rank)
+        return new_span(self.path, ln.lineno, text, ln.t, ln.rank)
 
     def _record(self, kind: str, ln: _Line, lines: Sequence[_Line], **detail: object) -> Event:
-        return Event(
+        return new_event(
             kind, self.path, ln.lineno, ln.t, "\n".join(x.raw for x in lines), detail=detail
         )
 

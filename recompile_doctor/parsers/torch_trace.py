@@ -25,7 +25,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._format import RECOGNIZED, Decoded, SkipMode, recognized
+from recompile_doctor.parsers._format import RECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._pylog import glog_stamp
@@ -39,6 +39,7 @@ from recompile_doctor.parsers._torch_guards import (
     user_frame,
     with_new_values,
 )
+from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.torch_trace_detect import (  # noqa: F401
@@ -188,7 +189,7 @@ class TorchTraceDecoder:
         cid: str | None = None
         if isinstance(obj.get("frame_id"), int) and isinstance(obj.get("frame_compile_id"), int):
             cid = f"{obj['frame_id']}/{obj['frame_compile_id']}"
-        span = Span(self.path, env.lineno, env.raw, env.t, rank)
+        span = new_span(self.path, env.lineno, env.raw, env.t, rank)
         branch = env.branch
         if branch == "str":
             val = obj["str"]
@@ -221,7 +222,7 @@ class TorchTraceDecoder:
         return []
 
     def _record(self, kind: str, env: _Envelope, **detail: object) -> Event:
-        return Event(kind, self.path, env.lineno, env.t, env.raw, detail=detail)
+        return new_event(kind, self.path, env.lineno, env.t, env.raw, detail=detail)
 
     def _key(self, rank: str | None, cid: str | None) -> CompileKey:
         fn = self._names.get((rank, cid)) if cid else None
