@@ -22,10 +22,11 @@ from importlib.machinery import EXTENSION_SUFFIXES
 
 #: the modules compiled in a compiled build: the work done for every line a log reader
 #: decodes (a line's text, ``parsers._line_text``, its named tuples, ``parsers._tuples``,
-#: and the rule of a changed argument type, ``rules``, among it), for every event the timeline takes (and spools:
-#: ``timeline.spool``, 1.6 % of a JAX log's instructions), for every instruction
-#: of an HLO diff, and for every value of a JSON report (``json_text``: an event's text
-#: 15-25 % faster).  The rest of the package runs once per report, or per compilation;
+#: and the rule of a changed argument type, ``rules``, among it), for every event the
+#: timeline takes (and spools: ``timeline.spool``, 1.6 % of a JAX log's instructions),
+#: for every instruction of an HLO diff, and for every value of a JSON report
+#: (``json_text``: an event's text 15-25 % faster).  The rest of the package runs once per
+#: report, or per compilation;
 #: ``differ.align`` stops mypyc with an internal error.  Not among them, as
 #: ``tests/test_compiled_build.py`` checks: modules with generators that hold a resource
 #: (an open file, the workers), for a compiled generator that is dropped before its end

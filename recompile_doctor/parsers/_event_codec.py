@@ -20,6 +20,7 @@ from typing import IO, Any, overload
 from recompile_doctor import events as _events
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers._tuples import new_event
 from recompile_doctor.slotted import rebuilt
 
 #: the values ``marshal`` writes as they are (a checkpoint's state is made of them too)
@@ -164,7 +165,7 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     elif type(r) is int:  # (_SAME_RECORD)
         rec = before
     elif type(r[7]) is list:
-        rec = Event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dec(r[7]))
+        rec = new_event(r[0], r[1], r[2], r[3], r[4], r[5], r[6], _dec(r[7]))
     else:  # (its detail plain: the tuple marshal gave, as the named tuple; as Event(*r))
         rec = _tuple_new(Event, r)
     # (its fields in their order: span, record, keep, then the class's own, as encoded; made

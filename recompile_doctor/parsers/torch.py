@@ -193,7 +193,7 @@ class TorchLogDecoder:
         self._pids.add((rank, pid))
         if last is None:
             return []
-        started = new_run(Span(self.path, lineno, text, t, rank), FRAMEWORK)
+        started = new_run(new_span(self.path, lineno, text, t, rank), FRAMEWORK)
         out = self._flush(None)
         out.extend(self._settle(rank))
         out.append(started)
@@ -333,7 +333,7 @@ class TorchLogDecoder:
         return CompileKey(FRAMEWORK, fn, compile_id=cid)
 
     def _started(self, span: Span, fn: str | None, cid: str) -> CompileStarted:
-        rec = Event(
+        rec = new_event(
             "compile-begin", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
         )
         return CompileStarted(span, rec, CompileKey(FRAMEWORK, fn, compile_id=cid))
@@ -391,12 +391,12 @@ class TorchLogDecoder:
             if (rank, f.entry) not in self._seen:
                 out.extend(
                     self._see(
-                        rank, f.entry, Span(self.path, first.lineno, first.raw, first.t, rank)
+                        rank, f.entry, new_span(self.path, first.lineno, first.raw, first.t, rank)
                     )
                 )
         if cid is not None and blk.kind == "recompile":
             out.extend(
-                self._see(rank, cid, Span(self.path, first.lineno, first.raw, first.t, rank))
+                self._see(rank, cid, new_span(self.path, first.lineno, first.raw, first.t, rank))
             )
         elif cid is not None:
             self._seen.add((rank, cid))  # refused by the recompile limit: never compiled

@@ -248,7 +248,7 @@ class TorchTraceDecoder:
             self._names[(rank, cid)] = fn
             self._frame_names.setdefault((rank, cid.split("/")[0]), fn)
         key = CompileKey(FRAMEWORK, fn, compile_id=cid)
-        rec = Event(
+        rec = new_event(
             "compile-begin", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
         )
         return [CompileStarted(span, rec, key)]
@@ -267,7 +267,7 @@ class TorchTraceDecoder:
             dur = float(cm["entire_frame_compile_time_s"])
         elif isinstance(cm.get("duration_us"), (int, float)):
             dur = float(cm["duration_us"]) / 1e6
-        rec = Event(
+        rec = new_event(
             "compile-end", self.path, span.line, span.t, span.text, detail={"compile_id": cid}
         )
         out: list[TypedEvent] = []
@@ -281,7 +281,7 @@ class TorchTraceDecoder:
         if isinstance(fail_type, str):
             reason = f"{fail_type}: {fail_reason}" if fail_reason else fail_type
             rule = "recompile-limit" if limit else "compile-failed"
-            frec = Event(
+            frec = new_event(
                 rule, self.path, span.line, span.t, span.text, detail={"fail_type": fail_type}
             )
             out.append(RecompileReason(span, frec, key, rule, reason, lines=(span.line,)))
@@ -318,7 +318,7 @@ class TorchTraceDecoder:
         call_site = next((s for f in failures if (s := user_frame(f.text)) is not None), None)
         rec = self._record("recompile-reason", env, compile_id=cid, rule=rule)
         reason = RecompileReason(
-            Span(
+            new_span(
                 self.path,
                 env.lineno,
                 "\n".join([env.raw, *("\t" + p for p in env.payload)]),
