@@ -10,7 +10,7 @@ separators are those of ``json.dumps``.  A hypothesis test compares the two on r
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any
@@ -27,24 +27,6 @@ def _float(f: float) -> str:
     if f == -_INF:
         return "-Infinity"
     return float.__repr__(f)
-
-
-def _bool(b: bool) -> str:
-    return "true" if b else "false"
-
-
-def _null(_: None) -> str:
-    return "null"
-
-
-#: the writer of each exact scalar type (subclasses take the isinstance path)
-_SCALARS: dict[type, Callable[[Any], str]] = {
-    str: encode_basestring,
-    int: int.__repr__,
-    float: _float,
-    bool: _bool,
-    type(None): _null,
-}
 
 
 def _key(k: object) -> str:
@@ -110,25 +92,33 @@ def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
         yield _text(o, level, step)
 
 
-#: an object's text with ``%s`` for each value, per (keys, level, indent): made once per shape
-_TEMPLATES: dict[tuple[tuple[str, ...], int, int], str] = {}
+#: an object's text in the pieces around its values' texts, per (keys, level, indent): made
+#: once per shape
+_PIECES: dict[tuple[tuple[Any, ...], int, int], tuple[str, ...]] = {}
 
 
-def object_template(keys: tuple[str, ...], level: int, indent: int = 2) -> str:
-    """The text of an object of ``keys`` nested ``level`` deep, a ``%s`` in place of each
-    value's text (``template % texts``); at least one key."""
+def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[str, ...]:
+    """The text of an object of ``keys`` nested ``level`` deep, in the pieces around its
+    values' texts: ``pieces[0] + text of value 0 + pieces[1] + … + pieces[-1]`` (one more
+    piece than keys); at least one key."""
     shape = (keys, level, indent)
-    t = _TEMPLATES.get(shape)
-    if t is None:
+    p = _PIECES.get(shape)
+    if p is None:
         inner = "\n" + " " * (indent * (level + 1))
-        t = _TEMPLATES[shape] = (
-            "{"
-            + ",".join(inner + _key(k).replace("%", "%%") + ": %s" for k in keys)
-            + "\n"
-            + " " * (indent * level)
-            + "}"
-        )
-    return t
+        parts = ["{" + inner + _key(keys[0]) + ": "]
+        parts.extend([("," + inner + _key(k) + ": ") for k in keys[1:]])
+        parts.append("\n" + " " * (indent * level) + "}")
+        p = _PIECES[shape] = tuple(parts)
+    return p
+
+
+def _joined(pieces: tuple[str, ...], texts: list[str]) -> str:
+    """The pieces of :func:`object_pieces` around ``texts``."""
+    out = [pieces[0]]
+    for i, t in enumerate(texts):
+        out.append(t)
+        out.append(pieces[i + 1])
+    return "".join(out)
 
 
 def fields_text(keys: tuple[str, ...], values: tuple[Any, ...], level: int, indent: int = 2) -> str:
@@ -139,12 +129,38 @@ def fields_text(keys: tuple[str, ...], values: tuple[Any, ...], level: int, inde
         raise ValueError(f"{len(keys)} keys for {len(values)} values")
     if not keys:
         return "{}"
-    get = _SCALARS.get
     deeper = level + 1
     step = " " * indent
-    return object_template(keys, level, indent) % tuple(
-        [w(v) if (w := get(v.__class__)) is not None else _text(v, deeper, step) for v in values]
-    )
+    return _joined(object_pieces(keys, level, indent), [_text(v, deeper, step) for v in values])
+
+
+def _dict_text(d: dict[Any, Any], level: int) -> str:
+    """``dumps_indented(d, level)`` of a dict, its keys written once per shape (keys that
+    are all strings: a shape of other keys could be found by one equal to it, ``(1,)`` by
+    ``(True,)``)."""
+    if not d:
+        return "{}"
+    for k in d:
+        if k.__class__ is not str:
+            return _text(d, level, "  ")
+    deeper = level + 1
+    return _joined(object_pieces(tuple(d), level), [_text(v, deeper, "  ") for v in d.values()])
+
+
+#: the JSON strings of an event's names (kinds, sources, modules: few, each written for
+#: thousands of events), up to :data:`_NAMES_MAX` of them
+_NAMES: dict[str, str] = {}
+_NAMES_MAX = 4096
+
+
+def _name(s: str) -> str:
+    """``encode_basestring(s)``, remembered."""
+    t = _NAMES.get(s)
+    if t is None:
+        if len(_NAMES) >= _NAMES_MAX:
+            _NAMES.clear()
+        t = _NAMES[s] = encode_basestring(s)
+    return t
 
 
 def event_text(keys: tuple[str, ...], event: tuple[Any, ...], level: int) -> str:
@@ -152,7 +168,8 @@ def event_text(keys: tuple[str, ...], event: tuple[Any, ...], level: int) -> str
     source, line, t, text, module, hash, detail), its fields in the order of ``keys`` (kind,
     source, line, t, module, hash, detail, text): ``dumps_indented(event.to_json(),
     level)``, faster (a report writes thousands; compiled in a compiled build): the fields
-    of the types the parsers give are written without asking their type."""
+    of the types the parsers give are written without asking their type, its kind, source
+    and module remembered."""
     kind, source, line, t, text, module, hash_, detail = event
     if (
         kind.__class__ is str
@@ -163,35 +180,58 @@ def event_text(keys: tuple[str, ...], event: tuple[Any, ...], level: int) -> str
         and (module is None or module.__class__ is str)
         and (hash_ is None or hash_.__class__ is str)
     ):
-        return object_template(keys, level) % (
-            encode_basestring(kind),
-            encode_basestring(source),
-            int.__repr__(line),
-            "null" if t is None else _float(t),
-            "null" if module is None else encode_basestring(module),
-            "null" if hash_ is None else encode_basestring(hash_),
-            dumps_indented(detail if detail.__class__ is dict else dict(detail), level + 1),
-            encode_basestring(text),
+        p = object_pieces(keys, level)
+        return "".join(
+            (
+                p[0],
+                _name(kind),
+                p[1],
+                _name(source),
+                p[2],
+                str(line),
+                p[3],
+                "null" if t is None else _float(t),
+                p[4],
+                "null" if module is None else _name(module),
+                p[5],
+                "null" if hash_ is None else encode_basestring(hash_),
+                p[6],
+                _dict_text(detail if detail.__class__ is dict else dict(detail), level + 1),
+                p[7],
+                encode_basestring(text),
+                p[8],
+            )
         )
     return fields_text(keys, (kind, source, line, t, module, hash_, dict(detail), text), level)
 
 
 def _text(o: Any, level: int, step: str) -> str:
-    scalar = _SCALARS.get(o.__class__)
-    if scalar is not None:
-        return scalar(o)
+    """The text of ``o`` nested ``level`` deep: the exact scalar types asked first, each
+    written without a call through a table (a report writes one for each field of
+    thousands of objects); subclasses take the ``isinstance`` path."""
+    c = o.__class__
+    if c is str:
+        return encode_basestring(o)
+    if c is float:
+        return _float(o)
+    if c is int:
+        return str(o)  # (an int exactly: its repr)
+    if o is None:
+        return "null"
+    if o is True:
+        return "true"
+    if o is False:
+        return "false"
     if isinstance(o, dict):
         if not o:
             return "{}"
-        get = _SCALARS.get
         deeper = level + 1
         sep = ",\n" + step * deeper
         parts = ["{\n", step * deeper]
         for k, v in o.items():
             parts.append(encode_basestring(k) if k.__class__ is str else _key(k))
             parts.append(": ")
-            w = get(v.__class__)
-            parts.append(w(v) if w is not None else _text(v, deeper, step))
+            parts.append(_text(v, deeper, step))
             parts.append(sep)
         parts[-1] = "\n" + step * level + "}"
         return "".join(parts)
@@ -199,11 +239,8 @@ def _text(o: Any, level: int, step: str) -> str:
         if not o:
             return "[]"
         inner = "\n" + step * (level + 1)
-        get = _SCALARS.get
         deeper = level + 1
-        body = ("," + inner).join(
-            [w(v) if (w := get(v.__class__)) is not None else _text(v, deeper, step) for v in o]
-        )
+        body = ("," + inner).join([_text(v, deeper, step) for v in o])
         return "[" + inner + body + "\n" + step * level + "]"
     if isinstance(o, str):
         return encode_basestring(o)

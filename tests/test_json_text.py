@@ -109,7 +109,7 @@ scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.tex
     t=st.one_of(st.none(), st.floats(), st.integers()),
     module=scalars,
     hash_=scalars,
-    detail=st.dictionaries(st.text(), values, max_size=4),
+    detail=st.dictionaries(keys, values, max_size=4),
     proxy=st.booleans(),
     text=st.text(),
     level=st.integers(0, 3),
@@ -136,3 +136,13 @@ def test_an_event_of_any_field_types_writes_its_json(
         kind, "run.log", line, t, text, module, hash_, MappingProxyType(detail) if proxy else detail
     )
     assert ev.json_text(level) == dumps_indented(ev.to_json(), level)
+
+
+def test_a_detail_keyed_by_values_equal_to_others_writes_its_own_keys() -> None:
+    # GIVEN details whose keys equal those of another (1 == True == 1.0) but are written
+    # otherwise, THEN each event's text is that of its to_json() dict
+    from recompile_doctor.model import Event
+
+    for detail in ({1: "a"}, {True: "a"}, {1.0: "a"}, {"1": "a"}, {1: "a"}):
+        ev = Event("compile-end", "run.log", 1, None, "x", None, None, detail)
+        assert ev.json_text(1) == dumps_indented(ev.to_json(), 1)
