@@ -13,7 +13,7 @@ COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	$(addprefix --deselect=tests/test_parallel.py::,\
 	test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process_result \
 	test_a_takeover_on_names_among_the_parents_is_the_one_process_result \
-	'test_several_processes_match_one_on_every_fixture[True]' \
+	'test_several_processes_match_one_on_every_fixture[True-' \
 	test_a_gzip_log_ending_early_is_read_as_one_process_reads_it \
 	test_a_worker_meeting_the_break_of_a_gzip_log_leaves_it_to_the_reader_before \
 	test_a_gzip_log_of_several_members_is_read_as_one_process_reads_it \

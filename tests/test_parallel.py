@@ -45,7 +45,7 @@ from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers.jax_detect import JAX
 from recompile_doctor.parsers.logs import records
 from tests.conftest import limit_line_bytes, poplar_prefix
-from tests.test_fastpath import _fixture_logs
+from tests.test_fastpath import FIXTURES, _fixture_logs
 from tests.test_fastpath import logs as generated_logs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,13 +140,22 @@ WAYS = [
 ]
 
 
+#: the fixtures by folder (a stack's), each with its place among all (which way it is read)
+FIXTURE_GROUPS: dict[str, list[tuple[int, Path]]] = {}
+for _i, _src in enumerate(PLAIN_FIXTURES):
+    FIXTURE_GROUPS.setdefault(_src.relative_to(FIXTURES).parts[0], []).append((_i, _src))
+
+
+@pytest.mark.parametrize("group", sorted(FIXTURE_GROUPS))
 @pytest.mark.parametrize("gzipped", [False, True])
 def test_several_processes_match_one_on_every_fixture(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gzipped: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gzipped: bool, group: str
 ) -> None:
-    # GIVEN every fixture log repeated (and gzipped: workers decompress up to their parts)
+    # GIVEN every fixture log of a stack's folder repeated (and gzipped: workers decompress
+    # up to their parts)
     spy = Spy(monkeypatch)
-    for i, src in enumerate(PLAIN_FIXTURES):
+    formats = set()
+    for i, src in FIXTURE_GROUPS[group]:
         path = _repeated(src, tmp_path / f"{i}.log", lines=2000)
         if gzipped:
             path = path.with_suffix(".log.gz")
@@ -156,14 +165,27 @@ def test_several_processes_match_one_on_every_fixture(
         one = _run(path, 1, fold=fold)
         assert spy.workers == started  # (the reference is one process)
         assert one[-1][2] is gzipped  # (read as gzip, or not)
+        formats.add(one[3][0])
         for processes, share in ways:
             _share(monkeypatch, share)
             assert _run(path, processes, fold=fold) == one, (src, processes, share)
-    assert spy.workers > len(PLAIN_FIXTURES) * 3
+    # (each read by two to four processes after the one: one to three workers each time)
+    assert spy.workers >= len(FIXTURE_GROUPS[group]) * 3
     # the workers' parts are taken over (not decoded again) for every format, and workers
     # hand over to the workers after them
-    assert set(spy.adopted) >= {f.name for f in LOG_FORMATS}, spy.adopted
-    assert spy.chained > 10
+    assert set(spy.adopted) >= formats - {"unknown"}, spy.adopted
+    assert spy.chained > 0
+
+
+def test_the_fixtures_read_by_several_processes_are_of_every_format() -> None:
+    # (the test above takes over the parts of the formats of its fixtures: all of them)
+    found = set()
+    for group in FIXTURE_GROUPS.values():
+        for _, src in group:
+            c = ParseCounter(str(src))
+            list(parse_log(str(src), c))
+            found.add(c.format)
+    assert found >= {f.name for f in LOG_FORMATS}, found
 
 
 @pytest.mark.parametrize("cut", [0.03, 0.3, 0.7, 0.97, -8])
@@ -1498,6 +1520,17 @@ def _tf_clusters(n: int) -> list[str]:
     return lines
 
 
+def _few_buckets(mp: pytest.MonkeyPatch, bits: int = 4) -> None:
+    """Packed keys in ``2 ** bits`` buckets: a table packed from a few entries on merges its
+    new ones at every few more, and a merge's fixed cost is one step per bucket (4,096 of
+    them: three quarters of the time of a test that merges hundreds of times)."""
+    from recompile_doctor.timeline import packed_keys
+
+    mp.setattr(packed_keys, "BUCKET_BITS", bits)
+    mp.setattr(packed_keys, "BUCKETS", 1 << bits)
+    mp.setattr(packed_keys, "_SHIFT", 32 - bits)
+
+
 @settings(
     max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
     deadline=None,
@@ -1539,6 +1572,7 @@ def test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process
     path = _with_blocks(tmp_path_factory.mktemp("log") / "run.log", lines, blocks)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_digest_table, "PACK_FROM", 16)
+        _few_buckets(mp)
         if cold:  # (the packed counts in a file, in every process: pickled from a worker)
             mp.setattr(_digest_table, "COLD_FROM", 1)
         _same_as_one_process(path, share, processes, late)
@@ -1582,6 +1616,7 @@ def test_the_parent_packs_its_counts_while_it_takes_over_a_tensorflow_worker(
     monkeypatch.setattr(_digest_table.DigestTable, "pack", counted)
     monkeypatch.setattr(_digest_table, "PACK_FROM", 1)
     monkeypatch.setattr(_digest_table, "COLD_FROM", cold_from)  # (1: in a file)
+    _few_buckets(monkeypatch)
     _share(monkeypatch, 0.5)
     caplog.set_level(logging.INFO, logger="recompile_doctor")
     # WHEN two processes read it, THEN the parent packs its counts when it takes over the
