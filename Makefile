@@ -74,7 +74,7 @@ compiled-tests:  # (the compiled build's tests, on the build there is)
 
 lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
 	$(VENV)/bin/ruff check recompile_doctor tests benchmarks
-	$(VENV)/bin/ruff format --check recompile_doctor
+	$(VENV)/bin/ruff format --check recompile_doctor tests benchmarks
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)  ## the benchmarks on small inputs, a few minutes (figures printed, never asserted)

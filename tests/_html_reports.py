@@ -147,9 +147,7 @@ def demo_report(source: str = "run.log") -> Report:
         mod = TRAIN if k % 2 == 0 else EVAL
         ltext = _load(t, 607)
         lines.append((n, ltext))
-        events.append(
-            Event("load", source, n, t, ltext, module=mod, detail={"duration_s": 0.607})
-        )
+        events.append(Event("load", source, n, t, ltext, module=mod, detail={"duration_s": 0.607}))
     by_line = dict(lines)
 
     def ev(line: int, ctx: int = 2) -> Evidence:

@@ -68,7 +68,11 @@ def test_with_dumps_the_flag_change_also_shows_in_the_compile_options() -> None:
     also = expected("flag_changed")["crossrun"]["also_changed"][0]
     found = crossrun_findings("flag_changed", with_dumps=True)
     # THEN the compile options' debug_options field is one of the changes, 3 -> 1
-    opt = [c for c in found[0].changes if c.what.endswith("debug_options.xla_backend_optimization_level")]
+    opt = [
+        c
+        for c in found[0].changes
+        if c.what.endswith("debug_options.xla_backend_optimization_level")
+    ]
     assert [(c.old, c.new) for c in opt] == [("3", "1")]
     assert also["old"].endswith(": 3") and also["new"].endswith(": 1")
 
@@ -134,12 +138,18 @@ def test_the_runs_in_reverse_order_report_the_change_the_other_way() -> None:
 def test_cli_json_report_carries_the_changes_and_validates(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run_cli("analyze", *logs("compile_option_changed"), "--format", "json", capsys=capsys)
+    code, out, _ = run_cli(
+        "analyze", *logs("compile_option_changed"), "--format", "json", capsys=capsys
+    )
     assert code == 0
     data = json.loads(out)
     validate_report_json(data)
     (f,) = [f for f in data["findings"] if f["rule"] == "compile-options-changed"]
-    assert {"what": "device_assignment", "old": "[[CpuDevice(id=0)]]", "new": "[[CpuDevice(id=1)]]"}.items() <= f["changes"][0].items()
+    assert {
+        "what": "device_assignment",
+        "old": "[[CpuDevice(id=0)]]",
+        "new": "[[CpuDevice(id=1)]]",
+    }.items() <= f["changes"][0].items()
 
 
 # --- diff dumpA dumpB ----------------------------------------------------------------------
@@ -204,7 +214,9 @@ def test_diff_resolves_elided_constants_to_frozen_weights(
     assert "512 of 512 elements differ" in m["explanations"][0]["message"]
     assert not [n for n in m["notes"] if n["rule"] == "constants-elided"]
     (ch,) = m["changes"]
-    assert ch["rule"] == "frozen-weights" and ch["a"]["text"].startswith('f32[16,32] dense<"0x6CBF003E')
+    assert ch["rule"] == "frozen-weights" and ch["a"]["text"].startswith(
+        'f32[16,32] dense<"0x6CBF003E'
+    )
 
 
 def test_diff_of_two_identical_runs_with_side_files_is_equivalent(
@@ -223,7 +235,9 @@ def test_a_changed_jaxlib_version_hash_is_version_changed(tmp_path: Path) -> Non
     old_hash = "40d13e87ba3f9c11dbaec3506d8462538adb6fc29bd32279eb4bbef0b66abe95"
     assert f"hash of serialized jax_lib version: {old_hash}" in text
     edited = (
-        text.replace(f"serialized jax_lib version: {old_hash}", "serialized jax_lib version: " + "ab" * 32)
+        text.replace(
+            f"serialized jax_lib version: {old_hash}", "serialized jax_lib version: " + "ab" * 32
+        )
         .replace("Cache hit for key", "Cache miss for key")
         .replace("Persistent compilation cache hit for", "PERSISTENT COMPILATION CACHE MISS for")
         .replace("jit_train_step-80750b72", "jit_train_step-00000000")

@@ -46,5 +46,9 @@ def test_late_detection_across_small_chunks_equals_the_plain_path(
     fast = [(type(e).__name__, e.span.line) for e in parse_log(str(log), cf, fast=True)]
     plain = [(type(e).__name__, e.span.line) for e in parse_log(str(log), cp, fast=False)]
     assert fast == plain and fast
-    assert (cf.format, cf.recognized, cf.unrecognized) == (cp.format, cp.recognized, cp.unrecognized)
+    assert (cf.format, cf.recognized, cf.unrecognized) == (
+        cp.format,
+        cp.recognized,
+        cp.unrecognized,
+    )
     assert cf.format == "jax"

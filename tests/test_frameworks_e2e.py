@@ -132,9 +132,9 @@ def test_compilations_and_persistent_cache_are_counted(
     compiled = [c for c in r.compilations if c.cache != "hit"]
     logged_only = len(compiled)
     if with_dumps:
-        assert r.summary.compilations - (len(r.compilations) - logged_only) == exp[
-            "xla_compilations"
-        ]
+        assert (
+            r.summary.compilations - (len(r.compilations) - logged_only) == exp["xla_compilations"]
+        )
     elif logged_only:
         assert logged_only == exp["xla_compilations"]
     pc = exp.get("persistent_cache")

@@ -39,7 +39,9 @@ def _decode(lines: list[str]) -> list[object]:
     return out
 
 
-def _block(prefix: str, graph_hash: str, inputs: int = 6, frame: str = "step (/w/train.py:9)") -> list[str]:
+def _block(
+    prefix: str, graph_hash: str, inputs: int = 6, frame: str = "step (/w/train.py:9)"
+) -> list[str]:
     title = "Compilation Cause" if prefix.startswith("Compilation") else "Execution Cause"
     body = [
         "=" * 80,
@@ -72,7 +74,9 @@ def test_fixture_gives_two_compiles_a_graph_change_and_the_cache_hits() -> None:
     assert {e.key.function for e in started} == {"train_loop"}
     assert all(e.key.framework == "ptxla" for e in started)
     finished = [e for e in events if isinstance(e, CompileFinished)]
-    assert [e.key.graph_hash for e in finished if e.key] == [x["graph_hash"] for x in exp["compiles"]]
+    assert [e.key.graph_hash for e in finished if e.key] == [
+        x["graph_hash"] for x in exp["compiles"]
+    ]
     (reason,) = [e for e in events if isinstance(e, RecompileReason)]
     cause = exp["causes"][0]
     assert reason.rule in {cause["rule"], *cause["acceptable_rules"]}
@@ -170,7 +174,9 @@ def test_other_frameworks_logs_do_not_sniff_as_ptxla(path: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.sampled_from([C, E, "Metric: ", "Counter: ", "  Value: ", ""]), max_size=30),
-       st.lists(st.text(max_size=60), max_size=30))
+@given(
+    st.lists(st.sampled_from([C, E, "Metric: ", "Counter: ", "  Value: ", ""]), max_size=30),
+    st.lists(st.text(max_size=60), max_size=30),
+)
 def test_garbage_never_raises(prefixes: list[str], texts: list[str]) -> None:
     _decode([p + t for p, t in zip(prefixes, texts, strict=False)])

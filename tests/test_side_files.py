@@ -52,11 +52,17 @@ def test_scalars_nested_messages_and_repeated_fields() -> None:
 def test_real_compile_options_read_as_a_mapping() -> None:
     from recompile_doctor.parsers.textproto import read_textproto
 
-    path = PAIRS / "compile_option_changed/b/dumps/module_0000.jit_train_step/compile_options.textproto"
+    path = (
+        PAIRS
+        / "compile_option_changed/b/dumps/module_0000.jit_train_step/compile_options.textproto"
+    )
     msg = read_textproto(path)
     da = msg["executable_build_options"]["device_assignment"]
     assert da["computation_devices"] == {"replica_device_ids": 1}
-    assert msg["executable_build_options"]["debug_options"]["xla_force_host_platform_device_count"] == 2
+    assert (
+        msg["executable_build_options"]["debug_options"]["xla_force_host_platform_device_count"]
+        == 2
+    )
 
 
 @pytest.mark.parametrize(
@@ -66,7 +72,7 @@ def test_real_compile_options_read_as_a_mapping() -> None:
         ("a: 1\nb 2\n", 2, "expected ':' or '{'"),
         ("a: 1\n\n: 3\n", 3, "expected a field name"),
         ("a: 1\nb: }\n", 2, "expected a value"),
-        ("a: 1\nb: \"unterminated\n", 2, "unexpected character"),
+        ('a: 1\nb: "unterminated\n', 2, "unexpected character"),
         ("a:", 1, "unexpected end"),
     ],
 )

@@ -421,7 +421,9 @@ _CACHE_MESSAGES = st.builds(
 @example("Compilation cache entry hit: 0 signature: x with request count 3")
 @example("Compilation cache entry hit: 0 signature:  with request count 3")
 @example("Compilation cache entry hit: 0 signature: a with request count 1234567890123456789")
-@example("Compilation cache entry hit: 0 signature: a with request count \u00b2")  # (a digit, not a decimal)
+@example(
+    "Compilation cache entry hit: 0 signature: a with request count \u00b2"
+)  # (a digit, not a decimal)
 def test_cache_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
     # GIVEN any cache line built of its parts (no signature, a count too long, a count in
     # other digits, the count's words inside the signature, text around it)

@@ -117,9 +117,21 @@ NEW_IN_TRACE = {
 
 
 @pytest.mark.parametrize("source", ["text", "trace"])
-@pytest.mark.parametrize("case", ["specialized_int", "recompile_limit", "misleading_first_guard", "module_recreated", "value_guard", "graph_break"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "specialized_int",
+        "recompile_limit",
+        "misleading_first_guard",
+        "module_recreated",
+        "value_guard",
+        "graph_break",
+    ],
+)
 def test_constant_and_type_id_changes_get_their_new_value(case: str, source: str) -> None:
-    paths = [ROOT / case / "run.log"] if source == "text" else sorted((ROOT / case / "trace").iterdir())
+    paths = (
+        [ROOT / case / "run.log"] if source == "text" else sorted((ROOT / case / "trace").iterdir())
+    )
     reasons = _reasons(paths)
     known = NEW_IN_TEXT if source == "text" else NEW_IN_TRACE
     for cause in _causes(case):
@@ -150,9 +162,10 @@ def _decode(lines: list[str]) -> list[TypedEvent]:
 
 def _block(n: int, *failures: str) -> list[str]:
     p = P0.format(n=n, tag="recompiles")
-    return [p + "Recompiling function f in a.py:3", p + "    triggered by the following guard failure(s):"] + [
-        p + f"    - {f}" for f in failures
-    ]
+    return [
+        p + "Recompiling function f in a.py:3",
+        p + "    triggered by the following guard failure(s):",
+    ] + [p + f"    - {f}" for f in failures]
 
 
 def test_a_later_reason_on_the_same_entry_gives_the_new_value() -> None:
@@ -165,7 +178,14 @@ def test_a_later_reason_on_the_same_entry_gives_the_new_value() -> None:
 def test_the_new_compiles_guard_dump_gives_the_new_value() -> None:
     g = P0.format(n=1, tag="guards")
     evs = _decode(
-        [*_block(1, "0/0: ___check_type_id(model, 111), type=<class 'Head'>  # m(x)  # mp/a.py:9 in f"), g + "| | +- TYPE_MATCH: ___check_type_id(L['model'], 222), type=<class 'Head'>  # m(x)  # mp/a.py:9 in f"]
+        [
+            *_block(
+                1,
+                "0/0: ___check_type_id(model, 111), type=<class 'Head'>  # m(x)  # mp/a.py:9 in f",
+            ),
+            g
+            + "| | +- TYPE_MATCH: ___check_type_id(L['model'], 222), type=<class 'Head'>  # m(x)  # mp/a.py:9 in f",
+        ]
     )
     (r,) = [e for e in evs if isinstance(e, RecompileReason)]
     assert r.rule == "object-recreated" and (r.changes[0].old, r.changes[0].new) == ("111", "222")
@@ -173,7 +193,9 @@ def test_the_new_compiles_guard_dump_gives_the_new_value() -> None:
 
 def test_a_guard_on_another_expression_does_not_fill_the_new_value() -> None:
     g = P0.format(n=1, tag="guards")
-    evs = _decode([*_block(1, "0/0: n == 3"), g + "| | +- EQUALS_MATCH: L['m'] == 7  # x  # mp/a.py:9 in f"])
+    evs = _decode(
+        [*_block(1, "0/0: n == 3"), g + "| | +- EQUALS_MATCH: L['m'] == 7  # x  # mp/a.py:9 in f"]
+    )
     (r,) = [e for e in evs if isinstance(e, RecompileReason)]
     assert r.changes[0].new is None and r.key.compile_id == "0/1"
 
@@ -182,13 +204,18 @@ def test_trace_guard_artifact_gives_the_new_value_and_the_reason_is_kept_once() 
     head = "V1122 19:11:57.159000 17536 torch/_dynamo/guards.py:5400] "
     lines = [
         head + '{"str": ["/w/train.py", 1]}',
-        head + '{"dynamo_start": {"stack": [{"line": 9, "name": "f", "filename": 1}]}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}',
-        head + '{"artifact": {"name": "recompile_reasons", "encoding": "json"}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0, "has_payload": "x"}',
+        head
+        + '{"dynamo_start": {"stack": [{"line": 9, "name": "f", "filename": 1}]}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}',
+        head
+        + '{"artifact": {"name": "recompile_reasons", "encoding": "json"}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0, "has_payload": "x"}',
         '\t["0/0: n == 3  # for _ in range(n):  # w/train.py:10 in f"]',
-        head + '{"dynamo_start": {"stack": [{"line": 9, "name": "f", "filename": 1}]}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0}',
-        head + '{"dynamo_cpp_guards_str": {}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0, "has_payload": "y"}',
+        head
+        + '{"dynamo_start": {"stack": [{"line": 9, "name": "f", "filename": 1}]}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0}',
+        head
+        + '{"dynamo_cpp_guards_str": {}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0, "has_payload": "y"}',
         "\t| | +- EQUALS_MATCH: L['n'] == 4  # for _ in range(n):  # w/train.py:10 in f",
-        head + '{"compilation_metrics": {"compile_id": "0/1", "co_name": "f"}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0}',
+        head
+        + '{"compilation_metrics": {"compile_id": "0/1", "co_name": "f"}, "frame_id": 0, "frame_compile_id": 1, "attempt": 0}',
     ]
     d = TorchTraceDecoder("t.log")
     evs: list[TypedEvent] = []
@@ -211,8 +238,10 @@ def test_a_guard_comment_in_the_users_file_names_the_frame_over_torchs() -> None
     g = P0.format(n=0, tag="guards")
     evs = _decode(
         [
-            g + "| +- LAMBDA_GUARD: x == None  # _dynamo/output_graph.py:1135 in init_ambient_guards",
-            g + "| | +- TENSOR_MATCH: check_tensor(L['x'])  # F.linear(x)  # nn/modules/linear.py:134 in forward",
+            g
+            + "| +- LAMBDA_GUARD: x == None  # _dynamo/output_graph.py:1135 in init_ambient_guards",
+            g
+            + "| | +- TENSOR_MATCH: check_tensor(L['x'])  # F.linear(x)  # nn/modules/linear.py:134 in forward",
             g + "| | +- EQUALS_MATCH: L['n'] == 3  # range(n)  # mp/capture/train.py:12 in step",
         ]
     )
@@ -222,7 +251,11 @@ def test_a_guard_comment_in_the_users_file_names_the_frame_over_torchs() -> None
 def test_a_recompile_message_names_the_frame_over_the_guard_dump() -> None:
     g = P0.format(n=0, tag="guards")
     evs = _decode(
-        [g + "| | +- TENSOR_MATCH: check_tensor(L['x'])  # F.linear(x)  # nn/modules/linear.py:134 in forward", *_block(1, "0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8")]
+        [
+            g
+            + "| | +- TENSOR_MATCH: check_tensor(L['x'])  # F.linear(x)  # nn/modules/linear.py:134 in forward",
+            *_block(1, "0/0: tensor 'x' size mismatch at index 0. expected 4, actual 8"),
+        ]
     )
     assert [e.key.function for e in evs if isinstance(e, CompileStarted)] == ["f", "f"]
 
@@ -233,7 +266,8 @@ VERBOSE = [
     V + "Recompiling function scaled_sum in /tmp/capture-torch/capture.py:209",
     V + "    triggered by the following guard failure(s):",
     V + "    guard 0 failures:",
-    V + "    - 0/1: n == 2                                                   # return (x * n).sum()  # mp/capture-torch/capture.py:211 in scaled_sum",
+    V
+    + "    - 0/1: n == 2                                                   # return (x * n).sum()  # mp/capture-torch/capture.py:211 in scaled_sum",
     V + "    - User stack trace:",
     V + '    -   File "/tmp/capture-torch/capture.py", line 211, in scaled_sum',
     V + "    -     return (x * n).sum()",
@@ -263,7 +297,9 @@ def test_rank_prefixes_tag_the_events_with_the_rank(prefix: str, rank: str | Non
         [
             prefix + p + "Recompiling function inner in /x/external_utils.py:67",
             prefix + p + "    triggered by the following guard failure(s):",
-            prefix + p + "    - 0/0: tensor 'args[0]' size mismatch at index 0. expected 16, actual 8",
+            prefix
+            + p
+            + "    - 0/0: tensor 'args[0]' size mismatch at index 0. expected 16, actual 8",
         ]
     )
     (r,) = [e for e in evs if isinstance(e, RecompileReason)]
@@ -278,7 +314,9 @@ def test_reasons_of_two_ranks_stay_apart() -> None:
         lines += [
             f"[rank{r}]:" + p + "Recompiling function inner in /x/e.py:67",
             f"[rank{r}]:" + p + "    triggered by the following guard failure(s):",
-            f"[rank{r}]:" + p + f"    - 0/0: tensor 'a' size mismatch at index 0. expected 16, actual {r}",
+            f"[rank{r}]:"
+            + p
+            + f"    - 0/0: tensor 'a' size mismatch at index 0. expected 16, actual {r}",
         ]
     rs = [e for e in _decode(lines) if isinstance(e, RecompileReason)]
     assert [(e.span.rank, e.changes[0].new) for e in rs] == [("0", "0"), ("1", "1")]
@@ -296,7 +334,9 @@ T = "V1122 19:11:16.726000 16266 torch/_dynamo/convert_frame.py:303] "
         '{"dynamo_start": {}} ] {"x": 1}',  # no glog prefix
     ],
 )
-def test_a_broken_trace_envelope_is_malformed_or_ignored_and_the_next_one_still_counts(bad: str) -> None:
+def test_a_broken_trace_envelope_is_malformed_or_ignored_and_the_next_one_still_counts(
+    bad: str,
+) -> None:
     d = TorchTraceDecoder("t.log")
     res = d.decode(1, bad)
     assert res.status in ("malformed", "unrecognized", "recognized")
@@ -304,7 +344,10 @@ def test_a_broken_trace_envelope_is_malformed_or_ignored_and_the_next_one_still_
         assert res.status == "malformed" and res.problem
     if bad.endswith("["):
         assert res.status == "malformed" and res.problem == "trace envelope is not valid JSON"
-    good = T + '{"dynamo_start": {"stack": [{"line": 9, "name": "f", "filename": 1}]}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}'
+    good = (
+        T
+        + '{"dynamo_start": {"stack": [{"line": 9, "name": "f", "filename": 1}]}, "frame_id": 0, "frame_compile_id": 0, "attempt": 0}'
+    )
     res2 = d.decode(2, good)
     evs = list(res2.events) + list(d.finish())
     assert res2.status == "recognized"

@@ -214,9 +214,7 @@ def test_retrace_within_one_folder_is_a_sequence_of_one_function(
     ]
 
 
-@pytest.mark.parametrize(
-    "name", ["train_function", "a_inference_train_function", "<full>"]
-)
+@pytest.mark.parametrize("name", ["train_function", "a_inference_train_function", "<full>"])
 def test_module_option_accepts_the_short_tf_function_name(
     name: str, tmp_path: Path, runs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -345,9 +343,7 @@ def test_json_gives_each_cause_the_advice_of_its_rule(capsys: pytest.CaptureFixt
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown"])
-def test_text_and_markdown_say_what_to_change(
-    fmt: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_text_and_markdown_say_what_to_change(fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
     from recompile_doctor.rules import rule
 
     code, out, _ = run(capsys, "diff", *BATCH, "--format", fmt)
