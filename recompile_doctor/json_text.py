@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
-from typing import Any
+from typing import Any, Final
 
-_INF = float("inf")
+_INF: Final = float("inf")
 
 
 def _float(f: float) -> str:
@@ -94,7 +94,7 @@ def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
 
 #: an object's text in the pieces around its values' texts, per (keys, level, indent): made
 #: once per shape
-_PIECES: dict[tuple[tuple[Any, ...], int, int], tuple[str, ...]] = {}
+_PIECES: Final[dict[tuple[tuple[Any, ...], int, int], tuple[str, ...]]] = {}
 
 
 def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[str, ...]:
@@ -149,8 +149,8 @@ def _dict_text(d: dict[Any, Any], level: int) -> str:
 
 #: the JSON strings of an event's names (kinds, sources, modules: few, each written for
 #: thousands of events), up to :data:`_NAMES_MAX` of them
-_NAMES: dict[str, str] = {}
-_NAMES_MAX = 4096
+_NAMES: Final[dict[str, str]] = {}
+_NAMES_MAX: Final = 4096
 
 
 def _name(s: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 from recompile_doctor.model import Severity
 
@@ -46,7 +46,7 @@ RuleId = Literal[
 
 #: the causes a recompilation can have, most important first: when one compilation shows
 #: several, the first of these is its cause (the differ orders its causes the same way)
-CAUSE_ORDER: tuple[RuleId, ...] = (
+CAUSE_ORDER: Final[tuple[RuleId, ...]] = (
     "object-recreated",
     "frozen-weights",
     "growing-shape",
@@ -440,7 +440,7 @@ _RULES = (
     ),
 )
 
-RULES: dict[str, Rule] = {r.id: r for r in _RULES}
+RULES: Final[dict[str, Rule]] = {r.id: r for r in _RULES}
 RULE_IDS: tuple[RuleId, ...] = get_args(RuleId)
 
 
@@ -472,7 +472,7 @@ def markdown_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-_TYPE_RE = re.compile(r"^(?P<dt>[a-z][a-z0-9_]*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
+_TYPE_RE: Final = re.compile(r"^(?P<dt>[a-z][a-z0-9_]*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
 
 
 def type_change_rule(old: str, new: str) -> RuleId:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -185,3 +186,47 @@ def test_the_framework_decoders_are_compiled() -> None:
     for fmt in LOG_FORMATS:
         module = type(fmt.decoder("x")).__module__
         assert module in COMPILED, (fmt.name, module)
+
+
+#: how the tests put another value in a module's name: ``monkeypatch.setattr(module,
+#: "NAME", ...)``, ``mock.patch.object(module, "NAME", ...)`` or by dotted path
+_PATCHED = re.compile(
+    r"""(?:setattr|patch\.object)\(\s*[\w.]+,\s*["'](\w+)["']"""
+    r"""|(?:setattr|patch)\(\s*["']recompile_doctor[\w.]*\.(\w+)["']"""
+)
+
+
+def _patched_names(text: str) -> set[str]:
+    return {a or b for a, b in _PATCHED.findall(text)}
+
+
+def _final_names(tree: ast.Module) -> set[str]:
+    """The module-level names a module declares ``Final``."""
+    found = set()
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            ann = node.annotation
+            head = ann.value if isinstance(ann, ast.Subscript) else ann
+            if isinstance(head, ast.Name) and head.id == "Final":
+                found.add(node.target.id)
+    return found
+
+
+def test_no_name_a_test_patches_is_final_in_a_compiled_module() -> None:
+    # GIVEN the names the tests patch, THEN no compiled module declares one of them Final:
+    # compiled code reads a Final name as a constant (a literal is inlined, any other value
+    # is kept in C), so a test patching it would test the value it replaced
+    patched: set[str] = set()
+    here = Path(__file__).resolve()
+    for path in here.parent.rglob("*.py"):
+        if path != here:  # (this file's own example below)
+            patched |= _patched_names(path.read_text(encoding="utf-8"))
+    assert {"PACK_FROM", "CHUNK_BYTES", "PIECE_ITEMS"} <= patched  # (the patterns find them)
+    clashes = {m: sorted(_final_names(_tree(m)) & patched) for m in COMPILED}
+    assert {m: c for m, c in clashes.items() if c} == {}
+
+
+def test_the_final_check_finds_a_patched_final_name() -> None:
+    text = 'monkeypatch.setattr(_scan, "NL", b"x")\nmock.patch.object(json_text, "_INF", 1)\n'
+    tree = ast.parse("from typing import Final\nNL: Final = b'\\n'\n_INF: Final[float] = 1.0\n")
+    assert _final_names(tree) & _patched_names(text) == {"NL", "_INF"}

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from itertools import chain, compress, count, islice, repeat
 from operator import attrgetter, contains
+from typing import Final
 
 from recompile_doctor.differ.align import Alignment
 from recompile_doctor.differ.fingerprint import semantic_attrs
@@ -14,7 +15,7 @@ from recompile_doctor.differ.result import Change, ModuleDiff, Note, Side
 from recompile_doctor.parsers.hlo import Computation, HloModule, Instruction
 
 #: ops that come and go with a shape change (e.g. batch 1 drops a broadcast)
-PLUMBING = frozenset(
+PLUMBING: Final = frozenset(
     [
         "broadcast",
         "reshape",
@@ -30,7 +31,7 @@ PLUMBING = frozenset(
     ]
 )
 #: module attributes that cannot change the executable's behaviour for a recompile diagnosis
-IGNORED_MODULE_ATTRS = frozenset(
+IGNORED_MODULE_ATTRS: Final = frozenset(
     (
         "entry_computation_layout",
         "is_scheduled",
@@ -41,9 +42,9 @@ IGNORED_MODULE_ATTRS = frozenset(
         "debug_attributes",
     )
 )
-LARGE_CONSTANT = 10  # XLA prints constants with more elements as {...}
-MAX_CHANGES_PER_KIND = 50
-SAME_HLO = (
+LARGE_CONSTANT: Final = 10  # XLA prints constants with more elements as {...}
+MAX_CHANGES_PER_KIND: Final = 50
+SAME_HLO: Final = (
     "the HLO is the same: if this module was compiled again, the cause is "
     "outside the HLO text; look in the log for a changed weak type, static argument, cache "
     "key or compiler flag"
@@ -112,7 +113,7 @@ class _FirstUsers:
 #: :func:`explain`.  The computation is kept with its entry so that its id cannot be reused
 #: by another while the entry exists (an ``id(module)`` key alone went stale when a freed
 #: module's id was reused).
-_USERS: dict[int, tuple[Computation, _FirstUsers]] = {}
+_USERS: Final[dict[int, tuple[Computation, _FirstUsers]]] = {}
 
 
 def _described(module: HloModule, ins: Instruction) -> Instruction:
@@ -149,7 +150,7 @@ def _first_users(instrs: list[Instruction]) -> dict[str, Instruction]:
     return dict(zip(names, chain.from_iterable(map(repeat, rev, map(len, ops))), strict=True))
 
 
-_OPERANDS = attrgetter("operands")
+_OPERANDS: Final = attrgetter("operands")
 
 
 def where(module: HloModule, ins: Instruction) -> str:

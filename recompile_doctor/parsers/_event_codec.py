@@ -15,7 +15,7 @@ import marshal
 import operator
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Any, overload
+from typing import IO, Any, Final, overload
 
 from recompile_doctor import events as _events
 from recompile_doctor.events import CompileKey, Span, TypedEvent
@@ -24,17 +24,17 @@ from recompile_doctor.parsers._tuples import new_event
 from recompile_doctor.slotted import rebuilt
 
 #: the values ``marshal`` writes as they are (a checkpoint's state is made of them too)
-PLAIN = (str, int, float, bool, bytes, type(None))
+PLAIN: Final = (str, int, float, bool, bytes, type(None))
 #: (the same, for asking of all the values of a tuple or a dict at once, in C)
 _PLAIN_TYPES = frozenset(PLAIN)
 _all_plain = _PLAIN_TYPES.issuperset
 
-_CLASSES: tuple[type, ...] = tuple(
+_CLASSES: Final[tuple[type, ...]] = tuple(
     c
     for c in vars(_events).values()
     if isinstance(c, type) and issubclass(c, _events._Base) and c is not _events._Base
 )
-_CLASS_TAG = {c: i for i, c in enumerate(_CLASSES)}
+_CLASS_TAG: Final = {c: i for i, c in enumerate(_CLASSES)}
 _FIELDS = {
     c: tuple(f.name for f in dataclasses.fields(c) if f.name not in ("span", "record", "keep"))
     for c in _CLASSES
@@ -52,25 +52,25 @@ def _getter(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
 
 
 #: per class, its fields after ``span``, ``record`` and ``keep``
-_GET_FIELDS = {c: _getter(names) for c, names in _FIELDS.items()}
+_GET_FIELDS: Final = {c: _getter(names) for c, names in _FIELDS.items()}
 #: value classes that events hold, encoded as [tag, (field, ...)] (tags below 0); a list as
 #: [_LIST, item, ...], a tuple or dict holding anything but plain values as [_TUPLE, item,
 #: ...] or [_DICT, {key: item}]; the shared empty detail as [_EMPTY_TAG]
-_VALUES: tuple[type, ...] = (CompileKey, ValueChange)
-_VALUE_TAG = {c: -1 - i for i, c in enumerate(_VALUES)}
+_VALUES: Final[tuple[type, ...]] = (CompileKey, ValueChange)
+_VALUE_TAG: Final = {c: -1 - i for i, c in enumerate(_VALUES)}
 _VALUE_FIELDS = {c: tuple(f.name for f in dataclasses.fields(c)) for c in _VALUES}
-_GET_VALUE_FIELDS = {c: _getter(names) for c, names in _VALUE_FIELDS.items()}
+_GET_VALUE_FIELDS: Final = {c: _getter(names) for c, names in _VALUE_FIELDS.items()}
 _LIST, _TUPLE, _DICT, _EMPTY_TAG = 0, 1, 2, 3
-_SAME_RECORD = 0  # the record of the event before
-_EMPTY = Event("", "", 0, None, "").detail  # the shared empty detail
+_SAME_RECORD: Final = 0  # the record of the event before
+_EMPTY: Final = Event("", "", 0, None, "").detail  # the shared empty detail
 
 
 #: the value objects decoded lately, by their encoded fields: frozen, so one is shared by all
 #: the events that hold an equal one (as the timeline shares its keys)
-_MADE: dict[tuple[Any, ...], Any] = {}
-_MADE_MAX = 4096
+_MADE: Final[dict[tuple[Any, ...], Any]] = {}
+_MADE_MAX: Final = 4096
 #: the value objects encoded lately, by identity: (the object, its encoding)
-_ENCODED: dict[int, tuple[Any, list[Any]]] = {}
+_ENCODED: Final[dict[int, tuple[Any, list[Any]]]] = {}
 
 
 class Unencodable(Exception):
@@ -181,10 +181,10 @@ _tuple_new = tuple.__new__
 
 #: the tag of a record item that is not an event: the keys a worker's decoder missed on a
 #: line (``[MISSED, line, [(attribute, key), ...]]``, before that line's events)
-MISSED = -1
+MISSED: Final = -1
 #: the tag of the item a worker that read to the end writes before its decoder's ``finish``
 #: (``[ENDING]``): a reader with a residue ends the input itself (:mod:`._checkpoint`)
-ENDING = -2
+ENDING: Final = -2
 
 
 def put_record(f: IO[bytes], value: Any) -> None:

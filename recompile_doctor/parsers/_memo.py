@@ -9,13 +9,13 @@ memo off (and empties them), so a test can check that the events are the same ei
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import TypeVar
+from typing import Final, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-_MEMOS: list[dict[object, object]] = []
-_ENABLED = [True]
+_MEMOS: Final[list[dict[object, object]]] = []
+_ENABLED: Final = [True]
 
 
 def memo(fn: Callable[[K], V], limit: int = 4096) -> Callable[[K], V]:

@@ -19,19 +19,19 @@ from __future__ import annotations
 import math
 import re
 from datetime import UTC, datetime
-from typing import NamedTuple, cast
+from typing import Final, NamedTuple, cast
 
 from recompile_doctor.parsers._lazy_re import lazy_re
 
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 #: the time stamps of the two absolute clocks at the start of a prefix: TensorFlow's local
 #: time and Poplar's / PopART's UTC (both :data:`STAMP_LEN` characters)
 _TF_STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}"
 _ISO_STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}"
-STAMP_LEN = 26
+STAMP_LEN: Final = 26
 #: clock -> what a well-formed stamp of it looks like (matched at the start of a line)
-STAMP_OF = {"local": re.compile(_TF_STAMP), "utc": re.compile(_ISO_STAMP)}
+STAMP_OF: Final = {"local": re.compile(_TF_STAMP), "utc": re.compile(_ISO_STAMP)}
 
 # One alternation, each branch with its own named groups.  Ordered most specific first.
 # (Compiled when first used: 1 ms, which a log without such prefixes never needs.)
@@ -49,9 +49,9 @@ _PREFIX_RE = lazy_re(
 )
 
 #: a prefix that is not at column 0 contains one of these
-_GLUE_TELLS = ("] ", " PO:", " PL:", " popart:", "[poptorch", " POPRUN ")
+_GLUE_TELLS: Final = ("] ", " PO:", " PL:", " popart:", "[poptorch", " POPRUN ")
 
-_LEVELS = {
+_LEVELS: Final = {
     "I": "info",
     "W": "warning",
     "E": "error",
@@ -79,13 +79,13 @@ class Prefix(NamedTuple):
     problem: str | None = None
 
 
-NO_PREFIX = Prefix(None, "none", "", None)
+NO_PREFIX: Final = Prefix(None, "none", "", None)
 
 #: the largest number a log field is believed to carry (a duration of 10**15 ms is 31,000
 #: years); anything larger, or not finite, makes the line malformed
 MAX_FIELD_NUMBER = 10**15
-_INT_RE = re.compile(r"[+-]?\d{1,30}", re.ASCII)
-_FLOAT_RE = re.compile(
+_INT_RE: Final = re.compile(r"[+-]?\d{1,30}", re.ASCII)
+_FLOAT_RE: Final = re.compile(
     r"[+-]?(?:\d{1,30}(?:\.\d{0,30})?|\.\d{1,30})(?:[eE][+-]?\d{1,4})?", re.ASCII
 )
 
@@ -119,7 +119,7 @@ def safe_float(text: str | None, limit: float = MAX_FIELD_NUMBER) -> float | Non
 
 #: ``YYYY-MM-DD?HH:MM`` -> (epoch seconds of that midnight, seconds of the minute into the
 #: day), or None for a date or time that does not exist
-_MINUTES: dict[str, tuple[float, int] | None] = {}
+_MINUTES: Final[dict[str, tuple[float, int] | None]] = {}
 
 
 def epoch_seconds(ts: str) -> float | None:
@@ -152,9 +152,9 @@ def _in_minute(base: tuple[float, int], seconds: str) -> float | None:
 
 #: clock -> ``YYYY-MM-DD?HH:MM:`` of the stamps of that clock read so far, each head seen in
 #: a well-formed stamp (:data:`STAMP_OF`) -> what :func:`epoch_seconds` reads of it
-_HEADS: dict[str, dict[str, tuple[float, int] | None]] = {clock: {} for clock in STAMP_OF}
-_HEAD_LEN = 17
-_UNSEEN = object()
+_HEADS: Final[dict[str, dict[str, tuple[float, int] | None]]] = {clock: {} for clock in STAMP_OF}
+_HEAD_LEN: Final = 17
+_UNSEEN: Final = object()
 
 
 def stamp_seconds(line: str, clock: str) -> float | None:
@@ -186,7 +186,7 @@ def stamp_seconds(line: str, clock: str) -> float | None:
 
 
 #: below 2**52 a float's halves (k + 0.5) are floats: :func:`round6` multiplies there
-_ROUND6_MAX = float(1 << 52)
+_ROUND6_MAX: Final = float(1 << 52)
 
 
 def round6(x: float) -> float:
@@ -249,7 +249,7 @@ def clock_of(segment: str) -> str | None:
     return _BRANCH_CLOCKS[m.lastgroup or ""]
 
 
-_BRANCH_CLOCKS = {
+_BRANCH_CLOCKS: Final = {
     "tf_file": "local",
     "iso_lvl": "utc",
     "old_lvl": "time-only",
@@ -263,11 +263,11 @@ _BRANCH_CLOCKS = {
 #: file): a line that starts with a well-formed stamp of that clock and goes on with one of
 #: these has that prefix, the pattern's match (its branch and groups) being decided within
 #: them (each ends with the space the pattern takes last).  At most :data:`_RESTS_MAX`
-_RESTS: dict[str, tuple[str, str, str | None, str | None]] = {}
-_RESTS_MAX = 4096
+_RESTS: Final[dict[str, tuple[str, str, str | None, str | None]]] = {}
+_RESTS_MAX: Final = 4096
 #: where each absolute clock's rest ends: the first of these after the stamp (its file and
 #: logger hold no ``]`` or ``: ``)
-_REST_ENDS = {"local": "] ", "utc": ": "}
+_REST_ENDS: Final = {"local": "] ", "utc": ": "}
 _new = tuple.__new__
 
 

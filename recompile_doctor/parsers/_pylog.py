@@ -24,6 +24,7 @@ glog stamps carry no year; they are times of day (``clock="time-only"``) that
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Final
 
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
@@ -33,21 +34,21 @@ _LEVEL_NAMES = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?"
 _LOGGER = r"[A-Za-z_][\w.\-]*"
 
-_ASCTIME_RE = lazy_re(
+_ASCTIME_RE: Final = lazy_re(
     rf"(?P<ts>{_ASCTIME})"
     rf"(?: (?P<lvl>{_LEVEL_NAMES}) (?P<name>{_LOGGER}): "
     rf"| - (?P<name2>{_LOGGER}) - (?P<lvl2>{_LEVEL_NAMES}) - "
     rf"|: (?P<tflvl>[IWEF]) (?P<tffile>[^\s:\]]+):\d+\] ?)"
 )
-_LEVEL_FIRST_RE = lazy_re(
+_LEVEL_FIRST_RE: Final = lazy_re(
     rf"(?P<lvl>{_LEVEL_NAMES}):(?:(?P<ts>{_ASCTIME}):)?(?P<name>{_LOGGER}):(?:\d+: ?)?"
 )
-_GLOG_RE = lazy_re(
+_GLOG_RE: Final = lazy_re(
     r"(?P<lvl>[IWEFDV])(?P<md>\d{4}) (?P<tod>\d\d:\d\d:\d\d\.\d{1,9})(?: +\d+)? "
     r"(?P<file>[^\s:\]]+):\d+\] ?"
 )
 
-_LEVELS = {
+_LEVELS: Final = {
     "DEBUG": "debug",
     "INFO": "info",
     "WARNING": "warning",
@@ -64,9 +65,9 @@ _LEVELS = {
 }
 
 #: what a line read by _LEVEL_FIRST_RE starts with
-_LEVEL_FIRST_STARTS = tuple(f"{name}:" for name in _LEVEL_NAMES.split("|"))
+_LEVEL_FIRST_STARTS: Final = tuple(f"{name}:" for name in _LEVEL_NAMES.split("|"))
 
-_MIDNIGHTS: dict[str, float] = {}
+_MIDNIGHTS: Final[dict[str, float]] = {}
 
 
 class PyLog:
@@ -144,9 +145,9 @@ def _glog_second(stamp: str) -> float | None:
 
 
 #: a glog stamp's whole second as ``%Y%m%d %H:%M:%S`` reads it (ASCII digits, two each)
-_GLOG_SECOND_RE = lazy_re(r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
+_GLOG_SECOND_RE: Final = lazy_re(r"[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}")
 #: what :func:`_glog_head` gives for a second of another shape (never a second's value)
-_NOT_PLAIN = float("-inf")
+_NOT_PLAIN: Final = float("-inf")
 
 
 def _glog_head(head: str) -> float | None:
@@ -157,7 +158,7 @@ def _glog_head(head: str) -> float | None:
 
 
 #: many lines share a second: its seconds are read once
-_glog_head_memo = memo(_glog_head)
+_glog_head_memo: Final = memo(_glog_head)
 
 
 def glog_stamp(month_day: str, time: str) -> float | None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import gzip
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Final, Protocol
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.matcher_choice import has_hyperscan
@@ -31,7 +31,7 @@ CHUNK_BYTES = 4 << 20
 #: with a buffer of its size (4 MB zeroed is 3 ms of a small log's start-up), grown to
 #: :data:`CHUNK_BYTES` the first time it fills (the input was not as small as it said)
 FIRST_MIN_BYTES = 64 << 10
-NL = b"\n"
+NL: Final = b"\n"
 
 
 class Matcher(Protocol):
@@ -460,7 +460,7 @@ def read_more(
         pos = 0
 
 
-_LITERAL = re.compile(r"(?:\\.|[^\\.^$*+?{}\[\]()|])*", re.DOTALL)
+_LITERAL: Final = re.compile(r"(?:\\.|[^\\.^$*+?{}\[\]()|])*", re.DOTALL)
 
 
 def regex_literals(rx: re.Pattern[str]) -> list[str] | None:

@@ -11,26 +11,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
 from recompile_doctor.parsers._lazy_re import lazy_re
 
-_ENTRY_RE = lazy_re(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
-_SIZE_RE = lazy_re(
+_ENTRY_RE: Final = lazy_re(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
+_SIZE_RE: Final = lazy_re(
     r"tensor '(?P<name>[^']*)' (?P<kind>size|stride) mismatch at index (?P<i>\d+)\. "
     r"expected (?P<old>\S+), actual (?P<new>\S+)"
 )
-_DTYPE_RE = lazy_re(
+_DTYPE_RE: Final = lazy_re(
     r"tensor '(?P<name>[^']*)' dtype mismatch\. expected (?P<old>\w+), actual (?P<new>\w+)"
 )
-_RANK_RE = lazy_re(
+_RANK_RE: Final = lazy_re(
     r"tensor '(?P<name>[^']*)' rank mismatch\. expected (?P<old>\d+), actual (?P<new>\d+)"
 )
-_VALUE_RE = lazy_re(r"^(?P<what>[^=!<>#]+?) == (?P<old>[^#]+?)\s*(?:#.*)?$")
-_GLOBAL_RE = lazy_re(r"GLOBAL_STATE changed: (?P<what>.*)$|___check_global_state\(\)")
-_USER_FRAME_RE = lazy_re(
+_VALUE_RE: Final = lazy_re(r"^(?P<what>[^=!<>#]+?) == (?P<old>[^#]+?)\s*(?:#.*)?$")
+_GLOBAL_RE: Final = lazy_re(r"GLOBAL_STATE changed: (?P<what>.*)$|___check_global_state\(\)")
+_USER_FRAME_RE: Final = lazy_re(
     r"# (?:\S+/)?(?P<file>[^/\s]+):(?P<line>\d+) in (?P<fn>\w+)\s*(?:\(HINT: [^)]*\)\s*)?$"
 )
 
@@ -172,9 +172,9 @@ def explain(
     return rule, tuple(changes), chosen[0]
 
 
-_TREE_GUARD_RE = lazy_re(r"^[\s|]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
-_LOCAL_RE = lazy_re(r"\b[LG]\['(?P<name>[^'\]]+)'\]")
-_ID_GUARD_RE = lazy_re(r"___check_(?P<kind>type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)")
+_TREE_GUARD_RE: Final = lazy_re(r"^[\s|]*\+- (?P<kind>[A-Z_]+): (?P<guard>.*)$")
+_LOCAL_RE: Final = lazy_re(r"\b[LG]\['(?P<name>[^'\]]+)'\]")
+_ID_GUARD_RE: Final = lazy_re(r"___check_(?P<kind>type|obj)_id\((?P<obj>.*?), (?P<id>\d+)\)")
 
 
 def source_name(expr: str) -> str:
@@ -242,9 +242,9 @@ def failure_values(failures: list[GuardFailure], entry: str) -> dict[str, str]:
     return out
 
 
-_COMMENT_FRAME_RE = lazy_re(r"# (?P<file>\S+\.py):(?P<line>\d+) in (?P<fn>[\w<>]+)")
+_COMMENT_FRAME_RE: Final = lazy_re(r"# (?P<file>\S+\.py):(?P<line>\d+) in (?P<fn>[\w<>]+)")
 #: leading folders of torch's own files in a guard's (left-truncated) source comment
-_TORCH_DIRS = (
+_TORCH_DIRS: Final = (
     "nn/",
     "_dynamo/",
     "_functorch/",

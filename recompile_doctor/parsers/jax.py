@@ -30,7 +30,7 @@ import math
 import re
 from collections.abc import Callable, Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from recompile_doctor import rules
 from recompile_doctor.events import (
@@ -72,44 +72,44 @@ _PRIMITIVE_NAMES = (
     "xor copy copy_p erf erf_inv logistic random_bits random_seed random_wrap "
     "random_unwrap threefry2x32 shift_left shift_right_logical split"
 )
-_PRIMITIVES = frozenset(_PRIMITIVE_NAMES.split())
+_PRIMITIVES: Final = frozenset(_PRIMITIVE_NAMES.split())
 
-_WEAK_HINT_RE = lazy_re(r"https?://\S*$")
-_WRAPPED_RE = lazy_re(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
-_MODULE_CHARS_RE = lazy_re(r"[^\w.\-]")
+_WEAK_HINT_RE: Final = lazy_re(r"https?://\S*$")
+_WRAPPED_RE: Final = lazy_re(r"^(?P<w>[A-Za-z_]\w*)\((?P<fn>.+)\)$")
+_MODULE_CHARS_RE: Final = lazy_re(r"[^\w.\-]")
 
 # -- messages --------------------------------------------------------------------------------
-_TRACING_MISS_RE = lazy_re(
+_TRACING_MISS_RE: Final = lazy_re(
     r"TRACING CACHE MISS at (?P<site>.*?)(?: costing (?P<ms>\S+) ms)?(?: because)?:\s*$"
 )
 #: a ``Compiling`` message up to its arguments (which end at ``. Argument mapping: `` or at
 #: the message's trailing blanks: :func:`_compiling_fields` finds that end with ``str``
 #: methods, where the pattern's lazy arguments took a step of the regex engine a character)
-_COMPILING_RE = lazy_re(
+_COMPILING_RE: Final = lazy_re(
     r"Compiling (?P<name>\S+)(?: \(\d+\))?(?: for)? with global shapes and types "
 )
-_ARGUMENT_MAPPING = ". Argument mapping: "
-_COMPILING_OLD_RE = lazy_re(
+_ARGUMENT_MAPPING: Final = ". Argument mapping: "
+_COMPILING_OLD_RE: Final = lazy_re(
     r"Compiling (?P<name>\S+) \(\d+\)? for (?:\d+ args|args (?P<args>.*?))\.?\s*$"
 )
-_LOWERED_RE = lazy_re(
+_LOWERED_RE: Final = lazy_re(
     r"Finished jaxpr to MLIR module conversion (?P<name>\S+) in (?P<s>\S+) sec\s*$"
 )
-_COMPILED_RE = lazy_re(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
-_COMPILED_NAME_RE = lazy_re(r"Finished XLA compilation of (?P<name>\S+)")
-_P_MISS_RE = lazy_re(
+_COMPILED_RE: Final = lazy_re(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
+_COMPILED_NAME_RE: Final = lazy_re(r"Finished XLA compilation of (?P<name>\S+)")
+_P_MISS_RE: Final = lazy_re(
     r"PERSISTENT COMPILATION CACHE MISS for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
 )
-_P_HIT_RE = lazy_re(
+_P_HIT_RE: Final = lazy_re(
     r"Persistent compilation cache hit for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
 )
-_P_WRITE_RE = lazy_re(
+_P_WRITE_RE: Final = lazy_re(
     r"Writing (?P<mod>\S+) to persistent compilation cache with key '(?P<key>[^']*)'"
 )
-_P_INIT_RE = lazy_re(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
-_LRU_RE = lazy_re(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
-_P_OFF = "get_executable_and_time: cache is disabled"
-_NOT_WRITTEN_RE = lazy_re(
+_P_INIT_RE: Final = lazy_re(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
+_LRU_RE: Final = lazy_re(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
+_P_OFF: Final = "get_executable_and_time: cache is disabled"
+_NOT_WRITTEN_RE: Final = lazy_re(
     r"Not writing persistent cache entry"
     r"(?: for '(?P<mod>[^']*)' because it took < (?P<min>\S+) seconds to compile "
     r"\((?P<took>[^)s]*)s\)"
@@ -117,36 +117,40 @@ _NOT_WRITTEN_RE = lazy_re(
     r"threshold \((?P<thr>-?\d+) bytes\)"
     r"| since (?P<why>.+?))\s*$"
 )
-_TOOK_RE = lazy_re(
+_TOOK_RE: Final = lazy_re(
     r"'(?P<mod>[^']*)' took at least (?P<min>\S+) seconds to compile \((?P<took>[^)s]*)s\)"
 )
-_COMPONENT_RE = lazy_re(
+_COMPONENT_RE: Final = lazy_re(
     r"get_cache_key hash (?P<kind>of serialized|after serializing) (?P<c>.+?): "
     r"(?P<h>[0-9a-fA-F]+)\s*$"
 )
-_FLAG_RE = lazy_re(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
-_OPTIONS_RE = lazy_re(
+_FLAG_RE: Final = lazy_re(r"(?:(?P<not>Not i)|I)ncluding XLA flag in cache key: (?P<flag>.+?)\s*$")
+_OPTIONS_RE: Final = lazy_re(
     r"get_compile_options: num_replicas=(?P<r>\d+) num_partitions=(?P<p>\d+) "
     r"device_assignment=(?P<da>.*?)\s*$"
 )
 
 # -- explanation blocks ----------------------------------------------------------------------
-_NEVER_SEEN_NAME_RE = lazy_re(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
-_FOR_RE = lazy_re(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
-_TYPE_DIFF_RE = lazy_re(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
-_TREE_DIFF_RE = lazy_re(
+_NEVER_SEEN_NAME_RE: Final = lazy_re(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
+_FOR_RE: Final = lazy_re(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
+_TYPE_DIFF_RE: Final = lazy_re(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
+_TREE_DIFF_RE: Final = lazy_re(
     r"^\* at (?:input path )?(?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+?), "
     r"so (?P<why>.+)$"
 )
-_CTX_DIFF_RE = lazy_re(r"^\* (?P<what>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$")
-_CTX_OLD_RE = lazy_re(r"^\[(?P<i>\d+)\]: now (?P<new>.+?) and before (?P<old>.+?)(?:, and)?$")
-_NOW_BEFORE_RE = lazy_re(r"^now (?P<new>.+?) and before (?P<old>.+)$")
-_STATIC_RE = lazy_re(r"Static\(val=(?P<v>.*)\)\s*$")
-_PATH_KWARG_RE = lazy_re(r"^(?:\[1\]|kwargs)\['(?P<k>[^']+)'\](?P<rest>.*)$")
-_PATH_ARG_RE = lazy_re(r"^(?:\[0\]|args)\[(?P<i>\d+)\](?P<rest>.*)$")
+_CTX_DIFF_RE: Final = lazy_re(
+    r"^\* (?P<what>.+?) differs: now (?P<new>.+?) and before (?P<old>.+)$"
+)
+_CTX_OLD_RE: Final = lazy_re(
+    r"^\[(?P<i>\d+)\]: now (?P<new>.+?) and before (?P<old>.+?)(?:, and)?$"
+)
+_NOW_BEFORE_RE: Final = lazy_re(r"^now (?P<new>.+?) and before (?P<old>.+)$")
+_STATIC_RE: Final = lazy_re(r"Static\(val=(?P<v>.*)\)\s*$")
+_PATH_KWARG_RE: Final = lazy_re(r"^(?:\[1\]|kwargs)\['(?P<k>[^']+)'\](?P<rest>.*)$")
+_PATH_ARG_RE: Final = lazy_re(r"^(?:\[0\]|args)\[(?P<i>\d+)\](?P<rest>.*)$")
 
 #: longest explanation block kept (a runaway indented stream is cut here)
-MAX_BLOCK_LINES = 2000
+MAX_BLOCK_LINES: Final = 2000
 
 
 def _seconds(text: str | None) -> float | None:
@@ -170,7 +174,7 @@ def _module_of(name: str) -> tuple[str, str]:
 
 #: ``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
 #: module name (JAX replaces characters other than ``[\\w.-]`` by ``_``)
-module_of = memo(_module_of)
+module_of: Final = memo(_module_of)
 
 
 def _compile_key(k: tuple[str | None, str | None, str | None, bool]) -> CompileKey:
@@ -178,7 +182,7 @@ def _compile_key(k: tuple[str | None, str | None, str | None, bool]) -> CompileK
 
 
 #: (function, module, cache key, eager) -> its key (a frozen value, shared)
-compile_key = memo(_compile_key)
+compile_key: Final = memo(_compile_key)
 
 
 def traced_fields(msg: str) -> tuple[str, str | None, str] | None:
@@ -230,7 +234,7 @@ def _compiling_fields(msg: str) -> tuple[str, str | None] | None:
 
 #: a ``Compiling ...`` message -> (name, argument text), None when it is not of that form
 #: (the same message recurs whenever a signature is compiled again)
-compiling_fields = memo(_compiling_fields)
+compiling_fields: Final = memo(_compiling_fields)
 
 
 def call_site(site: str) -> str | None:
@@ -260,7 +264,7 @@ def _type_rule_of(k: tuple[str, str]) -> str:
     return rules.type_change_rule(k[0], k[1])
 
 
-_type_rule = memo(_type_rule_of)
+_type_rule: Final = memo(_type_rule_of)
 
 
 def _argument(path: str) -> str:
@@ -313,7 +317,7 @@ def _read_miss_header(message: str) -> tuple[str | None, float | None] | None:
 
 
 #: (a retraced function's block names the same call site each time: the header repeats)
-miss_header = memo(_read_miss_header)
+miss_header: Final = memo(_read_miss_header)
 
 
 def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) -> Explanation:
@@ -416,7 +420,7 @@ def _is_continuation(raw: str) -> bool:
 
 
 #: the line after which a log of bare JAX messages with no time stamp so far is taken to have none
-_LOOK_FOR_STAMPS = 1000
+_LOOK_FOR_STAMPS: Final = 1000
 
 
 class JaxDecoder:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from recompile_doctor.parsers._lazy_re import LazyRe, lazy_re
 from recompile_doctor.parsers._prefixes import safe_float, safe_int
@@ -150,8 +150,8 @@ def _b_phase(m: re.Match[str]) -> Message:
     return Message("phase-end", None, None, detail)
 
 
-_DURATION = " (duration "
-_DIFF_RSS = " ms; diff RSS: "
+_DURATION: Final = " (duration "
+_DIFF_RSS: Final = " ms; diff RSS: "
 
 
 def _phase_end_fast(msg: str) -> Message | None:
@@ -463,10 +463,10 @@ def _claims(spec: _Spec, msg: str) -> bool:
 #: messages repeat (the same ``Execute`` or phase line thousands of times, only the time
 #: stamp differs): the match of each short message is remembered.  A Message is shared by
 #: every line that says the same; nothing may change its ``detail``.
-_MEMO: dict[str, Message | Malformed | None] = {}
-_MEMO_ENTRIES = 8192
+_MEMO: Final[dict[str, Message | Malformed | None]] = {}
+_MEMO_ENTRIES: Final = 8192
 _MEMO_CHARS = 400
-_UNSEEN = object()
+_UNSEEN: Final = object()
 
 
 def match_message(msg: str) -> Message | Malformed | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from recompile_doctor.events import (
     UNREAD_NOTES,
@@ -43,13 +43,13 @@ from recompile_doctor.parsers._prefixes import (
 from recompile_doctor.parsers._tuples import new_span
 from recompile_doctor.parsers.poplar import Malformed, Message, match_message
 
-FRAMEWORK = "poplar"
+FRAMEWORK: Final = "poplar"
 #: the Poplar phase that builds a graph (a compilation) and the one that loads an engine
-GRAPH_PHASE = "graphConstruction"
-LOAD_PHASE = "Loading executable"
+GRAPH_PHASE: Final = "graphConstruction"
+LOAD_PHASE: Final = "Loading executable"
 
 #: message kinds the report keeps as events (per-step lines are folded into counts)
-KEEP_KINDS = frozenset(
+KEEP_KINDS: Final = frozenset(
     {
         "compile-begin",
         "compile-end",
@@ -78,10 +78,10 @@ KEEP_KINDS = frozenset(
 
 #: whether a folding decoder may leave out the start of a load: the timeline ignores it and
 #: the report does not keep it (its time is carried to the load's end by the decoder)
-_FOLD_LOAD_START = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NOTES
+_FOLD_LOAD_START: Final = "phase-start" not in KEEP_KINDS and "load-start" in UNREAD_NOTES
 
 #: a folded line: recognized, but nothing in it the timeline would use
-_FOLDED = RECOGNIZED
+_FOLDED: Final = RECOGNIZED
 
 #: what a folding decoder keeps of a line it folds the repeats of: the text after its time
 #: stamp, its prefix without the time (:func:`_timeless`) and that text as bytes (the fast
@@ -95,15 +95,15 @@ _Tail = tuple[str, Prefix, bytes]
 #: carry numbers that change, a load its duration.)  Shared by the decoders of a process: a
 #: cache, not state (a checkpoint compares states, and two decoders must not differ by what
 #: each has seen).
-_SPLIT: dict[str, tuple[Prefix, str, _Tail]] = {}
+_SPLIT: Final[dict[str, tuple[Prefix, str, _Tail]]] = {}
 #: lines remembered in :data:`_SPLIT` before it starts afresh, and the longest text after a
 #: stamp it takes (a module name is far shorter: a line of garbage is not kept)
-_SPLIT_MAX = 4096
+_SPLIT_MAX: Final = 4096
 _SPLIT_CHARS = 400
 
-_MPI_TAG = "]<std"
+_MPI_TAG: Final = "]<std"
 #: what a line that starts with a logger time stamp starts with
-_STAMP_START = re.compile(
+_STAMP_START: Final = re.compile(
     r"\d{4}-\d\d-\d\d[ T]\d\d:|\d\d:\d\d:\d\d\.\d{3} |\[\d\d:\d\d:\d\d\.\d{3}\]|"
     r"[IWEFV]\d{4} \d\d:|\[\d+,\d+\]<"
 )

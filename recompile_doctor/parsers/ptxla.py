@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -65,21 +65,27 @@ from recompile_doctor.parsers.ptxla_detect import (  # noqa: F401
 
 #: each prefix ends with, and holds once, these words: a line starts with a prefix exactly
 #: when its text up to their first occurrence is one
-_PREFIX_END = "Analysis: "
-_PREFIX_SET = frozenset(_PREFIXES)
-_PREFIX_MAX = max(map(len, _PREFIXES))
+_PREFIX_END: Final = "Analysis: "
+_PREFIX_SET: Final = frozenset(_PREFIXES)
+_PREFIX_MAX: Final = max(map(len, _PREFIXES))
 
-_HASH_RE = lazy_re(r"^Graph Hash: (?P<hash>\S+)$")
-_COUNT_RE = lazy_re(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
-_NAME_RE = lazy_re(r"^Graph Name: (?P<name>.*)$")
-_FRAME_RE = lazy_re(r"^(?P<fn>\S+) \((?P<file>.+):(?P<line>\d+)\)$")
-_HEADER_RE = lazy_re(r"^(?P<kind>Metric|Counter): (?P<name>\S+)\s*$")
-_METRIC_LINE_RE = lazy_re(r"^  (?P<field>\w+): (?P<value>.*)$")
-_PROFILER_RE = lazy_re(
+_HASH_RE: Final = lazy_re(r"^Graph Hash: (?P<hash>\S+)$")
+_COUNT_RE: Final = lazy_re(r"^Number of Graph (?P<what>Input|Output)s?: (?P<n>\d+)$")
+_NAME_RE: Final = lazy_re(r"^Graph Name: (?P<name>.*)$")
+_FRAME_RE: Final = lazy_re(r"^(?P<fn>\S+) \((?P<file>.+):(?P<line>\d+)\)$")
+_HEADER_RE: Final = lazy_re(r"^(?P<kind>Metric|Counter): (?P<name>\S+)\s*$")
+_METRIC_LINE_RE: Final = lazy_re(r"^  (?P<field>\w+): (?P<value>.*)$")
+_PROFILER_RE: Final = lazy_re(
     r"pt-xla-profiler: (?P<metric>\w+) too frequent: (?P<n>\d+) counts during (?P<steps>\d+) steps"
 )
 #: parts of a file name that mark a frame as the framework's, not the user's
-_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch_xla/", "/torch/", "/lib/python")
+_LIBRARY_PARTS: Final = (
+    "/site-packages/",
+    "/dist-packages/",
+    "/torch_xla/",
+    "/torch/",
+    "/lib/python",
+)
 
 
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown

@@ -31,7 +31,7 @@ import math
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -73,17 +73,17 @@ _NUM = r"\d{1,20}"
 #: absl/glog: ``I0000 00:00:1795374604.570608   14320 device_compiler.h:208] ``, read as
 #: its head (level, month and day, hours and minutes: :data:`_ABSL_HEAD`) and the rest
 #: (seconds, thread, source file and line: :data:`_ABSL_TAIL`)
-_ABSL_HEAD = lazy_re(r"[IWEFV]\d{4} (\d\d):(\d\d):")
-_ABSL_HEAD_LEN = 12
-_ABSL_TAIL = lazy_re(rf"(\d{{1,12}}(?:\.\d{{1,9}})?) +{_NUM} ([^\s:\]]+):\d{{1,9}}\] ?")
+_ABSL_HEAD: Final = lazy_re(r"[IWEFV]\d{4} (\d\d):(\d\d):")
+_ABSL_HEAD_LEN: Final = 12
+_ABSL_TAIL: Final = lazy_re(rf"(\d{{1,12}}(?:\.\d{{1,9}})?) +{_NUM} ([^\s:\]]+):\d{{1,9}}\] ?")
 #: TF before absl logging: ``2024-03-12 17:55:10.637117: I tensorflow/.../file.cc:186] ``
-_TF_OLD_RE = lazy_re(
+_TF_OLD_RE: Final = lazy_re(
     r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d{1,9})?): ([IWEF])(?: +\d{1,20})? "
     r"([^\s:\]]+):\d{1,9}\] ?"
 )
 #: Python logging through TF's handler: ``WARNING:tensorflow:``
-_PY_RE = lazy_re(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:")
-_STAMP_START = lazy_re(r"[IWEFV]\d{4} |\d{4}-\d\d-\d\d ")
+_PY_RE: Final = lazy_re(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:")
+_STAMP_START: Final = lazy_re(r"[IWEFV]\d{4} |\d{4}-\d\d-\d\d ")
 
 
 class _Prefix:
@@ -97,12 +97,12 @@ class _Prefix:
         self.source_file = source_file
 
 
-_NO_PREFIX = _Prefix(None, None)
+_NO_PREFIX: Final = _Prefix(None, None)
 
 
 #: absl heads read so far (:data:`_ABSL_HEAD`, ``I0000 00:00:``) -> the seconds of their
 #: hours and minutes, or None for a text that is no head
-_ABSL_HEADS: dict[str, int | None] = {}
+_ABSL_HEADS: Final[dict[str, int | None]] = {}
 
 
 def _absl_head(head: str) -> int | None:
@@ -147,45 +147,47 @@ def _split(line: str) -> tuple[_Prefix, str]:
 
 
 # -- messages -----------------------------------------------------------------------------
-_PROFILER_RE = lazy_re(
+_PROFILER_RE: Final = lazy_re(
     r"Compiled (?P<cluster>\S+) (?P<count>\d{1,18}) times, compile time: "
     r"(?P<us>\d{1,18}) us, cumulative: (?P<cum>\d{1,18}) us"
 )
-_MEGAMORPHIC_RE = lazy_re(
+_MEGAMORPHIC_RE: Final = lazy_re(
     r"Marking (?P<cluster>\S+) as megamorphic, compile_count=(?P<c>\d{1,18}) "
     r"execution_count=(?P<e>\d{1,18})"
 )
-_SIGNATURE_RE = lazy_re(r"DeviceCompilationClusterSignature: (?P<sig>\S.*)$")
+_SIGNATURE_RE: Final = lazy_re(r"DeviceCompilationClusterSignature: (?P<sig>\S.*)$")
 #: a cache line up to its signature, which runs to the end or to `` with request count
 #: <n>`` at the end (:func:`cache_fields`)
-_CACHE_HIT_RE = lazy_re(r"Compilation cache entry hit: (?P<state>\d{1,3}) signature: (?=\S)")
-_REQUEST_COUNT = " with request count "
-_INSTANT_RE = lazy_re(r"Instantly compiling for signature: (?P<sig>\S.*)$")
-_ALREADY_RE = lazy_re(r"Already Compiled for signature: (?P<sig>\S.*)$")
-_ARG_RE = lazy_re(
+_CACHE_HIT_RE: Final = lazy_re(r"Compilation cache entry hit: (?P<state>\d{1,3}) signature: (?=\S)")
+_REQUEST_COUNT: Final = " with request count "
+_INSTANT_RE: Final = lazy_re(r"Instantly compiling for signature: (?P<sig>\S.*)$")
+_ALREADY_RE: Final = lazy_re(r"Already Compiled for signature: (?P<sig>\S.*)$")
+_ARG_RE: Final = lazy_re(
     r"^(?P<i>\d{1,9}): kind=(?P<kind>\w+)(?: name=(?P<name>\S+))? type=(?P<type>\w+) "
     r"shape=\[(?P<shape>[-\d?, ]*)\]"
 )
-_NUM_INPUTS_RE = lazy_re(r"^num_inputs=\d{1,9}$")
-_XLA_FN_RE = lazy_re(r"XlaCompiler::CompileFunction (?P<cluster>\S+)")
-_CPU_START_RE = lazy_re(r"^Compiling: (?P<module>\S+)$")
-_CPU_JIT_RE = lazy_re(
+_NUM_INPUTS_RE: Final = lazy_re(r"^num_inputs=\d{1,9}$")
+_XLA_FN_RE: Final = lazy_re(r"XlaCompiler::CompileFunction (?P<cluster>\S+)")
+_CPU_START_RE: Final = lazy_re(r"^Compiling: (?P<module>\S+)$")
+_CPU_JIT_RE: Final = lazy_re(
     r"^Compiling \[(?P<module>[^\]]+)\] for (?P<backend>\w+) using JIT time: .*?\((?P<us>[\d.]{1,24}) us\)"
 )
-_EXEC_TIMER_RE = lazy_re(r"Compilation of XLA executable time: .*?\((?P<us>[\d.]{1,24}) us\)")
-_RETRACE_RE = lazy_re(
+_EXEC_TIMER_RE: Final = lazy_re(
+    r"Compilation of XLA executable time: .*?\((?P<us>[\d.]{1,24}) us\)"
+)
+_RETRACE_RE: Final = lazy_re(
     r"(?P<n>\d{1,18}) out of the last (?P<m>\d{1,18}) calls to (?P<fn><.*?>) triggered "
     r"tf\.function retracing"
 )
-_PYFN_RE = lazy_re(r"^<(?:function|bound method) (?P<qual>\S+?)(?: at 0x| of |>$)")
-_DUMP_RE = lazy_re(
+_PYFN_RE: Final = lazy_re(r"^<(?:function|bound method) (?P<qual>\S+?)(?: at 0x| of |>$)")
+_DUMP_RE: Final = lazy_re(
     r"HloModule dump enabled with path prefix: (?P<prefix>.*?), suffix: (?P<suffix>.*)$"
 )
-_SERVICE_RE = lazy_re(r"XLA service \S+ initialized for platform (?P<platform>[^(]+?) \(")
-_SIG_ARG_RE = lazy_re(r"(?P<type>[A-Za-z][\w]*) \[(?P<shape>[-\d?,]*)\]")
+_SERVICE_RE: Final = lazy_re(r"XLA service \S+ initialized for platform (?P<platform>[^(]+?) \(")
+_SIG_ARG_RE: Final = lazy_re(r"(?P<type>[A-Za-z][\w]*) \[(?P<shape>[-\d?,]*)\]")
 
 #: TF dtype names -> HLO element types
-_HLO_TYPES: dict[str, str] = {
+_HLO_TYPES: Final[dict[str, str]] = {
     "float": "f32",
     "double": "f64",
     "half": "f16",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar
+from typing import ClassVar, Final
 
 from recompile_doctor.events import (
     CompileKey,
@@ -47,14 +47,18 @@ from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.torch_detect import ANCHORS, FRAMEWORK, LINE_RE, TORCH, sniff  # noqa: F401
 
-_RECOMPILING_RE = lazy_re(r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)$")
-_FAILURE_RE = lazy_re(r"^\s*- (?P<body>.*)$")
-_FILE_RE = lazy_re(r'^\s*(?:-\s+)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
-_LIMIT_RE = lazy_re(r"torch\._dynamo hit config\.(?P<name>\w+) \((?P<value>\d+)\)")
-_LIMIT_FN_RE = lazy_re(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\d+)\)")
-_LIMIT_REASON_RE = lazy_re(r"^\s*(?:last reason|reasons): *(?P<reason>.*)$")
-_BREAK_AT_RE = lazy_re(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
-_BREAK_REASON_RE = lazy_re(r"^Graph Break Reason: (?P<reason>.*)$")
+_RECOMPILING_RE: Final = lazy_re(
+    r"^Recompiling function (?P<fn>\S+) in (?P<file>.+):(?P<line>\d+)$"
+)
+_FAILURE_RE: Final = lazy_re(r"^\s*- (?P<body>.*)$")
+_FILE_RE: Final = lazy_re(
+    r'^\s*(?:-\s+)?File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)'
+)
+_LIMIT_RE: Final = lazy_re(r"torch\._dynamo hit config\.(?P<name>\w+) \((?P<value>\d+)\)")
+_LIMIT_FN_RE: Final = lazy_re(r"^\s*function: '(?P<fn>[^']+)' \((?P<file>.+):(?P<line>\d+)\)")
+_LIMIT_REASON_RE: Final = lazy_re(r"^\s*(?:last reason|reasons): *(?P<reason>.*)$")
+_BREAK_AT_RE: Final = lazy_re(r"^Graph break in user code at (?P<file>.+):(?P<line>\d+)$")
+_BREAK_REASON_RE: Final = lazy_re(r"^Graph Break Reason: (?P<reason>.*)$")
 
 
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown

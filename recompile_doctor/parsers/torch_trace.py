@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, MutableMapping, MutableSet
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -51,8 +51,8 @@ from recompile_doctor.parsers.torch_trace_detect import (  # noqa: F401
 )
 
 #: parts of a file name that mark a frame as the framework's, not the user's
-_LIBRARY_PARTS = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
-_CACHE_ARTIFACTS = {
+_LIBRARY_PARTS: Final = ("/site-packages/", "/dist-packages/", "/torch/", "/lib/python")
+_CACHE_ARTIFACTS: Final = {
     "fx_graph_cache_hit": ("fx-graph", "hit"),
     "fx_graph_cache_miss": ("fx-graph", "miss"),
     "fx_graph_cache_bypass": ("fx-graph", "disabled"),
@@ -79,7 +79,7 @@ def _branch(obj: dict[str, Any]) -> str:
 
 
 #: the kinds of envelope whose payload is read (the others' payload lines change nothing)
-_READS_PAYLOAD = frozenset(
+_READS_PAYLOAD: Final = frozenset(
     {"dynamo_cpp_guards_str", "cache", "recompile_reasons", "dynamo_graph_break_reason"}
 )
 

@@ -8,7 +8,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar, overload
 
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
@@ -61,17 +61,17 @@ if TYPE_CHECKING:  # (array is not subscriptable at run time in Python 3.11)
     _Numbers: TypeAlias = array[int] | Spilled[int]
 
 
-_POSITIONS = array_codec("q")
+_POSITIONS: Final = array_codec("q")
 #: ``tuple.__new__``: a named tuple made from its values
 _new = tuple.__new__
 
 
 # the working flags of a compilation being assembled (_Open.flags)
-_PROGRESS = 1  # a progress bar (Compiling module ...) is part of it
-_SYNTHETIC = 2  # opened without a Begin line
-_UNCACHEABLE = 4  # custom ops without is_hashable: never cached
-_CACHE_VISIBLE = 8  # the log would show a cache lookup for it
-_ELAPSED = 16  # the log gave its duration (else it runs to its last line's time)
+_PROGRESS: Final = 1  # a progress bar (Compiling module ...) is part of it
+_SYNTHETIC: Final = 2  # opened without a Begin line
+_UNCACHEABLE: Final = 4  # custom ops without is_hashable: never cached
+_CACHE_VISIBLE: Final = 8  # the log would show a cache lookup for it
+_ELAPSED: Final = 16  # the log gave its duration (else it runs to its last line's time)
 
 
 class _Open:
@@ -755,13 +755,13 @@ class TimelineBuilder:
 
 
 #: modules of a process whose last compilation a later line can still name (_Process.open)
-OPEN_KEPT = 1024
+OPEN_KEPT: Final = 1024
 #: distinct compilation keys kept for sharing (TimelineBuilder._key)
-KEYS_KEPT = 4096
+KEYS_KEPT: Final = 4096
 
 
 #: what :meth:`TimelineBuilder.feed` does with an event of each class
-_ON_CLASS: dict[type, Callable[[TimelineBuilder, Any, _Process], None]] = {
+_ON_CLASS: Final[dict[type, Callable[[TimelineBuilder, Any, _Process], None]]] = {
     Executed: TimelineBuilder._on_executed,
     ExecutableLoaded: TimelineBuilder._on_loaded,
     CompileStarted: TimelineBuilder._on_compile_started,

@@ -17,7 +17,7 @@ import itertools
 import pickle
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, Final, overload
 
 from recompile_doctor.model import Event
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -32,7 +32,7 @@ CHUNK = 2048
 SPOOL_CHARS = 4 << 20
 #: events kept in memory when the others are written: a decoder may give an event a few
 #: events late (a reason once its compilation has begun), and it is put in its place there
-RETAIN = 8
+RETAIN: Final = 8
 
 _EventTuple = tuple[str, str, int, float | None, str, str | None, str | None, Mapping[str, Any]]
 #: the order of the report's events: (the input's rank among the inputs, line)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Final
 
 from recompile_doctor.parsers.hlo._instruction import LITERAL_WORDS
 from recompile_doctor.parsers.hlo._intern import (
@@ -42,7 +43,7 @@ _ATTRS = rf"(?:,[ \t]*+(?!metadata=)[A-Za-z_][\w-]*+={_VALUE})*+"
 _HEAD = r"[ \t]*+(ROOT[ \t]+)?(%?)([A-Za-z_][\w.-]*+)[ \t]*+=[ \t]*+"
 _SHAPE = r"[a-z][a-z0-9]*+\[[^\]\n]*+\](?:\{[^{}\n]*+\})?"
 #: a plain line up to the ')' that closes its operands ...
-_PREFIX = re.compile(
+_PREFIX: Final = re.compile(
     rf"""{_HEAD}
     ({_SHAPE})[ \t]++
     ([a-z][a-z0-9-]*+)\(
@@ -50,7 +51,7 @@ _PREFIX = re.compile(
     re.VERBOSE | re.ASCII,
 )
 #: ... and the rest of it, its tail: attributes, a metadata block, attributes
-_TAIL = re.compile(
+_TAIL: Final = re.compile(
     rf"""({_ATTRS})
     (?:,[ \t]*+metadata=({BLOCK}))?
     ({_ATTRS})
@@ -58,25 +59,25 @@ _TAIL = re.compile(
     re.VERBOSE | re.ASCII,
 )
 #: a shape token as _PREFIX takes it (a blank follows in a plain line)
-_SHAPE_TOKEN = re.compile(_SHAPE)
-_SIGIL = re.compile(r"[ \t]*+(?:ROOT[ \t]+)?%")
-_ATTR = re.compile(rf",[ \t]*([A-Za-z_][\w-]*)=({_VALUE})")
-_INDEX = re.compile(r"/\*index=\d+\*/")
+_SHAPE_TOKEN: Final = re.compile(_SHAPE)
+_SIGIL: Final = re.compile(r"[ \t]*+(?:ROOT[ \t]+)?%")
+_ATTR: Final = re.compile(rf",[ \t]*([A-Za-z_][\w-]*)=({_VALUE})")
+_INDEX: Final = re.compile(r"/\*index=\d+\*/")
 _NUMBER = r"[-+]?\d[\w.]*+(?:(?<=[eE])[+-]\d++)?"  # the lexer's number token
-_NUMBERS = re.compile(rf"\{{[ \t]*+(?:{_NUMBER}[ \t]*+(?:,[ \t]*+{_NUMBER}[ \t]*+)*+)?\}}")
+_NUMBERS: Final = re.compile(rf"\{{[ \t]*+(?:{_NUMBER}[ \t]*+(?:,[ \t]*+{_NUMBER}[ \t]*+)*+)?\}}")
 _number = re.compile(_NUMBER).findall
-_ELIDED = Literal((), elided=True)
+_ELIDED: Final = Literal((), elided=True)
 _Attrs = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[tuple[str, str], ...]]
-_ATTR_CACHE: dict[str, _Attrs] = {}
+_ATTR_CACHE: Final[dict[str, _Attrs]] = {}
 #: (attributes, called computations, attributes without calls, where the metadata block
 #: opens in the tail or None)
 _Tail = tuple[tuple[tuple[str, str], ...], tuple[str, ...], tuple[tuple[str, str], ...], int | None]
 #: a plain tail's text -> what it holds: the tails of a dump repeat (the same metadata and
 #: attributes line after line), so each is matched and parsed once
-_TAILS: dict[str, _Tail] = {}
+_TAILS: Final[dict[str, _Tail]] = {}
 #: shape tokens that are whole ``_SHAPE`` tokens -> their shape (see :func:`_reshaped`)
-_RESHAPES: dict[str, Shape] = {}
-_CACHE_LIMIT = 50_000
+_RESHAPES: Final[dict[str, Shape]] = {}
+_CACHE_LIMIT: Final = 50_000
 
 
 def _attributes(text: str) -> _Attrs:

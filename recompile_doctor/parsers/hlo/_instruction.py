@@ -7,6 +7,7 @@ ran out inside an open bracket, so the instruction continues on the next line.
 from __future__ import annotations
 
 import re
+from typing import Final
 
 from recompile_doctor.parsers.hlo._intern import CALL_ATTRS, key_of
 from recompile_doctor.parsers.hlo._lexer import tokenize, unquote
@@ -21,9 +22,9 @@ from recompile_doctor.parsers.hlo._shapes import (
 from recompile_doctor.parsers.hlo.model import Instruction, Literal, Metadata, Shape
 
 _SECTIONS = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
-_OPEN: dict[str, int] = {"(": 1, "{": 1, "[": 1, ")": -1, "}": -1, "]": -1}
-LITERAL_WORDS = frozenset(("true", "false", "nan", "-nan", "inf", "-inf", "token"))
-_INDEX_COMMENT = re.compile(r"/\*.*?\*/")
+_OPEN: Final[dict[str, int]] = {"(": 1, "{": 1, "[": 1, ")": -1, "}": -1, "]": -1}
+LITERAL_WORDS: Final = frozenset(("true", "false", "nan", "-nan", "inf", "-inf", "token"))
+_INDEX_COMMENT: Final = re.compile(r"/\*.*?\*/")
 
 
 class Fail(Exception):
@@ -47,7 +48,7 @@ def is_name(t: str) -> bool:
 
 
 #: tuple shapes nest a few levels in real modules; deeper is a corrupt (or hostile) file
-MAX_SHAPE_DEPTH = 100
+MAX_SHAPE_DEPTH: Final = 100
 
 
 def got(toks: list[str], k: int) -> str:

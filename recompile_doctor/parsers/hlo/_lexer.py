@@ -14,6 +14,7 @@ Positions are only needed for errors: :func:`column_of` re-scans a line to find 
 from __future__ import annotations
 
 import re
+from typing import Final
 
 _SKIP = r"\s*"
 _TOKEN = r"""(
@@ -35,7 +36,7 @@ _TOKEN = r"""(
   | \S                                             # anything else, one character
 )"""
 
-_MASTER = re.compile(_SKIP + _TOKEN, re.VERBOSE)
+_MASTER: Final = re.compile(_SKIP + _TOKEN, re.VERBOSE)
 _findall = _MASTER.findall
 
 
@@ -68,7 +69,7 @@ def column_of(text: str, index: int) -> tuple[int, int]:
     return nl, col
 
 
-_MD_FIELD = re.compile(r'([A-Za-z_]\w*)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s}]+)')
+_MD_FIELD: Final = re.compile(r'([A-Za-z_]\w*)=("(?:[^"\\]|\\.)*"|\{[^{}]*\}|[^\s}]+)')
 
 
 def metadata_fields(token: str, start: int = 10) -> list[tuple[str, str]]:
@@ -77,7 +78,7 @@ def metadata_fields(token: str, start: int = 10) -> list[tuple[str, str]]:
     return found
 
 
-_UNESCAPES = {
+_UNESCAPES: Final = {
     "n": "\n",
     "t": "\t",
     "r": "\r",
@@ -90,7 +91,7 @@ _UNESCAPES = {
     "f": "\f",
     "v": "\v",
 }
-_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.S)
+_ESCAPE: Final = re.compile(r"\\(x[0-9a-fA-F]{1,2}|[0-7]{1,3}|.)", re.S)
 
 
 def _unescape_one(m: re.Match[str]) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.hlo._fastpath import fast_run
@@ -30,10 +30,10 @@ from recompile_doctor.parsers.hlo._lexer import column_of, tokenize, unquote
 from recompile_doctor.parsers.hlo._shapes import int64
 from recompile_doctor.parsers.hlo.model import Computation, HloModule, Instruction, SourceLocation
 
-_SECTIONS = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
+_SECTIONS: Final = frozenset(("FileNames", "FunctionNames", "FileLocations", "StackFrames"))
 #: a construct may wrap over this many lines at most (a bound on memory, not on time: a
 #: continuation is found in linear time)
-_MAX_CONTINUATION = 1_000_000
+_MAX_CONTINUATION: Final = 1_000_000
 _R = TypeVar("_R")
 
 
@@ -434,7 +434,7 @@ class Parser(InstructionParser):
 #: a computation's first line whose tokens the lexer would end with '{' and start with
 #: ['ENTRY'], name: no quotes, no comments but ``/*index=N*/``, no braces but closed layouts
 #: ``{1,0}`` and the last (a name followed by a blank is one token: see ``_lexer._TOKEN``)
-_PLAIN_HEADER = re.compile(
+_PLAIN_HEADER: Final = re.compile(
     r"""[ \t]*+(?:(ENTRY)[ \t]++)?(%?[A-Za-z_][\w.-]*+)(?=[ \t])
     [^"'/{}\n]*+(?:(?:/\*index=\d++\*/|\{[^{}"'/\n]*+\})[^"'/{}\n]*+)*+
     \{[ \t]*+$""",
@@ -478,8 +478,8 @@ def _check_operands(
                 )
 
 
-_OPERANDS = attrgetter("operands")
-_LINE_OF = attrgetter("line")
+_OPERANDS: Final = attrgetter("operands")
+_LINE_OF: Final = attrgetter("line")
 
 
 def _stack_frames(sections: dict[str, dict[int, object]]) -> dict[int, SourceLocation]:
