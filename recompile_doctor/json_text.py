@@ -141,7 +141,7 @@ def _dict_text(d: dict[Any, Any], level: int) -> str:
     if not d:
         return "{}"
     for k in d:
-        if k.__class__ is not str:
+        if type(k) is not str:
             return _text(d, level, "  ")
     deeper = level + 1
     return _joined(object_pieces(tuple(d), level), [_text(v, deeper, "  ") for v in d.values()])
@@ -172,13 +172,13 @@ def event_text(keys: tuple[str, ...], event: tuple[Any, ...], level: int) -> str
     and module remembered."""
     kind, source, line, t, text, module, hash_, detail = event
     if (
-        kind.__class__ is str
-        and source.__class__ is str
-        and line.__class__ is int
-        and text.__class__ is str
-        and (t is None or t.__class__ is float)
-        and (module is None or module.__class__ is str)
-        and (hash_ is None or hash_.__class__ is str)
+        type(kind) is str
+        and type(source) is str
+        and type(line) is int
+        and type(text) is str
+        and (t is None or type(t) is float)
+        and (module is None or type(module) is str)
+        and (hash_ is None or type(hash_) is str)
     ):
         p = object_pieces(keys, level)
         return "".join(
@@ -196,7 +196,7 @@ def event_text(keys: tuple[str, ...], event: tuple[Any, ...], level: int) -> str
                 p[5],
                 "null" if hash_ is None else encode_basestring(hash_),
                 p[6],
-                _dict_text(detail if detail.__class__ is dict else dict(detail), level + 1),
+                _dict_text(detail if type(detail) is dict else dict(detail), level + 1),
                 p[7],
                 encode_basestring(text),
                 p[8],
@@ -209,7 +209,7 @@ def _text(o: Any, level: int, step: str) -> str:
     """The text of ``o`` nested ``level`` deep: the exact scalar types asked first, each
     written without a call through a table (a report writes one for each field of
     thousands of objects); subclasses take the ``isinstance`` path."""
-    c = o.__class__
+    c = type(o)
     if c is str:
         return encode_basestring(o)
     if c is float:
@@ -229,7 +229,7 @@ def _text(o: Any, level: int, step: str) -> str:
         sep = ",\n" + step * deeper
         parts = ["{\n", step * deeper]
         for k, v in o.items():
-            parts.append(encode_basestring(k) if k.__class__ is str else _key(k))
+            parts.append(encode_basestring(k) if type(k) is str else _key(k))
             parts.append(": ")
             parts.append(_text(v, deeper, step))
             parts.append(sep)

@@ -230,3 +230,15 @@ def test_the_final_check_finds_a_patched_final_name() -> None:
     text = 'monkeypatch.setattr(_scan, "NL", b"x")\nmock.patch.object(json_text, "_INF", 1)\n'
     tree = ast.parse("from typing import Final\nNL: Final = b'\\n'\n_INF: Final[float] = 1.0\n")
     assert _final_names(tree) & _patched_names(text) == {"NL", "_INF"}
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_no_compiled_module_asks_an_objects_class_by_attribute(name: str) -> None:
+    # GIVEN a compiled module, THEN it asks an object's class with type(x): compiled code
+    # reads x.__class__ as a generic attribute (a lookup by name each time), type(x) at once
+    uses = [
+        node.lineno
+        for node in ast.walk(_tree(name))
+        if isinstance(node, ast.Attribute) and node.attr == "__class__"
+    ]
+    assert uses == [], f"{name}: lines {uses}"

@@ -421,8 +421,8 @@ class TimelineBuilder:
         proc = self._streams.get((sp.source, sp.rank)) or self._new_process(sp)
         # (by its class: the events' classes have no subclasses; a chain of isinstance asked
         # an event of the last class in it ten times)
-        _ON_CLASS[ev.__class__](self, ev, proc)
-        if ev.record is not None and ev.keep and ev.__class__ is not Executed:
+        _ON_CLASS[type(ev)](self, ev, proc)
+        if ev.record is not None and ev.keep and type(ev) is not Executed:
             self._events.append(ev.record)  # (a step's: kept once per process and module)
 
     def _on_activity(self, ev: CompileActivity, proc: _Process) -> None:

@@ -141,7 +141,7 @@ class EventSpool:
             # (the event's own values, as a plain tuple: its detail a dictionary, pickled
             # before anything can change it)
             detail = e.detail
-            rows.append(tuple(e) if detail.__class__ is dict else (*e[:7], dict(detail)))
+            rows.append(tuple(e) if type(detail) is dict else (*e[:7], dict(detail)))
             chars += len(e.text)
             if len(rows) >= CHUNK or chars >= SPOOL_CHARS:
                 # (a chunk is read back at once: it is bounded in events and in text)
