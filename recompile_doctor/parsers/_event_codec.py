@@ -176,7 +176,7 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     return ev
 
 
-_tuple_new = tuple.__new__
+_tuple_new: Final = tuple.__new__
 
 
 #: the tag of a record item that is not an event: the keys a worker's decoder missed on a

@@ -268,7 +268,7 @@ _RESTS_MAX: Final = 4096
 #: where each absolute clock's rest ends: the first of these after the stamp (its file and
 #: logger hold no ``]`` or ``: ``)
 _REST_ENDS: Final = {"local": "] ", "utc": ": "}
-_new = tuple.__new__
+_new: Final = tuple.__new__
 
 
 def split_prefix(segment: str) -> tuple[Prefix, str, str]:

@@ -11,11 +11,16 @@ build), they make the tuple in C.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from recompile_doctor.events import Span, TypedEvent
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._format import RECOGNIZED, Decoded
+
+#: ``tuple.__new__``, named once: compiled code calls it as a function, where
+#: ``tuple.__new__(...)`` looks the method up on ``tuple`` at every call (a third of the
+#: making of a span)
+_new: Final = tuple.__new__
 
 #: an event's detail when it has none (the named tuple's own default: one shared mapping)
 _NO_DETAIL: Mapping[str, Any] = Event._field_defaults["detail"]
@@ -25,7 +30,7 @@ def new_span(
     source: str, line: int, text: str, t: float | None = None, rank: str | None = None
 ) -> Span:
     """``Span(source, line, text, t, rank)``."""
-    return tuple.__new__(Span, (source, line, text, t, rank))
+    return _new(Span, (source, line, text, t, rank))
 
 
 def new_event(
@@ -39,11 +44,11 @@ def new_event(
     detail: Mapping[str, Any] = _NO_DETAIL,
 ) -> Event:
     """``Event(kind, source, line, t, text, module, hash, detail)``."""
-    return tuple.__new__(Event, (kind, source, line, t, text, module, hash, detail))
+    return _new(Event, (kind, source, line, t, text, module, hash, detail))
 
 
 def recognized(events: list[TypedEvent]) -> Decoded:
     """The answer for a recognized line with these ``events``."""
     if not events:
         return RECOGNIZED
-    return tuple.__new__(Decoded, ("recognized", tuple(events), None))
+    return _new(Decoded, ("recognized", tuple(events), None))

@@ -63,7 +63,7 @@ if TYPE_CHECKING:  # (array is not subscriptable at run time in Python 3.11)
 
 _POSITIONS: Final = array_codec("q")
 #: ``tuple.__new__``: a named tuple made from its values
-_new = tuple.__new__
+_new: Final = tuple.__new__
 
 
 # the working flags of a compilation being assembled (_Open.flags)
