@@ -234,3 +234,13 @@ def test_ranks_of_one_run_and_a_process_seen_again_start_no_new_run() -> None:
     # compilation, and a process seen before is not a new one
     assert [e.span.line for e in events if isinstance(e, ProcessStarted)] == [8]
     assert len([e for e in events if isinstance(e, CompileStarted)]) == 2 + 4
+
+
+def test_the_decoder_reads_the_line_pattern_s_groups_in_their_order() -> None:
+    # GIVEN the torch line pattern, THEN its groups are LINE_GROUPS in order: the decoder
+    # takes them all at once by position
+    from recompile_doctor.parsers.torch_detect import LINE_GROUPS, LINE_RE
+
+    index = LINE_RE.compiled().groupindex
+    assert tuple(sorted(index, key=index.__getitem__)) == LINE_GROUPS
+    assert len(index) == LINE_RE.compiled().groups

@@ -212,9 +212,8 @@ class TorchLogDecoder:
             if any(a in text for a in ANCHORS) and ' {"' not in text:
                 return Decoded("malformed", tuple(events), "torch log line without a glog prefix")
             return Decoded("unrecognized", tuple(events))
-        md, stamp, pid, frame, comp, r, d, art, file, msg = m.group(
-            "md", "ts", "pid", "frame", "comp", "r", "d", "art", "file", "msg"
-        )
+        # (all the groups at once, in LINE_RE's order: LINE_GROUPS; by name, a third slower)
+        d, r, _, md, stamp, pid, file, frame, comp, _, art, msg = m.groups()
         ts = glog_stamp(md, stamp)
         if ts is not None and self._t0 is None:
             self._t0 = ts

@@ -20,6 +20,9 @@ LINE_RE = lazy_re(
     r"(?: \[__(?P<art>\w+)\])?(?: (?P<msg>.*))?$"
 )
 
+#: LINE_RE's groups in order (the decoder takes them all at once)
+LINE_GROUPS = ("d", "r", "lvl", "md", "ts", "pid", "file", "frame", "comp", "att", "art", "msg")
+
 
 def sniff(lines: Sequence[str]) -> int:
     """Torch text-log lines score 2 each; a structured trace (JSON envelopes) scores 0."""
