@@ -93,8 +93,10 @@ def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
 
 
 #: an object's text in the pieces around its values' texts, per (keys, level, indent): made
-#: once per shape
+#: once per shape, up to :data:`_PIECES_MAX` shapes (the events' details of a saved report
+#: read back may each have keys of their own)
 _PIECES: Final[dict[tuple[tuple[Any, ...], int, int], tuple[str, ...]]] = {}
+_PIECES_MAX: Final = 4096
 
 
 def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[str, ...]:
@@ -108,6 +110,8 @@ def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[s
         parts = ["{" + inner + _key(keys[0]) + ": "]
         parts.extend([("," + inner + _key(k) + ": ") for k in keys[1:]])
         parts.append("\n" + " " * (indent * level) + "}")
+        if len(_PIECES) >= _PIECES_MAX:
+            _PIECES.clear()
         p = _PIECES[shape] = tuple(parts)
     return p
 
