@@ -188,6 +188,15 @@ def test_the_framework_decoders_are_compiled() -> None:
         assert module in COMPILED, (fmt.name, module)
 
 
+def test_a_torch_line_is_read_by_str_methods_exactly_in_the_compiled_build() -> None:
+    # GIVEN this run's build, THEN the torch decoder reads a line's prefix by str methods
+    # when compiled (cheaper there) and by its pattern when not (cheaper there); the two
+    # readings are held to each other by the torch tests
+    from recompile_doctor.parsers import torch
+
+    assert torch._BY_STR is ("recompile_doctor.parsers.torch" in compiled())
+
+
 #: how the tests put another value in a module's name: ``monkeypatch.setattr(module,
 #: "NAME", ...)``, ``mock.patch.object(module, "NAME", ...)`` or by dotted path
 _PATCHED = re.compile(

@@ -244,3 +244,60 @@ def test_the_decoder_reads_the_line_pattern_s_groups_in_their_order() -> None:
     index = LINE_RE.compiled().groupindex
     assert tuple(sorted(index, key=index.__getitem__)) == LINE_GROUPS
     assert len(index) == LINE_RE.compiled().groups
+
+
+# pieces of torch lines, right and nearly right, joined at random: the fast reading of a
+# line's prefix must give what the pattern gives (its groups, or no match) on each
+_LINE_PIECES = (
+    "[default0]:", "[default12]:", "[rank1]:", "[rank]:", "[default", "]:", "[",
+    "V", "I", "W", "E", "F", "C", "X", "1122", "0931", "11٢2", "112", " ",
+    "19:11:18", "19:11:1", "19:1١:18", ".046001", ".04600", ".٠46001", "  ", "16266", "1\u00a06",
+    "torch/_dynamo/guards.py", "torch/a b.py", "torch/x]y.py", "torch/", "notorch/x.py",
+    ":4786]", ":]", ":47a]", "]", " [0/0]", " [1/1_1]", " [0/0_]", " [a/0]", " [0/٣]",
+    " [__guards]", " [__recompiles_verbose]", " [__]", " [__gu-ards]", " [__ü]",
+    " GUARDS:", " Recompiling function f in /x.py:3", "x", "\t", "\r", "\n", "\x0b",
+    "\u2028", "[0/0]", "[__guards]", " [", "]]",
+)  # fmt: skip
+_PREFIX = "V1122 19:11:18.046001 16266 torch/_dynamo/guards.py:4786]"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        st.lists(st.sampled_from(_LINE_PIECES), max_size=14).map("".join),
+        # a well-formed prefix, then pieces (tags, messages, near misses)
+        st.tuples(
+            st.sampled_from(("", "[default1]:", "[rank3]:", "[default0]:[rank0]:")),
+            st.lists(st.sampled_from(_LINE_PIECES), max_size=6).map("".join),
+        ).map(lambda t: t[0] + _PREFIX + t[1]),
+        # a well-formed prefix with one character changed
+        st.tuples(
+            st.integers(0, len(_PREFIX) - 1),
+            st.one_of(st.sampled_from("XV0٣ \u00a0]:[./_\n"), st.characters()),
+        ).map(lambda t: _PREFIX[: t[0]] + t[1] + _PREFIX[t[0] + 1 :] + " [0/0] m"),
+        st.text(max_size=80),
+    )
+)
+def test_a_line_s_prefix_read_by_str_methods_is_the_pattern_s(text: str) -> None:
+    # GIVEN any text, THEN the decoder's reading of a line gives the line pattern's groups,
+    # or None where the pattern does not match
+    from recompile_doctor.parsers.torch import split_line
+    from recompile_doctor.parsers.torch_detect import LINE_RE
+
+    m = LINE_RE.match(text)
+    assert split_line(text) == (None if m is None else m.groups())
+
+
+def test_a_line_s_prefix_read_by_str_methods_on_every_torch_fixture() -> None:
+    # GIVEN every line of the torch captures, THEN the fast reading is the pattern's, and
+    # most lines match (the test is not passing on lines that match nothing)
+    from recompile_doctor.parsers.torch import split_line
+    from recompile_doctor.parsers.torch_detect import LINE_RE
+
+    matched = 0
+    for path in sorted((ROOT / "torch").glob("*/*.log")):
+        for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            m = LINE_RE.match(raw)
+            assert split_line(raw) == (None if m is None else m.groups()), (path, raw)
+            matched += m is not None
+    assert matched > 1000

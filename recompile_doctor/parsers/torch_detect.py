@@ -12,12 +12,21 @@ from recompile_doctor.parsers._lazy_re import lazy_re
 FRAMEWORK = "torch"
 ANCHORS = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/")
 
+# The pieces of a line, in order (the decoder's fast path checks each piece by its own
+# pattern: :func:`recompile_doctor.parsers.torch.split_line`)
+#: ``[default1]:`` (torchrun's ``--tee``) and ``[rank1]:`` (torch's formatter), each optional
+LEAD = r"(?:\[default(?P<d>\d+)\]:)?(?:\[rank(?P<r>\d+)\]:)?"
+#: the stamp's month, day and whole second: ``1122 19:11:45``
+STAMP_HEAD = r"\d{4} \d\d:\d\d:\d\d"
+#: after the stamp: the process id and the source (``  17328 torch/_dynamo/guards.py:5396]``)
+SOURCE = r" +(?P<pid>\d+) (?P<file>torch/[^\s:\]]+):\d+\]"
+#: the compile id (`` [0/1]``, `` [1/1_1]`` on a restart attempt) and the artifact tag
+COMPILE_ID = r" \[(?P<frame>\d+)/(?P<comp>\d+)(?:_(?P<att>\d+))?\]"
+ARTIFACT = r" \[__(?P<art>\w+)\]"
+
 LINE_RE = lazy_re(
-    r"^(?:\[default(?P<d>\d+)\]:)?(?:\[rank(?P<r>\d+)\]:)?"
-    r"(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +(?P<pid>\d+) "
-    r"(?P<file>torch/[^\s:\]]+):\d+\]"
-    r"(?: \[(?P<frame>\d+)/(?P<comp>\d+)(?:_(?P<att>\d+))?\])?"
-    r"(?: \[__(?P<art>\w+)\])?(?: (?P<msg>.*))?$"
+    rf"^{LEAD}(?P<lvl>[VIWEFC])(?P<md>\d{{4}}) (?P<ts>\d\d:\d\d:\d\d\.\d{{6}}){SOURCE}"
+    rf"(?:{COMPILE_ID})?(?:{ARTIFACT})?(?: (?P<msg>.*))?$"
 )
 
 #: LINE_RE's groups in order (the decoder takes them all at once)
