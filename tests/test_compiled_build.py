@@ -5,6 +5,7 @@ modules against it)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import re
 from collections.abc import Iterator
@@ -195,6 +196,36 @@ def test_a_torch_line_is_read_by_str_methods_exactly_in_the_compiled_build() -> 
     from recompile_doctor.parsers import torch
 
     assert torch._BY_STR is ("recompile_doctor.parsers.torch" in compiled())
+
+
+def _working_state() -> list[object]:
+    from recompile_doctor.parsers import ptxla, torch, torch_trace
+
+    line = torch._Line(3, "raw", "1", 0.5, "0/0", "guards", "torch/x.py", "msg")
+    block = ptxla._Block("pfx", 7)
+    block.lines.append("line")
+    return [
+        line,
+        torch._Block("recompile", line, [line]),
+        torch_trace._Envelope(2, "raw", 1.5, {"str": {}}, "str", ["p"], [2, 3]),
+        block,
+    ]
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_a_decoders_working_state_with_its_init_written_out_copies_and_pickles(
+    index: int,
+) -> None:
+    # GIVEN an object of a working-state class whose __init__ is written out (compiled in
+    # the compiled build: mypyc copies and pickles such an object by making one without
+    # arguments first), THEN it copies and pickles whole, in either build
+    import copy
+    import pickle
+
+    obj = _working_state()[index]
+    for back in (copy.copy(obj), pickle.loads(pickle.dumps(obj, protocol=5))):
+        assert type(back) is type(obj)
+        assert dataclasses.astuple(back) == dataclasses.astuple(obj)  # type: ignore[call-overload]
 
 
 #: how the tests put another value in a module's name: ``monkeypatch.setattr(module,

@@ -26,7 +26,7 @@ line is free text (it differs between releases), so it is kept verbatim.
 from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Final
 
 from recompile_doctor.events import (
@@ -88,15 +88,23 @@ _LIBRARY_PARTS: Final = (
 )
 
 
-@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
+@dataclass(slots=True, init=False, repr=False, eq=False)  # working state: never shown
 class _Block:
     """One analysis block under way."""
 
     prefix: str
     lineno: int
-    lines: list[str] = field(default_factory=list)
-    linenos: list[int] = field(default_factory=list)
-    rules: int = 0  # the ``====`` lines seen
+    lines: list[str]
+    linenos: list[int]
+    rules: int  # the ``====`` lines seen
+
+    def __init__(self, prefix: str = "", lineno: int = 0) -> None:
+        # (written out, as torch's _Line is: compiled, and made without arguments by a copy)
+        self.prefix = prefix
+        self.lineno = lineno
+        self.lines = []
+        self.linenos = []
+        self.rules = 0
 
 
 @dataclass(frozen=True, slots=True)

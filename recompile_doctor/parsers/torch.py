@@ -200,7 +200,7 @@ def split_line(text: str) -> LineGroups | None:
             frame, comp, att, art, msg)  # fmt: skip
 
 
-@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
+@dataclass(slots=True, init=False, repr=False, eq=False)  # working state: never shown
 class _Line:
     """A line of a torch log, read into its prefix fields and message."""
 
@@ -212,6 +212,23 @@ class _Line:
     art: str | None
     file: str
     msg: str
+
+    def __init__(
+        self, lineno: int = 0, raw: str = "", rank: str | None = None, t: float | None = None,
+        cid: str | None = None, art: str | None = None, file: str = "", msg: str = "",
+    ) -> None:  # fmt: skip
+        # (written out: compiled, where the one dataclasses writes runs interpreted, a
+        # tenth of the decoding of a torch.compile line; the defaults let mypyc copy and
+        # pickle one, which it makes without arguments first: a worker's decoder can hold
+        # a block of lines when it is handed over)
+        self.lineno = lineno
+        self.raw = raw
+        self.rank = rank
+        self.t = t
+        self.cid = cid
+        self.art = art
+        self.file = file
+        self.msg = msg
 
 
 @dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, MutableMapping, MutableSet
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Final
 
 from recompile_doctor.events import (
@@ -84,7 +84,7 @@ _READS_PAYLOAD: Final = frozenset(
 )
 
 
-@dataclass(slots=True, repr=False, eq=False)  # working state: never compared or shown
+@dataclass(slots=True, init=False, repr=False, eq=False)  # working state: never shown
 class _Envelope:
     """A ``TORCH_TRACE`` record: its envelope and the payload lines after it."""
 
@@ -93,8 +93,22 @@ class _Envelope:
     t: float | None
     obj: dict[str, Any]
     branch: str  # (:func:`_branch`)
-    payload: list[str] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    payload: list[str]
+    lines: list[int]
+
+    def __init__(
+        self, lineno: int = 0, raw: str = "", t: float | None = None,
+        obj: dict[str, Any] | None = None, branch: str = "",
+        payload: list[str] | None = None, lines: list[int] | None = None,
+    ) -> None:  # fmt: skip
+        # (written out, as torch's _Line is: compiled, and made without arguments by a copy)
+        self.lineno = lineno
+        self.raw = raw
+        self.t = t
+        self.obj = {} if obj is None else obj
+        self.branch = branch
+        self.payload = [] if payload is None else payload
+        self.lines = [] if lines is None else lines
 
 
 class TorchTraceDecoder:
