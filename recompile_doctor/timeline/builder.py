@@ -8,6 +8,7 @@ from array import array
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar, overload
 
 from recompile_doctor.events import (
@@ -247,7 +248,8 @@ class TimelineBuilder:
         #: one copy of each recent distinct compilation key (a function compiled 100,000
         #: times has one key, not 100,000 equal ones), at most KEYS_KEPT (then forgotten at
         #: once, like OneCopy's strings: keys that hold a compile id are all different)
-        self._keys: dict[CompileKey, CompileKey] = {}
+        #: (by their fields: :data:`_key_fields`)
+        self._keys: dict[tuple[object, ...], CompileKey] = {}
         #: one copy of each recent distinct line and cache entry a compilation keeps: a run
         #: that recompiles the same signature again and again repeats the very same line
         self._one_copy = OneCopy()
@@ -356,7 +358,8 @@ class TimelineBuilder:
     def _key(self, key: CompileKey) -> CompileKey:
         """The one kept copy of ``key`` (its names interned)."""
         kept = self._keys
-        got = kept.get(key)
+        fields = _key_fields(key)
+        got = kept.get(fields)
         if got is None:
             if len(kept) >= KEYS_KEPT:
                 kept.clear()
@@ -366,7 +369,7 @@ class TimelineBuilder:
                 function=None if key.function is None else sys.intern(key.function),
                 module=None if key.module is None else sys.intern(key.module),
             )
-            kept[got] = got
+            kept[fields] = got
         return got
 
     def _kept(self, ev: _Kept) -> _Kept:
@@ -758,6 +761,10 @@ class TimelineBuilder:
 OPEN_KEPT: Final = 1024
 #: distinct compilation keys kept for sharing (TimelineBuilder._key)
 KEYS_KEPT: Final = 4096
+#: a compilation key's fields, in a tuple: the kept keys are looked up by it (compiled,
+#: making and hashing it takes half the time of the key's own ``__hash__`` and ``__eq__``,
+#: which ``dataclasses`` writes and which run interpreted)
+_key_fields: Final = attrgetter(*(f.name for f in dataclasses.fields(CompileKey)))
 
 
 #: what :meth:`TimelineBuilder.feed` does with an event of each class
