@@ -301,3 +301,21 @@ def test_a_line_s_prefix_read_by_str_methods_on_every_torch_fixture() -> None:
             assert split_line(raw) == (None if m is None else m.groups()), (path, raw)
             matched += m is not None
     assert matched > 1000
+
+
+def test_the_pieces_a_line_s_prefix_is_read_by_are_kept_within_bounds() -> None:
+    # GIVEN more distinct sources, stamps' seconds and tags than the tables keep, THEN each
+    # table stays within its bound, and every line still reads as the pattern reads it
+    from recompile_doctor.parsers import torch
+    from recompile_doctor.parsers.torch_detect import LINE_RE
+
+    for k in range(torch._PIECES_MAX + 50):
+        line = (
+            f"V{1100 + k % 30:04d} 19:{k // 60 % 60:02d}:{k % 60:02d}.000001 7 "
+            f"torch/_dynamo/guards.py:{k}] [{k}/0] [__tag{k}] msg"
+        )
+        m = LINE_RE.match(line)
+        assert m is not None
+        assert torch.split_line(line) == m.groups()
+    for table in (torch._HEADS, torch._SOURCES, torch._TAGS):
+        assert 0 < len(table) <= torch._PIECES_MAX

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Final
+from typing import ClassVar, Final, TypeVar
 
 from recompile_doctor.events import (
     CompileKey,
@@ -96,30 +96,30 @@ _PIECES_MAX: Final = 4096
 _NOT_A_TAG: Final[_Tag] = (None, None, None, None)
 
 
+_V = TypeVar("_V")
+
+
+def _learned(table: dict[str, _V], piece: str, got: _V) -> _V:
+    """``got``, what ``piece`` reads as, kept in ``table`` (emptied when it is full)."""
+    if len(table) >= _PIECES_MAX:
+        table.clear()
+    table[piece] = got
+    return got
+
+
 def _head(head: str) -> bool:
-    ok = _STAMP_HEAD_RE.fullmatch(head) is not None
-    if len(_HEADS) >= _PIECES_MAX:
-        _HEADS.clear()
-    _HEADS[head] = ok
-    return ok
+    return _learned(_HEADS, head, _STAMP_HEAD_RE.fullmatch(head) is not None)
 
 
 def _source(tail: str) -> tuple[str, str]:
     m = _SOURCE_RE.fullmatch(tail)
-    got = ("", "") if m is None else (m["pid"], m["file"])
-    if len(_SOURCES) >= _PIECES_MAX:
-        _SOURCES.clear()
-    _SOURCES[tail] = got
-    return got
+    return _learned(_SOURCES, tail, ("", "") if m is None else (m["pid"], m["file"]))
 
 
 def _tag(tag: str) -> _Tag:
     m = _TAG_RE.fullmatch(tag)
     got = _NOT_A_TAG if m is None else (m["frame"], m["comp"], m["att"], m["art"])
-    if len(_TAGS) >= _PIECES_MAX:
-        _TAGS.clear()
-    _TAGS[tag] = got
-    return got
+    return _learned(_TAGS, tag, got)
 
 
 def _tag_at(text: str, q: int, n: int) -> tuple[_Tag, int]:
