@@ -16,7 +16,11 @@ The public API::
 
 from typing import TYPE_CHECKING, Any
 
-from recompile_doctor._version import __version__
+from recompile_doctor import dataclass_code as _dataclass_code
+
+_dataclass_code.install()  # (before any of the package's dataclasses is made)
+
+from recompile_doctor._version import __version__  # noqa: E402
 
 if TYPE_CHECKING:
     from recompile_doctor.api import analyze, load_report
