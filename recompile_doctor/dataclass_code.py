@@ -43,6 +43,8 @@ _used: dict[str, CodeType] = {}
 _MAX_CODES = 2000
 _state: dict[str, str | None] = {"path": None}
 _counts = {"compiled": 0}
+#: what ``dataclasses`` called before (builtins' ``exec``, unless another tool put its own)
+_before: list[Any] = [builtins.exec]
 
 
 def _header() -> bytes:
@@ -115,7 +117,7 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any
         _used[source] = code
         builtins.exec(code, globals, locals)
         return
-    builtins.exec(source, globals, locals, **kwargs)
+    _before[0](source, globals, locals, **kwargs)
 
 
 def _save() -> None:
@@ -130,6 +132,7 @@ def install() -> None:
     (once per process; before the package makes its first dataclass)."""
     if getattr(dataclasses, "exec", None) is _exec:
         return
+    _before[0] = getattr(dataclasses, "exec", builtins.exec)
     path = cache_path()
     _state["path"] = path
     if path is not None:

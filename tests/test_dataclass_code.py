@@ -203,3 +203,26 @@ def test_a_package_class_made_from_kept_code_is_the_class_compiled_anew(
         assert repr(x) == "Probe(a=1, b=(2,), c=[])"
         with pytest.raises(dataclasses.FrozenInstanceError):
             x.a = 3
+
+
+def test_an_exec_another_tool_gave_dataclasses_still_gets_the_other_texts(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN another tool's exec in dataclasses before the package's, THEN the texts of
+    # other modules' classes still go through it
+    seen: list[str] = []
+
+    def theirs(source: str, globals: object = None, locals: object = None) -> None:
+        seen.append(source)
+        exec(source, globals, locals)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dataclasses, "exec", theirs, raising=False)
+    monkeypatch.setattr(dataclass_code, "_before", [None])
+    dataclass_code.install()
+    assert dataclasses.exec is dataclass_code._exec  # type: ignore[attr-defined]
+
+    @dataclasses.dataclass
+    class Outside:
+        a: int
+
+    assert Outside(1).a == 1 and any("__init__" in t for t in seen)
