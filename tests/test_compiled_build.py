@@ -189,13 +189,15 @@ def test_the_framework_decoders_are_compiled() -> None:
         assert module in COMPILED, (fmt.name, module)
 
 
-def test_a_torch_line_is_read_by_str_methods_exactly_in_the_compiled_build() -> None:
-    # GIVEN this run's build, THEN the torch decoder reads a line's prefix by str methods
-    # when compiled (cheaper there) and by its pattern when not (cheaper there); the two
-    # readings are held to each other by the torch tests
-    from recompile_doctor.parsers import torch
+@pytest.mark.parametrize("name", ["torch", "tensorflow"])
+def test_a_line_s_prefix_is_read_by_str_methods_exactly_in_the_compiled_build(name: str) -> None:
+    # GIVEN this run's build, THEN the torch and TensorFlow decoders read a line's prefix
+    # by str methods when compiled (cheaper there) and by its pattern when not (cheaper
+    # there); the two readings are held to each other by each format's tests
+    import importlib
 
-    assert torch._BY_STR is ("recompile_doctor.parsers.torch" in compiled())
+    module = importlib.import_module(f"recompile_doctor.parsers.{name}")
+    assert module._BY_STR is (module.__name__ in compiled())
 
 
 def _working_state() -> list[object]:

@@ -494,3 +494,27 @@ def test_an_absl_prefix_is_read_as_the_whole_pattern_reads_it(line: str) -> None
             py = re.match(r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL|FATAL):tensorflow:", line)
             want = (None, None, line if py is None else line[py.end() :])
         assert (prefix.seconds, prefix.source_file, msg) == want
+
+
+@settings(max_examples=1500)
+@given(_ABSL_LINES)
+@example("I0000 00:00:1795374921.000002   24077 bfc_allocator.cc:1101] InUse")
+@example("I0000 00:00:1.5\t1 x.cc:1] a tab")
+@example("I0000 00:00:1.2.3 1 x.cc:1] two dots")
+@example("I0000 00:00:123456789012 1 x.cc:1] twelve digits")
+@example("I0000 00:00:1234567890123 1 x.cc:1] thirteen digits")
+@example("I0000 00:00:1.123456789 1 x.cc:1] nine decimals")
+@example("I0000 00:00:1.1234567891 1 x.cc:1] ten decimals")
+@example("I0000 00:00:1. 1 x.cc:1] a dot alone")
+@example("I0000 00:00:1 1 x.cc:1]no space")
+@example("I0000 00:00:1 1 x.cc:1]")
+@example("I0000 00:00:1 123456789012345678901 x.cc:1] a long thread")
+@example("I0000 00:00:1 1 x.cc:1234567890] a long line number")
+@example("I0000 00:00:1 1 x].cc:1] a bracket in the file")
+def test_an_absl_prefix_s_rest_read_by_str_methods_is_the_pattern_s(line: str) -> None:
+    # GIVEN any line built of an absl prefix's parts, THEN its rest read by str methods (as
+    # the compiled build reads it) is what the rest's pattern reads (as the pure build does)
+    from recompile_doctor.parsers.tensorflow import _absl_rest_by_pattern, absl_rest
+
+    for _ in range(2):  # (the second time, its source is remembered)
+        assert absl_rest(line) == _absl_rest_by_pattern(line)

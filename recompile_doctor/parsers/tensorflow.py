@@ -75,7 +75,10 @@ _NUM = r"\d{1,20}"
 #: (seconds, thread, source file and line: :data:`_ABSL_TAIL`)
 _ABSL_HEAD: Final = lazy_re(r"[IWEFV]\d{4} (\d\d):(\d\d):")
 _ABSL_HEAD_LEN: Final = 12
-_ABSL_TAIL: Final = lazy_re(rf"(\d{{1,12}}(?:\.\d{{1,9}})?) +{_NUM} ([^\s:\]]+):\d{{1,9}}\] ?")
+#: the rest's source: thread and file and line (``   14320 device_compiler.h:208]``)
+_ABSL_SOURCE = rf" +{_NUM} ([^\s:\]]+):\d{{1,9}}\]"
+_ABSL_TAIL: Final = lazy_re(rf"(\d{{1,12}}(?:\.\d{{1,9}})?){_ABSL_SOURCE} ?")
+_ABSL_SOURCE_RE: Final = lazy_re(_ABSL_SOURCE)
 #: TF before absl logging: ``2024-03-12 17:55:10.637117: I tensorflow/.../file.cc:186] ``
 _TF_OLD_RE: Final = lazy_re(
     r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d(?:\.\d{1,9})?): ([IWEF])(?: +\d{1,20})? "
@@ -118,6 +121,58 @@ def _absl_head(head: str) -> int | None:
     return got
 
 
+#: absl sources read so far (:data:`_ABSL_SOURCE`) -> their file, "" for a text that is
+#: none (at most 4,096)
+_ABSL_SOURCES: Final[dict[str, str]] = {}
+
+
+def _absl_source(text: str) -> str:
+    m = _ABSL_SOURCE_RE.fullmatch(text)
+    if len(_ABSL_SOURCES) > 4096:
+        _ABSL_SOURCES.clear()
+    got = _ABSL_SOURCES[text] = "" if m is None else m[1]
+    return got
+
+
+def absl_rest(line: str) -> tuple[str, str, int] | None:
+    """What :data:`_ABSL_TAIL` reads of ``line`` from its 13th character (the seconds, the
+    source file, where the message starts), or None where it does not match; read by str
+    methods, the source checked by its own pattern once per distinct source (a test holds
+    the two to each other).  The seconds end at the first space (the pattern's digits and
+    dot cannot be one), the source at the first ``]`` after them (nothing in it can be)."""
+    sp = line.find(" ", _ABSL_HEAD_LEN)
+    if sp < 0:
+        return None
+    seconds = line[_ABSL_HEAD_LEN:sp]
+    dot = seconds.find(".")
+    whole = seconds if dot < 0 else seconds[:dot]
+    if not (0 < len(whole) <= 12 and whole.isdecimal()):
+        return None
+    if dot >= 0 and not (0 < len(seconds) - dot - 1 <= 9 and seconds[dot + 1 :].isdecimal()):
+        return None
+    e = line.find("]", sp) + 1
+    if e == 0:
+        return None
+    source = line[sp:e]
+    file = _ABSL_SOURCES.get(source)
+    if file is None:
+        file = _absl_source(source)
+    if not file:
+        return None
+    return seconds, file, (e + 1 if line[e : e + 1] == " " else e)
+
+
+def _absl_rest_by_pattern(line: str) -> tuple[str, str, int] | None:
+    tail = _ABSL_TAIL.match(line, _ABSL_HEAD_LEN)
+    return None if tail is None else (tail[1], tail[2], tail.end())
+
+
+#: compiled (mypyc), an absl prefix's rest is read by :func:`absl_rest`, in less than half
+#: the instructions its pattern's match and groups take; interpreted, by the pattern, the
+#: quicker there
+_BY_STR: Final = not __file__.endswith((".py", ".pyc"))
+
+
 def _split(line: str) -> tuple[_Prefix, str]:
     """The line's prefix (time, source file) and its message.
 
@@ -127,10 +182,11 @@ def _split(line: str) -> tuple[_Prefix, str]:
     this, four fifths of that)."""
     c = line[:1]
     if c in "IWEFV" and (base := _absl_head(line[:_ABSL_HEAD_LEN])) is not None:
-        tail = _ABSL_TAIL.match(line, _ABSL_HEAD_LEN)
-        if tail is not None:
-            s = base + float(tail[1])
-            return _Prefix(s if math.isfinite(s) else None, tail[2]), line[tail.end() :]
+        rest = absl_rest(line) if _BY_STR else _absl_rest_by_pattern(line)
+        if rest is not None:
+            seconds, file, end = rest
+            s = base + float(seconds)
+            return _Prefix(s if math.isfinite(s) else None, file), line[end:]
     m = _TF_OLD_RE.match(line) if c.isdigit() else None
     if m is not None:
         try:
