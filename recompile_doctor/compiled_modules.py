@@ -80,6 +80,13 @@ def source_path(module: str) -> str:
     return module.replace(".", "/") + ".py"
 
 
+def runs_compiled(module_file: str) -> bool:
+    """Whether the module whose ``__file__`` is ``module_file`` runs compiled (its file is an
+    extension module, not its source or bytecode): a module that reads a line one way when
+    compiled and another when interpreted asks this of its own ``__file__``."""
+    return not module_file.endswith((".py", ".pyc"))
+
+
 def compiled() -> tuple[str, ...]:
     """The modules of :data:`COMPILED` that this installation imports compiled (an
     extension module beside the source wins over it)."""

@@ -307,9 +307,10 @@ def test_the_pieces_a_line_s_prefix_is_read_by_are_kept_within_bounds() -> None:
     # GIVEN more distinct sources, stamps' seconds and tags than the tables keep, THEN each
     # table stays within its bound, and every line still reads as the pattern reads it
     from recompile_doctor.parsers import torch
+    from recompile_doctor.parsers._memo import KEPT_MAX
     from recompile_doctor.parsers.torch_detect import LINE_RE
 
-    for k in range(torch._PIECES_MAX + 50):
+    for k in range(KEPT_MAX + 50):
         line = (
             f"V{1100 + k % 30:04d} 19:{k // 60 % 60:02d}:{k % 60:02d}.000001 7 "
             f"torch/_dynamo/guards.py:{k}] [{k}/0] [__tag{k}] msg"
@@ -318,4 +319,4 @@ def test_the_pieces_a_line_s_prefix_is_read_by_are_kept_within_bounds() -> None:
         assert m is not None
         assert torch.split_line(line) == m.groups()
     for table in (torch._HEADS, torch._SOURCES, torch._TAGS):
-        assert 0 < len(table) <= torch._PIECES_MAX
+        assert 0 < len(table) <= KEPT_MAX

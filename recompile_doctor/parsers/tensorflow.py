@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
+from recompile_doctor.compiled_modules import runs_compiled
 from recompile_doctor.events import (
     CacheLookup,
     CompileFinished,
@@ -54,6 +55,7 @@ from recompile_doctor.parsers._format import (
     new_run,
 )
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._tuples import new_event, new_span, recognized
@@ -122,16 +124,13 @@ def _absl_head(head: str) -> int | None:
 
 
 #: absl sources read so far (:data:`_ABSL_SOURCE`) -> their file, "" for a text that is
-#: none (at most 4,096)
+#: none (a table of :func:`~recompile_doctor.parsers._memo.kept`)
 _ABSL_SOURCES: Final[dict[str, str]] = {}
 
 
 def _absl_source(text: str) -> str:
     m = _ABSL_SOURCE_RE.fullmatch(text)
-    if len(_ABSL_SOURCES) > 4096:
-        _ABSL_SOURCES.clear()
-    got = _ABSL_SOURCES[text] = "" if m is None else m[1]
-    return got
+    return kept(_ABSL_SOURCES, text, "" if m is None else m[1])
 
 
 def absl_rest(line: str) -> tuple[str, str, int] | None:
@@ -170,7 +169,7 @@ def _absl_rest_by_pattern(line: str) -> tuple[str, str, int] | None:
 #: compiled (mypyc), an absl prefix's rest is read by :func:`absl_rest`, in less than half
 #: the instructions its pattern's match and groups take; interpreted, by the pattern, the
 #: quicker there
-_BY_STR: Final = not __file__.endswith((".py", ".pyc"))
+_BY_STR: Final = runs_compiled(__file__)
 
 
 def _split(line: str) -> tuple[_Prefix, str]:

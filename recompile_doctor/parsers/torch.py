@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Final, TypeVar
+from typing import ClassVar, Final
 
+from recompile_doctor.compiled_modules import runs_compiled
 from recompile_doctor.events import (
     CompileKey,
     CompileStarted,
@@ -25,6 +26,7 @@ from recompile_doctor.events import (
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, SkipMode, new_run
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._pylog import glog_stamp
@@ -88,38 +90,26 @@ _Tag = tuple[str | None, str | None, str | None, str | None]  # frame, comp, att
 #: its stamps' seconds, its sources (process, file and line) and its tags): the stamp's
 #: head -> whether it is well-formed; a source -> (process id, file), ``("", "")`` when it
 #: is not one; a tag -> its groups, all None when it is not one.  At most
-#: :data:`_PIECES_MAX` each
+#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` each
 _HEADS: Final[dict[str, bool]] = {}
 _SOURCES: Final[dict[str, tuple[str, str]]] = {}
 _TAGS: Final[dict[str, _Tag]] = {}
-_PIECES_MAX: Final = 4096
 _NOT_A_TAG: Final[_Tag] = (None, None, None, None)
 
 
-_V = TypeVar("_V")
-
-
-def _learned(table: dict[str, _V], piece: str, got: _V) -> _V:
-    """``got``, what ``piece`` reads as, kept in ``table`` (emptied when it is full)."""
-    if len(table) >= _PIECES_MAX:
-        table.clear()
-    table[piece] = got
-    return got
-
-
 def _head(head: str) -> bool:
-    return _learned(_HEADS, head, _STAMP_HEAD_RE.fullmatch(head) is not None)
+    return kept(_HEADS, head, _STAMP_HEAD_RE.fullmatch(head) is not None)
 
 
 def _source(tail: str) -> tuple[str, str]:
     m = _SOURCE_RE.fullmatch(tail)
-    return _learned(_SOURCES, tail, ("", "") if m is None else (m["pid"], m["file"]))
+    return kept(_SOURCES, tail, ("", "") if m is None else (m["pid"], m["file"]))
 
 
 def _tag(tag: str) -> _Tag:
     m = _TAG_RE.fullmatch(tag)
     got = _NOT_A_TAG if m is None else (m["frame"], m["comp"], m["att"], m["art"])
-    return _learned(_TAGS, tag, got)
+    return kept(_TAGS, tag, got)
 
 
 def _tag_at(text: str, q: int, n: int) -> tuple[_Tag, int]:
@@ -140,7 +130,7 @@ def _tag_at(text: str, q: int, n: int) -> tuple[_Tag, int]:
 
 #: compiled (mypyc), a line is read by :func:`split_line`, in half the instructions its
 #: pattern's match takes; interpreted, by the pattern, the quicker there (by a fifth)
-_BY_STR: Final = not __file__.endswith((".py", ".pyc"))
+_BY_STR: Final = runs_compiled(__file__)
 
 
 def _by_pattern(text: str) -> LineGroups | None:
