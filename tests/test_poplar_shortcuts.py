@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar, poplar_decoder
+from recompile_doctor.parsers._memo import KEPT_MAX
 from recompile_doctor.parsers._prefixes import Clock
 
 MESSAGES = (
@@ -169,7 +170,7 @@ def test_the_remembered_step_prefixes_stay_bounded(tmp_path: Path) -> None:
     c = ParseCounter(str(path))
     events = list(parse_log(str(path), c, log_format="poplar"))
     assert c.recognized == len(lines) and len(events) >= len(lines)
-    assert 0 < len(poplar_decoder._SPLIT) <= poplar_decoder._SPLIT_MAX
+    assert 0 < len(poplar_decoder._SPLIT) <= KEPT_MAX
     assert max(map(len, poplar_decoder._SPLIT)) <= poplar_decoder._SPLIT_CHARS
 
 

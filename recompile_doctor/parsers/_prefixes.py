@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Final, NamedTuple, cast
 
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import kept
 
 ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -131,10 +132,7 @@ def epoch_seconds(ts: str) -> float | None:
     try:
         base = _MINUTES[key]
     except KeyError:
-        base = _minute(key)
-        if len(_MINUTES) > 4096:
-            _MINUTES.clear()
-        _MINUTES[key] = base
+        base = kept(_MINUTES, key, _minute(key))
     if base is None:
         return None
     return _in_minute(base, ts[17:])
@@ -169,10 +167,7 @@ def stamp_seconds(line: str, clock: str) -> float | None:
     if got is _UNSEEN:
         if STAMP_OF[clock].match(line) is None:
             return None  # (a head is remembered only once a whole stamp was well-formed)
-        got = _minute(line[:16])
-        if len(heads) > 4096:
-            heads.clear()
-        heads[line[:_HEAD_LEN]] = got
+        got = kept(heads, line[:_HEAD_LEN], _minute(line[:16]))
     if (
         len(line) < STAMP_LEN
         or line[19] != "."
@@ -262,9 +257,9 @@ _BRANCH_CLOCKS: Final = {
 #: ``Z PO:ENGINE   1.1 I: ``) of prefixes read so far -> their fields (clock, logger, level,
 #: file): a line that starts with a well-formed stamp of that clock and goes on with one of
 #: these has that prefix, the pattern's match (its branch and groups) being decided within
-#: them (each ends with the space the pattern takes last).  At most :data:`_RESTS_MAX`
+#: them (each ends with the space the pattern takes last).  At most
+#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` (:func:`~recompile_doctor.parsers._memo.kept`)
 _RESTS: Final[dict[str, tuple[str, str, str | None, str | None]]] = {}
-_RESTS_MAX: Final = 4096
 #: where each absolute clock's rest ends: the first of these after the stamp (its file and
 #: logger hold no ``]`` or ``: ``)
 _REST_ENDS: Final = {"local": "] ", "utc": ": "}
@@ -335,9 +330,7 @@ def _split_prefix(segment: str) -> tuple[Prefix, str, str]:
     if m.start() == 0 and p.seconds is not None:
         rest = segment[STAMP_LEN : m.end()]
         if rest.endswith(_REST_ENDS[p.clock]):
-            if len(_RESTS) >= _RESTS_MAX:
-                _RESTS.clear()
-            _RESTS[rest] = (p.clock, p.logger, p.level, p.source_file)
+            kept(_RESTS, rest, (p.clock, p.logger, p.level, p.source_file))
     return p, msg, segment[: m.start()]
 
 

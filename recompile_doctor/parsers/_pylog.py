@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from recompile_doctor.parsers._lazy_re import lazy_re
-from recompile_doctor.parsers._memo import memo
+from recompile_doctor.parsers._memo import kept, memo
 from recompile_doctor.parsers._prefixes import Prefix
 
 _LEVEL_NAMES = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
@@ -67,6 +67,7 @@ _LEVELS: Final = {
 #: what a line read by _LEVEL_FIRST_RE starts with
 _LEVEL_FIRST_STARTS: Final = tuple(f"{name}:" for name in _LEVEL_NAMES.split("|"))
 
+#: a date (``YYYY-MM-DD``) -> the epoch seconds of its midnight, read once per date
 _MIDNIGHTS: Final[dict[str, float]] = {}
 
 
@@ -122,9 +123,7 @@ def _epoch(ts: str) -> float | None:
             ).timestamp()
         except ValueError:
             return None
-        if len(_MIDNIGHTS) > 4096:
-            _MIDNIGHTS.clear()
-        _MIDNIGHTS[date] = midnight
+        kept(_MIDNIGHTS, date, midnight)
     return midnight + _time_of_day(ts[11:])
 
 

@@ -28,6 +28,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode
+from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import (
     NO_PREFIX,
@@ -94,11 +95,11 @@ _Tail = tuple[str, Prefix, bytes]
 #: executables steps the same few modules again and again.  (Only steps: most other lines
 #: carry numbers that change, a load its duration.)  Shared by the decoders of a process: a
 #: cache, not state (a checkpoint compares states, and two decoders must not differ by what
-#: each has seen).
+#: each has seen).  It holds at most :data:`~recompile_doctor.parsers._memo.KEPT_MAX` lines
+#: (:func:`~recompile_doctor.parsers._memo.kept`).
 _SPLIT: Final[dict[str, tuple[Prefix, str, _Tail]]] = {}
-#: lines remembered in :data:`_SPLIT` before it starts afresh, and the longest text after a
-#: stamp it takes (a module name is far shorter: a line of garbage is not kept)
-_SPLIT_MAX: Final = 4096
+#: the longest text after a stamp :data:`_SPLIT` takes (a module name is far shorter: a line
+#: of garbage is not kept)
 _SPLIT_CHARS = 400
 
 _MPI_TAG: Final = "]<std"
@@ -267,10 +268,8 @@ class PoplarDecoder:
                 and prefix.clock in STAMP_OF
                 and len(raw) <= STAMP_LEN + _SPLIT_CHARS
             ):
-                if len(_SPLIT) >= _SPLIT_MAX:
-                    _SPLIT.clear()
                 step_tail = _tail(tail, prefix)
-                _SPLIT[tail] = (prefix, msg, step_tail)
+                kept(_SPLIT, tail, (prefix, msg, step_tail))
             if self._fold:
                 if (
                     _FOLD_LOAD_START

@@ -116,10 +116,7 @@ def _absl_head(head: str) -> int | None:
     got = _ABSL_HEADS.get(head, -1)
     if got == -1:
         m = _ABSL_HEAD.fullmatch(head)
-        got = None if m is None else int(m[1]) * 3600 + int(m[2]) * 60
-        if len(_ABSL_HEADS) > 4096:
-            _ABSL_HEADS.clear()
-        _ABSL_HEADS[head] = got
+        got = kept(_ABSL_HEADS, head, None if m is None else int(m[1]) * 3600 + int(m[2]) * 60)
     return got
 
 
