@@ -4,17 +4,21 @@ valgrind's callgrind, against another build of the package when one is given.
 A machine whose speed drifts (this project's development VM ran the same build a third
 slower from one hour to the next) cannot separate two builds that differ by a few percent;
 the number of instructions a run executes hardly moves from run to run.  For each framework,
-the log ``bench_frameworks.py`` generates (20 % of its lines relevant) is analyzed by one
-process (``RECOMPILE_DOCTOR_WORKERS=1``, ``--format json -o /dev/null``) under ``valgrind
+the log ``bench_frameworks.py`` generates (20 % of its lines relevant), and the DEBUG-style
+Poplar log of ``bench_scale.py`` (the one its 2x-grep target is about; 6 % relevant), is
+analyzed by one process (``RECOMPILE_DOCTOR_WORKERS=1``, ``--format json -o /dev/null``) under ``valgrind
 --tool=callgrind``, and so are its first lines alone: the difference is the work the log
 takes, start-up and the report's fixed part taken off.  Prints millions of instructions,
 per MB of log, and the ratio to ``--against`` (a ``PYTHONPATH`` of the other build, e.g. a
 ``build/compiled`` of another commit).  Skipped, with a line that says so, without valgrind.
 
-    python benchmarks/bench_instructions.py [--mb 3] [--only jax,tensorflow]
+    python benchmarks/bench_instructions.py [--mb 3] [--only jax,tensorflow,poplar-debug]
         [--against /path/to/other/build] [--dir DIR]
 
-A run of a 3 MB log takes half a minute or more under callgrind.
+A run of a 3 MB log takes half a minute or more under callgrind.  Without a ``PYTHONPATH``
+the package the environment imports is counted: the pure build in the project's venv,
+which instructions compare as reliably as the compiled one (wall time on a machine whose
+speed drifts cannot separate a few percent).
 """
 
 from __future__ import annotations
@@ -26,10 +30,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from bench_frameworks import CASES, case_lines  # (this folder is on sys.path)
-from bench_scale import machine_line, write_log
+from bench_scale import _poplar_lines, machine_line, write_log
 
 ANALYZE = """
 import sys
@@ -40,6 +45,17 @@ sys.exit(main(["analyze", sys.argv[1], "--log-format", sys.argv[2], "--format", 
 #: the lines of a log the start-up run reads (enough for its format to be found)
 HEAD_LINES = 200
 _COLLECTED_RE = re.compile(r"Collected : (\d+)")
+
+
+def cases() -> list[tuple[str, str, Callable[[], Iterator[str]]]]:
+    """(name, log format, the log's lines) of each case: the framework logs, then the
+    DEBUG-style Poplar log (16 noise lines a message, as ``bench_scale.py`` writes it)."""
+    out: list[tuple[str, str, Callable[[], Iterator[str]]]] = [
+        (name, fmt, lambda fmt=fmt, rels=rels, noise=noise: case_lines(fmt, rels, noise))
+        for name, fmt, rels, noise in CASES
+    ]
+    out.append(("poplar-debug", "poplar", lambda: _poplar_lines(16)))
+    return out
 
 
 def instructions(log: Path, fmt: str, pythonpath: str | None) -> int:
@@ -92,12 +108,12 @@ def main() -> int:
     if args.against:
         print(f"against: {machine_line(args.against)} (PYTHONPATH={args.against})")
     print(f"{'log':>12} {'MB':>5} {'M instr':>9} {'M/MB':>7} {'against':>9} {'ratio':>6}")
-    for name, fmt, rels, noise in CASES:
+    for name, fmt, lines in cases():
         if only and name not in only:
             continue
         log = where / f"{name}-{args.mb:g}MB.log"
         if not log.exists():
-            write_log(log, case_lines(fmt, rels, noise), size)
+            write_log(log, lines(), size)
         head = where / f"{name}-head.log"
         with log.open(encoding="utf-8") as f:
             head.write_text("".join(f.readline() for _ in range(HEAD_LINES)), encoding="utf-8")

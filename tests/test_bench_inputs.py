@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,21 @@ def test_instruction_counts_take_the_first_lines_run_off(
     monkeypatch.setattr(sys, "argv", ["bench_instructions.py"])
     assert bi.main() == 0
     assert "valgrind not found" in capsys.readouterr().out
+
+
+def test_instruction_counts_cover_every_framework_log_and_the_poplar_debug_one() -> None:
+    # GIVEN the instruction benchmark's cases
+    bi = _benchmark("bench_instructions")
+    bf, bs = _benchmark("bench_frameworks"), _benchmark("bench_scale")
+    got = {name: (fmt, lines) for name, fmt, lines in bi.cases()}
+    # THEN they are the framework logs, each in its format, and the DEBUG-style Poplar log
+    # of bench_scale.py (the one its 2x-grep target is about), line for line
+    assert list(got) == [c[0] for c in bf.CASES] + ["poplar-debug"]
+    assert [got[c[0]][0] for c in bf.CASES] == [c[1] for c in bf.CASES]
+    fmt, lines = got["poplar-debug"]
+    want = bs._poplar_lines(16)
+    assert fmt == "poplar"
+    assert list(islice(lines(), 3000)) == list(islice(want, 3000))
+    # AND each framework case's lines are bench_frameworks.py's
+    name, fmt, rels, noise = bf.CASES[0]
+    assert list(islice(got[name][1](), 500)) == list(islice(bf.case_lines(fmt, rels, noise), 500))
