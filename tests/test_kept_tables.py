@@ -1,5 +1,5 @@
 """The decoders' tables of pieces read once each (a stamp's minute, a date's midnight, a
-prefix's fields) stay within :data:`~recompile_doctor.parsers._memo.KEPT_MAX` entries
+prefix's fields, the compile keys a worker hands over) stay within :data:`~recompile_doctor.parsers._memo.KEPT_MAX` entries
 however many distinct pieces a log holds, and give the same answers once emptied."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from recompile_doctor.parsers import _prefixes, _pylog, tensorflow
+from recompile_doctor.events import CompileKey
+from recompile_doctor.parsers import _event_codec, _prefixes, _pylog, tensorflow
 from recompile_doctor.parsers._memo import KEPT_MAX
 
 _START = datetime(2023, 4, 26, tzinfo=UTC)
@@ -44,12 +45,18 @@ def _absl_head(k: int) -> object:
     return tensorflow._absl_head(f"I{k % 10000:04d} {k // 60 % 24:02d}:{k % 60:02d}:")
 
 
+def _key_handed_over(k: int) -> object:
+    return _event_codec._dec(_event_codec._enc(CompileKey("jax", f"step_{k}", graph_hash=str(k))))
+
+
 CASES: list[tuple[str, Callable[[int], object], Callable[[], dict[str, Any]]]] = [
     ("minutes", _epoch_seconds, lambda: _prefixes._MINUTES),
     ("stamp heads", _stamp_seconds, lambda: _prefixes._HEADS["local"]),
     ("prefix rests", _rest, lambda: _prefixes._RESTS),
     ("midnights", _midnight, lambda: _pylog._MIDNIGHTS),
     ("absl heads", _absl_head, lambda: tensorflow._ABSL_HEADS),
+    ("keys encoded", _key_handed_over, lambda: _event_codec._ENCODED),
+    ("keys decoded", _key_handed_over, lambda: _event_codec._MADE),
 ]
 
 

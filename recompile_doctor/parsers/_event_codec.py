@@ -20,6 +20,7 @@ from typing import IO, Any, Final, overload
 from recompile_doctor import events as _events
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._tuples import new_event
 from recompile_doctor.slotted import rebuilt
 
@@ -66,9 +67,9 @@ _EMPTY: Final = Event("", "", 0, None, "").detail  # the shared empty detail
 
 
 #: the value objects decoded lately, by their encoded fields: frozen, so one is shared by all
-#: the events that hold an equal one (as the timeline shares its keys)
+#: the events that hold an equal one (as the timeline shares its keys); at most
+#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` of them, as of those below
 _MADE: Final[dict[tuple[Any, ...], Any]] = {}
-_MADE_MAX: Final = 4096
 #: the value objects encoded lately, by identity: (the object, its encoding)
 _ENCODED: Final[dict[int, tuple[Any, list[Any]]]] = {}
 
@@ -98,9 +99,7 @@ def _enc(v: Any) -> Any:
             return got[1]
         fields = _GET_VALUE_FIELDS[t](v)
         out = [tag, fields if _all_plain(map(type, fields)) else tuple(map(_enc, fields))]
-        if len(_ENCODED) >= _MADE_MAX:
-            _ENCODED.clear()
-        _ENCODED[id(v)] = (v, out)  # (holding v: its id is not another's meanwhile)
+        kept(_ENCODED, id(v), (v, out))  # (holding v: its id is not another's meanwhile)
         return out
     if v is _EMPTY:
         return [_EMPTY_TAG]
@@ -129,10 +128,7 @@ def _dec(v: Any) -> Any:
     except TypeError:  # a field holding a list or a dict
         return _VALUES[-1 - tag](*[_dec(x) for x in fields])
     if got is None or type(got) is not _VALUES[-1 - tag]:
-        got = _VALUES[-1 - tag](*[_dec(x) for x in fields])
-        if len(_MADE) >= _MADE_MAX:
-            _MADE.clear()
-        _MADE[fields] = got
+        got = kept(_MADE, fields, _VALUES[-1 - tag](*[_dec(x) for x in fields]))
     return got
 
 

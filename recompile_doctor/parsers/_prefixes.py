@@ -258,7 +258,7 @@ _BRANCH_CLOCKS: Final = {
 #: file): a line that starts with a well-formed stamp of that clock and goes on with one of
 #: these has that prefix, the pattern's match (its branch and groups) being decided within
 #: them (each ends with the space the pattern takes last).  At most
-#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` (:func:`~recompile_doctor.parsers._memo.kept`)
+#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` entries (:func:`~recompile_doctor.parsers._memo.kept`).
 _RESTS: Final[dict[str, tuple[str, str, str | None, str | None]]] = {}
 #: where each absolute clock's rest ends: the first of these after the stamp (its file and
 #: logger hold no ``]`` or ``: ``)
