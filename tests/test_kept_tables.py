@@ -1,6 +1,6 @@
 """The decoders' tables of pieces read once each (a stamp's minute, a date's midnight, a
-prefix's fields, the compile keys a worker hands over) stay within :data:`~recompile_doctor.parsers._memo.KEPT_MAX` entries
-however many distinct pieces a log holds, and give the same answers once emptied."""
+prefix's fields, the compile keys a worker hands over, Poplar's messages) stay within their
+bound however many distinct pieces a log holds, and give the same answers once emptied."""
 
 from __future__ import annotations
 
@@ -11,12 +11,10 @@ from typing import Any
 import pytest
 
 from recompile_doctor.events import CompileKey
-from recompile_doctor.parsers import _event_codec, _prefixes, _pylog, tensorflow
+from recompile_doctor.parsers import _event_codec, _prefixes, _pylog, poplar, tensorflow
 from recompile_doctor.parsers._memo import KEPT_MAX
 
 _START = datetime(2023, 4, 26, tzinfo=UTC)
-#: more distinct pieces than a table holds
-_MANY = KEPT_MAX + 50
 
 
 def _minute(k: int) -> str:
@@ -49,27 +47,38 @@ def _key_handed_over(k: int) -> object:
     return _event_codec._dec(_event_codec._enc(CompileKey("jax", f"step_{k}", graph_hash=str(k))))
 
 
-CASES: list[tuple[str, Callable[[int], object], Callable[[], dict[str, Any]]]] = [
-    ("minutes", _epoch_seconds, lambda: _prefixes._MINUTES),
-    ("stamp heads", _stamp_seconds, lambda: _prefixes._HEADS["local"]),
-    ("prefix rests", _rest, lambda: _prefixes._RESTS),
-    ("midnights", _midnight, lambda: _pylog._MIDNIGHTS),
-    ("absl heads", _absl_head, lambda: tensorflow._ABSL_HEADS),
-    ("keys encoded", _key_handed_over, lambda: _event_codec._ENCODED),
-    ("keys decoded", _key_handed_over, lambda: _event_codec._MADE),
+def _message(k: int) -> object:
+    return poplar.match_message(f"Execute a_inference_step_{k}__XlaMustCompile")
+
+
+#: (name, a reader of the k-th distinct piece, its table, the table's bound)
+CASES: list[tuple[str, Callable[[int], object], Callable[[], dict[Any, Any]], int]] = [
+    ("minutes", _epoch_seconds, lambda: _prefixes._MINUTES, KEPT_MAX),
+    ("stamp heads", _stamp_seconds, lambda: _prefixes._HEADS["local"], KEPT_MAX),
+    ("prefix rests", _rest, lambda: _prefixes._RESTS, KEPT_MAX),
+    ("midnights", _midnight, lambda: _pylog._MIDNIGHTS, KEPT_MAX),
+    ("absl heads", _absl_head, lambda: tensorflow._ABSL_HEADS, KEPT_MAX),
+    ("keys encoded", _key_handed_over, lambda: _event_codec._ENCODED, KEPT_MAX),
+    ("keys decoded", _key_handed_over, lambda: _event_codec._MADE, KEPT_MAX),
+    ("poplar messages", _message, lambda: poplar._MEMO, poplar._MEMO_ENTRIES),
 ]
 
 
-@pytest.mark.parametrize(("name", "read", "table"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(("name", "read", "table", "most"), CASES, ids=[c[0] for c in CASES])
 def test_a_table_of_pieces_stays_bounded_and_answers_alike(
-    name: str, read: Callable[[int], object], table: Callable[[], dict[str, Any]]
+    name: str, read: Callable[[int], object], table: Callable[[], dict[Any, Any]], most: int
 ) -> None:
     """GIVEN more distinct pieces than a table holds, WHEN each is read (and read again
-    after the table has been emptied on the way), THEN the table never holds more than
-    KEPT_MAX entries, holds some, and every answer is the one a first reading gives."""
+    after the table has been emptied on the way), THEN the table holds each piece read up
+    to its bound and never more, and every answer is the one a first reading gives."""
+    many = most + 50
     table().clear()
-    first = [read(k) for k in range(_MANY)]
-    assert 0 < len(table()) <= KEPT_MAX, name
+    first = []
+    peak = 0
+    for k in range(many):
+        first.append(read(k))
+        peak = max(peak, len(table()))
+    assert peak == most, name  # (each piece kept, up to the bound: then emptied)
     table().clear()
-    assert [read(k) for k in range(_MANY)] == first
+    assert [read(k) for k in range(many)] == first
     assert first[0] is not None and first[0] != first[-1]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from recompile_doctor.parsers._lazy_re import LazyRe, lazy_re
+from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._prefixes import safe_float, safe_int
 
 
@@ -478,11 +479,7 @@ def match_message(msg: str) -> Message | Malformed | None:
     got = _MEMO.get(msg, _UNSEEN)
     if got is not _UNSEEN:
         return cast("Message | Malformed | None", got)
-    res = _match(msg)
-    if len(_MEMO) >= _MEMO_ENTRIES:
-        _MEMO.clear()
-    _MEMO[msg] = res
-    return res
+    return kept(_MEMO, msg, _match(msg), _MEMO_ENTRIES)
 
 
 def _match(msg: str) -> Message | Malformed | None:
