@@ -1,6 +1,7 @@
 """The decoders' tables of pieces read once each (a stamp's minute, a date's midnight, a
-prefix's fields, the compile keys a worker hands over, Poplar's messages) stay within their
-bound however many distinct pieces a log holds, and give the same answers once emptied."""
+prefix's fields, the compile keys a worker hands over, Poplar's messages, torch's guard
+comments) stay within their bound however many distinct pieces a log holds, and give the
+same answers once emptied."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from typing import Any
 import pytest
 
 from recompile_doctor.events import CompileKey
-from recompile_doctor.parsers import _event_codec, _prefixes, _pylog, poplar, tensorflow
+from recompile_doctor.parsers import (
+    _event_codec,
+    _prefixes,
+    _pylog,
+    _torch_guards,
+    poplar,
+    tensorflow,
+)
 from recompile_doctor.parsers._memo import KEPT_MAX
 
 _START = datetime(2023, 4, 26, tzinfo=UTC)
@@ -47,6 +55,10 @@ def _key_handed_over(k: int) -> object:
     return _event_codec._dec(_event_codec._enc(CompileKey("jax", f"step_{k}", graph_hash=str(k))))
 
 
+def _guard_comment(k: int) -> object:
+    return _torch_guards.comment_frame(f"| +- GUARD: L['x'] == {k}  # mp/t.py:{k} in step_{k}")
+
+
 def _message(k: int) -> object:
     return poplar.match_message(f"Execute a_inference_step_{k}__XlaMustCompile")
 
@@ -61,6 +73,7 @@ CASES: list[tuple[str, Callable[[int], object], Callable[[], dict[Any, Any]], in
     ("keys encoded", _key_handed_over, lambda: _event_codec._ENCODED, KEPT_MAX),
     ("keys decoded", _key_handed_over, lambda: _event_codec._MADE, KEPT_MAX),
     ("poplar messages", _message, lambda: poplar._MEMO, poplar._MEMO_ENTRIES),
+    ("guard comments", _guard_comment, lambda: _torch_guards._FRAMES, KEPT_MAX),
 ]
 
 

@@ -16,6 +16,7 @@ from typing import Final, TypeVar
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import kept
 
 _ENTRY_RE: Final = lazy_re(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
 _SIZE_RE: Final = lazy_re(
@@ -269,14 +270,46 @@ def in_line_order(held: Iterable[tuple[K, RecompileReason]]) -> list[RecompileRe
     return [r for _k, r in sorted(held, key=lambda kv: (kv[1].span.line, repr(kv[0])))]
 
 
+#: the text of a guard line from its last "# " -> whether a frame's comment starts there,
+#: and what :func:`comment_frame` reads of it: the comments repeat at every compilation of
+#: a frame (their guards' values change, not their sources), at most
+#: :data:`_FRAME_TEXT_CHARS` characters of them
+_FRAMES: Final[dict[str, tuple[bool, tuple[str, bool] | None]]] = {}
+_FRAME_TEXT_CHARS: Final = 240
+
+
 def comment_frame(text: str) -> tuple[str, bool] | None:
     """(function, in the user's file) of a guard's source comment
-    (``# return x * n  # mp/capture-torch/capture.py:211 in scaled_sum``)."""
-    found = list(_COMMENT_FRAME_RE.finditer(text))
-    if not found:
+    (``# return x * n  # mp/capture-torch/capture.py:211 in scaled_sum``): the last one of
+    the line, as the last of the pattern's matches left to right."""
+    # (looked for from the end, at each "# " back from there: the pattern starts with one,
+    # and no match holds another (its file has no space, the rest none next to a "#"), so
+    # the first match from the end is the last of ``finditer``'s, found without reading the
+    # guard's whole text; the text from the last "# " is read once per distinct text)
+    at = text.rfind("# ")
+    if at < 0:
         return None
-    m = found[-1]
-    if m["file"].startswith("_dynamo/"):
+    if len(text) - at <= _FRAME_TEXT_CHARS:
+        tail = text[at:]
+        got = _FRAMES.get(tail)
+        if got is None:
+            m = _COMMENT_FRAME_RE.match(tail)
+            got = kept(_FRAMES, tail, (False, None) if m is None else (True, _frame_of(m)))
+        if got[0]:
+            return got[1]
+        at = text.rfind("# ", 0, at)
+    match = _COMMENT_FRAME_RE.match
+    while at >= 0:
+        m = match(text, at)
+        if m is not None:
+            return _frame_of(m)
+        at = text.rfind("# ", 0, at)
+    return None
+
+
+def _frame_of(m: re.Match[str]) -> tuple[str, bool] | None:
+    """What :func:`comment_frame` reads of a match of the comment's pattern."""
+    file, _line, fn = m.groups()
+    if file.startswith("_dynamo/"):
         return None  # a guard Dynamo installs itself (init_ambient_guards), not the code's
-    user = not m["file"].startswith(_TORCH_DIRS) and "/torch/" not in m["file"]
-    return m["fn"], user
+    return fn, not file.startswith(_TORCH_DIRS) and "/torch/" not in file
