@@ -805,7 +805,7 @@ def _counted(c: Counts) -> tuple[int, int, int]:
 
 def _newlines(f: BinaryIO, lo: int, hi: int) -> int:
     """The newlines in bytes ``lo`` to ``hi`` of ``f``."""
-    buf = bytearray(8 << 20)
+    buf = bytearray(max(1, min(8 << 20, hi - lo)))  # (8 MB zeroed is milliseconds)
     view = memoryview(buf)
     f.seek(lo)
     n = 0

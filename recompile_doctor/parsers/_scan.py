@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Final, Protocol
 
@@ -23,6 +24,7 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.matcher_choice import has_hyperscan
 from recompile_doctor.parsers._format import Decoder, SkipMode
 from recompile_doctor.parsers._line_text import MAX_LINE_BYTES, line_text
+from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._reader import BROKEN_STREAM
 
 #: the reused read buffer (whole lines are moved to its front between reads)
@@ -102,12 +104,28 @@ def _minimal(literals: Sequence[bytes]) -> list[bytes]:
     return out
 
 
+#: this thread's hyperscan matchers, by their literals: a database takes milliseconds to
+#: compile (a fleet's scan reads thousands of small logs of a few formats, and a log's
+#: workers inherit what their parent made), and its scratch space serves one scan at a
+#: time (a Dask worker runs tasks in threads)
+_MADE = threading.local()
+#: the most matchers a thread keeps (a format's literals make one)
+MATCHERS_KEPT: Final = 64
+
+
 def make_matcher(literals: Sequence[str], engine: str | None = None) -> Matcher:
     """The fastest matcher available (``engine``: "hyperscan" or "find" to choose)."""
     lits = [s.encode("utf-8") for s in literals]
     if engine == "find" or (engine is None and not has_hyperscan()):
         return FindMatcher(lits)
-    return HyperscanMatcher(lits)
+    made: dict[tuple[bytes, ...], HyperscanMatcher] | None = getattr(_MADE, "matchers", None)
+    if made is None:
+        made = _MADE.matchers = {}
+    key = tuple(lits)
+    got = made.get(key)
+    if got is None:
+        got = kept(made, key, HyperscanMatcher(lits), MATCHERS_KEPT)
+    return got
 
 
 class Blocks:
