@@ -20,7 +20,7 @@ COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
-.PHONY: help setup demo test test-compiled compiled compiled-aside compiled-tests pure-tests lint bench bench-full goldens clean
+.PHONY: help setup demo test test-compiled compiled compiled-aside compiled-tests pure-tests browser-then-tests lint lint-aside bench bench-full goldens clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -38,18 +38,37 @@ demo: $(STAMP)  ## simulate a run with recompilation problems, analyze it, write
 	$(VENV)/bin/recompile-doctor demo
 
 test: $(STAMP)  ## lint, the tests, then the compiled build's (what CI runs); installs the browser for the HTML tests when root
-	@bash tests/e2e/install-browser.sh
 	@if [ -z "$$CI" ] && ! command -v cc >/dev/null 2>&1; then \
 		echo "make test: no C compiler (cc): the compiled build is neither built nor tested here (CI must)"; \
-		$(MAKE) --no-print-directory lint && $(PY) -m pytest -n auto --dist worksteal; \
+		bash tests/e2e/install-browser.sh && $(MAKE) --no-print-directory lint && \
+			$(TEST_ENV) $(PY) -m pytest -n auto --dist worksteal; \
 	else \
-		$(MAKE) --no-print-directory lint && \
-		$(MAKE) --no-print-directory -j2 pure-tests compiled-aside && \
+		$(MAKE) --no-print-directory -j3 lint-aside browser-then-tests compiled-aside && \
 		$(MAKE) --no-print-directory compiled-tests; \
 	fi
 
+#: the tests' bytecode, and pytest's rewritten test modules, are written under build/
+#: whatever the environment says (PYTHONDONTWRITEBYTECODE): otherwise every process of the
+#: tests compiles every module it imports again, and pytest rewrites every test module in
+#: each of its workers and in both runs (ten seconds a process)
+TEST_ENV = PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$(CURDIR)/build/pycache"
+
 pure-tests:  # (the tests, on the package as it is)
-	$(PY) -m pytest -n auto --dist worksteal
+	$(TEST_ENV) $(PY) -m pytest -n auto --dist worksteal
+
+#: the browser for the HTML tests (installing it is mostly waiting on the network and the
+#: disk, done while lint and the compiled build run), then the tests
+browser-then-tests:
+	@bash tests/e2e/install-browser.sh
+	@$(MAKE) --no-print-directory pure-tests
+
+#: lint beside the tests and the build (mypy keeps one core busy for twenty seconds), its
+#: output in build/lint.log, shown if it fails
+lint-aside: $(STAMP)
+	@mkdir -p build
+	@$(MAKE) --no-print-directory lint >build/lint.log 2>&1 || \
+		{ cat build/lint.log; echo "make lint failed (build/lint.log)"; exit 1; }
+	@tail -n 1 build/lint.log
 
 #: the compiled build made while the tests run (mypyc's C compiler keeps one core busy for
 #: a minute and a half, which lint and the build side by side left half idle), its output
@@ -69,7 +88,7 @@ test-compiled: compiled  ## the tests of what the compiled build compiles, run a
 	$(MAKE) --no-print-directory compiled-tests
 
 compiled-tests:  # (the compiled build's tests, on the build there is)
-	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 PYTHONSAFEPATH=1 PYTHONPATH=$(COMPILED):. \
+	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 PYTHONSAFEPATH=1 PYTHONPATH=$(COMPILED):. $(TEST_ENV) \
 		$(PY) -m pytest -n auto --dist worksteal -p no:cacheprovider $(COMPILED_TESTS)
 
 lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict
