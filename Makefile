@@ -6,7 +6,9 @@ COMPILED = build/compiled
 #: the tests run again against the compiled build: all but those of modules it does not
 #: compile that take long (the fleet, the HTML page, the packed tables and compile ids, the
 #: compilations' columns, the framework decoders' takeovers on names, the workers' reading
-#: of gzip logs: the scanner's own reading of gzip is tested in both)
+#: of gzip logs: the scanner's own reading of gzip is tested in both; how the workers fail,
+#: are spared, are logged and report progress, all of them the team's own, uncompiled);
+#: each property test draws a third of its examples (RECOMPILE_DOCTOR_EXAMPLES_PERCENT)
 COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_compilation_table.py test_compile_ids.py test_fleet.py test_startup_imports.py \
 	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py) \
@@ -17,7 +19,12 @@ COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_a_gzip_log_ending_early_is_read_as_one_process_reads_it \
 	test_a_worker_meeting_the_break_of_a_gzip_log_leaves_it_to_the_reader_before \
 	test_a_gzip_log_of_several_members_is_read_as_one_process_reads_it \
-	test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory)
+	test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory \
+	test_a_failed_worker_leaves_the_others_to_read_its_part \
+	test_a_worker_failing_while_its_events_are_taken_leaves_the_rest_to_the_parent \
+	test_how_the_parts_were_read_is_logged test_progress_only_goes_up_and_ends_at_the_size \
+	test_no_process_to_spare_leaves_fewer_to_read \
+	test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
 .PHONY: help setup demo test test-compiled compiled compiled-aside compiled-tests pure-tests browser-then-tests lint lint-aside bench bench-full goldens clean
@@ -28,7 +35,10 @@ help:  ## list the targets
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q --no-compile -e '.[test]'
+	@# (the bytecode made on every core: pip makes it one file at a time, half of this step's
+	@# minute; as with pip, a file that does not compile is left to its import)
+	-$(PY) -m compileall -qq -j 0 $(VENV)/lib
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 
@@ -88,7 +98,8 @@ test-compiled: compiled  ## the tests of what the compiled build compiles, run a
 	$(MAKE) --no-print-directory compiled-tests
 
 compiled-tests:  # (the compiled build's tests, on the build there is)
-	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 PYTHONSAFEPATH=1 PYTHONPATH=$(COMPILED):. $(TEST_ENV) \
+	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 RECOMPILE_DOCTOR_EXAMPLES_PERCENT=33 PYTHONSAFEPATH=1 \
+		PYTHONPATH=$(COMPILED):. $(TEST_ENV) \
 		$(PY) -m pytest -n auto --dist worksteal -p no:cacheprovider $(COMPILED_TESTS)
 
 lint: $(STAMP)  ## ruff (lint + format check) and mypy --strict

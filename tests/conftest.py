@@ -25,8 +25,23 @@ POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
 # Speed is measured in benchmarks/, never by a test: no deadline for an example and no
 # check of how fast examples are drawn, so that a slow or loaded machine (CI, the suite on
 # every core) fails no test for its time.
+#: the share of every property test's examples this run draws, in percent (the compiled
+#: build's run, ``make compiled-tests``, draws a third: the properties are the source's,
+#: drawn in full against the source; that run checks that the compiled modules give what
+#: the source gives)
+EXAMPLES_PERCENT = int(os.environ.get("RECOMPILE_DOCTOR_EXAMPLES_PERCENT", "100"))
+
+
+def examples(n: int) -> int:
+    """The examples a property test written for ``n`` draws in this run."""
+    return max(1, n * EXAMPLES_PERCENT // 100)
+
+
 settings.register_profile(
-    "recompile-doctor", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    "recompile-doctor",
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    max_examples=examples(100),
 )
 settings.load_profile("recompile-doctor")
 

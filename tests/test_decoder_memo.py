@@ -18,6 +18,7 @@ from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import set_enabled
 from recompile_doctor.parsers._pylog import glog_stamp
+from tests.conftest import examples
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -80,7 +81,7 @@ def _strptime_stamp(month_day: str, time: str) -> float | None:
 _TWO = st.integers(0, 99).map(lambda n: f"{n:02d}")
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(
     month=st.integers(0, 13),
     day=st.integers(0, 32),
@@ -95,7 +96,7 @@ def test_glog_stamp_is_what_strptime_reads(
     assert glog_stamp(md, time) == _strptime_stamp(md, time)
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(
     md=st.text("0123456789١ x", max_size=6),
     time=st.text("0123456789١:. +x", max_size=18) | st.from_regex(r"\d\d:\d\d:\d\d\.\d{1,7}"),

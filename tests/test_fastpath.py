@@ -24,7 +24,7 @@ from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _scan, parse_log
 from recompile_doctor.parsers import logs as logs_module
 from recompile_doctor.parsers._scan import FindMatcher, regex_literals
 from recompile_doctor.parsers.poplar import ANCHOR_RE
-from tests.conftest import limit_line_bytes
+from tests.conftest import examples, limit_line_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -145,7 +145,7 @@ def logs(draw: st.DrawFn) -> bytes:
 
 
 @settings(
-    max_examples=int(os.environ.get("FASTPATH_EXAMPLES", "150")),
+    max_examples=examples(int(os.environ.get("FASTPATH_EXAMPLES", "150"))),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )

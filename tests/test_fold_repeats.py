@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from recompile_doctor import api
 from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar_decoder
 from recompile_doctor.parsers.poplar_decoder import PoplarDecoder
+from tests.conftest import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 POPLAR_LOGS = sorted(
@@ -79,7 +80,7 @@ line = st.tuples(
 
 
 @settings(
-    max_examples=int(os.environ.get("FOLD_EXAMPLES", "60")),
+    max_examples=examples(int(os.environ.get("FOLD_EXAMPLES", "60"))),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
@@ -206,7 +207,7 @@ def test_the_fast_path_folds_repeated_steps_unread_and_changes_nothing(
 # (its reading without shortcuts replaces Clock.overrides: compiled callers call their own)
 @pytest.mark.pure_only
 @settings(
-    max_examples=int(os.environ.get("FOLD_EXAMPLES", "60")),
+    max_examples=examples(int(os.environ.get("FOLD_EXAMPLES", "60"))),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers.hlo import Literal, parse_hlo, parse_hlo_file
+from tests.conftest import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "fixtures" / "hlo" / "samples"
@@ -192,7 +193,7 @@ def test_truncated_real_dump_is_an_error_not_a_traceback() -> None:
     assert e.value.line is not None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet="HloModule ENTRY{}()[]=,%\"'\\/*.:abf32 \n<>-0123456789", max_size=200))
 def test_arbitrary_text_never_raises_anything_but_a_located_error(text: str) -> None:
     try:

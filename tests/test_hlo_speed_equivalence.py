@@ -40,6 +40,7 @@ from recompile_doctor.parsers.hlo import (
 from recompile_doctor.parsers.hlo._lexer import tokenize
 from recompile_doctor.parsers.hlo._parser import _header_tokens
 from recompile_doctor.reports.diff import render
+from tests.conftest import examples
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hlo"
 
@@ -170,7 +171,7 @@ def _programs(draw: st.DrawFn) -> tuple[str, str]:
     return text(32, 0, False), text(batch_b, shift_b, True)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_programs())
 def test_generated_changes_align_the_same_with_fast_and_plain_propagation(
     pair: tuple[str, str],
@@ -206,7 +207,7 @@ def _positional_checked(a: HloModule, b: HloModule) -> int:
     return found
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_programs())
 def test_generated_changes_matched_by_position_are_what_the_steps_match(
     pair: tuple[str, str],
@@ -318,7 +319,7 @@ def test_first_users_found_lazily_are_those_of_the_whole_computation() -> None:
 
 
 @pytest.mark.pure_only  # (it subclasses a compiled class: _SmallChunks...)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(_programs())
 def test_generated_first_users_found_lazily_are_those_of_the_whole_computation(
     pair: tuple[str, str],
@@ -433,7 +434,7 @@ def test_skeletons_taken_by_full_fingerprint_are_those_computed() -> None:
     assert taken > 1000
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_programs())
 def test_generated_skeletons_taken_by_full_fingerprint_are_those_computed(
     pair: tuple[str, str],
@@ -515,7 +516,7 @@ def _mutate(line: str, kind: int) -> str | None:
     return line[: m.start(1)] + _SWAP[m.group(1)] + line[m.end(1) :]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(_MUTATED), st.integers(0, 2), st.integers(0, 10**6), st.booleans())
 def test_one_changed_instruction_diffs_the_same_taking_over_equal_lines(
     source: Path, kind: int, pick: int, swap: bool
@@ -609,7 +610,7 @@ def _mutate_computation(lines: list[str], kind: int, pick: int) -> list[str] | N
     return [*lines[:k], line[: m.start(1)] + callee + line[m.end(1) :], *lines[k + 1 :]]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(st.sampled_from(_MUTATED), st.integers(0, 5), st.integers(0, 10**6), st.booleans())
 def test_changed_called_computations_diff_the_same_taking_over_equal_lines(
     source: Path, kind: int, pick: int, swap: bool
@@ -685,7 +686,7 @@ _HEADER_PIECES = [
 ]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.sampled_from(_HEADER_PIECES), max_size=12))
 def test_plain_header_tokens_are_the_lexers(pieces: list[str]) -> None:
     # GIVEN a line made of pieces of computation headers and tricky tokens
@@ -743,7 +744,7 @@ def test_propagation_runs_again_after_a_hint_matched_something() -> None:
     assert m.a2b == [0, 1, 2, 3, 4, 5]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_programs(), st.lists(st.integers(0, 10**6), max_size=9), st.booleans())
 def test_names_used_are_found_by_scans_as_in_the_set_of_operands(
     pair: tuple[str, str], picks: list[int], unused: bool

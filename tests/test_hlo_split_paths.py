@@ -29,6 +29,7 @@ from recompile_doctor.parsers.hlo._fastpath import (
 from recompile_doctor.parsers.hlo._intern import LARGE_LITERAL
 from recompile_doctor.parsers.hlo.model import Instruction
 from recompile_doctor.reports.diff import render
+from tests.conftest import examples
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "hlo"
 #: the one pattern of a plain line the two parts were cut from
@@ -111,7 +112,7 @@ _PIECES = [
 ]
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), max_size=16))
 def test_prefix_and_tail_read_a_line_as_the_one_pattern(pieces: list[str]) -> None:
     # GIVEN a line made of pieces of instruction lines
@@ -194,7 +195,7 @@ def _plain_real() -> list[str]:
     return [line for line in _REAL if fast_instruction(line, "c", 1) is not None]
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(st.integers(0, 10**6), _TOKENS, st.booleans())
 def test_reshaped_lines_are_the_lines_parsed_anew(pick: int, token: str, keep: bool) -> None:
     # GIVEN a plain real line and the same line with its shape printed otherwise (any text)
@@ -265,7 +266,7 @@ def _error(text: str) -> tuple[str, int | None, int | None] | None:
     return None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_modules(), st.booleans())
 def test_operands_not_defined_are_found_as_when_every_operand_is_checked(
     module: tuple[list[str], list[tuple[int, int]]], region: bool
@@ -303,7 +304,7 @@ def _json_or_error(a: str, b: str) -> tuple[str, str]:
     return out[0], out[1]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(_modules(), st.integers(0, 7), st.sampled_from(["rename", "use", "shape"]), st.booleans())
 def test_pairs_with_operands_not_defined_diff_as_from_scratch(
     module: tuple[list[str], list[tuple[int, int]]], pick: int, how: str, region: bool

@@ -33,7 +33,7 @@ from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, get_format, how_
 from recompile_doctor.parsers._pylog import split_pylog
 from recompile_doctor.parsers.jax import ANCHORS, type_change_rule
 from recompile_doctor.rules import SHAPE_RULES
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, examples
 
 JAX_DIR = FIXTURES / "jax"
 SIMULATED = sorted((FIXTURES / "simulated").glob("*/run.log"))
@@ -705,7 +705,9 @@ _REAL = sorted(
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(150),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     st.lists(
@@ -802,7 +804,7 @@ _COMPILING_MESSAGES = st.builds(
 )
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(
     _COMPILING_MESSAGES
     | st.lists(
@@ -876,7 +878,7 @@ _TRACED_MESSAGES = st.builds(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(_TRACED_MESSAGES | st.lists(_TRACED_BITS | _TEXT, max_size=14).map("".join))
 @example("Finished tracing  for jit in 0.0035 sec")  # (a function named " for jit")
 @example("Finished tracing + transforming  in 0.1 sec")  # (function "+ transforming ")

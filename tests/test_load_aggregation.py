@@ -7,6 +7,7 @@ from pathlib import Path
 
 from recompile_doctor import analyze
 from recompile_doctor.timeline import builder
+from tests.conftest import examples
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -92,7 +93,7 @@ def test_evidence_read_in_order_stops_early_with_the_same_lines() -> None:
     from recompile_doctor.analyses._common import MAX_EVIDENCE, cap
     from recompile_doctor.model import Evidence
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=examples(200), deadline=None)
     @given(st.lists(st.tuples(st.sampled_from(["a.log", "b.log"]), st.integers(1, 40))))
     def check(keys: list[tuple[str, int]]) -> None:
         lines = [Evidence(s, n, f"{s}:{n}") for s, n in sorted(keys)]

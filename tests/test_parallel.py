@@ -44,7 +44,7 @@ from recompile_doctor.parsers import (
 from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers.jax_detect import JAX
 from recompile_doctor.parsers.logs import records
-from tests.conftest import limit_line_bytes, poplar_prefix
+from tests.conftest import examples, limit_line_bytes, poplar_prefix
 from tests.test_fastpath import FIXTURES, _fixture_logs
 from tests.test_fastpath import logs as generated_logs
 
@@ -241,7 +241,7 @@ def test_a_gzip_log_of_several_members_is_read_as_one_process_reads_it(
 
 
 @settings(
-    max_examples=int(os.environ.get("FASTPATH_EXAMPLES", "150")),
+    max_examples=examples(int(os.environ.get("FASTPATH_EXAMPLES", "150"))),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -1003,7 +1003,7 @@ _READERS: dict[str, st.SearchStrategy[Any]] = {
 
 
 @settings(
-    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    max_examples=examples(int(os.environ.get("TAKEOVER_EXAMPLES", "25"))),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -1144,7 +1144,7 @@ def _torch_lines(case: str, frame: int) -> list[str]:
 
 
 @settings(
-    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    max_examples=examples(int(os.environ.get("TAKEOVER_EXAMPLES", "25"))),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -1403,7 +1403,7 @@ _TORCH_PID_RE = re.compile(r"^((?:\[\w+\]:)*[VIWEFC]\d{4} [\d:.]+ +)\d+ ")
 
 
 @settings(
-    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    max_examples=examples(int(os.environ.get("TAKEOVER_EXAMPLES", "25"))),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
@@ -1532,7 +1532,7 @@ def _few_buckets(mp: pytest.MonkeyPatch, bits: int = 4) -> None:
 
 
 @settings(
-    max_examples=int(os.environ.get("TAKEOVER_EXAMPLES", "25")),
+    max_examples=examples(int(os.environ.get("TAKEOVER_EXAMPLES", "25"))),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

@@ -12,6 +12,7 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import Event
 from recompile_doctor.parsers import ParseCounter, parse_log, records
 from recompile_doctor.parsers._prefixes import Clock, Prefix, split_prefix
+from tests.conftest import examples
 
 TF = "2023-04-26 14:42:40.123456: I tensorflow/compiler/plugin/poplar/driver/poplar_compiler.cc:1487] "
 TF_TID = "2023-04-26 14:42:40.123456: I  181234 tensorflow/compiler/plugin/poplar/driver/poplar_compiler.cc:1487] "
@@ -367,7 +368,7 @@ _PHASE_PIECES = {
 }
 
 
-@settings(max_examples=600)
+@settings(max_examples=examples(600))
 @given(**_PHASE_PIECES)
 def test_a_phase_end_read_by_str_methods_is_the_one_the_pattern_reads(
     indent: str, kind: str, name: str, ms: str, diff: str, total: str, end: str, before: str

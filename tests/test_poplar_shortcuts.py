@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar, poplar_decoder
 from recompile_doctor.parsers._memo import KEPT_MAX
 from recompile_doctor.parsers._prefixes import Clock
+from tests.conftest import examples
 
 MESSAGES = (
     "Execute a_inference_train_step_806__XlaMustCompile_true",
@@ -71,7 +72,7 @@ def _decode(
 # (its reading without shortcuts replaces Clock.overrides: compiled callers call their own)
 @pytest.mark.pure_only
 @settings(
-    max_examples=int(os.environ.get("SHORTCUT_EXAMPLES", "60")),
+    max_examples=examples(int(os.environ.get("SHORTCUT_EXAMPLES", "60"))),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
@@ -195,7 +196,7 @@ _STAMPISH = st.tuples(st.sampled_from(_HEADS), _REST).map("".join) | st.builds(
 )
 
 
-@settings(max_examples=1000)
+@settings(max_examples=examples(1000))
 @given(lines=st.lists(_STAMPISH, min_size=1, max_size=8), clock=st.sampled_from(["local", "utc"]))
 @example(lines=["2023-04-26 14:42:34.517107: I", "2023-04-26 14:42:59.999999"], clock="local")
 @example(lines=["2023-04-26T14:42:34.517107Z", "2023-04-26T14:42:3٣.517107Z"], clock="utc")
@@ -260,7 +261,7 @@ _STAMPS = st.sampled_from(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(
     lines=st.lists(
         st.tuples(
@@ -329,7 +330,7 @@ def _bits(x: float) -> bytes:
     return struct.pack("<d", x)
 
 
-@settings(max_examples=3000)
+@settings(max_examples=examples(3000))
 @given(
     x=st.floats(allow_nan=True, allow_infinity=True)
     | st.builds(

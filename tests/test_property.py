@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from recompile_doctor import analyze
 from recompile_doctor.errors import RecompileDoctorError
-from tests.conftest import CASES
+from tests.conftest import CASES, examples
 
 # real lines from the committed cases, to interleave in any order
 _LINES = sorted(
@@ -24,7 +24,9 @@ _LINES = sorted(
 )
 
 _settings = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 
 

@@ -20,6 +20,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.parsers import ParseCounter, detect_format, parse_log
 from recompile_doctor.parsers.ptxla import PtxlaDecoder, sniff
+from tests.conftest import examples
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 CASE = ROOT / "ptxla" / "partial_last_batch"
@@ -173,7 +174,7 @@ def test_other_frameworks_logs_do_not_sniff_as_ptxla(path: str) -> None:
     assert sniff(head) == 0
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.sampled_from([C, E, "Metric: ", "Counter: ", "  Value: ", ""]), max_size=30),
     st.lists(st.text(max_size=60), max_size=30),

@@ -26,7 +26,7 @@ from recompile_doctor.parsers.tensorflow import (
     sniff,
     tf_function_name,
 )
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, examples
 
 ABSL = "I0000 00:00:1795374921.{us:06d}   24077 {file}] "
 OLD = "2024-03-12 17:55:10.{us:06d}: I tensorflow/compiler/jit/{file}] "
@@ -321,7 +321,7 @@ def test_lines_that_do_not_fit_are_malformed(tmp_path: Path, line: str) -> None:
     assert res.status == "malformed" and res.problem and "\n" not in res.problem
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
         st.one_of(
@@ -416,7 +416,7 @@ _CACHE_MESSAGES = st.builds(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(_CACHE_MESSAGES)
 @example("Compilation cache entry hit: 0 signature: x with request count 3")
 @example("Compilation cache entry hit: 0 signature:  with request count 3")
@@ -461,7 +461,7 @@ _ABSL_LINES = st.builds(
 )
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(_ABSL_LINES)
 @example("I0000 00:00:1795374921.000002   24077 bfc_allocator.cc:1101] InUse")
 @example("I0000 00:00:1795374921.   24077 x.cc:1] no fraction")
@@ -496,7 +496,7 @@ def test_an_absl_prefix_is_read_as_the_whole_pattern_reads_it(line: str) -> None
         assert (prefix.seconds, prefix.source_file, msg) == want
 
 
-@settings(max_examples=1500)
+@settings(max_examples=examples(1500))
 @given(_ABSL_LINES)
 @example("I0000 00:00:1795374921.000002   24077 bfc_allocator.cc:1101] InUse")
 @example("I0000 00:00:1.5\t1 x.cc:1] a tab")

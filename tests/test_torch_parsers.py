@@ -16,6 +16,7 @@ from recompile_doctor.events import CompileStarted, FrameworkNote, RecompileReas
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.parsers.torch import TorchLogDecoder, sniff
 from recompile_doctor.parsers.torch_trace import sniff as trace_sniff
+from tests.conftest import examples
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
 CASES = sorted(p.parent.name for p in (ROOT / "torch").glob("*/expected.json"))
@@ -174,7 +175,7 @@ def test_a_block_cut_at_end_of_file_is_still_reported() -> None:
     assert [e.key.function for e in evs if isinstance(e, RecompileReason)] == ["f"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.text(max_size=120), max_size=20))
 def test_garbage_never_raises(lines: list[str]) -> None:
     _decode([P + ln for ln in lines] + lines)
@@ -261,7 +262,7 @@ _LINE_PIECES = (
 _PREFIX = "V1122 19:11:18.046001 16266 torch/_dynamo/guards.py:4786]"
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(3000), deadline=None)
 @given(
     st.one_of(
         st.lists(st.sampled_from(_LINE_PIECES), max_size=14).map("".join),

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import CASES, FIXTURES, GOLDENS, REAL, run_cli
+from tests.conftest import CASES, FIXTURES, GOLDENS, REAL, examples, run_cli
 
 LOGS = sorted(
     [*(FIXTURES / "simulated").glob("*/run.log"), *CASES.glob("*.log"), *REAL.glob("*.log")]
@@ -38,7 +38,7 @@ HLO = sorted(
 REPORTS = sorted((GOLDENS / "analyze").glob("*.json"))
 
 #: RD_FUZZ_EXAMPLES=500 RD_FUZZ_RANDOM=1 for a longer, random hunt
-EXAMPLES = int(os.environ.get("RD_FUZZ_EXAMPLES", "40"))
+EXAMPLES = examples(int(os.environ.get("RD_FUZZ_EXAMPLES", "40")))
 SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
