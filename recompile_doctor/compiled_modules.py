@@ -22,7 +22,8 @@ from importlib.machinery import EXTENSION_SUFFIXES
 
 #: the modules compiled in a compiled build: the work done for every line a log reader
 #: decodes (a line's text, ``parsers._line_text``, its named tuples, ``parsers._tuples``,
-#: and the rule of a changed argument type, ``rules``, among it), for every event the
+#: and the rule of a changed argument type, ``rules``, the bounded tables of pieces,
+#: ``bounded``, and the rounding of times, ``microseconds``, among it), for every event the
 #: timeline takes (and spools: ``timeline.spool``, 1.6 % of a JAX log's instructions),
 #: for every instruction of an HLO diff, and for every value of a JSON report
 #: (``json_text``: an event's text 15-25 % faster).  The rest of the package runs once per
@@ -50,6 +51,8 @@ COMPILED = (
     "recompile_doctor.parsers._prefixes",
     "recompile_doctor.parsers._event_codec",
     "recompile_doctor.parsers._memo",
+    "recompile_doctor.bounded",
+    "recompile_doctor.microseconds",
     "recompile_doctor.parsers._pylog",
     "recompile_doctor.parsers._torch_guards",
     "recompile_doctor.parsers.poplar",

@@ -15,6 +15,8 @@ from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any, Final
 
+from recompile_doctor.bounded import kept
+
 _INF: Final = float("inf")
 
 
@@ -93,10 +95,9 @@ def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
 
 
 #: an object's text in the pieces around its values' texts, per (keys, level, indent): made
-#: once per shape, up to :data:`_PIECES_MAX` shapes (the events' details of a saved report
-#: read back may each have keys of their own)
+#: once per shape, up to :data:`~recompile_doctor.bounded.KEPT_MAX` shapes (the events'
+#: details of a saved report read back may each have keys of their own)
 _PIECES: Final[dict[tuple[tuple[Any, ...], int, int], tuple[str, ...]]] = {}
-_PIECES_MAX: Final = 4096
 
 
 def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[str, ...]:
@@ -110,9 +111,7 @@ def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[s
         parts = ["{" + inner + _key(keys[0]) + ": "]
         parts.extend([("," + inner + _key(k) + ": ") for k in keys[1:]])
         parts.append("\n" + " " * (indent * level) + "}")
-        if len(_PIECES) >= _PIECES_MAX:
-            _PIECES.clear()
-        p = _PIECES[shape] = tuple(parts)
+        p = kept(_PIECES, shape, tuple(parts))
     return p
 
 
@@ -152,18 +151,15 @@ def _dict_text(d: dict[Any, Any], level: int) -> str:
 
 
 #: the JSON strings of an event's names (kinds, sources, modules: few, each written for
-#: thousands of events), up to :data:`_NAMES_MAX` of them
+#: thousands of events), up to :data:`~recompile_doctor.bounded.KEPT_MAX` of them
 _NAMES: Final[dict[str, str]] = {}
-_NAMES_MAX: Final = 4096
 
 
 def _name(s: str) -> str:
     """``encode_basestring(s)``, remembered."""
     t = _NAMES.get(s)
     if t is None:
-        if len(_NAMES) >= _NAMES_MAX:
-            _NAMES.clear()
-        t = _NAMES[s] = encode_basestring(s)
+        t = kept(_NAMES, s, encode_basestring(s))
     return t
 
 

@@ -151,9 +151,10 @@ def test_a_detail_keyed_by_values_equal_to_others_writes_its_own_keys() -> None:
 def test_the_shapes_remembered_stay_few_whatever_the_details() -> None:
     # GIVEN events whose details each have keys of their own (a saved report read back),
     # THEN each is written as to_json() says, and the shapes kept are bounded
+    from recompile_doctor.bounded import KEPT_MAX
     from recompile_doctor.model import Event
 
-    for i in range(json_text._PIECES_MAX + 50):
+    for i in range(KEPT_MAX + 50):
         ev = Event("compile-end", "run.log", 1, None, "x", None, None, {f"k{i}": i})
         assert ev.json_text(1) == dumps_indented(ev.to_json(), 1)
-    assert len(json_text._PIECES) <= json_text._PIECES_MAX
+    assert len(json_text._PIECES) <= KEPT_MAX

@@ -1,7 +1,7 @@
 """The decoders' tables of pieces read once each (a stamp's minute, a date's midnight, a
 prefix's fields, the compile keys a worker hands over, Poplar's messages, torch's guard
-comments) stay within their bound however many distinct pieces a log holds, and give the
-same answers once emptied."""
+comments), the JSON writer's and the timeline builder's keys stay within their bound
+however many distinct pieces a log holds, and give the same answers once emptied."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from recompile_doctor import json_text
+from recompile_doctor.bounded import KEPT_MAX
 from recompile_doctor.events import CompileKey
 from recompile_doctor.parsers import (
     _event_codec,
@@ -20,7 +22,7 @@ from recompile_doctor.parsers import (
     poplar,
     tensorflow,
 )
-from recompile_doctor.parsers._memo import KEPT_MAX
+from recompile_doctor.timeline import TimelineBuilder
 
 _START = datetime(2023, 4, 26, tzinfo=UTC)
 
@@ -63,6 +65,21 @@ def _message(k: int) -> object:
     return poplar.match_message(f"Execute a_inference_step_{k}__XlaMustCompile")
 
 
+def _object_pieces(k: int) -> object:
+    return json_text.object_pieces((f"key_{k}", "t"), 1)
+
+
+def _json_name(k: int) -> object:
+    return json_text._name(f"module_{k}")
+
+
+_BUILDER = TimelineBuilder(None)
+
+
+def _builders_key(k: int) -> object:
+    return _BUILDER._key(CompileKey("tensorflow", f"step_{k}", f"cluster_{k}"))
+
+
 #: (name, a reader of the k-th distinct piece, its table, the table's bound)
 CASES: list[tuple[str, Callable[[int], object], Callable[[], dict[Any, Any]], int]] = [
     ("minutes", _epoch_seconds, lambda: _prefixes._MINUTES, KEPT_MAX),
@@ -74,6 +91,9 @@ CASES: list[tuple[str, Callable[[int], object], Callable[[], dict[Any, Any]], in
     ("keys decoded", _key_handed_over, lambda: _event_codec._MADE, KEPT_MAX),
     ("poplar messages", _message, lambda: poplar._MEMO, poplar._MEMO_ENTRIES),
     ("guard comments", _guard_comment, lambda: _torch_guards._FRAMES, KEPT_MAX),
+    ("JSON object pieces", _object_pieces, lambda: json_text._PIECES, KEPT_MAX),
+    ("JSON names", _json_name, lambda: json_text._NAMES, KEPT_MAX),
+    ("compilation keys", _builders_key, lambda: _BUILDER._keys, KEPT_MAX),
 ]
 
 

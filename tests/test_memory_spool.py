@@ -587,9 +587,10 @@ def test_a_full_disk_while_spilling_is_a_one_line_error(
 
 def test_the_builder_remembers_recent_modules_and_keys_only() -> None:
     """GIVEN a run that compiles 5,000 differently named modules, each with its own compile
-    id, THEN the builder keeps at most OPEN_KEPT modules open per process and KEYS_KEPT
+    id, THEN the builder keeps at most OPEN_KEPT modules open per process and KEPT_MAX
     keys, finds every compilation again by its compile id, and a finish line naming a
     recent module (not the last) still closes that module's compilation."""
+    from recompile_doctor.bounded import KEPT_MAX
     from recompile_doctor.events import CompileFinished, CompileKey, CompileStarted, Span
     from recompile_doctor.timeline import TimelineBuilder
     from recompile_doctor.timeline import builder as builder_module
@@ -601,7 +602,7 @@ def test_the_builder_remembers_recent_modules_and_keys_only() -> None:
         b.feed(CompileStarted(sp, None, CompileKey("tensorflow", "f", f"m{i}", compile_id=f"c{i}")))
     proc = b._procs[0]
     assert len(proc.open) == builder_module.OPEN_KEPT
-    assert len(b._keys) <= builder_module.KEYS_KEPT
+    assert len(b._keys) <= KEPT_MAX
     found = [b._same(("tensorflow", None, f"c{i}"), proc) for i in (0, 777, n - 1)]
     assert [c.id if c is not None else None for c in found] == [0, 777, n - 1]
     assert b._same(("tensorflow", None, "c-none"), proc) is None

@@ -25,8 +25,8 @@ from conftest import poplar_prefix, write_poplar_log
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from recompile_doctor.bounded import KEPT_MAX
 from recompile_doctor.parsers import ParseCounter, _scan, parse_log, poplar, poplar_decoder
-from recompile_doctor.parsers._memo import KEPT_MAX
 from recompile_doctor.parsers._prefixes import Clock
 from tests.conftest import examples
 
@@ -353,6 +353,6 @@ def test_a_time_rounded_by_multiplication_is_the_float_round_gives(x: float) -> 
     # GIVEN any float (near a half of a millionth, huge, tiny, negative, zero of either
     # sign, not a number), WHEN a relative time is rounded to the microsecond, THEN it is
     # the float round() gives, to the bit
-    from recompile_doctor.parsers._prefixes import round6
+    from recompile_doctor.microseconds import round6
 
     assert _bits(round6(x)) == _bits(round(x, 6)), x

@@ -307,8 +307,8 @@ def test_a_line_s_prefix_read_by_str_methods_on_every_torch_fixture() -> None:
 def test_the_pieces_a_line_s_prefix_is_read_by_are_kept_within_bounds() -> None:
     # GIVEN more distinct sources, stamps' seconds and tags than the tables keep, THEN each
     # table stays within its bound, and every line still reads as the pattern reads it
+    from recompile_doctor.bounded import KEPT_MAX
     from recompile_doctor.parsers import torch
-    from recompile_doctor.parsers._memo import KEPT_MAX
     from recompile_doctor.parsers.torch_detect import LINE_RE
 
     for k in range(KEPT_MAX + 50):

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any, Final, overload
 
 from recompile_doctor import events as _events
+from recompile_doctor.bounded import kept
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._tuples import new_event
 from recompile_doctor.slotted import rebuilt
 
@@ -68,7 +68,7 @@ _EMPTY: Final = Event("", "", 0, None, "").detail  # the shared empty detail
 
 #: the value objects decoded lately, by their encoded fields: frozen, so one is shared by all
 #: the events that hold an equal one (as the timeline shares its keys); at most
-#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` of them, as of those below
+#: :data:`~recompile_doctor.bounded.KEPT_MAX` of them, as of those below
 _MADE: Final[dict[tuple[Any, ...], Any]] = {}
 #: the value objects encoded lately, by identity: (the object, its encoding)
 _ENCODED: Final[dict[int, tuple[Any, list[Any]]]] = {}

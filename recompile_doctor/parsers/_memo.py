@@ -38,20 +38,6 @@ def memo(fn: Callable[[K], V], limit: int = 4096) -> Callable[[K], V]:
     return get
 
 
-#: the entries a table of :func:`kept` holds at most (unless it says otherwise)
-KEPT_MAX: Final = 4096
-
-
-def kept(table: dict[K, V], key: K, value: V, most: int = KEPT_MAX) -> V:
-    """``value``, put in ``table`` under ``key``: a table a decoder looks pieces up in itself
-    (a dictionary look-up, cheaper than a memo's call in compiled code), emptied when it
-    holds ``most`` entries."""
-    if len(table) >= most:
-        table.clear()
-    table[key] = value
-    return value
-
-
 def set_enabled(on: bool) -> None:
     """Turn every memo on or off (off: each call computes its result; the memos empty)."""
     _ENABLED[0] = on

@@ -21,8 +21,9 @@ import re
 from datetime import UTC, datetime
 from typing import Final, NamedTuple, cast
 
+from recompile_doctor.bounded import kept
+from recompile_doctor.microseconds import round6
 from recompile_doctor.parsers._lazy_re import lazy_re
-from recompile_doctor.parsers._memo import kept
 
 ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -180,31 +181,6 @@ def stamp_seconds(line: str, clock: str) -> float | None:
     return _in_minute(cast("tuple[float, int]", got), line[17:STAMP_LEN])
 
 
-#: below 2**51 a float's halves (k + 0.5) are floats, and adding and taking away
-#: :data:`_ROUND6_SHIFT` (1.5 * 2**52, whose floats are the integers) rounds a float to the
-#: nearest integer: :func:`round6` multiplies there
-_ROUND6_MAX: Final = float(1 << 51)
-_ROUND6_SHIFT: Final = float(3 << 51)
-
-
-def round6(x: float) -> float:
-    """``round(x, 6)``, the same float, without its decimal conversion (which costs a
-    decimal string of ``x`` and its reading back: 3 % of a Poplar log's decoding, once per
-    event).  Below 2**51 the product ``y = x * 1e6`` is rounded from the exact one, and
-    a half is a float: when ``y`` is less than a half from an integer ``r``, so is the
-    exact product, which ``round`` rounds to the same ``r``; ``r / 1e6`` is then the float
-    nearest to that decimal, as ``round`` gives.  A half itself, and a zero (its sign), are
-    left to ``round``.  ``r`` is found by float arithmetic alone (``y + 1.5 * 2**52``
-    rounds to an integer, and taking it away again is exact), with no call: ``round(y)``
-    and ``abs`` were most of this function's instructions in the compiled build."""
-    y = x * 1e6
-    if -_ROUND6_MAX < y < _ROUND6_MAX:
-        r = (y + _ROUND6_SHIFT) - _ROUND6_SHIFT
-        if r != 0.0 and -0.5 < y - r < 0.5:
-            return r / 1e6
-    return round(x, 6)
-
-
 def _minute(key: str) -> tuple[float, int] | None:
     date = key[:10]
     try:
@@ -263,7 +239,7 @@ _BRANCH_CLOCKS: Final = {
 #: file): a line that starts with a well-formed stamp of that clock and goes on with one of
 #: these has that prefix, the pattern's match (its branch and groups) being decided within
 #: them (each ends with the space the pattern takes last).  At most
-#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` entries (:func:`~recompile_doctor.parsers._memo.kept`).
+#: :data:`~recompile_doctor.bounded.KEPT_MAX` entries (:func:`~recompile_doctor.bounded.kept`).
 _RESTS: Final[dict[str, tuple[str, str, str | None, str | None]]] = {}
 #: where each absolute clock's rest ends: the first of these after the stamp (its file and
 #: logger hold no ``]`` or ``: ``)

@@ -26,8 +26,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Final
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.parsers._lazy_re import lazy_re
-from recompile_doctor.parsers._memo import kept, memo
+from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._prefixes import Prefix
 
 _LEVEL_NAMES = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"

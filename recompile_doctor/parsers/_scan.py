@@ -20,11 +20,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Final, Protocol
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.matcher_choice import has_hyperscan
 from recompile_doctor.parsers._format import Decoder, SkipMode
 from recompile_doctor.parsers._line_text import MAX_LINE_BYTES, line_text
-from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._reader import BROKEN_STREAM
 
 #: the reused read buffer (whole lines are moved to its front between reads)

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Final, TypeVar
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
 from recompile_doctor.parsers._lazy_re import lazy_re
-from recompile_doctor.parsers._memo import kept
 
 _ENTRY_RE: Final = lazy_re(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
 _SIZE_RE: Final = lazy_re(

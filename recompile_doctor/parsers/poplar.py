@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.parsers._lazy_re import LazyRe, lazy_re
-from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._prefixes import safe_float, safe_int
 
 

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Final
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.events import (
     UNREAD_NOTES,
     CacheLookup,
@@ -28,7 +29,6 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode
-from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import (
     NO_PREFIX,
@@ -95,8 +95,8 @@ _Tail = tuple[str, Prefix, bytes]
 #: executables steps the same few modules again and again.  (Only steps: most other lines
 #: carry numbers that change, a load its duration.)  Shared by the decoders of a process: a
 #: cache, not state (a checkpoint compares states, and two decoders must not differ by what
-#: each has seen).  It holds at most :data:`~recompile_doctor.parsers._memo.KEPT_MAX` lines
-#: (:func:`~recompile_doctor.parsers._memo.kept`).
+#: each has seen).  It holds at most :data:`~recompile_doctor.bounded.KEPT_MAX` lines
+#: (:func:`~recompile_doctor.bounded.kept`).
 _SPLIT: Final[dict[str, tuple[Prefix, str, _Tail]]] = {}
 #: the longest text after a stamp :data:`_SPLIT` takes (a module name is far shorter: a line
 #: of garbage is not kept)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.compiled_modules import runs_compiled
 from recompile_doctor.events import (
     CacheLookup,
@@ -45,6 +46,7 @@ from recompile_doctor.events import (
     Span,
     TypedEvent,
 )
+from recompile_doctor.microseconds import round6
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.name_digest import name_number
 from recompile_doctor.parsers._digest_table import DigestTable
@@ -55,9 +57,7 @@ from recompile_doctor.parsers._format import (
     new_run,
 )
 from recompile_doctor.parsers._lazy_re import lazy_re
-from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._names import function_name
-from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
@@ -121,7 +121,7 @@ def _absl_head(head: str) -> int | None:
 
 
 #: absl sources read so far (:data:`_ABSL_SOURCE`) -> their file, "" for a text that is
-#: none (a table of :func:`~recompile_doctor.parsers._memo.kept`)
+#: none (a table of :func:`~recompile_doctor.bounded.kept`)
 _ABSL_SOURCES: Final[dict[str, str]] = {}
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Final
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.compiled_modules import runs_compiled
 from recompile_doctor.events import (
     CompileKey,
@@ -23,12 +24,11 @@ from recompile_doctor.events import (
     Span,
     TypedEvent,
 )
+from recompile_doctor.microseconds import round6
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import Decoded, SkipMode, new_run
 from recompile_doctor.parsers._lazy_re import lazy_re
-from recompile_doctor.parsers._memo import kept
 from recompile_doctor.parsers._names import file_basename
-from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,
@@ -90,7 +90,7 @@ _Tag = tuple[str | None, str | None, str | None, str | None]  # frame, comp, att
 #: its stamps' seconds, its sources (process, file and line) and its tags): the stamp's
 #: head -> whether it is well-formed; a source -> (process id, file), ``("", "")`` when it
 #: is not one; a tag -> its groups, all None when it is not one.  At most
-#: :data:`~recompile_doctor.parsers._memo.KEPT_MAX` each
+#: :data:`~recompile_doctor.bounded.KEPT_MAX` each
 _HEADS: Final[dict[str, bool]] = {}
 _SOURCES: Final[dict[str, tuple[str, str]]] = {}
 _TAGS: Final[dict[str, _Tag]] = {}

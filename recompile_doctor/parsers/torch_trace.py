@@ -24,10 +24,10 @@ from recompile_doctor.events import (
     Span,
     TypedEvent,
 )
+from recompile_doctor.microseconds import round6
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._format import RECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._names import file_basename
-from recompile_doctor.parsers._prefixes import round6
 from recompile_doctor.parsers._pylog import glog_stamp
 from recompile_doctor.parsers._torch_guards import (
     GuardFailure,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar, overload
 
+from recompile_doctor.bounded import kept
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
     UNREAD_NOTES,
@@ -28,6 +29,7 @@ from recompile_doctor.events import (
     Span,
     TypedEvent,
 )
+from recompile_doctor.microseconds import round6
 from recompile_doctor.model import CacheOutcome, Event
 from recompile_doctor.slotted import replaced
 from recompile_doctor.timeline import column
@@ -246,7 +248,7 @@ class TimelineBuilder:
         #: each input's format, as the reader told it (tell_format)
         self._formats: dict[str, str] = {}
         #: one copy of each recent distinct compilation key (a function compiled 100,000
-        #: times has one key, not 100,000 equal ones), at most KEYS_KEPT (then forgotten at
+        #: times has one key, not 100,000 equal ones), at most KEPT_MAX (:func:`kept`: then forgotten at
         #: once, like OneCopy's strings: keys that hold a compile id are all different)
         #: (by their fields: :data:`_key_fields`)
         self._keys: dict[tuple[object, ...], CompileKey] = {}
@@ -357,19 +359,20 @@ class TimelineBuilder:
 
     def _key(self, key: CompileKey) -> CompileKey:
         """The one kept copy of ``key`` (its names interned)."""
-        kept = self._keys
+        keys = self._keys
         fields = _key_fields(key)
-        got = kept.get(fields)
+        got = keys.get(fields)
         if got is None:
-            if len(kept) >= KEYS_KEPT:
-                kept.clear()
-            got = dataclasses.replace(
-                key,
-                framework=sys.intern(key.framework),
-                function=None if key.function is None else sys.intern(key.function),
-                module=None if key.module is None else sys.intern(key.module),
+            got = kept(
+                keys,
+                fields,
+                dataclasses.replace(
+                    key,
+                    framework=sys.intern(key.framework),
+                    function=None if key.function is None else sys.intern(key.function),
+                    module=None if key.module is None else sys.intern(key.module),
+                ),
             )
-            kept[fields] = got
         return got
 
     def _kept(self, ev: _Kept) -> _Kept:
@@ -489,7 +492,7 @@ class TimelineBuilder:
         if ev.duration_s is not None:
             c.set_elapsed(ev.duration_s)
             if ev.span.t is not None:
-                c.starts_at(round(ev.span.t - ev.duration_s, 6))
+                c.starts_at(round6(ev.span.t - ev.duration_s))
 
     def _on_compile_finished(self, ev: CompileFinished, proc: _Process) -> None:
         if ev.key is not None:
@@ -752,15 +755,13 @@ class TimelineBuilder:
             warmups[i] = warm
             if not f & _ELAPSED:
                 t, t_last = starts[i], durations[i]
-                durations[i] = round(t_last - t, 6) if t == t and t_last == t_last else NO_FLOAT
+                durations[i] = round6(t_last - t) if t == t and t_last == t_last else NO_FLOAT
         self._open = _Open()
         return table
 
 
 #: modules of a process whose last compilation a later line can still name (_Process.open)
 OPEN_KEPT: Final = 1024
-#: distinct compilation keys kept for sharing (TimelineBuilder._key)
-KEYS_KEPT: Final = 4096
 #: a compilation key's fields, in a tuple: the kept keys are looked up by it (compiled,
 #: making and hashing it takes half the time of the key's own ``__hash__`` and ``__eq__``,
 #: which ``dataclasses`` writes and which run interpreted)
@@ -878,7 +879,7 @@ class _LoadEvents:
             module=None,
             detail={
                 "count": self.middle,
-                "duration_s": round(self.seconds, 6),
+                "duration_s": round6(self.seconds),
                 "first_line": first.line,
                 "last_line": last.line,
                 "after_warmup": self.after_warmup,
