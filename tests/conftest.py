@@ -25,10 +25,10 @@ POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
 # Speed is measured in benchmarks/, never by a test: no deadline for an example and no
 # check of how fast examples are drawn, so that a slow or loaded machine (CI, the suite on
 # every core) fails no test for its time.
-#: the share of every property test's examples this run draws, in percent (the compiled
-#: build's run, ``make compiled-tests``, draws a third: the properties are the source's,
-#: drawn in full against the source; that run checks that the compiled modules give what
-#: the source gives)
+#: the share of every property test's examples this run draws, in percent: all of them
+#: unless RECOMPILE_DOCTOR_EXAMPLES_PERCENT says otherwise (``make test`` draws 60 % against
+#: the source and 25 % against the compiled build, which checks that the compiled modules
+#: give what the source gives: the Makefile's EXAMPLES and COMPILED_EXAMPLES)
 EXAMPLES_PERCENT = int(os.environ.get("RECOMPILE_DOCTOR_EXAMPLES_PERCENT", "100"))
 
 
