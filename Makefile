@@ -8,7 +8,7 @@ COMPILED = build/compiled
 #: compilations' columns, the framework decoders' takeovers on names, the workers' reading
 #: of gzip logs: the scanner's own reading of gzip is tested in both; how the workers fail,
 #: are spared, are logged and report progress, all of them the team's own, uncompiled);
-#: each property test draws a quarter of its examples (COMPILED_EXAMPLES)
+#: each property test draws a fifth of its examples (COMPILED_EXAMPLES)
 COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_compilation_table.py test_compile_ids.py test_fleet.py test_startup_imports.py \
 	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py) \
@@ -64,8 +64,8 @@ test: $(STAMP)  ## lint, the tests, then the compiled build's (what CI runs); in
 #: compiled build's tests (``make test EXAMPLES=100 COMPILED_EXAMPLES=100`` draws them all;
 #: plain pytest does): the property tests were a third of the suite's CPU, and the suite must
 #: pass in CI in under ten minutes on two cores of a machine whose speed drifts by half
-EXAMPLES ?= 60
-COMPILED_EXAMPLES ?= 25
+EXAMPLES ?= 50
+COMPILED_EXAMPLES ?= 20
 
 #: the tests' bytecode, and pytest's rewritten test modules, are written under build/
 #: whatever the environment says (PYTHONDONTWRITEBYTECODE): otherwise every process of the
