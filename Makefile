@@ -52,9 +52,7 @@ demo: $(STAMP)  ## simulate a run with recompilation problems, analyze it, write
 test: $(STAMP)  ## lint, the tests, then the compiled build's (what CI runs); installs the browser for the HTML tests when root
 	@if [ -z "$$CI" ] && ! command -v cc >/dev/null 2>&1; then \
 		echo "make test: no C compiler (cc): the compiled build is neither built nor tested here (CI must)"; \
-		bash tests/e2e/install-browser.sh && $(MAKE) --no-print-directory lint && \
-			RECOMPILE_DOCTOR_EXAMPLES_PERCENT=$(EXAMPLES) $(TEST_ENV) $(PY) -m pytest -n auto \
-			--dist worksteal; \
+		$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory browser-then-tests; \
 	else \
 		$(MAKE) --no-print-directory -j3 lint-aside browser-then-tests compiled-aside && \
 		$(MAKE) --no-print-directory compiled-tests; \
@@ -91,8 +89,7 @@ lint-aside: $(STAMP)
 		echo "make lint: passed in $$(( $$(date +%s) - s )) s ($$(tail -n 1 build/lint.log))"
 
 #: the compiled build made while the tests run (mypyc's C compiler keeps one core busy for
-#: a minute and a half, which lint and the build side by side left half idle), its output
-#: in build/compiled.log, shown if it fails
+#: two minutes and more), its output in build/compiled.log, shown if it fails
 compiled-aside: $(STAMP)
 	@mkdir -p build
 	@echo "make compiled: building aside, output in build/compiled.log"
