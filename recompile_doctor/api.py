@@ -14,6 +14,7 @@ from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses.recompile import recompilation_causes
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES
+from recompile_doctor.gc_pause import collecting_less_often
 from recompile_doctor.heap_trim import give_back
 from recompile_doctor.join import Joined, join_dumps
 from recompile_doctor.model import (
@@ -66,7 +67,10 @@ def analyze(
     if warmup is not None and warmup < 0:
         raise RecompileDoctorError(f"--warmup must be >= 0, not {warmup}")
     try:
-        return _analyze(logs, dumps, warmup, strict, log_format, on_progress, context, events_json)
+        with collecting_less_often():  # (millions of long-lived objects, few cycles)
+            return _analyze(
+                logs, dumps, warmup, strict, log_format, on_progress, context, events_json
+            )
     finally:
         # the private copies of inputs that cannot be read twice (stdin, pipes) served
         # the second pass for evidence context, which is done: they go now, not at exit
