@@ -120,6 +120,12 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /, **kwargs: Any
     _before[0](source, globals, locals, **kwargs)
 
 
+def exec_kept(source: str, space: dict[str, Any]) -> None:
+    """``exec(source, space)`` of a text the package writes itself, ``space["__name__"]``
+    one of its modules: its code compiled once and kept as the dataclasses' methods are."""
+    _exec(source, space)
+
+
 def _save() -> None:
     path = _state["path"]
     if _compiled and path is not None and not sys.dont_write_bytecode:

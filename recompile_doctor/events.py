@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from recompile_doctor.frozen_init import faster_init
 from recompile_doctor.model import Event, ValueChange
 
 #: where compiled programs or traces are cached.  ``executable``: the Poplar executable
@@ -79,6 +80,7 @@ class _Base:
     keep: bool = field(default=True, kw_only=True)
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class ProcessStarted(_Base):
     """A process of the run announced itself (``Poplar version``, a framework banner).
@@ -89,6 +91,7 @@ class ProcessStarted(_Base):
     new: bool = True
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class ProcessConfig(_Base):
     """The process's compiler flags or settings (``TF_POPLAR_FLAGS``, ``XLA_FLAGS``);
@@ -98,6 +101,7 @@ class ProcessConfig(_Base):
     cache_configured: bool
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class CompileStarted(_Base):
     """A compilation began.
@@ -121,6 +125,7 @@ class CompileStarted(_Base):
     arguments: str | None = None  # the argument shapes and types, as the log prints them
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class CompileActivity(_Base):
     """A line that belongs to the compilation under way: it lasts at least until here.
@@ -129,6 +134,7 @@ class CompileActivity(_Base):
     uncacheable: bool = False
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class CompileFinished(_Base):
     """A compilation ended; ``duration_s`` when the log says how long it took.  ``key``
@@ -138,6 +144,7 @@ class CompileFinished(_Base):
     duration_s: float | None = None
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class CacheLookup(_Base):
     """A cache was consulted (hit / miss), written, or found to be off, for ``key``.
@@ -153,6 +160,7 @@ class CacheLookup(_Base):
     entry: str | None = None
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class ExecutableLoaded(_Base):
     """An executable was loaded onto the device (``Loading executable``)."""
@@ -160,6 +168,7 @@ class ExecutableLoaded(_Base):
     duration_s: float | None = None
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class Executed(_Base):
     """A compiled program ran (``Execute <module>``): the first one ends warm-up."""
@@ -167,6 +176,7 @@ class Executed(_Base):
     module: str
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class RecompileReason(_Base):
     """The framework said why it traces or compiles again (JAX's ``TRACING CACHE MISS``,
@@ -182,6 +192,7 @@ class RecompileReason(_Base):
     lines: tuple[int, ...] = ()  # every line of a multi-line reason
 
 
+@faster_init  # (one per log line: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class FrameworkNote(_Base):
     """A fact specific to one framework that an analysis of that framework reads
