@@ -44,6 +44,7 @@ class Span(NamedTuple):
     rank: str | None = None
 
 
+@faster_init  # (made per line by the decoders that do not keep them: see frozen_init)
 @dataclass(frozen=True, slots=True)
 class CompileKey:
     """Which compilation: the framework's name for the function and whatever identifies

@@ -17,9 +17,12 @@ from hypothesis import strategies as st
 
 from recompile_doctor import events
 from recompile_doctor.frozen_init import faster_init
+from recompile_doctor.model import ValueChange
 from tests.conftest import examples
 
 TYPED = typing.get_args(events.TypedEvent)
+#: every class given the faster __init__
+FASTER = (*TYPED, events.CompileKey, ValueChange)
 
 
 @dataclass(frozen=True, slots=True, init=False, repr=False, eq=False)
@@ -48,17 +51,18 @@ PLAIN = _shape("Shape")
 FAST = faster_init(_shape("Shape"))
 
 
-def test_every_typed_event_sets_its_slots_directly() -> None:
-    for cls in TYPED:
+def test_every_class_made_per_line_sets_its_slots_directly() -> None:
+    for cls in FASTER:
         init: Any = cls.__init__
         assert init.__qualname__ == f"{cls.__qualname__}.__init__"
-        assert "_set_span" in init.__code__.co_freevars, cls
+        first = dataclasses.fields(cls)[0].name
+        assert f"_set_{first}" in init.__code__.co_freevars, cls
 
 
-def test_every_typed_events_parameters_are_its_fields() -> None:
+def test_every_such_classs_parameters_are_its_fields() -> None:
     # (the parameters the dataclass's own __init__ would have: the fields in order, the
     # keyword-only ones after a *, each field's default or a factory's marker)
-    for cls in TYPED:
+    for cls in FASTER:
         got = inspect.signature(cls.__init__).parameters
         fields = dataclasses.fields(cls)
         assert list(got)[1:] == [f.name for f in fields if not f.kw_only] + [

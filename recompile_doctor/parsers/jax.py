@@ -531,9 +531,15 @@ class JaxDecoder:
         sp: Span,
         module: str | None = None,
         hash_: str | None = None,
-        **detail: Any,
+        detail: dict[str, Any] | None = None,
     ) -> Event:
-        return new_event(kind, sp.source, sp.line, sp.t, sp.text, module, hash_, detail)
+        """The record of ``sp``'s message; ``detail``, its fields in the order the report
+        writes them, a new dict of the caller's (not keyword arguments: compiled code calls
+        a function that takes ``**`` through the interpreter's generic call, about 8,000
+        instructions)."""
+        return new_event(
+            kind, sp.source, sp.line, sp.t, sp.text, module, hash_, {} if detail is None else detail
+        )
 
     def _key(
         self, fn: str | None, module: str | None, cache_key: str | None = None, eager: bool = False
@@ -633,24 +639,22 @@ class JaxDecoder:
         if fn == "<unknown>":
             # JAX's explanation of its own anonymous internals (inside jnp.argmax, say)
             rec = self._record(
-                "tracing-cache-miss", sp, None, None, function=None, lines=list(lines)
+                "tracing-cache-miss", sp, None, None, {"function": None, "lines": list(lines)}
             )
             return [FrameworkNote(sp, rec, "tracing-miss-unnamed", None, {"lines": lines})]
         if fn is not None:
             self._user_functions.add(fn)
         key = self._key(fn, module_of(f"jit({fn})")[1] if fn is not None else None)
-        rec = self._record(
-            "tracing-cache-miss",
-            sp,
-            key.module,
-            None,
-            function=fn,
-            call_site=ex.call_site,
-            rule=ex.rule,
-            first=ex.first and not ex.recreated,
-            lines=list(lines),
-            **({"cost_ms": ex.cost_ms} if ex.cost_ms is not None else {}),
-        )
+        detail: dict[str, Any] = {
+            "function": fn,
+            "call_site": ex.call_site,
+            "rule": ex.rule,
+            "first": ex.first and not ex.recreated,
+            "lines": list(lines),
+        }
+        if ex.cost_ms is not None:
+            detail["cost_ms"] = ex.cost_ms
+        rec = self._record("tracing-cache-miss", sp, key.module, None, detail)
         out: list[TypedEvent] = [CacheLookup(sp, rec, "tracing", "miss", key if fn else None)]
         if ex.rule is not None and fn is not None:
             out.append(
@@ -682,7 +686,7 @@ class JaxDecoder:
         secs = _seconds(printed)
         _, module = module_of(f"{wrapper or 'jit'}({fn})")
         key = self._key(fn, module, eager=self._is_eager(fn))
-        rec = self._record("trace-end", sp, module, None, function=fn, duration_s=secs)
+        rec = self._record("trace-end", sp, module, None, {"function": fn, "duration_s": secs})
         out.append(FrameworkNote(sp, rec, "traced", key, {"duration_s": secs}))
         if secs is None:
             return "malformed", out, f"'Finished tracing' line with a bad duration {printed!r}"
@@ -711,7 +715,7 @@ class JaxDecoder:
         self._cache_off_here = False
         self._flags_here = set()
         rec = self._record(
-            "compile-begin", sp, module, None, function=fn, arguments=args, eager=eager
+            "compile-begin", sp, module, None, {"function": fn, "arguments": args, "eager": eager}
         )
         out.append(CompileStarted(sp, rec, key, cache_visible=self._explaining, arguments=args))
         return "recognized", out, None
@@ -727,7 +731,7 @@ class JaxDecoder:
             )
         _, module = module_of(m["name"])
         secs = _seconds(m["s"])
-        rec = self._record("lowering-end", sp, module, None, duration_s=secs)
+        rec = self._record("lowering-end", sp, module, None, {"duration_s": secs})
         out: list[TypedEvent] = [CompileActivity(sp, rec)]
         if secs is None:
             return "malformed", out, f"lowering line with a bad duration {m['s']!r}"
@@ -742,7 +746,7 @@ class JaxDecoder:
         if nm is not None:
             _, module = module_of(nm["name"])
             key = self._key_of_module(module)
-            rec = self._record("compile-end", sp, module, None, duration_s=secs)
+            rec = self._record("compile-end", sp, module, None, {"duration_s": secs})
             out.append(CompileFinished(sp, rec, key, secs))
         self._current = None
         if m is None:
@@ -765,7 +769,7 @@ class JaxDecoder:
         if (im := _P_INIT_RE.search(msg)) is not None:
             self._cache_on = True
             path = im["path"]
-            rec = self._record("persistent-cache-init", sp, None, None, path=path)
+            rec = self._record("persistent-cache-init", sp, None, None, {"path": path})
             return (
                 "recognized",
                 [ProcessConfig(sp, rec, f"jax_compilation_cache_dir={path}", True)],
@@ -842,7 +846,7 @@ class JaxDecoder:
         else:
             detail = {"reason": m["why"]}
             module = self._current.module if self._current is not None else None
-        rec = self._record("persistent-cache-not-written", sp, module, None, **detail)
+        rec = self._record("persistent-cache-not-written", sp, module, None, dict(detail))
         out: list[TypedEvent] = [CompileActivity(sp, rec)]
         if not self._cache_off_here:
             key = self._key_of_module(module) if module else self._current
@@ -853,7 +857,9 @@ class JaxDecoder:
         m = _TOOK_RE.search(pl.message)
         if m is None:
             return "unrecognized", [], None
-        rec = self._record("compile-time", sp, m["mod"], None, compile_time_s=_seconds(m["took"]))
+        rec = self._record(
+            "compile-time", sp, m["mod"], None, {"compile_time_s": _seconds(m["took"])}
+        )
         return "recognized", [CompileActivity(sp, rec, keep=False)], None
 
     def _on_component(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
@@ -869,7 +875,7 @@ class JaxDecoder:
         cumulative = m["kind"] == "after serializing"
         module = self._current.module if self._current is not None else None
         rec = self._record(
-            "cache-key-component", sp, module, h, component=component, cumulative=cumulative
+            "cache-key-component", sp, module, h, {"component": component, "cumulative": cumulative}
         )
         note = "cache-key-cumulative" if cumulative else "cache-key-component"
         ev = FrameworkNote(
@@ -886,7 +892,7 @@ class JaxDecoder:
             return "recognized", [], None  # JAX prints each flag twice per key
         self._flags_here.add((flag, included))
         module = self._current.module if self._current is not None else None
-        rec = self._record("cache-key-flag", sp, module, None, flag=flag, included=included)
+        rec = self._record("cache-key-flag", sp, module, None, {"flag": flag, "included": included})
         ev = FrameworkNote(
             sp, rec, "cache-key-flag", self._current, {"flag": flag, "included": included}
         )
@@ -902,7 +908,7 @@ class JaxDecoder:
             "device_assignment": m["da"],
         }
         module = self._current.module if self._current is not None else None
-        rec = self._record("compile-options", sp, module, None, **detail)
+        rec = self._record("compile-options", sp, module, None, dict(detail))
         return (
             "recognized",
             [FrameworkNote(sp, rec, "compile-options", self._current, detail)],

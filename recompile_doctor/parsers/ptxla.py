@@ -227,7 +227,9 @@ class PtxlaDecoder:
                 out.extend(self._block_line(blk, body, lineno) or ())
         elif text.startswith("Computation hash: "):
             if self._open_key is not None:
-                rec = self._record("compile-activity", lineno, text, computation_hash=text[18:])
+                rec = self._record(
+                    "compile-activity", lineno, text, detail={"computation_hash": text[18:]}
+                )
                 out.append(CompileActivity(self._span(lineno, text), rec))
         elif (m := _HEADER_RE.match(text)) is not None:
             if not self._metrics:
@@ -236,7 +238,7 @@ class PtxlaDecoder:
             self._metrics[self._metric_name] = {}
         elif (pm := _PROFILER_RE.search(text)) is not None:
             detail = {"metric": pm["metric"], "count": int(pm["n"]), "steps": int(pm["steps"])}
-            rec = self._record("xla-profiler", lineno, text, **detail)
+            rec = self._record("xla-profiler", lineno, text, detail=dict(detail))
             out.append(
                 FrameworkNote(self._span(lineno, text), rec, "xla-too-frequent", None, detail)
             )
@@ -266,8 +268,13 @@ class PtxlaDecoder:
     def _span(self, lineno: int, text: str) -> Span:
         return new_span(self.path, lineno, text)
 
-    def _record(self, kind: str, lineno: int, text: str, **detail: object) -> Event:
-        return new_event(kind, self.path, lineno, None, text, detail=detail)
+    def _record(
+        self, kind: str, lineno: int, text: str, detail: dict[str, object] | None = None
+    ) -> Event:
+        """The record of the message; ``detail``, its fields in the order the report writes
+        them, a new dict of the caller's (see ``JaxDecoder._record`` in ``jax``)."""
+        d = {} if detail is None else detail
+        return new_event(kind, self.path, lineno, None, text, detail=d)
 
     def _close(self, blk: _Block) -> list[TypedEvent]:
         self.continuing = False
@@ -277,7 +284,9 @@ class PtxlaDecoder:
             key, self._open_key = self._open_key, None
             if key is None:
                 return []
-            rec = self._record("compile-end", blk.lineno, text, graph_hash=key.graph_hash)
+            rec = self._record(
+                "compile-end", blk.lineno, text, detail={"graph_hash": key.graph_hash}
+            )
             return [CompileFinished(span, rec, key)]
         g = _parse_graph(blk.lines)
         uf = g.user_frame
@@ -292,7 +301,10 @@ class PtxlaDecoder:
             return []
         self._fresh = None
         rec = self._record(
-            "cache-hit", blk.lineno, text, store="xla", graph_hash=g.graph_hash, function=fn
+            "cache-hit",
+            blk.lineno,
+            text,
+            detail={"store": "xla", "graph_hash": g.graph_hash, "function": fn},
         )
         return [CacheLookup(span, rec, "xla", "hit", key, g.graph_hash)]
 
@@ -310,7 +322,7 @@ class PtxlaDecoder:
             "function": key.function,
             "call_site": site,
         }
-        rec = self._record("compile-begin", blk.lineno, text, **detail)
+        rec = self._record("compile-begin", blk.lineno, text, detail=dict(detail))
         fn = key.function or "?"
         prev = self._last_hash.get(fn)
         if g.graph_hash is not None:
@@ -351,7 +363,10 @@ class PtxlaDecoder:
             f"compilation cause: {g.cause or '?'}"
         )
         rrec = self._record(
-            "recompile-reason", blk.lineno, text, function=fn, rule="graph-changed", reason=reason
+            "recompile-reason",
+            blk.lineno,
+            text,
+            detail={"function": fn, "rule": "graph-changed", "reason": reason},
         )
         return RecompileReason(
             span, rrec, key, "graph-changed", reason, sited, site, tuple(blk.linenos)
@@ -380,7 +395,7 @@ class PtxlaDecoder:
         }
         line = self._metrics_line
         text = f"metrics report ({len(metrics)} entries)"
-        rec = self._record("xla-metrics", line, text, **detail)
+        rec = self._record("xla-metrics", line, text, detail=dict(detail))
         return [FrameworkNote(self._span(line, text), rec, "xla-metrics", None, detail)]
 
 

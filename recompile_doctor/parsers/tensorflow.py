@@ -441,8 +441,17 @@ class TensorFlowDecoder:
         return recognized(events)
 
     # -- helpers --------------------------------------------------------------------------
-    def _record(self, kind: str, sp: Span, module: str | None = None, **detail: Any) -> Event:
-        return new_event(kind, sp.source, sp.line, sp.t, sp.text, module, None, detail)
+    def _record(
+        self,
+        kind: str,
+        sp: Span,
+        module: str | None = None,
+        detail: dict[str, Any] | None = None,
+    ) -> Event:
+        """The record of the message; ``detail``, its fields in the order the report writes
+        them, a new dict of the caller's (see ``JaxDecoder._record`` in ``jax``)."""
+        d = {} if detail is None else detail
+        return new_event(kind, sp.source, sp.line, sp.t, sp.text, module, None, d)
 
     def _key(self, name: str, compile_id: str | None = None, of: str | None = None) -> CompileKey:
         """The key of module ``name``, its function named after ``of`` (else after it)."""
@@ -527,7 +536,7 @@ class TensorFlowDecoder:
                 "compile_count": int(m.group("c")),
                 "execution_count": int(m.group("e")),
             }
-            rec = self._record("tf-megamorphic", sp, cl, **detail)
+            rec = self._record("tf-megamorphic", sp, cl, detail=dict(detail))
             return [FrameworkNote(sp, rec, "megamorphic", self._key(cl), detail)]
         if "triggered tf.function retracing" in msg:
             return self._retracing(msg, sp)
@@ -597,14 +606,14 @@ class TensorFlowDecoder:
                     "malformed 'HloModule dump enabled with path prefix: <p>, suffix: <s>' line"
                 )
             detail = {"prefix": m.group("prefix"), "suffix": m.group("suffix")}
-            rec = self._record("tf-hlo-dump-enabled", sp, **detail)
+            rec = self._record("tf-hlo-dump-enabled", sp, detail=dict(detail))
             return [FrameworkNote(sp, rec, "hlo-dump-enabled", None, detail)]
         if " initialized for platform " in msg:
             m = _SERVICE_RE.search(msg)
             if m is None:
                 return None
             detail = {"platform": m.group("platform")}
-            rec = self._record("tf-xla-service", sp, **detail)
+            rec = self._record("tf-xla-service", sp, detail=dict(detail))
             return [
                 ProcessStarted(sp, rec, FRAMEWORK, None, new=False),
                 FrameworkNote(sp, None, "xla-service-initialized", None, detail, keep=False),
@@ -637,10 +646,12 @@ class TensorFlowDecoder:
             "tf-compiled",
             sp,
             c.module or cluster,
-            cluster=cluster,
-            count=count,
-            compile_time_us=int(m.group("us")),
-            cumulative_us=int(m.group("cum")),
+            detail={
+                "cluster": cluster,
+                "count": count,
+                "compile_time_us": int(m.group("us")),
+                "cumulative_us": int(m.group("cum")),
+            },
         )
         return self._emit_compile(sp, rec, dur, count)
 
@@ -680,7 +691,9 @@ class TensorFlowDecoder:
         if outcome is None:
             raise _Bad(f"unknown compile state {state} (expected 0, 1 or 2)")
         base = cluster_base(cluster)
-        rec = self._record("tf-cluster-cache", sp, base, state=state, outcome=outcome)
+        rec = self._record(
+            "tf-cluster-cache", sp, base, detail={"state": state, "outcome": outcome}
+        )
         # the device compiler's in-memory cache is consulted on every call: a hit is a
         # call served by a compiled cluster, not a compilation
         ev = CacheLookup(
@@ -779,9 +792,7 @@ class TensorFlowDecoder:
             "tf-signature-changed",
             sp,
             cluster_base(b.cluster),
-            old=first.old,
-            new=first.new,
-            rule=rule,
+            detail={"old": first.old, "new": first.new, "rule": rule},
         )
         return RecompileReason(
             sp,
@@ -810,7 +821,7 @@ class TensorFlowDecoder:
             "function": qual,
         }
         key = CompileKey(FRAMEWORK, fn, compile_id=self._last_id.get(fn))
-        rec = self._record("tf-retracing-warning", sp, None, **detail)
+        rec = self._record("tf-retracing-warning", sp, None, detail=dict(detail))
         reason = msg[m.start() :]
         return [
             RecompileReason(sp, rec, key, "retracing", reason, (), None, (sp.line,)),

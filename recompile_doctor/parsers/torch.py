@@ -471,10 +471,18 @@ class TorchLogDecoder:
         text = "\n".join(x.raw for x in lines) if lines else ln.raw
         return new_span(self.path, ln.lineno, text, ln.t, ln.rank)
 
-    def _record(self, kind: str, ln: _Line, lines: Sequence[_Line], **detail: object) -> Event:
-        return new_event(
-            kind, self.path, ln.lineno, ln.t, "\n".join(x.raw for x in lines), detail=detail
-        )
+    def _record(
+        self,
+        kind: str,
+        ln: _Line,
+        lines: Sequence[_Line],
+        detail: dict[str, object] | None = None,
+    ) -> Event:
+        """The record of the message; ``detail``, its fields in the order the report writes
+        them, a new dict of the caller's (see ``JaxDecoder._record`` in ``jax``)."""
+        text = "\n".join(x.raw for x in lines)
+        d = {} if detail is None else detail
+        return new_event(kind, self.path, ln.lineno, ln.t, text, detail=d)
 
     def _key(self, rank: str | None, cid: str | None) -> CompileKey:
         fn = self._names.get((rank, cid.split("/")[0])) if cid else None
@@ -555,11 +563,13 @@ class TorchLogDecoder:
             "recompile-reason",
             first,
             blk.lines,
-            function=fn,
-            compile_id=cid,
-            rule=rule,
-            guard=guard_text(chosen.text) if chosen else None,
-            torch_reason=f"{failures[0].entry}: {failures[0].text}" if failures else None,
+            detail={
+                "function": fn,
+                "compile_id": cid,
+                "rule": rule,
+                "guard": guard_text(chosen.text) if chosen else None,
+                "torch_reason": f"{failures[0].entry}: {failures[0].text}" if failures else None,
+            },
         )
         held = self._held.pop((rank, frame), None)
         if held is not None:
@@ -634,7 +644,7 @@ class TorchLogDecoder:
         span = self._span(first, blk.lines)
         limit = int(m["value"]) if len(m["value"]) < 19 else None
         rec = self._record(
-            "recompile-limit", first, blk.lines, limit=limit, last_reason=last_reason
+            "recompile-limit", first, blk.lines, detail={"limit": limit, "last_reason": last_reason}
         )
         changes: tuple[ValueChange, ...] = ()
         if last_reason is not None and (gf := split_entry(last_reason)) is not None:
@@ -711,7 +721,7 @@ class TorchLogDecoder:
             out.extend(self._name(first.rank, cid.split("/")[0], fn))
         key = self._key(first.rank, cid)
         detail = {"reason": reason, "user_frame": frame, "function": fn}
-        rec = self._record("graph-break", first, lines, **detail)
+        rec = self._record("graph-break", first, lines, detail=dict(detail))
         out.append(FrameworkNote(self._span(first, lines), rec, "graph-break", key, detail))
         return out
 

@@ -225,7 +225,7 @@ class TorchTraceDecoder:
                 entry = pl.get("key") if isinstance(pl, dict) else None
             except ValueError:
                 pass
-            rec = self._record(f"cache-{outcome}", env, store=store, compile_id=cid)
+            rec = self._record(f"cache-{outcome}", env, detail={"store": store, "compile_id": cid})
             return [
                 CacheLookup(span, rec, store, outcome, self._key(rank, cid), entry)  # type: ignore[arg-type]
             ]
@@ -235,8 +235,11 @@ class TorchTraceDecoder:
             return self._graph_break(env, span, rank, cid)
         return []
 
-    def _record(self, kind: str, env: _Envelope, **detail: object) -> Event:
-        return new_event(kind, self.path, env.lineno, env.t, env.raw, detail=detail)
+    def _record(self, kind: str, env: _Envelope, detail: dict[str, object] | None = None) -> Event:
+        """The record of the message; ``detail``, its fields in the order the report writes
+        them, a new dict of the caller's (see ``JaxDecoder._record`` in ``jax``)."""
+        d = {} if detail is None else detail
+        return new_event(kind, self.path, env.lineno, env.t, env.raw, detail=d)
 
     def _key(self, rank: str | None, cid: str | None) -> CompileKey:
         fn = self._names.get((rank, cid)) if cid else None
@@ -330,7 +333,7 @@ class TorchTraceDecoder:
         known = self._known.setdefault((rank, frame), {})
         rule, changes, _chosen = explain(fn, failures, known)
         call_site = next((s for f in failures if (s := user_frame(f.text)) is not None), None)
-        rec = self._record("recompile-reason", env, compile_id=cid, rule=rule)
+        rec = self._record("recompile-reason", env, detail={"compile_id": cid, "rule": rule})
         reason = RecompileReason(
             new_span(
                 self.path,
@@ -414,7 +417,7 @@ class TorchTraceDecoder:
                     reason = ln.strip()
                 after = False
         detail = {"reason": reason, "user_frame": frame}
-        rec = self._record("graph-break", env, **detail)
+        rec = self._record("graph-break", env, detail=dict(detail))
         return [FrameworkNote(span, rec, "graph-break", self._key(rank, cid), detail)]
 
 
