@@ -201,20 +201,23 @@ def test_a_line_s_prefix_is_read_by_str_methods_exactly_in_the_compiled_build(na
 
 
 def _working_state() -> list[object]:
-    from recompile_doctor.parsers import ptxla, torch, torch_trace
+    from recompile_doctor.model import ValueChange
+    from recompile_doctor.parsers import jax, ptxla, torch, torch_trace
 
     line = torch._Line(3, "raw", "1", 0.5, "0/0", "guards", "torch/x.py", "msg")
     block = ptxla._Block("pfx", 7)
     block.lines.append("line")
+    change = ValueChange("f", "x", "f32[1]", "f32[2]", "a.py:3", "run.log", 4)
     return [
         line,
         torch._Block("recompile", line, [line]),
         torch_trace._Envelope(2, "raw", 1.5, {"str": {}}, "str", ["p"], [2, 3]),
         block,
+        jax.Explanation("f", "a.py:3", False, True, "dtype-changed", (change,), 1.5),
     ]
 
 
-@pytest.mark.parametrize("index", range(4))
+@pytest.mark.parametrize("index", range(5))
 def test_a_decoders_working_state_with_its_init_written_out_copies_and_pickles(
     index: int,
 ) -> None:

@@ -296,7 +296,7 @@ def _split_kwargs(text: str) -> dict[str, str] | None:
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, init=False, repr=False, eq=False)  # read once, never shown
 class Explanation:
     """What a ``TRACING CACHE MISS`` block says."""
 
@@ -307,6 +307,21 @@ class Explanation:
     rule: str | None  # None for a first trace
     changes: tuple[ValueChange, ...]
     cost_ms: float | None
+
+    def __init__(
+        self, function: str | None = None, call_site: str | None = None, first: bool = False,
+        recreated: bool = False, rule: str | None = None,
+        changes: tuple[ValueChange, ...] = (), cost_ms: float | None = None,
+    ) -> None:  # fmt: skip
+        # (written out: compiled, the frozen dataclass's own took 10,000 instructions, one
+        # per explained recompilation; see torch._Line for the defaults)
+        self.function = function
+        self.call_site = call_site
+        self.first = first
+        self.recreated = recreated
+        self.rule = rule
+        self.changes = changes
+        self.cost_ms = cost_ms
 
 
 def _read_miss_header(message: str) -> tuple[str | None, float | None] | None:
