@@ -51,6 +51,7 @@ COMPILED = (
     "recompile_doctor.parsers._prefixes",
     "recompile_doctor.parsers._event_codec",
     "recompile_doctor.parsers._memo",
+    "recompile_doctor.parsers._decoding",
     "recompile_doctor.bounded",
     "recompile_doctor.microseconds",
     "recompile_doctor.parsers._pylog",

@@ -39,16 +39,6 @@ class Counted(Protocol):
     malformed: int
 
 
-def count(res: Decoded, c: Counted) -> None:
-    """What one decoded line does to the counters (the driver's rule, and the workers')."""
-    if res.status == "recognized":
-        c.recognized += 1
-    elif res.status == "malformed":
-        c.malformed += 1
-    else:
-        c.unrecognized += 1
-
-
 UNRECOGNIZED = Decoded("unrecognized")
 #: a recognized line without events (most of them: one answer for all, not one per line;
 #: one with events: :func:`recompile_doctor.parsers._tuples.recognized`)

@@ -63,6 +63,7 @@ from recompile_doctor.parsers._checkpoint import (
     unrecorded,
     with_residue,
 )
+from recompile_doctor.parsers._decoding import count
 from recompile_doctor.parsers._event_codec import (
     ENDING,
     MISSED,
@@ -74,7 +75,7 @@ from recompile_doctor.parsers._event_codec import (
     put_record,
     record_at,
 )
-from recompile_doctor.parsers._format import Counted, Decoder, count, reading_a_part
+from recompile_doctor.parsers._format import Counted, Decoder, reading_a_part
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     ReadStats,

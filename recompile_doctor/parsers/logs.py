@@ -19,7 +19,8 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
 from recompile_doctor.parsers import _reader
-from recompile_doctor.parsers._format import Counted, Decoded, Decoder, LogFormat, count
+from recompile_doctor.parsers._decoding import UNKNOWN, decoded
+from recompile_doctor.parsers._format import Counted, Decoder, LogFormat
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
     ReadStats,
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 SNIFF_LINES = 400
 #: lines detection reads at most when the first SNIFF_LINES show no known format
 SNIFF_MAX_LINES = 20_000
-UNKNOWN_FORMAT = "unknown"
+UNKNOWN_FORMAT = UNKNOWN
 
 #: the registry: every log format, in the order detection prefers them on a tie
 LOG_FORMATS: list[LogFormat] = [POPLAR, JAX, TENSORFLOW, TORCH, TORCH_TRACE, PTXLA]
@@ -559,16 +560,8 @@ def _decoded(
     path: str,
     strict: bool,
 ) -> Iterator[TypedEvent]:
-    """The events of ``lines``, each line counted."""
-    for lineno, raw in lines:
-        res: Decoded = decoder.decode(lineno, raw)
-        count(res, c)
-        if res.status == "recognized":
-            if c.format == UNKNOWN_FORMAT:
-                c.format = fmt.name
-        elif res.status == "malformed" and strict:
-            raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
-        yield from res.events
+    """The events of ``lines``, each line counted (:func:`._decoding.decoded`)."""
+    return decoded(lines, decoder, c, fmt.name, path, strict)
 
 
 def _plain_lines(
