@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from recompile_doctor.frozen_init import faster_init
 from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.slotted import faster_init
 
 #: where compiled programs or traces are cached.  ``executable``: the Poplar executable
 #: cache; ``persistent``: JAX's persistent compilation cache; ``tracing``: a framework's
@@ -44,7 +44,7 @@ class Span(NamedTuple):
     rank: str | None = None
 
 
-@faster_init  # (made per line by the decoders that do not keep them: see frozen_init)
+@faster_init  # (made per line by the decoders that do not keep them: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class CompileKey:
     """Which compilation: the framework's name for the function and whatever identifies
@@ -81,7 +81,7 @@ class _Base:
     keep: bool = field(default=True, kw_only=True)
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class ProcessStarted(_Base):
     """A process of the run announced itself (``Poplar version``, a framework banner).
@@ -92,7 +92,7 @@ class ProcessStarted(_Base):
     new: bool = True
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class ProcessConfig(_Base):
     """The process's compiler flags or settings (``TF_POPLAR_FLAGS``, ``XLA_FLAGS``);
@@ -102,7 +102,7 @@ class ProcessConfig(_Base):
     cache_configured: bool
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class CompileStarted(_Base):
     """A compilation began.
@@ -126,7 +126,7 @@ class CompileStarted(_Base):
     arguments: str | None = None  # the argument shapes and types, as the log prints them
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class CompileActivity(_Base):
     """A line that belongs to the compilation under way: it lasts at least until here.
@@ -135,7 +135,7 @@ class CompileActivity(_Base):
     uncacheable: bool = False
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class CompileFinished(_Base):
     """A compilation ended; ``duration_s`` when the log says how long it took.  ``key``
@@ -145,7 +145,7 @@ class CompileFinished(_Base):
     duration_s: float | None = None
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class CacheLookup(_Base):
     """A cache was consulted (hit / miss), written, or found to be off, for ``key``.
@@ -161,7 +161,7 @@ class CacheLookup(_Base):
     entry: str | None = None
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class ExecutableLoaded(_Base):
     """An executable was loaded onto the device (``Loading executable``)."""
@@ -169,7 +169,7 @@ class ExecutableLoaded(_Base):
     duration_s: float | None = None
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class Executed(_Base):
     """A compiled program ran (``Execute <module>``): the first one ends warm-up."""
@@ -177,7 +177,7 @@ class Executed(_Base):
     module: str
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class RecompileReason(_Base):
     """The framework said why it traces or compiles again (JAX's ``TRACING CACHE MISS``,
@@ -193,7 +193,7 @@ class RecompileReason(_Base):
     lines: tuple[int, ...] = ()  # every line of a multi-line reason
 
 
-@faster_init  # (one per log line: see frozen_init)
+@faster_init  # (one per log line: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class FrameworkNote(_Base):
     """A fact specific to one framework that an analysis of that framework reads

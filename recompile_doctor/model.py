@@ -15,13 +15,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
 
 from recompile_doctor._version import __version__
-from recompile_doctor.frozen_init import faster_init
 from recompile_doctor.json_text import (
     dumps_indented,
     event_text,
     fields_text,
     pieces_indented,
 )
+from recompile_doctor.slotted import faster_init
 
 if TYPE_CHECKING:
     from recompile_doctor.events_json import EventsText
@@ -286,7 +286,7 @@ class DiffEvidence:
         )
 
 
-@faster_init  # (one per changed value a decoder reads: see frozen_init)
+@faster_init  # (one per changed value a decoder reads: see slotted.faster_init)
 @dataclass(frozen=True, slots=True)
 class ValueChange:
     """What changed between two compilations of a function: ``what`` went from ``old`` to

@@ -31,7 +31,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.microseconds import round6
 from recompile_doctor.model import CacheOutcome, Event
-from recompile_doctor.slotted import replaced
+from recompile_doctor.slotted import replacer
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
 from recompile_doctor.timeline.column import Spilled, array_codec
@@ -56,6 +56,10 @@ from recompile_doctor.timeline.types import (
 )
 
 _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
+#: per class of a kept event: a copy of one with its record and key replaced
+_RECORD_AND_KEY: Final[dict[type, Callable[..., Any]]] = {
+    cls: replacer(cls, ("record", "key")) for cls in (CacheLookup, RecompileReason, FrameworkNote)
+}
 
 _K = TypeVar("_K")
 
@@ -388,7 +392,8 @@ class TimelineBuilder:
         kept_key = self._key(key) if key is not None else None
         if record is ev.record and kept_key is key:
             return ev
-        return replaced(ev, record=record, key=kept_key)
+        copy: Callable[[_Kept, Event | None, CompileKey | None], _Kept] = _RECORD_AND_KEY[type(ev)]
+        return copy(ev, record, kept_key)
 
     def _add_position(self, index: dict[_K, _Numbers], key: _K, at: int) -> None:
         """Add ``at`` to the positions of ``key``'s items (made on first use; in a file

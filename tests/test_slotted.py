@@ -1,5 +1,6 @@
-"""The faster ``__init__`` of the typed events: the same parameters, defaults, default
-factories and errors as the one ``dataclasses`` writes."""
+"""Slotted dataclasses made and copied with their slots set directly: the faster
+``__init__`` of the typed events (the same parameters, defaults, default factories and
+errors as the one ``dataclasses`` writes), and the written-out copy with fields replaced."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor import events
-from recompile_doctor.frozen_init import faster_init
 from recompile_doctor.model import ValueChange
+from recompile_doctor.slotted import faster_init, replacer
 from tests.conftest import examples
 
 TYPED = typing.get_args(events.TypedEvent)
@@ -139,3 +140,39 @@ def test_a_class_it_cannot_serve_is_refused() -> None:
     for cls in (NoSlots, NotFrozen, Post):
         with pytest.raises(TypeError):
             faster_init(cls)
+
+
+_KEPT = (events.CacheLookup, events.RecompileReason, events.FrameworkNote)
+
+
+@settings(max_examples=examples(200))
+@given(
+    cls=st.sampled_from(_KEPT),
+    names=st.lists(
+        st.sampled_from(["span", "record", "keep", "key", "note", "store", "rule"]),
+        unique=True,
+        max_size=3,
+    ),
+)
+def test_a_written_out_copy_is_dataclasses_replace(cls: Any, names: list[str]) -> None:
+    # GIVEN a kept event's class and some of its fields, WHEN copied with those replaced,
+    # THEN the copy equals dataclasses.replace's, and the original is unchanged
+    sp = events.Span("run.log", 3, "text", 1.5)
+    key = events.CompileKey("jax", "f")
+    made = {
+        events.CacheLookup: lambda: cls(sp, None, "tracing", "miss", key, "e1", keep=False),
+        events.RecompileReason: lambda: cls(sp, None, key, "dtype-changed", "why", keep=False),
+        events.FrameworkNote: lambda: cls(sp, None, "traced", key, {"d": 1}),
+    }[cls]()
+    fields = {f.name for f in dataclasses.fields(cls)}
+    wanted = tuple(names)
+    if not set(wanted) <= fields:
+        with pytest.raises(TypeError, match="no field"):
+            replacer(cls, wanted)
+        return
+    values = tuple(f"new {n}" for n in wanted)
+    before = dataclasses.astuple(made)
+    got = replacer(cls, wanted)(made, *values)
+    assert type(got) is cls and got is not made
+    assert got == dataclasses.replace(made, **dict(zip(wanted, values, strict=True)))
+    assert dataclasses.astuple(made) == before
