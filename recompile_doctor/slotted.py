@@ -73,9 +73,11 @@ def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
 def replacer(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     """A function ``(obj, *values)``: a copy of ``obj`` (of the slotted dataclass ``cls``)
     with the fields ``names`` set to ``values`` and the others taken from ``obj``, made
-    without ``__init__`` and written out as :func:`maker` is (:func:`replaced` for these
-    fields, without its keyword arguments and its loop: a tenth of its time, for the
-    timeline's copy of every lookup, reason and note it keeps)."""
+    without ``__init__`` and written out as :func:`maker` is (``dataclasses.replace`` for
+    these fields, without its ``__init__``, keyword arguments or loop: a tenth of the time
+    of a loop over the slots, for the timeline's copy of every lookup, reason and note it
+    keeps).  Raises ``TypeError`` for a class that is not a slotted dataclass, or a name
+    that is not one of its fields."""
     setters = slot_setters(cls)
     if setters is None:
         raise TypeError(f"{cls.__qualname__} is not a slotted dataclass")
@@ -94,23 +96,6 @@ def replacer(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     exec(src, env)  # (our own text: field names only)
     replace: Callable[..., Any] = env["replace"]
     return replace
-
-
-def replaced(obj: T, **changes: Any) -> T:
-    """``dataclasses.replace(obj, **changes)`` without calling ``__init__``: the object's
-    slots are set directly, as :func:`rebuilt` does (a third of the time: the timeline
-    copies one event per cache lookup, reason and note, and the report one compilation per
-    recompilation).  For a slotted dataclass; any other goes through ``replace``."""
-    cls = type(obj)
-    setters = slot_setters(cls)
-    if setters is None:
-        return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
-    new: Any = object.__new__(cls)
-    for name, set_ in setters:
-        set_(new, changes.pop(name) if name in changes else getattr(obj, name))
-    if changes:
-        raise TypeError(f"{cls.__name__} has no field {next(iter(changes))!r}")
-    return new  # type: ignore[no-any-return]
 
 
 def faster_init(cls: type[T]) -> type[T]:

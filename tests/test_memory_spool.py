@@ -530,34 +530,36 @@ def test_one_copy_is_bounded_and_gives_equal_strings() -> None:
     assert again == first and again is not first  # forgotten: the table stays bounded
 
 
-def test_replaced_is_dataclasses_replace() -> None:
-    """The timeline's and the report's copies with a field changed (slots set directly)
-    equal ``dataclasses.replace``'s, for a class with inherited fields too."""
+def test_a_written_out_copy_is_dataclasses_replace() -> None:
+    """The timeline's copies with fields changed (slots set directly: ``replacer``) equal
+    ``dataclasses.replace``'s, for a class with inherited fields too."""
     import dataclasses
 
     from recompile_doctor.events import CacheLookup, CompileKey, Span
     from recompile_doctor.model import Compilation
-    from recompile_doctor.slotted import replaced
+    from recompile_doctor.slotted import replacer
 
     c = Compilation(5, "jit_f", None, "a.log", 1000, 1.0, 0.5, "miss", False, text="Compiling")
-    assert replaced(c, cause="batch-size") == dataclasses.replace(c, cause="batch-size")
-    assert replaced(c, cause="batch-size") is not c and c.cause is None
+    with_cause = replacer(Compilation, ("cause",))
+    assert with_cause(c, "batch-size") == dataclasses.replace(c, cause="batch-size")
+    assert with_cause(c, "batch-size") is not c and c.cause is None
     rec = Event("cache", "a.log", 3, None, "Loaded x from y")
     span = Span("a.log", 3, "Loaded x from y")
     lk = CacheLookup(span, rec, "executable", "hit", keep=False)
     key = CompileKey("x", None)
-    got = replaced(lk, record=None, key=key)
+    got = replacer(CacheLookup, ("record", "key"))(lk, None, key)
     assert got == dataclasses.replace(lk, record=None, key=key)
     assert got.keep is False and got.span is lk.span
     with pytest.raises(TypeError, match="no field 'nope'"):
-        replaced(c, nope=1)
+        replacer(Compilation, ("nope",))
 
     @dataclasses.dataclass(frozen=True)
-    class Plain:  # not slotted: dataclasses.replace itself
+    class Plain:  # not slotted: refused (dataclasses.replace is the way for it)
         a: int
         b: int = 0
 
-    assert replaced(Plain(1), b=2) == Plain(1, 2)
+    with pytest.raises(TypeError, match="not a slotted dataclass"):
+        replacer(Plain, ("b",))
 
 
 def test_a_full_disk_while_spilling_is_a_one_line_error(
