@@ -528,7 +528,7 @@ def _drive(
     todo = _plain_lines(chain(head, lines), decoder, is_anchor, c)
     if fastpart is not None:
         todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
-    yield from _decoded(todo, decoder, c, fmt, path, strict)
+    yield from decoded(todo, decoder, c, fmt.name, path, strict)
     stream = fastpart.stream if fastpart is not None else None
     last = stream
     while fastpart is not None and stream is not None:  # the workers' events from there on
@@ -542,7 +542,7 @@ def _drive(
         # already; to the end, or (a name missed) up to where that worker's state is this
         # one's again, and takes its events from there
         yield from islice(
-            _decoded(fastpart.read_on(stream), decoder, c, fmt, path, strict),
+            decoded(fastpart.read_on(stream), decoder, c, fmt.name, path, strict),
             stream.taken,
             None,
         )
@@ -550,18 +550,6 @@ def _drive(
     if fastpart is not None:
         fastpart.tell_how_read(last)
     yield from decoder.finish()
-
-
-def _decoded(
-    lines: Iterator[tuple[int, str]],
-    decoder: Decoder,
-    c: ParseCounter,
-    fmt: LogFormat,
-    path: str,
-    strict: bool,
-) -> Iterator[TypedEvent]:
-    """The events of ``lines``, each line counted (:func:`._decoding.decoded`)."""
-    return decoded(lines, decoder, c, fmt.name, path, strict)
 
 
 def _plain_lines(
