@@ -34,7 +34,7 @@ COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
 	test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
-.PHONY: help setup demo test test-compiled compiled compiled-aside compiled-tests pure-tests browser-then-tests lint lint-aside bench bench-full goldens clean
+.PHONY: help setup native demo test test-compiled compiled compiled-aside compiled-tests pure-tests browser-then-tests lint lint-aside bench bench-full goldens clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -53,10 +53,16 @@ $(STAMP): pyproject.toml
 	echo "set-up: done in $$(( $$(date +%s) - s )) s"
 setup: $(STAMP)  ## create .venv and install the package with its test tools
 
-demo: $(STAMP)  ## simulate a run with recompilation problems, analyze it, write the HTML report
+#: the log scanner's byte work in C (recompile_doctor/parsers/_native.c), built in place
+#: beside the source as the editable install builds it, again whenever the C is newer (the
+#: package does the same work in Python where it is not built: no C compiler)
+native: $(STAMP)
+	@$(PY) setup.py -q build_ext --inplace 2>&1 | { grep -v -e '^$$' -e 'running build_ext' || true; }
+
+demo: $(STAMP) native  ## simulate a run with recompilation problems, analyze it, write the HTML report
 	$(VENV)/bin/recompile-doctor demo
 
-test: $(STAMP)  ## lint, the tests, then the compiled build's (what CI runs); installs the browser for the HTML tests when root
+test: $(STAMP) native  ## lint, the tests, then the compiled build's (what CI runs); installs the browser for the HTML tests when root
 	@if [ -z "$$CI" ] && ! command -v cc >/dev/null 2>&1; then \
 		echo "make test: no C compiler (cc): the compiled build is neither built nor tested here (CI must)"; \
 		$(MAKE) --no-print-directory lint && $(MAKE) --no-print-directory browser-then-tests; \
@@ -78,8 +84,11 @@ COMPILED_EXAMPLES ?= 20
 #: each of its workers and in both runs (ten seconds a process)
 TEST_ENV = PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX="$(CURDIR)/build/pycache"
 
-pure-tests:  # (the tests, on the package as it is)
-	RECOMPILE_DOCTOR_EXAMPLES_PERCENT=$(EXAMPLES) $(TEST_ENV) $(PY) -m pytest -n auto --dist worksteal
+#: the tests fail if the C module is missing where a C compiler is (tests/test_native_spans.py)
+EXPECT_NATIVE = RECOMPILE_DOCTOR_EXPECT_NATIVE=$$(command -v cc >/dev/null 2>&1 && echo 1)
+
+pure-tests: native  # (the tests, on the package as it is)
+	$(EXPECT_NATIVE) RECOMPILE_DOCTOR_EXAMPLES_PERCENT=$(EXAMPLES) $(TEST_ENV) $(PY) -m pytest -n auto --dist worksteal
 
 #: the browser for the HTML tests (installing it is mostly waiting on the network and the
 #: disk, done while lint and the compiled build run), then the tests
@@ -115,7 +124,8 @@ test-compiled: compiled  ## the tests of what the compiled build compiles, run a
 	$(MAKE) --no-print-directory compiled-tests
 
 compiled-tests:  # (the compiled build's tests, on the build there is)
-	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 RECOMPILE_DOCTOR_EXAMPLES_PERCENT=$(COMPILED_EXAMPLES) \
+	RECOMPILE_DOCTOR_EXPECT_COMPILED=1 RECOMPILE_DOCTOR_EXPECT_NATIVE=1 \
+		RECOMPILE_DOCTOR_EXAMPLES_PERCENT=$(COMPILED_EXAMPLES) \
 		PYTHONSAFEPATH=1 \
 		PYTHONPATH=$(COMPILED):. $(TEST_ENV) \
 		$(PY) -m pytest -n auto --dist worksteal -p no:cacheprovider $(COMPILED_TESTS)
@@ -137,3 +147,4 @@ goldens: $(STAMP)  ## regenerate the golden files after an intended output chang
 
 clean:  ## remove the virtualenv and build artefacts
 	rm -rf $(VENV) build dist *.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -f recompile_doctor/parsers/_native.*.so

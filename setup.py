@@ -17,14 +17,21 @@ import os
 import runpy
 import sys
 
-from setuptools import setup
+from setuptools import Extension, setup
 
 #: the commands that only write the package's metadata (pip asks for it before the build):
 #: nothing to compile for them, and mypyc's analysis alone takes a quarter of a minute
 METADATA_ONLY = ("dist_info", "egg_info")
 
 command = sys.argv[1] if len(sys.argv) > 1 else ""
-ext_modules = []
+#: the log scanner's byte work in C, built in every build where a C compiler is found (the
+#: package falls back to the same work in Python without it: ``parsers/_spans.py``)
+NATIVE = Extension(
+    "recompile_doctor.parsers._native",
+    ["recompile_doctor/parsers/_native.c"],
+    optional=True,
+)
+ext_modules = [NATIVE]
 if os.environ.get("RECOMPILE_DOCTOR_MYPYC") == "1" and command not in METADATA_ONLY:
     from mypyc.build import mypycify
 
@@ -32,7 +39,7 @@ if os.environ.get("RECOMPILE_DOCTOR_MYPYC") == "1" and command not in METADATA_O
     opt_level = os.environ.get("RECOMPILE_DOCTOR_MYPYC_OPT", "3")
     if opt_level not in ("0", "1", "2", "3"):
         sys.exit(f"setup.py: RECOMPILE_DOCTOR_MYPYC_OPT={opt_level!r}: expected 0, 1, 2 or 3")
-    ext_modules = mypycify(
+    ext_modules += mypycify(
         [listed["source_path"](name) for name in listed["COMPILED"]], opt_level=opt_level
     )
 

@@ -103,9 +103,33 @@ def compiled() -> tuple[str, ...]:
     return tuple(out)
 
 
+#: set to "0" to have the log scanner do its byte work in Python where the C module
+#: (``parsers/_native.c``, built wherever a C compiler is found) is built
+NATIVE_ENV = "RECOMPILE_DOCTOR_NATIVE"
+#: the C module of the log scanner's byte work (see ``parsers/_spans.py``)
+NATIVE_MODULE = "recompile_doctor.parsers._native"
+
+
+def native_built() -> bool:
+    """True when this installation has the scanner's C module."""
+    base = os.path.join(os.path.dirname(_HERE), *NATIVE_MODULE.split("."))
+    return any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES)
+
+
+def _native_part() -> str:
+    if os.environ.get(NATIVE_ENV) == "0":
+        return f"the scanner's byte work in Python ({NATIVE_ENV}=0)"
+    if not native_built():
+        return "the scanner's byte work in Python (no C compiler when it was installed)"
+    return "the scanner's byte work in C"
+
+
 def describe() -> str:
     """One line: which build this is."""
     done = compiled()
     if not done:
-        return "pure Python (a build compiled with mypyc reads big logs faster: `make compiled`)"
-    return f"compiled with mypyc ({len(done)} of {len(COMPILED)} modules)"
+        return (
+            f"pure Python, {_native_part()} (a build compiled with mypyc reads big logs "
+            "faster: `make compiled`)"
+        )
+    return f"compiled with mypyc ({len(done)} of {len(COMPILED)} modules), {_native_part()}"

@@ -6,10 +6,11 @@ import sys
 
 import pytest
 
-from recompile_doctor import __version__
+from recompile_doctor import __version__, compiled_modules
 from recompile_doctor.cli.main import cli
 from recompile_doctor.compiled_modules import compiled
 from recompile_doctor.matcher_choice import has_hyperscan
+from recompile_doctor.parsers._spans import native_module
 from tests.conftest import ROOT, run_cli
 
 COMMANDS = sorted(cli.commands)
@@ -37,8 +38,11 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     expected = "hyperscan " if has_hyperscan() else "bytes.find ("
     assert out.splitlines()[1].startswith("log matcher: " + expected)
     # and the build: pure, or compiled with mypyc (`make compiled`)
-    build = "compiled with mypyc (" if compiled() else "pure Python ("
+    build = "compiled with mypyc (" if compiled() else "pure Python, "
     assert out.splitlines()[2].startswith("build: " + build)
+    # and where the scanner does its byte work: in C where the C module is built
+    native = "in C" if native_module() is not None else "in Python ("
+    assert f"the scanner's byte work {native}" in out.splitlines()[2]
 
 
 def test_version_names_the_fallback_matcher_and_how_to_get_hyperscan(
@@ -54,6 +58,21 @@ def test_version_names_the_fallback_matcher_and_how_to_get_hyperscan(
         "log matcher: bytes.find (hyperscan is not installed; "
         "pip install 'recompile-doctor[fast]' reads big logs faster)"
     )
+
+
+def test_version_says_where_the_scanner_does_its_byte_work(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the scanner's C module turned off, or not built (no C compiler at install)
+    WHEN --version runs THEN its build line says the byte work is done in Python, and why."""
+    monkeypatch.setenv("RECOMPILE_DOCTOR_NATIVE", "0")
+    code, out, _ = run_cli("--version", capsys=capsys)
+    assert code == 0
+    assert "the scanner's byte work in Python (RECOMPILE_DOCTOR_NATIVE=0)" in out
+    monkeypatch.delenv("RECOMPILE_DOCTOR_NATIVE")
+    monkeypatch.setattr(compiled_modules, "native_built", lambda: False)
+    code, out, _ = run_cli("--version", capsys=capsys)
+    assert "the scanner's byte work in Python (no C compiler when it was installed)" in out
 
 
 def test_readme_lists_every_rule() -> None:

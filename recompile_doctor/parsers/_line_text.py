@@ -7,11 +7,14 @@ from __future__ import annotations
 MAX_LINE_BYTES = 1 << 20  # a line longer than 1 MiB is truncated (the rest is skipped)
 
 
-def line_text(data: bytes | bytearray, a: int, b: int) -> str:
+def line_text(data: bytes | bytearray, a: int, b: int, limit: int = -1) -> str:
     """The text of the physical line ``data[a:b]`` (newline excluded) as the plain reader
-    gives it: cut at :data:`MAX_LINE_BYTES`, one trailing CR removed, bad bytes replaced."""
-    if b - a > MAX_LINE_BYTES:
-        b = a + MAX_LINE_BYTES
+    gives it: cut at ``limit`` bytes (:data:`MAX_LINE_BYTES` unless given), one trailing CR
+    removed, bad bytes replaced."""
+    if limit < 0:
+        limit = MAX_LINE_BYTES
+    if b - a > limit:
+        b = a + limit
     if b > a and data[b - 1] == 13:
         b -= 1
     return data[a:b].decode("utf-8", errors="replace")

@@ -26,6 +26,7 @@ from recompile_doctor.matcher_choice import has_hyperscan
 from recompile_doctor.parsers._format import Decoder, SkipMode
 from recompile_doctor.parsers._line_text import MAX_LINE_BYTES, line_text
 from recompile_doctor.parsers._reader import BROKEN_STREAM
+from recompile_doctor.parsers._spans import chosen
 
 #: the reused read buffer (whole lines are moved to its front between reads)
 CHUNK_BYTES = 4 << 20
@@ -300,10 +301,17 @@ class FastLines:
         self.is_anchor = is_anchor
         self.lineno = lineno  # lines done
         self._walk_back_fn = self._walk_back  # (what the decoder calls: made once)
+        #: the byte work (see _spans): in C where that module is built
+        work = chosen()
+        self._spans, self._text, self._line_end = work.line_spans, work.line_text, work.line_end
+        self._skip_prefixed, self.native = work.skip_prefixed, work.native
+        self._limit = MAX_LINE_BYTES  # (where a line's text is cut)
 
-    def _gap(self, data: bytearray, a: int, b: int) -> None:
-        """The lines of ``data[a:b]`` (whole lines), none of them decoded."""
-        n = data.count(NL, a, b)
+    def _gap(self, data: bytearray, a: int, b: int, n: int = -1) -> None:
+        """The lines of ``data[a:b]`` (whole lines), none of them decoded; ``n``: the
+        newlines among them, if known."""
+        if n < 0:
+            n = data.count(NL, a, b)
         if b > a and data[b - 1] != 10:
             n += 1  # the last line of the input, without a newline
         if not n:
@@ -319,9 +327,8 @@ class FastLines:
         if mode != "last":  # "all" (and anything unknown)
             k = first
             while pos < b:
-                nl = data.find(NL, pos, b)
-                e = b if nl < 0 else nl
-                dec.skipped(k, line_text(data, pos, e))
+                e = self._line_end(data, pos, b)
+                dec.skipped(k, self._text(data, pos, e, self._limit))
                 pos, k = e + 1, k + 1
                 if self._modal and skip_mode(dec) != "all":
                     break
@@ -362,7 +369,7 @@ class FastLines:
         while e >= pos:
             nl = data.rfind(NL, pos, e)
             s = pos if nl < 0 else nl + 1
-            if dec.skipped(k, line_text(data, s, e)):
+            if dec.skipped(k, self._text(data, s, e, self._limit)):
                 return
             e, k = s - 1, k - 1
 
@@ -372,49 +379,54 @@ class FastLines:
         blocks = self.blocks
         dec = self.decoder
         is_anchor = self.is_anchor
-        uncut = MAX_LINE_BYTES if self.literal_anchors else -1
+        limit = self._limit
+        uncut = limit if self.literal_anchors else -1
         # the decoder's shortcut for lines it folds (literal anchors only: such a line holds
         # one, as the line it repeats did)
         fold: Callable[[bytearray], bool] | None = getattr(dec, "fold_line", None)
         counter = self.counter
         continued = self._continued
+        spans_of, text_of = self._spans, self._text
+        line_end, skip_prefixed = self._line_end, self._skip_prefixed
         pos = self._start
         while pos >= 0 or blocks.next(blocks.end):
             pos = max(pos, 0)
             data, end = blocks.data, blocks.end
-            cands = self.matcher.positions(data, end)
-            ncand = len(cands)
-            i = 0
+            # each candidate line's start, end and the newlines before it (from ``after``)
+            spans = spans_of(data, pos, end, self.matcher.positions(data, end))
+            nspans = len(spans)
+            j = 0
+            after = pos
             while pos < end:
                 if dec.continuing:
                     if continued is not None and dec.skips_continued:  # type: ignore[attr-defined]
                         # lines the decoder takes without a change (a payload it does not
                         # read): counted recognized, not decoded
-                        while pos < end and data.startswith(continued, pos, end):
-                            nl = data.find(NL, pos, end)
-                            pos = end if nl < 0 else nl + 1
-                            self.lineno += 1
-                            counter.recognized += 1
+                        pos, passed = skip_prefixed(data, pos, end, continued)
+                        if passed:
+                            self.lineno += passed
+                            counter.recognized += passed
                         if pos >= end:
                             continue
-                    nl = data.find(NL, pos, end)
-                    e = end if nl < 0 else nl
+                    e = line_end(data, pos, end)
                     self.lineno += 1
-                    yield self.lineno, line_text(data, pos, e)
+                    yield self.lineno, text_of(data, pos, e, limit)
                     pos = e + 1
                     continue
-                while i < ncand and cands[i] < pos:
-                    i += 1
-                if i == ncand:
+                while j < nspans and spans[j] < pos:  # lines read while continuing
+                    after = spans[j + 1] + 1
+                    j += 3
+                if j == nspans:
                     self._gap(data, pos, end)
                     pos = end
                     break
-                p = cands[i]
-                nl = data.rfind(NL, pos, p)
-                s = pos if nl < 0 else nl + 1
-                self._gap(data, pos, s)
-                nl = data.find(NL, p, end)
-                e = end if nl < 0 else nl
+                s = spans[j]
+                e = spans[j + 1]
+                # the newlines before the line, counted from ``after``: known unless the
+                # decoder read on past it while continuing
+                self._gap(data, pos, s, spans[j + 2] if pos == after else -1)
+                after = e + 1
+                j += 3
                 if (
                     fold is not None
                     and e - s <= uncut
@@ -426,7 +438,7 @@ class FastLines:
                     counter.recognized += 1
                     pos = e + 1
                     continue
-                text = line_text(data, s, e)
+                text = text_of(data, s, e, limit)
                 if e - s <= uncut or is_anchor(text):
                     self.lineno += 1
                     yield self.lineno, text

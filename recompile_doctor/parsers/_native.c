@@ -1,0 +1,275 @@
+/* The log scanner's per-candidate byte work, in C: where each candidate line starts and
+ * ends, how many lines lie between candidates, a line's text, where a line ends, and the
+ * lines a decoder lets pass by their first bytes.
+ *
+ * The fast path (recompile_doctor/parsers/_scan.py) asks for these once per candidate line.
+ * Done with bytearray.find, rfind and count, each is a method call that parses its
+ * arguments as a tuple: some 2,500 instructions, against a few dozen for the search
+ * itself.  These functions do the same work in one call per buffer (line_spans) or per
+ * line (line_text).  They are optional: recompile_doctor/parsers/_spans.py holds the
+ * Python they replace, which the tests hold them to, byte for byte, and which runs
+ * wherever this module is not built (no C compiler) or RECOMPILE_DOCTOR_NATIVE=0.
+ */
+#define PY_SSIZE_T_CLEAN
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memrchr */
+#endif
+#include <Python.h>
+#include <string.h>
+
+static int
+get_index(PyObject *obj, const char *what, Py_ssize_t *out)
+{
+    Py_ssize_t v = PyLong_AsSsize_t(obj);
+    if (v == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (v < 0) {
+        PyErr_Format(PyExc_ValueError, "%s must not be negative", what);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* The start of every function here: the number of arguments (usage: the message if it is
+ * wrong), args[1..] read as n non-negative indices into idx (names: theirs, for errors),
+ * the second of them an end, no further than the data, and args[0]'s bytes (release the
+ * view when done) */
+static int
+open_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *usage,
+          const char *const *names, int n, Py_ssize_t *idx, Py_buffer *view)
+{
+    if (nargs != want) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (get_index(args[1 + i], names[i], &idx[i]) < 0) {
+            return -1;
+        }
+    }
+    if (PyObject_GetBuffer(args[0], view, PyBUF_SIMPLE) < 0) {
+        return -1;
+    }
+    if (idx[1] > view->len) {
+        idx[1] = view->len;
+    }
+    return 0;
+}
+
+static int
+append_index(PyObject *list, Py_ssize_t v)
+{
+    PyObject *o = PyLong_FromSsize_t(v);
+    if (o == NULL) {
+        return -1;
+    }
+    int r = PyList_Append(list, o);
+    Py_DECREF(o);
+    return r;
+}
+
+static Py_ssize_t
+count_newlines(const char *p, Py_ssize_t n)
+{
+    Py_ssize_t k = 0;
+    const char *stop = p + n;
+    while (p < stop) {
+        const char *nl = memchr(p, '\n', (size_t)(stop - p));
+        if (nl == NULL) {
+            break;
+        }
+        k++;
+        p = nl + 1;
+    }
+    return k;
+}
+
+static const char *
+last_newline(const char *p, Py_ssize_t n)
+{
+#ifdef __GLIBC__
+    return n > 0 ? memrchr(p, '\n', (size_t)n) : NULL;
+#else
+    while (n > 0) {
+        n--;
+        if (p[n] == '\n') {
+            return p + n;
+        }
+    }
+    return NULL;
+#endif
+}
+
+/* line_spans(data, start, end, cands) -> list[int]
+ *
+ * For each line of data[start:end] holding a position of cands (ascending; positions
+ * before start are passed over), three numbers: the line's start, its end (its newline,
+ * or end), and how many newlines lie between the previous such line's end + 1 (start for
+ * the first) and this line's start.  A line holding several positions is given once. */
+static PyObject *
+line_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char *const names[] = {"start", "end"};
+    Py_ssize_t idx[2];
+    Py_buffer view;
+    if (nargs == 4 && !PyList_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "line_spans: cands must be a list");
+        return NULL;
+    }
+    if (open_args(args, nargs, 4, "line_spans(data, start, end, cands)", names, 2, idx,
+                  &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t start = idx[0], end = idx[1];
+    PyObject *cands = args[3];
+    const char *buf = (const char *)view.buf;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    Py_ssize_t pos = start;
+    Py_ssize_t n = PyList_GET_SIZE(cands);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t p;
+        if (get_index(PyList_GET_ITEM(cands, i), "a candidate", &p) < 0) {
+            goto fail;
+        }
+        if (p < pos) {
+            continue;
+        }
+        if (p >= end) {
+            break;
+        }
+        const char *nl = last_newline(buf + pos, p - pos);
+        Py_ssize_t s = nl == NULL ? pos : (nl - buf) + 1;
+        Py_ssize_t gap = count_newlines(buf + pos, s - pos);
+        nl = memchr(buf + p, '\n', (size_t)(end - p));
+        Py_ssize_t e = nl == NULL ? end : nl - buf;
+        if (append_index(out, s) < 0 || append_index(out, e) < 0 ||
+            append_index(out, gap) < 0) {
+            goto fail;
+        }
+        pos = e + 1;
+    }
+    PyBuffer_Release(&view);
+    return out;
+fail:
+    Py_DECREF(out);
+    PyBuffer_Release(&view);
+    return NULL;
+}
+
+/* line_text(data, a, b, limit) -> str: the text of the physical line data[a:b] (0 <= a <=
+ * b <= len(data)), cut at limit bytes, one trailing CR removed, bad bytes replaced */
+static PyObject *
+line_text(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char *const names[] = {"a", "b", "limit"};
+    Py_ssize_t idx[3];
+    Py_buffer view;
+    if (open_args(args, nargs, 4, "line_text(data, a, b, limit)", names, 3, idx, &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t a = idx[0], b = idx[1], limit = idx[2];
+    if (a > b) {
+        a = b;
+    }
+    if (b - a > limit) {
+        b = a + limit;
+    }
+    const char *buf = (const char *)view.buf;
+    if (b > a && buf[b - 1] == '\r') {
+        b--;
+    }
+    PyObject *text = PyUnicode_DecodeUTF8(buf + a, b - a, "replace");
+    PyBuffer_Release(&view);
+    return text;
+}
+
+/* line_end(data, pos, end) -> int: where the line starting at pos ends (its newline, or
+ * end) */
+static PyObject *
+line_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char *const names[] = {"pos", "end"};
+    Py_ssize_t idx[2];
+    Py_buffer view;
+    if (open_args(args, nargs, 3, "line_end(data, pos, end)", names, 2, idx, &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t pos = idx[0], end = idx[1];
+    Py_ssize_t e = end;
+    if (pos < end) {
+        const char *nl = memchr((const char *)view.buf + pos, '\n', (size_t)(end - pos));
+        if (nl != NULL) {
+            e = nl - (const char *)view.buf;
+        }
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(e);
+}
+
+/* skip_prefixed(data, pos, end, prefix) -> (pos, lines): past the lines from pos on that
+ * start with prefix (bytes), and how many they are */
+static PyObject *
+skip_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char *const names[] = {"pos", "end"};
+    Py_ssize_t idx[2];
+    Py_buffer view;
+    if (nargs == 4 && !PyBytes_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "skip_prefixed: prefix must be bytes");
+        return NULL;
+    }
+    if (open_args(args, nargs, 4, "skip_prefixed(data, pos, end, prefix)", names, 2, idx,
+                  &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t pos = idx[0], end = idx[1];
+    const char *prefix = PyBytes_AS_STRING(args[3]);
+    Py_ssize_t plen = PyBytes_GET_SIZE(args[3]);
+    const char *buf = (const char *)view.buf;
+    Py_ssize_t lines = 0;
+    while (pos < end && end - pos >= plen && memcmp(buf + pos, prefix, (size_t)plen) == 0) {
+        const char *nl = memchr(buf + pos, '\n', (size_t)(end - pos));
+        pos = nl == NULL ? end : (nl - buf) + 1;
+        lines++;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nn)", pos, lines);
+}
+
+static PyMethodDef methods[] = {
+    {"line_spans", (PyCFunction)(void (*)(void))line_spans, METH_FASTCALL,
+     "line_spans(data, start, end, cands) -> [start, end, lines before, ...] of each "
+     "candidate line"},
+    {"line_text", (PyCFunction)(void (*)(void))line_text, METH_FASTCALL,
+     "line_text(data, a, b, limit) -> the text of the physical line data[a:b]"},
+    {"line_end", (PyCFunction)(void (*)(void))line_end, METH_FASTCALL,
+     "line_end(data, pos, end) -> where the line starting at pos ends"},
+    {"skip_prefixed", (PyCFunction)(void (*)(void))skip_prefixed, METH_FASTCALL,
+     "skip_prefixed(data, pos, end, prefix) -> (pos, lines) past the lines starting with "
+     "prefix"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    .m_base = PyModuleDef_HEAD_INIT,
+    .m_name = "_native",
+    .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces).",
+    .m_size = -1,
+    .m_methods = methods,
+};
+
+PyMODINIT_FUNC
+PyInit__native(void)
+{
+    return PyModule_Create(&module_def);
+}
