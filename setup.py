@@ -1,6 +1,8 @@
-"""The build's one optional step: with ``RECOMPILE_DOCTOR_MYPYC=1`` the modules listed in
-``recompile_doctor/compiled_modules.py`` are compiled with mypyc, from the same source (as
-black and mypy build their wheels); without it the package is pure Python.  Everything else
+"""The build's two optional steps.  Every build compiles the log scanner's byte work in C
+(``recompile_doctor/parsers/_native.c``) where a C compiler is found; without one the package
+does the same work in Python.  With ``RECOMPILE_DOCTOR_MYPYC=1`` the modules listed in
+``recompile_doctor/compiled_modules.py`` are also compiled with mypyc, from the same source
+(as black and mypy build their wheels); without it the package is Python.  Everything else
 is in ``pyproject.toml``.
 
     RECOMPILE_DOCTOR_MYPYC=1 pip wheel --no-build-isolation --no-deps -w dist .
