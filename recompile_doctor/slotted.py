@@ -51,6 +51,15 @@ def rebuilt(cls: type, values: tuple[Any, ...]) -> Any:
 _MAKERS: dict[type, Callable[[tuple[Any, ...]], Any]] = {}
 
 
+def _space(cls: type, setters: tuple[Any, ...]) -> dict[str, Any]:
+    """The names the text of :func:`maker` and :func:`replacer` runs with: ``new``, ``cls``
+    and each slot's setter (``s0``...), in the module of ``cls`` (so that the package's own
+    texts are compiled once and kept between runs, :mod:`recompile_doctor.dataclass_code`)."""
+    env: dict[str, Any] = {"__name__": cls.__module__, "new": object.__new__, "cls": cls}
+    env.update({f"s{i}": set_ for i, (_, set_) in enumerate(setters)})
+    return env
+
+
 def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
     """A function that makes an object of the slotted dataclass ``cls`` from its field
     values, one slot set after the other without a loop (written out as ``dataclasses``
@@ -59,13 +68,12 @@ def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
     setters = slot_setters(cls)
     assert setters is not None
     n = len(setters)
-    env: dict[str, Any] = {"new": object.__new__, "cls": cls}
-    env.update({f"s{i}": set_ for i, (_, set_) in enumerate(setters)})
+    env = _space(cls, setters)
     unpack = "".join(f"v{i}, " for i in range(n))
     body = "".join(f"    s{i}(o, v{i})\n" for i in range(n))
     # (unpacking checks the number of values, as zip(strict=True) did)
     src = f"def make(values):\n    o = new(cls)\n    ({unpack}) = values\n{body}    return o\n"
-    exec(src, env)  # (our own text: field positions only)
+    exec_kept(src, env)  # (our own text: field positions only)
     make: Callable[[tuple[Any, ...]], Any] = env["make"]
     return make
 
@@ -85,15 +93,14 @@ def replacer(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     for name in names:
         if name not in fields:
             raise TypeError(f"{cls.__name__} has no field {name!r}")
-    env: dict[str, Any] = {"new": object.__new__, "cls": cls}
-    env.update({f"s{i}": set_ for i, (_, set_) in enumerate(setters)})
+    env = _space(cls, setters)
     params = "".join(f", v{i}" for i in range(len(names)))
     body = "".join(
         f"    s{i}(o, {f'v{names.index(n)}' if n in names else f'obj.{n}'})\n"
         for i, n in enumerate(fields)
     )
     src = f"def replace(obj{params}):\n    o = new(cls)\n{body}    return o\n"
-    exec(src, env)  # (our own text: field names only)
+    exec_kept(src, env)  # (our own text: field names only)
     replace: Callable[..., Any] = env["replace"]
     return replace
 

@@ -216,9 +216,9 @@ def test_the_fast_path_with_the_python_functions_matches_the_plain_path(
 #: a cache-miss block ended by a line no decoder wants, then candidate lines: the fast path
 #: reads past the block's header line by line, and the lines before the next candidate are
 #: counted from where it stopped, not from the header's end
-JAX_BLOCK_THEN_NOISE = b"""TRACING CACHE MISS at /work/x.py:1:1 (f):
+JAX_BLOCK_THEN_NOISE = b"""TRACING CACHE MISS at /tmp/capture-jax/x.py:1:1 (f):
   never seen function:
-    f id=1 defined at /work/x.py:1
+    f id=1 defined at /tmp/capture-jax/x.py:1
 step 0 loss 0.1
 step 1 loss 0.1
 Finished tracing f for jit in 0.001 sec

@@ -11,8 +11,8 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.parsers._format import Counted, Decoded, Decoder
 
-#: a log's format before any line is recognized (``logs.UNKNOWN_FORMAT``)
-UNKNOWN = "unknown"
+#: a log's format before any line is recognized
+UNKNOWN_FORMAT = "unknown"
 
 
 class Counter(Counted, Protocol):
@@ -47,7 +47,7 @@ def decoded(
         res: Decoded = decoder.decode(lineno, raw)
         count(res, c)
         if res.status == "recognized":
-            if c.format == UNKNOWN:
+            if c.format == UNKNOWN_FORMAT:
                 c.format = name
         elif res.status == "malformed" and strict:
             raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)

@@ -19,7 +19,8 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
 from recompile_doctor.parsers import _reader
-from recompile_doctor.parsers._decoding import UNKNOWN, decoded
+from recompile_doctor.parsers._decoding import UNKNOWN_FORMAT as UNKNOWN_FORMAT
+from recompile_doctor.parsers._decoding import decoded
 from recompile_doctor.parsers._format import Counted, Decoder, LogFormat
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
 SNIFF_LINES = 400
 #: lines detection reads at most when the first SNIFF_LINES show no known format
 SNIFF_MAX_LINES = 20_000
-UNKNOWN_FORMAT = UNKNOWN
 
 #: the registry: every log format, in the order detection prefers them on a tie
 LOG_FORMATS: list[LogFormat] = [POPLAR, JAX, TENSORFLOW, TORCH, TORCH_TRACE, PTXLA]
