@@ -29,6 +29,7 @@ from recompile_doctor.parsers._spans import (
     line_end_py,
     line_spans_py,
     native_module,
+    newlines_py,
     skip_prefixed_py,
 )
 from tests.conftest import examples
@@ -50,12 +51,13 @@ def test_the_c_module_is_built_where_it_is_expected() -> None:
 def test_native_0_chooses_the_python_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(NATIVE_ENV, "0")
     assert chosen() == PYTHON
-    assert (line_spans_py, line_text, line_end_py, skip_prefixed_py, False) == PYTHON
+    assert (line_spans_py, line_text, line_end_py, skip_prefixed_py, newlines_py, False) == PYTHON
     monkeypatch.delenv(NATIVE_ENV)
     assert chosen().native is (NATIVE is not None)
     if NATIVE is not None:
         assert chosen().line_spans is NATIVE.line_spans
         assert chosen().skip_prefixed is NATIVE.skip_prefixed
+        assert chosen().newlines is NATIVE.newlines
 
 
 #: the bytes lines are made of (a bare CR and invalid UTF-8 among them)
@@ -123,6 +125,34 @@ def test_the_c_line_ends_and_skips_are_the_python_ones(
         assert got == skip_prefixed_py(data, pos, end, prefix)
 
 
+@needs_native
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
+@given(case=buffers(), bounds=st.tuples(st.integers(0, 900), st.integers(0, 900)))
+def test_the_c_newline_count_is_the_python_one(
+    case: tuple[bytearray, int, int, list[int]], bounds: tuple[int, int]
+) -> None:
+    data = case[0]
+    a, b = bounds  # (either way round, past the end too)
+    assert NATIVE.newlines(data, a, b) == newlines_py(data, a, b)
+    assert NATIVE.newlines(bytes(data), a, b) == newlines_py(data, a, b)
+
+
+def test_newlines_are_counted_in_the_span_only() -> None:
+    data = bytearray(b"\n\nab\ncd\r\n\n" + b"x" * 300 + b"\n")
+    for a, b, want in [
+        (0, len(data), 6),
+        (1, 2, 1),
+        (2, 5, 1),
+        (2, 4, 0),
+        (5, 9, 1),
+        (5, 5, 0),
+        (9, 3, 0),
+    ]:
+        assert newlines_py(data, a, b) == want, (a, b)
+        if NATIVE is not None:
+            assert NATIVE.newlines(data, a, b) == want, (a, b)
+
+
 def test_payload_lines_are_passed_up_to_the_first_other_line_or_the_end() -> None:
     data = bytearray(b'{"a": 1}\n\tpayload\n\t\n\tlast\n{"b": 2}\n\t')
     first = data.index(b"\t")
@@ -171,6 +201,9 @@ def test_a_long_line_is_cut_where_the_python_cuts_it() -> None:
     ("call", "error"),
     [
         (lambda n: n.line_spans(bytearray(b"a\n"), -1, 2, []), ValueError),
+        (lambda n: n.newlines(bytearray(b"a\n"), -1, 2), ValueError),
+        (lambda n: n.newlines(bytearray(b"a\n"), 0), TypeError),
+        (lambda n: n.newlines("a\n", 0, 2), TypeError),
         (lambda n: n.line_spans(bytearray(b"a\n"), 0, 2, (0,)), TypeError),
         (lambda n: n.line_spans(bytearray(b"a\n"), 0, 2, [-3]), ValueError),
         (lambda n: n.line_spans(bytearray(b"a\n"), 0, 2, ["0"]), TypeError),

@@ -4,7 +4,7 @@ generator were interpreted Python; :mod:`recompile_doctor.parsers.logs` calls it
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -20,6 +20,14 @@ class Counter(Counted, Protocol):
     names."""
 
     format: str
+
+
+class EventSink(Protocol):
+    """Where a worker writes its part's events (``_event_codec.EventWriter``)."""
+
+    def add(self, events: Iterable[TypedEvent]) -> None: ...
+
+    def missed(self, line: int, keys: list[tuple[object, ...]]) -> None: ...
 
 
 def count(res: Decoded, c: Counted) -> None:
@@ -52,3 +60,34 @@ def decoded(
         elif res.status == "malformed" and strict:
             raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
         yield from res.events
+
+
+def decode_into(
+    lines: Iterator[tuple[int, str]],
+    decoder: Decoder,
+    c: Counted,
+    out: EventSink,
+    missed: list[tuple[object, ...]],
+    most: int,
+) -> tuple[int, int]:
+    """A worker's loop over its part (``_parallel.Team._work``): up to ``most`` more of
+    ``lines`` decoded, each counted (:func:`count`), the keys its decoder looked up and
+    missed on it (``missed``, which the decoder's recording tables fill) written to ``out``
+    with its number and cleared, then its events.  Returns how many lines it decoded
+    (fewer than ``most`` only where ``lines`` ended) and the number of the last one (-1:
+    none); ``lines`` is left where it stopped, so the next call goes on from there."""
+    n = 0
+    lineno = -1
+    if most <= 0:
+        return 0, lineno
+    for lineno, raw in lines:
+        res: Decoded = decoder.decode(lineno, raw)
+        count(res, c)
+        if missed:
+            out.missed(lineno, missed)
+            missed.clear()
+        out.add(res.events)
+        n += 1
+        if n >= most:
+            break
+    return n, lineno

@@ -1,6 +1,6 @@
 /* The log scanner's per-candidate byte work, in C: where each candidate line starts and
- * ends, how many lines lie between candidates, a line's text, where a line ends, and the
- * lines a decoder lets pass by their first bytes.
+ * ends, how many lines lie between candidates, a line's text, where a line ends, the
+ * lines a decoder lets pass by their first bytes, and the newlines of a span.
  *
  * The fast path (recompile_doctor/parsers/_scan.py) asks for these once per candidate line.
  * Done with bytearray.find, rfind and count, each is a method call that parses its
@@ -246,6 +246,23 @@ skip_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nn)", pos, lines);
 }
 
+/* newlines(data, start, end) -> int: the newlines in data[start:end] */
+static PyObject *
+newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char *const names[] = {"start", "end"};
+    Py_ssize_t idx[2];
+    Py_buffer view;
+    if (open_args(args, nargs, 3, "newlines(data, start, end)", names, 2, idx, &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t start = idx[0], end = idx[1];
+    Py_ssize_t k = start < end ? count_newlines((const char *)view.buf + start, end - start) : 0;
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(k);
+}
+
 static PyMethodDef methods[] = {
     {"line_spans", (PyCFunction)(void (*)(void))line_spans, METH_FASTCALL,
      "line_spans(data, start, end, cands) -> [start, end, lines before, ...] of each "
@@ -254,6 +271,8 @@ static PyMethodDef methods[] = {
      "line_text(data, a, b, limit) -> the text of the physical line data[a:b]"},
     {"line_end", (PyCFunction)(void (*)(void))line_end, METH_FASTCALL,
      "line_end(data, pos, end) -> where the line starting at pos ends"},
+    {"newlines", (PyCFunction)(void (*)(void))newlines, METH_FASTCALL,
+     "newlines(data, start, end) -> the newlines in data[start:end]"},
     {"skip_prefixed", (PyCFunction)(void (*)(void))skip_prefixed, METH_FASTCALL,
      "skip_prefixed(data, pos, end, prefix) -> (pos, lines) past the lines starting with "
      "prefix"},

@@ -63,7 +63,7 @@ from recompile_doctor.parsers._checkpoint import (
     unrecorded,
     with_residue,
 )
-from recompile_doctor.parsers._decoding import count
+from recompile_doctor.parsers._decoding import count, decode_into
 from recompile_doctor.parsers._event_codec import (
     ENDING,
     MISSED,
@@ -83,6 +83,7 @@ from recompile_doctor.parsers._reader import (
     gzip_text_size,
 )
 from recompile_doctor.parsers._scan import Blocks, FastLines
+from recompile_doctor.parsers._spans import chosen
 
 #: a part is at least this big
 PART_MIN_BYTES = 16 << 20
@@ -618,15 +619,18 @@ class Team:
             published = False
             blocks.limit = splits[k] - start if k < len(splits) else None
             fl = make_lines(blocks, c, before)
-            for decoded, (lineno, raw) in enumerate(fl.lines(), 1):
+            lines = fl.lines()
+            decoded = 0
+            while True:
+                # the lines up to the next one after which there is something to do, in
+                # one call (compiled in a compiled build: this loop runs once per line)
+                stop = _next_stop(decoded, late)
+                n, lineno = decode_into(lines, decoder, c, out, missed, stop - decoded)
+                decoded += n
+                if decoded < stop:  # (the part's lines ended)
+                    break
                 if not decoded % PARENT_CHECK_EVERY:
                     self._parent_alive()
-                res = decoder.decode(lineno, raw)
-                count(res, c)
-                if missed:
-                    out.missed(lineno, missed)
-                    missed.clear()
-                out.add(res.events)
                 if decoded <= CHECKPOINTS_DENSE or (
                     decoded <= CHECKPOINTS and decoded % CHECKPOINT_EVERY == 0
                 ):
@@ -800,6 +804,22 @@ class _Late:
         self.since, self.decoded = t1, decoded
 
 
+def _next_stop(decoded: int, late: _Late) -> int:
+    """The number of decoded lines, past ``decoded``, after which a worker next has
+    something to do besides decoding: look whether its parent is still there
+    (:data:`PARENT_CHECK_EVERY`), take a checkpoint (:data:`CHECKPOINTS_DENSE`,
+    :data:`CHECKPOINT_EVERY`), publish them (:data:`CHECKPOINTS`) or take a late one
+    (``late``)."""
+    d = decoded + 1
+    parent = decoded - decoded % PARENT_CHECK_EVERY + PARENT_CHECK_EVERY
+    if d <= CHECKPOINTS_DENSE:
+        return min(parent, d)
+    if d <= CHECKPOINTS:
+        every = -(-d // CHECKPOINT_EVERY) * CHECKPOINT_EVERY
+        return min(parent, every, CHECKPOINTS)
+    return min(parent, max(d, late.next))
+
+
 def _counted(c: Counts) -> tuple[int, int, int]:
     return (c.recognized, c.unrecognized, c.malformed)
 
@@ -808,6 +828,7 @@ def _newlines(f: BinaryIO, lo: int, hi: int) -> int:
     """The newlines in bytes ``lo`` to ``hi`` of ``f``."""
     buf = bytearray(max(1, min(8 << 20, hi - lo)))  # (8 MB zeroed is milliseconds)
     view = memoryview(buf)
+    newlines = chosen().newlines  # (in C where it is built: a tenth of the time)
     f.seek(lo)
     n = 0
     done = lo
@@ -815,7 +836,7 @@ def _newlines(f: BinaryIO, lo: int, hi: int) -> int:
         k = f.readinto(view[: min(len(buf), hi - done)])  # type: ignore[attr-defined]
         if not k:
             break
-        n += buf.count(b"\n", 0, k)
+        n += newlines(buf, 0, k)
         done += k
     return n
 

@@ -1,6 +1,6 @@
 """The fast path's byte work: where each candidate line starts and ends, how many lines lie
 between candidates, a line's text, where a line ends, the lines a decoder lets pass by
-their first bytes -- in Python here, and in C (``_native.c``) where that module is built.
+their first bytes, the newlines of a span -- in Python here, and in C (``_native.c``) where that module is built.
 
 Done with ``bytearray.find``, ``rfind`` and ``count``, each of these is a method call that
 parses its arguments as a tuple: about 2,500 instructions, against a few dozen for the
@@ -58,6 +58,12 @@ def line_end_py(data: bytearray, pos: int, end: int) -> int:
     return end if nl < 0 else nl
 
 
+def newlines_py(data: bytearray, start: int, end: int) -> int:
+    """The newlines in ``data[start:end]`` (a worker counts those of the part before its own
+    this way: ``bytearray.count`` reads a byte at a time, the C ``memchr`` a line)."""
+    return data.count(_NL, start, end)
+
+
 def skip_prefixed_py(data: bytearray, pos: int, end: int, prefix: bytes) -> tuple[int, int]:
     """Past the lines from ``pos`` on that start with ``prefix``, and how many they are."""
     lines = 0
@@ -75,11 +81,14 @@ class ByteWork(NamedTuple):
     line_text: LineText
     line_end: Callable[[bytearray, int, int], int]
     skip_prefixed: Callable[[bytearray, int, int, bytes], tuple[int, int]]
+    newlines: Callable[[bytearray, int, int], int]
     native: bool
 
 
 #: the Python functions
-PYTHON: Final = ByteWork(line_spans_py, line_text, line_end_py, skip_prefixed_py, False)
+PYTHON: Final = ByteWork(
+    line_spans_py, line_text, line_end_py, skip_prefixed_py, newlines_py, False
+)
 
 
 def native_module() -> ModuleType | None:
@@ -97,4 +106,6 @@ def chosen() -> ByteWork:
     mod = None if os.environ.get(NATIVE_ENV) == "0" else native_module()
     if mod is None:
         return PYTHON
-    return ByteWork(mod.line_spans, mod.line_text, mod.line_end, mod.skip_prefixed, True)
+    return ByteWork(
+        mod.line_spans, mod.line_text, mod.line_end, mod.skip_prefixed, mod.newlines, True
+    )
