@@ -135,3 +135,29 @@ def test_a_run_counts_writes_the_keys_missed_before_the_events_and_stops_where_t
     assert sink.items[at + 1 : at + 3] == ["ev10.0", "ev10.1"]
     assert missed == []
 
+
+def test_a_recording_table_answers_held_keys_and_records_the_others() -> None:
+    # GIVEN a worker's recording dictionary holding its own entries (one of them None) and
+    # an inherited one from the lines before its part
+    from recompile_doctor.parsers._checkpoint import _MissDict
+
+    missed: list[tuple[object, ...]] = []
+    d = _MissDict({"own": 1, "none": None}, "_table", missed, {"old": 7})
+    # WHEN held keys are asked for, THEN they are answered and nothing is recorded
+    assert d.get("own") == 1 and d["own"] == 1 and "own" in d
+    assert d.get("none", 5) is None and d["none"] is None and "none" in d
+    assert missed == []
+    # WHEN a missing key is asked for, THEN the default (or KeyError), and it is recorded
+    assert d.get("gone", 5) == 5 and "gone" not in d
+    try:
+        d["gone"]
+    except KeyError:
+        pass
+    else:
+        raise AssertionError("a missing key was found")
+    assert missed == [("_table", "gone")] * 3
+    # WHEN an inherited key is first asked for, THEN it is the worker's own from then on,
+    # recorded once with its value's state
+    missed.clear()
+    assert d.get("old") == 7 and d["old"] == 7 and "old" in d
+    assert len(missed) == 1 and missed[0][:2] == ("_table", "old")

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, MutableMapping
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from recompile_doctor.heap_trim import give_back
 from recompile_doctor.parsers._digest_table import DigestTable
@@ -418,6 +418,12 @@ def with_residue(final: Decoder, reader: Decoder, extra: dict[str, dict[object, 
     return True
 
 
+#: a value no dictionary holds (``get``'s default, told from a value held)
+_ABSENT: Final = object()
+_has: Final = dict.__contains__
+_dict_get: Final = dict.get
+
+
 class _MissDict(dict):  # type: ignore[type-arg]
     """A dictionary that records the keys it was asked for and did not hold.
 
@@ -446,14 +452,22 @@ class _MissDict(dict):  # type: ignore[type-arg]
     def _miss(self, key: object) -> bool:
         return _watched_miss(self, dict, key)
 
+    # (a key held is answered by the dictionary's own method in one call: most lookups are
+    # of the worker's own entries, and these methods run for every lookup of its decoder)
     def __contains__(self, key: object) -> bool:
-        return not self._miss(key)
+        return _has(self, key) or not _watched_miss(self, dict, key)
 
     def __getitem__(self, key: object) -> object:
+        got = _dict_get(self, key, _ABSENT)
+        if got is not _ABSENT:
+            return got
         self._miss(key)
         return dict.__getitem__(self, key)
 
     def get(self, key: object, default: object = None) -> object:
+        got = _dict_get(self, key, _ABSENT)
+        if got is not _ABSENT:
+            return got
         return default if self._miss(key) else dict.__getitem__(self, key)
 
     def setdefault(self, key: object, default: object = None) -> object:
