@@ -36,6 +36,8 @@ _CLASSES: Final[tuple[type, ...]] = tuple(
     if isinstance(c, type) and issubclass(c, _events._Base) and c is not _events._Base
 )
 _CLASS_TAG: Final = {c: i for i, c in enumerate(_CLASSES)}
+#: the classes of the typed events (the tag each is encoded with)
+CLASS_TAG: Final = _CLASS_TAG
 _FIELDS = {
     c: tuple(f.name for f in dataclasses.fields(c) if f.name not in ("span", "record", "keep"))
     for c in _CLASSES

@@ -170,9 +170,11 @@ def _repacked(items: list[T], chunk: int, plain: int, rows: type | None = None) 
     return p
 
 
-#: the first byte of a packed chunk: pickled (:func:`dumps`), or columns by ``marshal``
+#: the first byte of a packed chunk: pickled (:func:`dumps`), columns by ``marshal``, or
+#: events by the event codec and ``marshal`` (:func:`_events_data`)
 _PICKLED = b"P"
 _COLUMNS = b"C"
+_EVENTS = b"E"
 
 
 def _pack(items: list[T], rows: type | None = None) -> bytes:
@@ -186,7 +188,53 @@ def _pack(items: list[T], rows: type | None = None) -> bytes:
             pass
         else:
             return _COLUMNS + zlib.compress(data, 1)
+    events = _events_data(items)
+    if events is not None:
+        return _EVENTS + zlib.compress(events, 1)
     return _PICKLED + zlib.compress(dumps(items), 1)
+
+
+def _events_data(items: list[Any]) -> bytes | None:
+    """``items`` -- all typed events, or all pairs of a typed event and a plain value (the
+    timeline's lookups, reasons and notes) -- encoded by the event codec the log readers'
+    workers hand their events over with, and marshalled (compiled code: the pickler's
+    reducer ran interpreted for every object, 6-7 us an item against 2.5); None for other
+    items, or values the codec does not know (then pickled)."""
+    from recompile_doctor.parsers import _event_codec as codec
+
+    classes = codec.CLASS_TAG
+    if all(type(x) in classes for x in items):
+        shape = 0
+    elif all(
+        type(x) is tuple and len(x) == 2 and type(x[0]) in classes and type(x[1]) in _PLAIN
+        for x in items
+    ):
+        shape = 1
+    else:
+        return None
+    encode = codec.encode
+    try:
+        if shape == 0:
+            rows: list[Any] = [encode(ev, None) for ev in items]
+        else:
+            rows = [[encode(ev, None), x] for ev, x in items]
+        return marshal.dumps((shape, rows))
+    except (codec.Unencodable, ValueError):  # (ValueError: a value marshal does not write)
+        return None
+
+
+def _events_items(data: bytes) -> list[Any]:
+    """The items :func:`_events_data` encoded."""
+    from recompile_doctor.parsers._event_codec import decode
+
+    shape, rows = marshal.loads(data)
+    if shape == 0:
+        return [decode(row, None) for row in rows]
+    return [(decode(row[0], None), row[1]) for row in rows]
+
+
+#: the plain values a pair's second item may be (the compilation a lookup is of, or None)
+_PLAIN = frozenset({int, str, float, bool, type(None)})
 
 
 def dumps(items: list[Any]) -> bytes:
@@ -224,6 +272,8 @@ def _unpack(data: list[T] | Blob, rows: type | None = None) -> list[T]:
     body = zlib.decompress(memoryview(got)[1:])
     if got[:1] == _PICKLED:
         return loads(body)
+    if got[:1] == _EVENTS:
+        return _events_items(body)
     columns = marshal.loads(body)
     if rows is None or rows is str:
         return list(columns)
