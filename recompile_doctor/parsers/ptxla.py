@@ -159,6 +159,12 @@ class PtxlaDecoder:
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
     UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset({"_last_hash"})
+    #: the parent's share of the log with two processes (see :mod:`._parallel`): its cache
+    #: lookups and metrics cost the parent's timeline more than their lines cost a worker
+    #: (the instructions of each process's reading, counted on 24 MB of the bench log:
+    #: parent and worker 1.92 and 1.29 G at 0.39, 1.75 and 1.57 at 0.25, 1.63 and 1.77 at
+    #: 0.15)
+    PARENT_SHARE: ClassVar[float] = 0.2
 
     def __init__(self, path: str) -> None:
         self.path = path
