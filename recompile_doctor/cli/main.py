@@ -15,7 +15,7 @@ import click
 
 from recompile_doctor._version import __version__
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.gc_pause import collect_less_often
+from recompile_doctor.gc_pause import collect_less_often, leave_the_rest_to_exit
 from recompile_doctor.heap_trim import process_is_ours
 
 #: subcommand -> (its module, which exposes ``command``; the first paragraph of its help).
@@ -234,4 +234,6 @@ def run() -> None:
     """Console-script entry point."""
     collect_less_often()  # (the process is ours)
     process_is_ours()
-    sys.exit(main())
+    code = main()
+    leave_the_rest_to_exit()
+    sys.exit(code)
