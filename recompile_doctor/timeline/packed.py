@@ -206,7 +206,7 @@ def _events_data(items: list[Any]) -> bytes | None:
     if all(type(x) in classes for x in items):
         shape = 0
     elif all(
-        type(x) is tuple and len(x) == 2 and type(x[0]) in classes and type(x[1]) in _PLAIN
+        type(x) is tuple and len(x) == 2 and type(x[0]) in classes and type(x[1]) in codec.PLAIN
         for x in items
     ):
         shape = 1
@@ -231,10 +231,6 @@ def _events_items(data: bytes) -> list[Any]:
     if shape == 0:
         return [decode(row, None) for row in rows]
     return [(decode(row[0], None), row[1]) for row in rows]
-
-
-#: the plain values a pair's second item may be (the compilation a lookup is of, or None)
-_PLAIN = frozenset({int, str, float, bool, type(None)})
 
 
 def dumps(items: list[Any]) -> bytes:
