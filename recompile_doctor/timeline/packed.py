@@ -198,8 +198,10 @@ def _events_data(items: list[Any]) -> bytes | None:
     """``items`` -- all typed events, or all pairs of a typed event and a plain value (the
     timeline's lookups, reasons and notes) -- encoded by the event codec the log readers'
     workers hand their events over with, and marshalled (compiled code: the pickler's
-    reducer ran interpreted for every object, 6-7 us an item against 2.5); None for other
-    items, or values the codec does not know (then pickled)."""
+    reducer ran interpreted for every object; packing a PyTorch/XLA lookup 13 us against 8,
+    a JAX lookup 4.7 against 2.7, though JAX's read back slower, 2.6 against 1.8: pickle
+    makes a key the items share once per chunk); None for other items, or values the codec
+    does not know (then pickled)."""
     from recompile_doctor.parsers import _event_codec as codec
 
     classes = codec.CLASS_TAG
