@@ -94,13 +94,13 @@ def runs_compiled(module_file: str) -> bool:
 def compiled() -> tuple[str, ...]:
     """The modules of :data:`COMPILED` that this installation imports compiled (an
     extension module beside the source wins over it)."""
-    root = os.path.dirname(_HERE)
-    out = []
-    for name in COMPILED:
-        base = os.path.join(root, source_path(name)[: -len(".py")])
-        if any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES):
-            out.append(name)
-    return tuple(out)
+    return tuple(name for name in COMPILED if _extension_built(name))
+
+
+def _extension_built(module: str) -> bool:
+    """Whether ``module`` (of the package) has an extension module beside its source."""
+    base = os.path.join(os.path.dirname(_HERE), *module.split("."))
+    return any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES)
 
 
 #: set to "0" to have the log scanner do its byte work in Python where the C module
@@ -112,8 +112,7 @@ NATIVE_MODULE = "recompile_doctor.parsers._native"
 
 def native_built() -> bool:
     """True when this installation has the scanner's C module."""
-    base = os.path.join(os.path.dirname(_HERE), *NATIVE_MODULE.split("."))
-    return any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES)
+    return _extension_built(NATIVE_MODULE)
 
 
 def _native_part() -> str:

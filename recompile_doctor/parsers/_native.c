@@ -33,15 +33,20 @@ get_index(PyObject *obj, const char *what, Py_ssize_t *out)
 }
 
 /* The start of every function here: the number of arguments (usage: the message if it is
- * wrong), args[1..] read as n non-negative indices into idx (names: theirs, for errors),
- * the second of them an end, no further than the data, and args[0]'s bytes (release the
- * view when done) */
+ * wrong), the last of them of the type last (unless NULL), args[1..] read as n non-negative
+ * indices into idx (names: theirs, for errors), the second of them an end, no further than
+ * the data, and args[0]'s bytes (release the view when done) */
 static int
 open_args(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *usage,
-          const char *const *names, int n, Py_ssize_t *idx, Py_buffer *view)
+          PyTypeObject *last, const char *const *names, int n, Py_ssize_t *idx,
+          Py_buffer *view)
 {
     if (nargs != want) {
         PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    if (last != NULL && !PyObject_TypeCheck(args[want - 1], last)) {
+        PyErr_Format(PyExc_TypeError, "%s: the last argument must be %s", usage, last->tp_name);
         return -1;
     }
     for (int i = 0; i < n; i++) {
@@ -86,6 +91,14 @@ count_newlines(const char *p, Py_ssize_t n)
     return k;
 }
 
+/* where the line starting at buf[pos] ends: its newline, or end */
+static Py_ssize_t
+line_end_at(const char *buf, Py_ssize_t pos, Py_ssize_t end)
+{
+    const char *nl = pos < end ? memchr(buf + pos, '\n', (size_t)(end - pos)) : NULL;
+    return nl == NULL ? end : nl - buf;
+}
+
 static const char *
 last_newline(const char *p, Py_ssize_t n)
 {
@@ -115,12 +128,8 @@ line_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     static const char *const names[] = {"start", "end"};
     Py_ssize_t idx[2];
     Py_buffer view;
-    if (nargs == 4 && !PyList_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "line_spans: cands must be a list");
-        return NULL;
-    }
-    if (open_args(args, nargs, 4, "line_spans(data, start, end, cands)", names, 2, idx,
-                  &view) < 0) {
+    if (open_args(args, nargs, 4, "line_spans(data, start, end, cands)", &PyList_Type, names,
+                  2, idx, &view) < 0) {
         return NULL;
     }
     Py_ssize_t start = idx[0], end = idx[1];
@@ -147,8 +156,7 @@ line_spans(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         const char *nl = last_newline(buf + pos, p - pos);
         Py_ssize_t s = nl == NULL ? pos : (nl - buf) + 1;
         Py_ssize_t gap = count_newlines(buf + pos, s - pos);
-        nl = memchr(buf + p, '\n', (size_t)(end - p));
-        Py_ssize_t e = nl == NULL ? end : nl - buf;
+        Py_ssize_t e = line_end_at(buf, p, end);
         if (append_index(out, s) < 0 || append_index(out, e) < 0 ||
             append_index(out, gap) < 0) {
             goto fail;
@@ -172,7 +180,8 @@ line_text(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     static const char *const names[] = {"a", "b", "limit"};
     Py_ssize_t idx[3];
     Py_buffer view;
-    if (open_args(args, nargs, 4, "line_text(data, a, b, limit)", names, 3, idx, &view) < 0) {
+    if (open_args(args, nargs, 4, "line_text(data, a, b, limit)", NULL, names, 3, idx,
+                  &view) < 0) {
         return NULL;
     }
     Py_ssize_t a = idx[0], b = idx[1], limit = idx[2];
@@ -200,17 +209,11 @@ line_end(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     static const char *const names[] = {"pos", "end"};
     Py_ssize_t idx[2];
     Py_buffer view;
-    if (open_args(args, nargs, 3, "line_end(data, pos, end)", names, 2, idx, &view) < 0) {
+    if (open_args(args, nargs, 3, "line_end(data, pos, end)", NULL, names, 2, idx,
+                  &view) < 0) {
         return NULL;
     }
-    Py_ssize_t pos = idx[0], end = idx[1];
-    Py_ssize_t e = end;
-    if (pos < end) {
-        const char *nl = memchr((const char *)view.buf + pos, '\n', (size_t)(end - pos));
-        if (nl != NULL) {
-            e = nl - (const char *)view.buf;
-        }
-    }
+    Py_ssize_t e = line_end_at((const char *)view.buf, idx[0], idx[1]);
     PyBuffer_Release(&view);
     return PyLong_FromSsize_t(e);
 }
@@ -224,12 +227,8 @@ skip_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     static const char *const names[] = {"pos", "end"};
     Py_ssize_t idx[2];
     Py_buffer view;
-    if (nargs == 4 && !PyBytes_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "skip_prefixed: prefix must be bytes");
-        return NULL;
-    }
-    if (open_args(args, nargs, 4, "skip_prefixed(data, pos, end, prefix)", names, 2, idx,
-                  &view) < 0) {
+    if (open_args(args, nargs, 4, "skip_prefixed(data, pos, end, prefix)", &PyBytes_Type,
+                  names, 2, idx, &view) < 0) {
         return NULL;
     }
     Py_ssize_t pos = idx[0], end = idx[1];
@@ -238,8 +237,8 @@ skip_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const char *buf = (const char *)view.buf;
     Py_ssize_t lines = 0;
     while (pos < end && end - pos >= plen && memcmp(buf + pos, prefix, (size_t)plen) == 0) {
-        const char *nl = memchr(buf + pos, '\n', (size_t)(end - pos));
-        pos = nl == NULL ? end : (nl - buf) + 1;
+        Py_ssize_t e = line_end_at(buf, pos, end);
+        pos = e == end ? end : e + 1;
         lines++;
     }
     PyBuffer_Release(&view);
@@ -254,11 +253,13 @@ newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     static const char *const names[] = {"start", "end"};
     Py_ssize_t idx[2];
     Py_buffer view;
-    if (open_args(args, nargs, 3, "newlines(data, start, end)", names, 2, idx, &view) < 0) {
+    if (open_args(args, nargs, 3, "newlines(data, start, end)", NULL, names, 2, idx,
+                  &view) < 0) {
         return NULL;
     }
     Py_ssize_t start = idx[0], end = idx[1];
-    Py_ssize_t k = start < end ? count_newlines((const char *)view.buf + start, end - start) : 0;
+    const char *buf = (const char *)view.buf;
+    Py_ssize_t k = start < end ? count_newlines(buf + start, end - start) : 0;
     PyBuffer_Release(&view);
     return PyLong_FromSsize_t(k);
 }

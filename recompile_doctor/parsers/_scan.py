@@ -304,14 +304,15 @@ class FastLines:
         #: the byte work (see _spans): in C where that module is built
         work = chosen()
         self._spans, self._text, self._line_end = work.line_spans, work.line_text, work.line_end
-        self._skip_prefixed, self.native = work.skip_prefixed, work.native
+        self._skip_prefixed, self._newlines = work.skip_prefixed, work.newlines
+        self.native = work.native
         self._limit = MAX_LINE_BYTES  # (where a line's text is cut)
 
     def _gap(self, data: bytearray, a: int, b: int, n: int = -1) -> None:
         """The lines of ``data[a:b]`` (whole lines), none of them decoded; ``n``: the
         newlines among them, if known."""
         if n < 0:
-            n = data.count(NL, a, b)
+            n = self._newlines(data, a, b)
         if b > a and data[b - 1] != 10:
             n += 1  # the last line of the input, without a newline
         if not n:

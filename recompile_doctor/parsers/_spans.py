@@ -59,8 +59,9 @@ def line_end_py(data: bytearray, pos: int, end: int) -> int:
 
 
 def newlines_py(data: bytearray, start: int, end: int) -> int:
-    """The newlines in ``data[start:end]`` (a worker counts those of the part before its own
-    this way: ``bytearray.count`` reads a byte at a time, the C ``memchr`` a line)."""
+    """The newlines in ``data[start:end]`` (the lines the scanner passes after a buffer's
+    last candidate, those of the part before a worker's own: ``bytearray.count`` reads a
+    byte at a time, the C ``memchr`` a line)."""
     return data.count(_NL, start, end)
 
 
@@ -68,8 +69,8 @@ def skip_prefixed_py(data: bytearray, pos: int, end: int, prefix: bytes) -> tupl
     """Past the lines from ``pos`` on that start with ``prefix``, and how many they are."""
     lines = 0
     while pos < end and data.startswith(prefix, pos, end):
-        nl = data.find(_NL, pos, end)
-        pos = end if nl < 0 else nl + 1
+        e = line_end_py(data, pos, end)
+        pos = end if e == end else e + 1
         lines += 1
     return pos, lines
 
