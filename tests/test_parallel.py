@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor import api
@@ -812,6 +812,60 @@ def test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory() -
     assert max(reads) <= 1 << 20
 
 
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    lines=st.lists(
+        st.sampled_from([b"", b"ab", b"xx SEAM yy", b"SEAM", b"SE", b"AM q"]), max_size=40
+    ),
+    asked=st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=4),
+    window=st.integers(min_value=1, max_value=60),
+    tail=st.booleans(),
+)
+# (a seam line just past the window: one byte short of it; and well past it)
+@example(lines=[b"ab", b"ab", b"SEAM"], asked=[0], window=6, tail=False)
+@example(lines=[b"ab", b"ab", b"ab", b"SEAM", b"ab"], asked=[0], window=3, tail=True)
+def test_a_part_begins_at_the_first_seam_line_within_the_window(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[bytes],
+    asked: list[int],
+    window: int,
+    tail: bool,
+) -> None:
+    import io as _io
+
+    # GIVEN a text of lines, some holding a seam literal (or half of one), a seam window
+    # and positions asked for in increasing order, as splits_for asks
+    text = b"\n".join(lines) + (b"\n" if tail else b"")
+    path = tmp_path_factory.mktemp("seams") / "text"
+    path.write_bytes(text)
+    seams = (b"SEAM",)
+
+    def expected(pos: int) -> int | None:
+        # (the first line start after pos; then the first line from there that holds a seam
+        # wholly within the window's bytes)
+        nl = text.find(b"\n", pos)
+        if nl < 0 or nl + 1 >= len(text):
+            return None if nl < 0 else nl + 1
+        start = nl + 1
+        hit = text.find(b"SEAM", start, start + window)
+        nl = text.rfind(b"\n", start, hit) if hit >= 0 else -1
+        return nl + 1 if nl >= 0 else start
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_parallel, "SEAM_WINDOW", window)
+        with path.open("rb") as f:
+            in_file = _parallel.file_line_start(f.fileno(), len(text), seams)
+            in_stream = _parallel.StreamLineStart(_io.BytesIO(text), seams)
+            last = 0
+            for pos in sorted(asked):
+                pos = max(pos, last)
+                want = expected(pos)
+                # THEN the file's and the stream's finders give it
+                assert in_file(pos) == want, pos
+                assert in_stream(pos) == want, pos
+                last = want or pos
+
+
 @pytest.mark.parametrize("case", ["met", "never met", "worker failed", "failed while taken"])
 def test_how_the_parts_were_read_is_logged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, case: str
@@ -1234,6 +1288,52 @@ def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
     assert spy.adopted["torch"] == 1, said
     # (the parent ended the input with the reasons it held that the worker never met)
     assert len(ended) == 1 and ended[0] > 3, ended
+
+
+@pytest.mark.parametrize("seams", [True, False], ids=["at a seam", "without seams"])
+def test_a_torch_part_begins_at_a_recompilation_not_inside_its_guard_dump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seams: bool
+) -> None:
+    # GIVEN a torch.compile log of new frames, each compiled again after a "Recompiling
+    # function" block that names its function and then its guard dump, and the worker's
+    # share ending inside such a guard dump, WHEN two processes read it, THEN the part
+    # begins at the next recompilation's first line and the parent takes the worker's part
+    # over; without the format's seams the worker, which sees that compilation first in its
+    # dump, waits to the end for a name the lines before gave: the two never meet, and the
+    # parent reads the part again.  Either way the result is one process's
+    from recompile_doctor.parsers.torch import TorchLogDecoder
+
+    path = tmp_path / "run.log"
+    lines = _new_frames()
+    path.write_text("".join(lines))
+    recompiles = [i for i, line in enumerate(lines) if "] Recompiling function " in line]
+    k = next(i for i in recompiles if i > len(lines) // 2)
+    dump = next(i for i in range(k, len(lines)) if "[__guards]" in lines[i]) + 5
+    assert all(f"[{lines[k].split('[')[1].split(']')[0]}]" in lines[i] for i in range(k, dump))
+    inside = sum(len(line.encode()) for line in lines[:dump]) - 1  # (the line before's end)
+    if not seams:
+        monkeypatch.setattr(TorchLogDecoder, "PART_SEAMS", ())
+    one = _run(path, 1)
+
+    def split_inside(line_start: Any, bom: int, *_a: Any) -> list[int]:
+        got = line_start(bom + inside)
+        return [] if got is None else [got - bom]
+
+    monkeypatch.setattr(_parallel, "splits_for", split_inside)
+    begun: list[int] = []
+    fork = _parallel.Team.__init__
+
+    def started(team: _parallel.Team, *a: Any) -> None:
+        fork(team, *a)
+        begun.extend(team.splits)
+
+    monkeypatch.setattr(_parallel.Team, "__init__", started)
+    spy = Spy(monkeypatch)
+    assert _run(path, 2) == one
+    seam = next(i for i in recompiles if i > dump)
+    at = sum(len(line.encode()) for line in lines[: seam if seams else dump])
+    assert begun == [at]
+    assert spy.adopted["torch"] == (1 if seams else 0)
 
 
 class _Tables:

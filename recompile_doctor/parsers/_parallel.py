@@ -96,6 +96,11 @@ MAX_PROCESSES = 8
 #: whose reports cost more, the parent still finishes last, and 0.39 beats 0.51 for them;
 #: a decoder class may name its own: Poplar's, JAX's, torch's)
 PARENT_SHARE = 0.39
+#: a part begins at the first line, within this many bytes of where its share ends, that
+#: holds one of its decoder class's ``PART_SEAMS`` (literals of the lines a worker may begin
+#: at without inheriting, from the lines before, state it can never lose: see
+#: :func:`seams_for`); at the first line after that end when none does
+SEAM_WINDOW = 1 << 20
 #: a worker records its state after each of its first decoded lines, then after every
 #: :data:`CHECKPOINT_EVERY`-th up to :data:`CHECKPOINTS` decoded lines of its part (once two
 #: decoders are in the same state they stay so: a later checkpoint matches as well)
@@ -189,6 +194,26 @@ def share_for(decoder: Decoder) -> float:
     return share
 
 
+def seams_for(decoder: Decoder) -> tuple[bytes, ...]:
+    """The literals of the lines a part read with ``decoder`` begins at when one comes soon
+    after its split (:data:`SEAM_WINDOW`): its class's ``PART_SEAMS``.  A format names them
+    when a worker begun in the middle of one of its messages holds state the reader from the
+    start never has and never loses (torch.compile: a compilation seen by a worker only from
+    its guard dump on waits, to the end, for a function name the lines before gave): the
+    two never meet, and the parent reads the worker's part itself."""
+    seams: tuple[bytes, ...] = getattr(type(decoder), "PART_SEAMS", ())
+    return seams
+
+
+def seam_in(data: bytes, seams: tuple[bytes, ...]) -> int | None:
+    """Where in ``data`` (which begins at a line start) the first line holding one of
+    ``seams`` begins (None: no line does)."""
+    hit = min((k for k in (data.find(x) for x in seams) if k >= 0), default=-1)
+    if hit < 0:
+        return None
+    return data.rfind(b"\n", 0, hit) + 1
+
+
 def splits_for(
     line_start: Callable[[int], int | None],
     bom: int,
@@ -219,8 +244,12 @@ def splits_for(
     return out
 
 
-def file_line_start(fd: int, size: int) -> Callable[[int], int | None]:
-    """``line_start`` of :func:`splits_for` for a regular file of ``size`` bytes."""
+def file_line_start(
+    fd: int, size: int, seams: tuple[bytes, ...] = ()
+) -> Callable[[int], int | None]:
+    """``line_start`` of :func:`splits_for` for a regular file of ``size`` bytes: the first
+    line start after a position, or the first line holding one of ``seams`` within
+    :data:`SEAM_WINDOW` bytes of that."""
 
     def line_start(pos: int) -> int | None:
         while pos < size:
@@ -229,7 +258,12 @@ def file_line_start(fd: int, size: int) -> Callable[[int], int | None]:
                 return None
             k = chunk.find(b"\n")
             if k >= 0:
-                return pos + k + 1
+                start = pos + k + 1
+                if seams and start < size:
+                    seam = seam_in(os.pread(fd, SEAM_WINDOW, start), seams)
+                    if seam is not None:
+                        return start + seam
+                return start
             pos += len(chunk)
         return None
 
@@ -242,11 +276,12 @@ class StreamLineStart:
     its first line start; the bytes before the last line start found are not kept).  A
     stream that breaks has no line start past the break."""
 
-    def __init__(self, stream: BinaryIO) -> None:
+    def __init__(self, stream: BinaryIO, seams: tuple[bytes, ...] = ()) -> None:
         # (one decompressor step a read: a stream that breaks gives what came before)
         self._read: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
         self._base = 0  # the offset of _buf[0]
         self._buf = b""
+        self._seams = seams  # (as file_line_start's)
 
     def __call__(self, pos: int) -> int | None:
         pos = max(pos, self._base)
@@ -256,6 +291,8 @@ class StreamLineStart:
             if k >= 0:
                 self._base += k + 1
                 self._buf = self._buf[k + 1 :]
+                if self._seams:
+                    self._to_seam()
                 return self._base
             # no line starts in what is held (or it all lies before pos): none of it is
             # needed, whatever the length of a line
@@ -266,6 +303,26 @@ class StreamLineStart:
                 return None
             if not self._buf:
                 return None
+
+    def _to_seam(self) -> None:
+        """Move on from the line start held to the first line holding a seam within
+        :data:`SEAM_WINDOW` bytes, if one does (reading that far ahead)."""
+        more = [self._buf]
+        held = len(self._buf)
+        while held < SEAM_WINDOW:
+            try:
+                got = self._read(1 << 20)
+            except BROKEN_STREAM:  # (a seam before the break is as good)
+                break
+            if not got:
+                break
+            more.append(got)
+            held += len(got)
+        self._buf = b"".join(more)
+        k = seam_in(self._buf[:SEAM_WINDOW], self._seams)
+        if k is not None:
+            self._base += k
+            self._buf = self._buf[k:]
 
 
 class _Orphaned(Exception):

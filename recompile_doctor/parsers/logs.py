@@ -411,6 +411,7 @@ class _FastPart:
         assert f is not None
         size = _parallel.text_size(f, st) or 0
         share = _parallel.share_for(decoder)
+        seams = _parallel.seams_for(decoder)
         if st.compressed:  # the text to each split, decompressed once more, here
             try:
                 file = open(self.path, "rb")  # noqa: SIM115 - closed below
@@ -418,14 +419,14 @@ class _FastPart:
                 return None
             with file:
                 try:
-                    text = _parallel.StreamLineStart(decompressed(file, self.path))
+                    text = _parallel.StreamLineStart(decompressed(file, self.path), seams)
                     splits = _parallel.splits_for(
                         text, self.bom, blocks.consumed, size, self.processes, share
                     )
                 except (OSError, RecompileDoctorError):
                     return None  # (no second reading: this process reads it all)
         else:
-            line_start = _parallel.file_line_start(f.fileno(), size)
+            line_start = _parallel.file_line_start(f.fileno(), size, seams)
             splits = _parallel.splits_for(
                 line_start, self.bom, blocks.consumed, size, self.processes, share
             )

@@ -251,6 +251,12 @@ class TorchLogDecoder:
     #: each process's reading, counted on 24 MB of the bench log at 0.5: parent 1.18 G,
     #: worker 1.07)
     PARENT_SHARE: ClassVar[float] = 0.45
+    #: a part begins at a recompilation's first line when one comes soon after its split
+    #: (see :mod:`._parallel`): a worker begun after that line, in the compilation's guard
+    #: dump, sees the compilation first there, without the function name the line gave, and
+    #: waits for the name to the end: it would never meet the parent (a quarter of the
+    #: splits of the bench log did so, the parent reading the worker's part itself)
+    PART_SEAMS: ClassVar[tuple[bytes, ...]] = (b"] Recompiling function ",)
     #: a worker starts without the process ids of the lines before its part: the first
     #: line of each rank in its part is of the run it continues, whatever came between
     #: (see :mod:`._checkpoint`); a run begun again in its part fails it (ReadAlone)
