@@ -11,9 +11,12 @@ class an ``__init__`` that sets its slots the same way.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import os
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
+from recompile_doctor.compiled_modules import NATIVE_ENV
 from recompile_doctor.dataclass_code import exec_kept
 
 T = TypeVar("T")
@@ -43,12 +46,23 @@ def rebuilt(cls: type, values: tuple[Any, ...]) -> Any:
     its fields), made without calling its ``__init__``."""
     make = _MAKERS.get(cls)
     if make is None:
-        make = _MAKERS[cls] = maker(cls)
+        make = maker_of(cls)
     return make(values)
+
+
+def maker_of(cls: type) -> Callable[[tuple[Any, ...]], Any]:
+    """The :func:`maker` of ``cls``, made once (compiled code asks :data:`MAKERS` first, and
+    calls the maker without :func:`rebuilt`'s interpreted frame)."""
+    make = _MAKERS.get(cls)
+    if make is None:
+        make = _MAKERS[cls] = maker(cls)
+    return make
 
 
 #: per slotted dataclass: a function of its field values that makes an object of it
 _MAKERS: dict[type, Callable[[tuple[Any, ...]], Any]] = {}
+#: (the same, for compiled callers: :func:`maker_of` fills it)
+MAKERS: Final = _MAKERS
 
 
 def _space(cls: type, setters: tuple[Any, ...]) -> dict[str, Any]:
@@ -62,9 +76,32 @@ def _space(cls: type, setters: tuple[Any, ...]) -> dict[str, Any]:
 
 def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
     """A function that makes an object of the slotted dataclass ``cls`` from its field
-    values, one slot set after the other without a loop (written out as ``dataclasses``
-    writes ``__init__``: half the time of a loop over the slots, for the millions of objects
-    an analysis makes again from the timeline's columns and packed chunks)."""
+    values: the C module's (``parsers/_native.c``, its slots set from a plan of their
+    places: a twentieth of the instructions) where it is built, unless
+    ``RECOMPILE_DOCTOR_NATIVE=0``; else :func:`maker_py`'s.  Both refuse a number of values
+    other than the class's fields' (``ValueError``)."""
+    made = _native_maker(cls)
+    return made if made is not None else maker_py(cls)
+
+
+def _native_maker(cls: type) -> Callable[[tuple[Any, ...]], Any] | None:
+    if os.environ.get(NATIVE_ENV) == "0":
+        return None
+    try:
+        from recompile_doctor.parsers import _native
+    except ImportError:  # (not built: no C compiler where it was installed)
+        return None
+    setters = slot_setters(cls)
+    assert setters is not None
+    plan = _native.slot_plan(cls, tuple(getattr(cls, n) for n, _ in setters))
+    return functools.partial(_native.make_slotted, plan)
+
+
+def maker_py(cls: type) -> Callable[[tuple[Any, ...]], Any]:
+    """:func:`maker` in Python: one slot set after the other without a loop (written out as
+    ``dataclasses`` writes ``__init__``: half the time of a loop over the slots, for the
+    millions of objects an analysis makes again from the timeline's columns and packed
+    chunks)."""
     setters = slot_setters(cls)
     assert setters is not None
     n = len(setters)

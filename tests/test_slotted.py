@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
+import gc
 import inspect
 import pickle
+import sys
 import typing
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,9 +19,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recompile_doctor import events
+from recompile_doctor import events, model
+from recompile_doctor.compiled_modules import NATIVE_ENV
 from recompile_doctor.model import ValueChange
-from recompile_doctor.slotted import faster_init, replacer
+from recompile_doctor.parsers._spans import native_module
+from recompile_doctor.slotted import (
+    _native_maker,
+    faster_init,
+    maker,
+    maker_py,
+    replacer,
+    slot_setters,
+)
+from recompile_doctor.timeline import types as timeline_types
 from tests.conftest import examples
 
 TYPED = typing.get_args(events.TypedEvent)
@@ -176,3 +189,110 @@ def test_a_written_out_copy_is_dataclasses_replace(cls: Any, names: list[str]) -
     assert type(got) is cls and got is not made
     assert got == dataclasses.replace(made, **dict(zip(wanted, values, strict=True)))
     assert dataclasses.astuple(made) == before
+
+
+# -- the makers: C where the module is built, the Python twin elsewhere --------------------
+
+NATIVE: Any = native_module()
+needs_native = pytest.mark.skipif(NATIVE is None, reason="the C module is not built here")
+
+
+def _slotted_classes() -> list[type]:
+    """Every slotted dataclass of the modules whose objects are made again from their
+    field values (events taken back from a worker, packed chunks, the compilations' table)."""
+    out = []
+    for mod in (events, model, timeline_types):
+        for c in vars(mod).values():
+            if isinstance(c, type) and c.__module__ == mod.__name__ and slot_setters(c):
+                out.append(c)
+    return out
+
+
+SLOTTED = _slotted_classes()
+_VALUES = st.one_of(st.none(), st.integers(), st.text(max_size=5), st.builds(object))
+
+
+def test_the_classes_made_again_are_found() -> None:
+    assert {events.CacheLookup, events.CompileKey, ValueChange} <= set(SLOTTED)
+    assert any(c.__name__ == "Compilation" for c in SLOTTED)
+
+
+@needs_native
+@settings(max_examples=examples(100), deadline=None)
+@given(data=st.data())
+def test_the_c_maker_makes_what_the_python_maker_makes(data: st.DataObject) -> None:
+    # GIVEN a slotted dataclass made again from field values, and any values for its fields
+    cls = data.draw(st.sampled_from(SLOTTED))
+    setters = slot_setters(cls) or ()
+    values = tuple(data.draw(st.lists(_VALUES, min_size=len(setters), max_size=len(setters))))
+    c_make, py_make = _native_maker(cls), maker_py(cls)
+    assert c_make is not None
+    # WHEN both makers make an object of them, THEN each field holds the very value given,
+    # in both, and the objects are of the class (tracked by the collector alike)
+    made, twin = c_make(values), py_make(values)
+    assert type(made) is type(twin) is cls
+    for name, _ in setters:
+        assert getattr(made, name) is getattr(twin, name)
+    assert gc.is_tracked(made) == gc.is_tracked(twin)
+    # and a number of values other than the fields' is refused by both
+    for wrong in (values[:-1], (*values, None)):
+        with pytest.raises(ValueError):
+            c_make(wrong)
+        with pytest.raises(ValueError):
+            py_make(wrong)
+
+
+@needs_native
+def test_the_c_makers_objects_hold_their_values_as_long_as_they_live() -> None:
+    value = object()
+    make = _native_maker(events.CompileKey)
+    assert make is not None
+    n = len(slot_setters(events.CompileKey) or ())
+    before = sys.getrefcount(value)
+    made = [make((value,) * n) for _ in range(100)]
+    assert sys.getrefcount(value) == before + 100 * n
+    del made
+    gc.collect()
+    assert sys.getrefcount(value) == before
+
+
+@needs_native
+def test_a_plan_is_made_only_of_the_classs_own_object_slots() -> None:
+    import abc
+
+    key = events.CompileKey
+    ok = NATIVE.slot_plan(key, (key.function,))
+    assert NATIVE.make_slotted(ok, ("f",)).function == "f"
+    refused: list[tuple[Any, Any]] = [
+        (key, (property(lambda _s: 1),)),  # not a slot
+        (key, (ValueChange.what,)),  # another class's slot
+        (type, (type.__dict__["__basicsize__"],)),  # a read-only member, not an object
+        (key, [key.function]),  # not a tuple
+        ("CompileKey", (key.function,)),  # not a class
+    ]
+
+    class Abstract(abc.ABC):
+        __slots__ = ("x",)
+
+        @abc.abstractmethod
+        def f(self) -> None: ...
+
+    refused.append((Abstract, (Abstract.x,)))  # type: ignore[attr-defined]
+    for cls, descriptors in refused:
+        with pytest.raises(TypeError):
+            NATIVE.slot_plan(cls, descriptors)
+    # (a plan is its capsule, nothing else)
+    for args in ((object(), ()), (ok, ["f"]), (ok,)):
+        with pytest.raises(TypeError):
+            NATIVE.make_slotted(*args)
+
+
+def test_native_0_makes_with_the_python_maker(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(NATIVE_ENV, "0")
+    assert not isinstance(maker(events.CompileKey), functools.partial)
+    monkeypatch.delenv(NATIVE_ENV)
+    made = maker(events.CompileKey)
+    if NATIVE is None:
+        assert not isinstance(made, functools.partial)
+    else:
+        assert isinstance(made, functools.partial) and made.func is NATIVE.make_slotted

@@ -22,7 +22,8 @@ from recompile_doctor.bounded import kept
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._tuples import new_event
-from recompile_doctor.slotted import rebuilt
+from recompile_doctor.slotted import MAKERS as _MAKERS
+from recompile_doctor.slotted import maker_of
 
 #: the values ``marshal`` writes as they are (a checkpoint's state is made of them too)
 PLAIN: Final = (str, int, float, bool, bytes, type(None))
@@ -125,13 +126,24 @@ def _dec(v: Any) -> Any:
     if tag == _EMPTY_TAG:
         return _EMPTY
     fields = v[1]
+    cls = _VALUES[-1 - tag]
     try:
         got = _MADE.get(fields)  # the same key again (a function's every compilation)
     except TypeError:  # a field holding a list or a dict
-        return _VALUES[-1 - tag](*[_dec(x) for x in fields])
-    if got is None or type(got) is not _VALUES[-1 - tag]:
-        got = kept(_MADE, fields, _VALUES[-1 - tag](*[_dec(x) for x in fields]))
+        return _made(cls, tuple([_dec(x) for x in fields]))
+    if got is None or type(got) is not cls:
+        got = kept(_MADE, fields, _made(cls, tuple([_dec(x) for x in fields])))
     return got
+
+
+def _made(cls: type, values: tuple[Any, ...]) -> Any:
+    """An object of the slotted dataclass ``cls`` of these field values, by its maker
+    (:mod:`recompile_doctor.slotted`: C where it is built), called here without the
+    interpreted frame of ``rebuilt``."""
+    make = _MAKERS.get(cls)
+    if make is None:
+        make = maker_of(cls)
+    return make(values)
 
 
 def _enc_record(r: Event) -> tuple[Any, ...]:
@@ -170,7 +182,7 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     # without __init__, in half the time of a frozen dataclass's: recompile_doctor.slotted)
     values = [_tuple_new(Span, item[1]), rec, item[3]]
     values.extend([v if type(v) is not list else _dec(v) for v in item[4:]])
-    ev: TypedEvent = rebuilt(cls, tuple(values))
+    ev: TypedEvent = _made(cls, tuple(values))
     return ev
 
 

@@ -1,6 +1,7 @@
 /* The log scanner's per-candidate byte work, in C: where each candidate line starts and
  * ends, how many lines lie between candidates, a line's text, where a line ends, the
- * lines a decoder lets pass by their first bytes, and the newlines of a span.
+ * lines a decoder lets pass by their first bytes, and the newlines of a span.  And the
+ * objects of slotted dataclasses the parent makes for every event it takes back (below).
  *
  * The fast path (recompile_doctor/parsers/_scan.py) asks for these once per candidate line.
  * Done with bytearray.find, rfind and count, each is a method call that parses its
@@ -16,6 +17,7 @@
 #endif
 #include <Python.h>
 #include <string.h>
+#include <structmember.h> /* T_OBJECT_EX, READONLY */
 
 static int
 get_index(PyObject *obj, const char *what, Py_ssize_t *out)
@@ -264,6 +266,107 @@ newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(k);
 }
 
+/* Objects of slotted classes made without __init__: recompile_doctor/slotted.py's maker, in
+ * C.  The maker there is Python written out per class (a slot setter called per field):
+ * some 8,000 instructions for an event, which the parent makes again for every event a
+ * worker hands over and every item of a packed chunk it reads back.  A plan names the class
+ * and where in its objects each field's slot is; it is made from the class's own slot
+ * descriptors, checked here, and is opaque to Python (a capsule), so that no caller can
+ * have an object's memory written anywhere else. */
+static const char *const PLAN = "recompile_doctor.slot_plan";
+
+typedef struct {
+    PyTypeObject *tp; /* (a strong reference) */
+    Py_ssize_t n;
+    Py_ssize_t offsets[1]; /* (n of them) */
+} slot_plan_t;
+
+static void
+drop_plan(PyObject *capsule)
+{
+    slot_plan_t *plan = (slot_plan_t *)PyCapsule_GetPointer(capsule, PLAN);
+    if (plan != NULL) {
+        Py_DECREF(plan->tp);
+        PyMem_Free(plan);
+    }
+}
+
+/* slot_plan(cls, descriptors) -> plan: for make_slotted, the slots of these member
+ * descriptors (a tuple, in the order of the values to come), each a writable object slot
+ * of cls or of a class it derives from */
+static PyObject *
+slot_plan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyType_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "slot_plan(cls, descriptors): a class and a tuple");
+        return NULL;
+    }
+    PyTypeObject *tp = (PyTypeObject *)args[0];
+    if (tp->tp_flags & Py_TPFLAGS_IS_ABSTRACT) {
+        PyErr_Format(PyExc_TypeError, "slot_plan: %s is abstract", tp->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args[1]);
+    slot_plan_t *plan =
+        (slot_plan_t *)PyMem_Malloc(sizeof(slot_plan_t) + (size_t)n * sizeof(Py_ssize_t));
+    if (plan == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *d = PyTuple_GET_ITEM(args[1], i);
+        PyMemberDef *m = Py_IS_TYPE(d, &PyMemberDescr_Type)
+                             ? ((PyMemberDescrObject *)d)->d_member
+                             : NULL;
+        if (m == NULL || m->type != T_OBJECT_EX || (m->flags & READONLY) ||
+            !PyType_IsSubtype(tp, ((PyMemberDescrObject *)d)->d_common.d_type)) {
+            PyMem_Free(plan);
+            PyErr_Format(PyExc_TypeError, "slot_plan: descriptor %zd is not a slot of %s", i,
+                         tp->tp_name);
+            return NULL;
+        }
+        plan->offsets[i] = m->offset;
+    }
+    plan->n = n;
+    plan->tp = (PyTypeObject *)Py_NewRef(tp);
+    PyObject *capsule = PyCapsule_New(plan, PLAN, drop_plan);
+    if (capsule == NULL) {
+        Py_DECREF(tp);
+        PyMem_Free(plan);
+    }
+    return capsule;
+}
+
+/* make_slotted(plan, values) -> a new object of the plan's class, its slots set to values
+ * (a tuple, one value per slot of the plan) */
+static PyObject *
+make_slotted(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    slot_plan_t *plan = nargs == 2 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], PLAN) : NULL;
+    if (plan == NULL || !PyTuple_Check(args[1])) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "make_slotted(plan, values): a plan and a tuple");
+        return NULL;
+    }
+    PyObject *values = args[1];
+    if (PyTuple_GET_SIZE(values) != plan->n) {
+        PyErr_Format(PyExc_ValueError, "make_slotted: %zd values for %zd slots",
+                     PyTuple_GET_SIZE(values), plan->n);
+        return NULL;
+    }
+    PyTypeObject *tp = plan->tp;
+    PyObject *obj = tp->tp_alloc(tp, 0);
+    if (obj == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < plan->n; i++) {
+        PyObject **slot = (PyObject **)((char *)obj + plan->offsets[i]);
+        Py_XSETREF(*slot, Py_NewRef(PyTuple_GET_ITEM(values, i)));
+    }
+    return obj;
+}
+
 static PyMethodDef methods[] = {
     {"line_spans", (PyCFunction)(void (*)(void))line_spans, METH_FASTCALL,
      "line_spans(data, start, end, cands) -> [start, end, lines before, ...] of each "
@@ -277,13 +380,18 @@ static PyMethodDef methods[] = {
     {"skip_prefixed", (PyCFunction)(void (*)(void))skip_prefixed, METH_FASTCALL,
      "skip_prefixed(data, pos, end, prefix) -> (pos, lines) past the lines starting with "
      "prefix"},
+    {"slot_plan", (PyCFunction)(void (*)(void))slot_plan, METH_FASTCALL,
+     "slot_plan(cls, descriptors) -> the plan of make_slotted for these slot descriptors"},
+    {"make_slotted", (PyCFunction)(void (*)(void))make_slotted, METH_FASTCALL,
+     "make_slotted(plan, values) -> an object of the plan's class, its slots set to values"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module_def = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "_native",
-    .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces).",
+    .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces), "
+             "and slotted objects made (slotted.py).",
     .m_size = -1,
     .m_methods = methods,
 };
