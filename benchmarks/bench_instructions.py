@@ -40,7 +40,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, NoReturn
 
 from bench_frameworks import CASES, case_lines  # (this folder is on sys.path)
 from bench_scale import _poplar_lines, machine_line, write_log
@@ -106,33 +106,33 @@ def cases() -> list[tuple[str, str, Callable[[], Iterator[str]]]]:
 
 def instructions(log: Path, fmt: str, pythonpath: str | None) -> int:
     """The instructions one ``analyze`` of ``log`` executes, as callgrind counts them."""
-    run = subprocess.run(
-        [
-            "valgrind",
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            sys.executable,
-            "-c",
-            ANALYZE,
-            str(log),
-            fmt,
-        ],
-        capture_output=True,
-        text=True,
-        env=_env(pythonpath, 1),
-    )
+    run = _callgrind(log, fmt, pythonpath, 1, ANALYZE, "--callgrind-out-file=/dev/null")
     m = _COLLECTED_RE.search(run.stderr)
-    if m is None or run.returncode not in (0, 1):
-        tail = run.stderr.strip().splitlines()[-1:] or ["no output"]
-        sys.exit(f"bench_instructions: {log}: the run failed ({run.returncode}): {tail[0]}")
+    if m is None:
+        _failed(log, run)
     return int(m[1])
 
 
-def _env(pythonpath: str | None, workers: int) -> dict[str, str]:
+def _callgrind(
+    log: Path, fmt: str, pythonpath: str | None, workers: int, program: str, *options: str
+) -> subprocess.CompletedProcess[str]:
+    """``program`` (``ANALYZE`` or ``ANALYZE_SPLIT``) run on ``log`` under callgrind with
+    ``options``, by ``workers`` processes, with the build of ``pythonpath``."""
     env = dict(os.environ, RECOMPILE_DOCTOR_WORKERS=str(workers))
     if pythonpath is not None:
         env.update(PYTHONPATH=pythonpath, PYTHONSAFEPATH="1")
-    return env
+    command = ["valgrind", "--tool=callgrind", *options, sys.executable, "-c", program]
+    run = subprocess.run(
+        [*command, str(log), fmt], capture_output=True, text=True, env=env, check=False
+    )
+    if run.returncode not in (0, 1):
+        _failed(log, run)
+    return run
+
+
+def _failed(log: Path, run: subprocess.CompletedProcess[str]) -> NoReturn:
+    tail = run.stderr.strip().splitlines()[-1:] or ["no output"]
+    sys.exit(f"bench_instructions: {log}: the run failed ({run.returncode}): {tail[0]}")
 
 
 class Split(NamedTuple):
@@ -164,25 +164,15 @@ def split_instructions(log: Path, fmt: str, pythonpath: str | None) -> Split:
     work after), the worker's where its work starts and ends (its dump ``.2``).  A JSON
     writer the report forks (no dump of its own) is not counted."""
     with tempfile.TemporaryDirectory(prefix="rd-bench-split-") as d:
-        run = subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                "--dump-before=os_getloadavg",
-                f"--callgrind-out-file={d}/cg.%p",
-                sys.executable,
-                "-c",
-                ANALYZE_SPLIT,
-                str(log),
-                fmt,
-            ],
-            capture_output=True,
-            text=True,
-            env=_env(pythonpath, 2),
+        run = _callgrind(
+            log,
+            fmt,
+            pythonpath,
+            2,
+            ANALYZE_SPLIT,
+            "--dump-before=os_getloadavg",
+            f"--callgrind-out-file={d}/cg.%p",
         )
-        if run.returncode not in (0, 1):
-            tail = run.stderr.strip().splitlines()[-1:] or ["no output"]
-            sys.exit(f"bench_instructions: {log}: the run failed ({run.returncode}): {tail[0]}")
         files: dict[str, dict[int, Path]] = {}  # pid: its counts' files, by dump (0: final)
         for f in Path(d).iterdir():
             pid, _, n = f.name.removeprefix("cg.").partition(".")

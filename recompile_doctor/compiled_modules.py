@@ -103,8 +103,9 @@ def _extension_built(module: str) -> bool:
     return any(os.path.exists(base + suffix) for suffix in EXTENSION_SUFFIXES)
 
 
-#: set to "0" to have the log scanner do its byte work in Python where the C module
-#: (``parsers/_native.c``, built wherever a C compiler is found) is built
+#: set to "0" to have the log scanner do its byte work, and slotted objects be made, in
+#: Python where the C module (``parsers/_native.c``, built wherever a C compiler is found) is
+#: built
 NATIVE_ENV = "RECOMPILE_DOCTOR_NATIVE"
 #: the C module of the log scanner's byte work (see ``parsers/_spans.py``)
 NATIVE_MODULE = "recompile_doctor.parsers._native"

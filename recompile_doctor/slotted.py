@@ -77,7 +77,7 @@ def _space(cls: type, setters: tuple[Any, ...]) -> dict[str, Any]:
 def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
     """A function that makes an object of the slotted dataclass ``cls`` from its field
     values: the C module's (``parsers/_native.c``, its slots set from a plan of their
-    places: a twentieth of the instructions) where it is built, unless
+    places: a quarter of the instructions) where it is built, unless
     ``RECOMPILE_DOCTOR_NATIVE=0``; else :func:`maker_py`'s.  Both refuse a number of values
     other than the class's fields' (``ValueError``)."""
     made = _native_maker(cls)

@@ -268,8 +268,9 @@ newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 /* Objects of slotted classes made without __init__: recompile_doctor/slotted.py's maker, in
  * C.  The maker there is Python written out per class (a slot setter called per field):
- * some 8,000 instructions for an event, which the parent makes again for every event a
- * worker hands over and every item of a packed chunk it reads back.  A plan names the class
+ * some 7,000 instructions for an event (1,700 here, its call and freeing included), which
+ * the parent makes again for every event a worker hands over and every item of a packed
+ * chunk it reads back.  A plan names the class
  * and where in its objects each field's slot is; it is made from the class's own slot
  * descriptors, checked here, and is opaque to Python (a capsule), so that no caller can
  * have an object's memory written anywhere else. */
