@@ -13,7 +13,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+import struct
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, Final, TypeVar
 
 from recompile_doctor.compiled_modules import NATIVE_ENV
@@ -84,17 +86,25 @@ def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
     return made if made is not None else maker_py(cls)
 
 
-def _native_maker(cls: type) -> Callable[[tuple[Any, ...]], Any] | None:
+def _native_module() -> ModuleType | None:
+    """The C module, where it is built and not turned off (``RECOMPILE_DOCTOR_NATIVE=0``)."""
     if os.environ.get(NATIVE_ENV) == "0":
         return None
     try:
         from recompile_doctor.parsers import _native
     except ImportError:  # (not built: no C compiler where it was installed)
         return None
+    return _native
+
+
+def _native_maker(cls: type) -> Callable[[tuple[Any, ...]], Any] | None:
+    native = _native_module()
+    if native is None:
+        return None
     setters = slot_setters(cls)
     assert setters is not None
-    plan = _native.slot_plan(cls, tuple(getattr(cls, n) for n, _ in setters))
-    return functools.partial(_native.make_slotted, plan)
+    plan = native.slot_plan(cls, tuple(getattr(cls, n) for n, _ in setters))
+    return functools.partial(native.make_slotted, plan)
 
 
 def maker_py(cls: type) -> Callable[[tuple[Any, ...]], Any]:
@@ -121,8 +131,9 @@ def replacer(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     without ``__init__`` and written out as :func:`maker` is (``dataclasses.replace`` for
     these fields, without its ``__init__``, keyword arguments or loop: a tenth of the time
     of a loop over the slots, for the timeline's copy of every lookup, reason and note it
-    keeps).  Raises ``TypeError`` for a class that is not a slotted dataclass, or a name
-    that is not one of its fields."""
+    keeps; in C where the module is built, as :func:`maker`: :func:`replacer_py` is the
+    Python).  Raises ``TypeError`` for a class that is not a slotted dataclass, a name that
+    is not one of its fields, or one named twice."""
     setters = slot_setters(cls)
     if setters is None:
         raise TypeError(f"{cls.__qualname__} is not a slotted dataclass")
@@ -130,6 +141,21 @@ def replacer(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
     for name in names:
         if name not in fields:
             raise TypeError(f"{cls.__name__} has no field {name!r}")
+    if len(set(names)) != len(names):
+        raise TypeError(f"{cls.__name__}: a field named twice in {names!r}")
+    native = _native_module()
+    if native is None:
+        return replacer_py(cls, names)
+    plan = native.slot_plan(cls, tuple(getattr(cls, n) for n in fields))
+    positions = struct.pack(f"{len(names)}n", *[fields.index(n) for n in names])
+    return functools.partial(native.copy_slotted, plan, positions)
+
+
+def replacer_py(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
+    """:func:`replacer` in Python (``cls`` and ``names`` as it checked them)."""
+    setters = slot_setters(cls)
+    assert setters is not None
+    fields = [n for n, _ in setters]
     env = _space(cls, setters)
     params = "".join(f", v{i}" for i in range(len(names)))
     body = "".join(

@@ -29,6 +29,7 @@ from recompile_doctor.slotted import (
     maker,
     maker_py,
     replacer,
+    replacer_py,
     slot_setters,
 )
 from recompile_doctor.timeline import types as timeline_types
@@ -296,3 +297,58 @@ def test_native_0_makes_with_the_python_maker(monkeypatch: pytest.MonkeyPatch) -
         assert not isinstance(made, functools.partial)
     else:
         assert isinstance(made, functools.partial) and made.func is NATIVE.make_slotted
+
+
+@needs_native
+@settings(max_examples=examples(100), deadline=None)
+@given(data=st.data())
+def test_the_c_copy_is_the_python_copy(data: st.DataObject) -> None:
+    # GIVEN a slotted class made again, an object of it of any field values, and some of
+    # its fields with new values
+    cls = data.draw(st.sampled_from(SLOTTED))
+    fields = [n for n, _ in slot_setters(cls) or ()]
+    values = tuple(data.draw(st.lists(_VALUES, min_size=len(fields), max_size=len(fields))))
+    obj = maker_py(cls)(values)
+    names = tuple(data.draw(st.lists(st.sampled_from(fields), unique=True, max_size=4)))
+    new = tuple(data.draw(st.lists(_VALUES, min_size=len(names), max_size=len(names))))
+    c_copy, py_copy = replacer(cls, names), replacer_py(cls, names)
+    assert isinstance(c_copy, functools.partial)
+    # WHEN both copy it, THEN the copies hold the very same values, the object is unchanged
+    made, twin = c_copy(obj, *new), py_copy(obj, *new)
+    assert type(made) is type(twin) is cls
+    for name in fields:
+        assert getattr(made, name) is getattr(twin, name)
+    assert all(getattr(obj, n) is v for n, v in zip(fields, values, strict=True))
+    # and a number of values other than the names' is refused by both
+    for wrong in (new[:-1], (*new, None)):
+        if len(wrong) != len(names):
+            with pytest.raises(TypeError):
+                c_copy(obj, *wrong)
+            with pytest.raises(TypeError):
+                py_copy(obj, *wrong)
+    # and so is an object of another class
+    with pytest.raises((TypeError, AttributeError)):
+        c_copy(object(), *new)
+
+
+@needs_native
+def test_a_copy_of_an_object_with_a_slot_unset_is_refused_alike() -> None:
+    cls = events.CompileKey
+    bare = object.__new__(cls)  # (no slot set)
+    for copier in (replacer(cls, ("function",)), replacer_py(cls, ("function",))):
+        with pytest.raises(AttributeError):
+            copier(bare, "f")
+    fields = tuple(n for n, _ in slot_setters(cls) or ())
+    every = maker_py(cls)(tuple(range(len(fields))))
+    whole = replacer(cls, fields)(bare, *range(len(fields)))  # (every slot given)
+    assert dataclasses.astuple(whole) == dataclasses.astuple(every)
+
+
+def test_a_field_named_twice_is_refused() -> None:
+    with pytest.raises(TypeError, match="twice"):
+        replacer(events.CacheLookup, ("key", "key"))
+
+
+def test_native_0_copies_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(NATIVE_ENV, "0")
+    assert not isinstance(replacer(events.CacheLookup, ("key",)), functools.partial)

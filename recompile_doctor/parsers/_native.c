@@ -368,6 +368,65 @@ make_slotted(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return obj;
 }
 
+/* copy_slotted(plan, positions, obj, *values) -> a new object of the plan's class with the
+ * slots of obj (of that class or one derived from it), those at positions (bytes: one
+ * Py_ssize_t per value, each an index among the plan's slots) set to values instead:
+ * slotted.py's replacer, in C.  A slot copied that obj never set is an AttributeError, as
+ * reading it is. */
+static PyObject *
+copy_slotted(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    slot_plan_t *plan = nargs >= 3 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], PLAN) : NULL;
+    if (plan == NULL || !PyBytes_CheckExact(args[1]) ||
+        PyBytes_GET_SIZE(args[1]) % (Py_ssize_t)sizeof(Py_ssize_t) != 0) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError,
+                        "copy_slotted(plan, positions, obj, *values): a plan and bytes");
+        return NULL;
+    }
+    Py_ssize_t k = PyBytes_GET_SIZE(args[1]) / (Py_ssize_t)sizeof(Py_ssize_t);
+    const Py_ssize_t *pos = (const Py_ssize_t *)PyBytes_AS_STRING(args[1]);
+    PyObject *src = args[2];
+    PyTypeObject *tp = plan->tp;
+    if (nargs - 3 != k) {
+        PyErr_Format(PyExc_TypeError, "copy_slotted: %zd values for %zd positions", nargs - 3,
+                     k);
+        return NULL;
+    }
+    if (!PyType_IsSubtype(Py_TYPE(src), tp)) {
+        PyErr_Format(PyExc_TypeError, "copy_slotted: not a %s", tp->tp_name);
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (pos[j] < 0 || pos[j] >= plan->n) {
+            PyErr_Format(PyExc_ValueError, "copy_slotted: no slot %zd", pos[j]);
+            return NULL;
+        }
+    }
+    PyObject *obj = tp->tp_alloc(tp, 0);
+    if (obj == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < plan->n; i++) {
+        PyObject *v = *(PyObject **)((char *)src + plan->offsets[i]);
+        *(PyObject **)((char *)obj + plan->offsets[i]) = Py_XNewRef(v);
+    }
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject **slot = (PyObject **)((char *)obj + plan->offsets[pos[j]]);
+        Py_XSETREF(*slot, Py_NewRef(args[3 + j]));
+    }
+    for (Py_ssize_t i = 0; i < plan->n; i++) {
+        if (*(PyObject **)((char *)obj + plan->offsets[i]) == NULL) {
+            Py_DECREF(obj);
+            PyErr_Format(PyExc_AttributeError, "copy_slotted: slot %zd of the %s is unset", i,
+                         tp->tp_name);
+            return NULL;
+        }
+    }
+    return obj;
+}
+
 static PyMethodDef methods[] = {
     {"line_spans", (PyCFunction)(void (*)(void))line_spans, METH_FASTCALL,
      "line_spans(data, start, end, cands) -> [start, end, lines before, ...] of each "
@@ -385,6 +444,9 @@ static PyMethodDef methods[] = {
      "slot_plan(cls, descriptors) -> the plan of make_slotted for these slot descriptors"},
     {"make_slotted", (PyCFunction)(void (*)(void))make_slotted, METH_FASTCALL,
      "make_slotted(plan, values) -> an object of the plan's class, its slots set to values"},
+    {"copy_slotted", (PyCFunction)(void (*)(void))copy_slotted, METH_FASTCALL,
+     "copy_slotted(plan, positions, obj, *values) -> a copy of obj with the slots at "
+     "positions set to values"},
     {NULL, NULL, 0, NULL},
 };
 
