@@ -452,8 +452,10 @@ class JaxDecoder:
     #: builds the timeline of every event, and a JAX log's events cost it more than a
     #: worker's decoding of their lines, so it leaves the worker nearly all (the
     #: instructions of each process's reading, counted on 24 MB of the bench log: parent
-    #: and worker 4.61 and 3.17 G at 0.3, 4.40 and 3.82 at 0.15, 4.27 and 4.26 at 0.05)
-    PARENT_SHARE: ClassVar[float] = 0.1
+    #: and worker 4.61 and 3.17 G at 0.3, 4.40 and 3.82 at 0.15, 4.27 and 4.26 at 0.05;
+    #: once the parent made the events it takes back in C, 3.80 and 4.01 at 0.1, 3.84 and
+    #: 3.92 at 0.12, 3.88 and 3.84 at 0.14)
+    PARENT_SHARE: ClassVar[float] = 0.14
 
     def __init__(self, path: str) -> None:
         self.path = path
