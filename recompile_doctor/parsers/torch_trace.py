@@ -125,8 +125,11 @@ class TorchTraceDecoder:
     #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
     #: make few events, so the parent has little to do after its part (the instructions of
     #: each process's reading, counted on 24 MB of the bench log at 0.5: parent 0.73 G,
-    #: worker 0.62)
-    PARENT_SHARE: ClassVar[float] = 0.45
+    #: worker 0.62; with the parent's copies made in C, by ``bench_instructions.py
+    #: --processes 2``, parent and worker and the longer plus the work after: 813/678 M and
+    #: 1,158 at 0.45, 783/708 and 1,128 at 0.42, 687/716 and 1,061 at 0.4, 701/735 and 1,080
+    #: at 0.38, 756/763 and 1,108 at 0.36: where the split falls moves the lines read twice)
+    PARENT_SHARE: ClassVar[float] = 0.4
     #: the lines that continue an envelope: its payload (see ``skips_continued``)
     CONTINUED_BY: ClassVar[bytes] = b"\t"
 
