@@ -86,24 +86,27 @@ def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
     return made if made is not None else maker_py(cls)
 
 
-def _native_module() -> ModuleType | None:
-    """The C module, where it is built and not turned off (``RECOMPILE_DOCTOR_NATIVE=0``)."""
+def _native_plan(cls: type) -> tuple[ModuleType, Any] | None:
+    """The C module and its plan of the slots of ``cls`` (a slotted dataclass), in the
+    order of its fields; None where the module is not built or is turned off
+    (``RECOMPILE_DOCTOR_NATIVE=0``, as for the scanner: ``parsers._spans``)."""
     if os.environ.get(NATIVE_ENV) == "0":
         return None
-    try:
-        from recompile_doctor.parsers import _native
-    except ImportError:  # (not built: no C compiler where it was installed)
-        return None
-    return _native
+    from recompile_doctor.parsers._spans import native_module
 
-
-def _native_maker(cls: type) -> Callable[[tuple[Any, ...]], Any] | None:
-    native = _native_module()
+    native = native_module()
     if native is None:
         return None
     setters = slot_setters(cls)
     assert setters is not None
-    plan = native.slot_plan(cls, tuple(getattr(cls, n) for n, _ in setters))
+    return native, native.slot_plan(cls, tuple(getattr(cls, n) for n, _ in setters))
+
+
+def _native_maker(cls: type) -> Callable[[tuple[Any, ...]], Any] | None:
+    got = _native_plan(cls)
+    if got is None:
+        return None
+    native, plan = got
     return functools.partial(native.make_slotted, plan)
 
 
@@ -143,10 +146,10 @@ def replacer(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
             raise TypeError(f"{cls.__name__} has no field {name!r}")
     if len(set(names)) != len(names):
         raise TypeError(f"{cls.__name__}: a field named twice in {names!r}")
-    native = _native_module()
-    if native is None:
+    got = _native_plan(cls)
+    if got is None:
         return replacer_py(cls, names)
-    plan = native.slot_plan(cls, tuple(getattr(cls, n) for n in fields))
+    native, plan = got
     positions = struct.pack(f"{len(names)}n", *[fields.index(n) for n in names])
     return functools.partial(native.copy_slotted, plan, positions)
 
