@@ -32,6 +32,8 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: ``tests/test_compiled_build.py`` checks: modules with generators that hold a resource
 #: (an open file, the workers), for a compiled generator that is dropped before its end
 #: does not run its ``finally`` blocks (``parsers.logs``, ``parsers._reader``).
+#: A compiled class deriving from ``Sequence`` or ``Mapping`` gets instance checks of its
+#: own by :func:`own_abc_checks`.
 #:
 #: The framework decoders are compiled with their looked-up tables (``UNORDERED_STATE``,
 #: ``RESIDUAL_STATE``) typed as abstract mappings and sets: a worker records what those
@@ -133,3 +135,21 @@ def describe() -> str:
             "faster: `make compiled`)"
         )
     return f"compiled with mypyc ({len(done)} of {len(COMPILED)} modules), {_native_part()}"
+
+
+def own_abc_checks(*classes: type) -> None:
+    """Give each of ``classes`` (deriving from an abstract base class such as ``Sequence``
+    or ``Mapping``) the instance checks of its own, where it has none.
+
+    A compiled module's class is built without its metaclass's ``__new__``, so it has no
+    ``_abc_impl`` of its own and ``isinstance`` consults its base's: ``isinstance((), C)``
+    was True for any tuple (a registered ``Sequence``), and a check that met an instance of
+    one such class could answer True for another.  Interpreted, every class has its own
+    already, and nothing is done.  Each compiled module calls this on its classes, after
+    them; ``tests/test_compiled_build.py`` checks that every such class has its own.
+    """
+    import abc
+
+    for cls in classes:
+        if "_abc_impl" not in vars(cls):
+            abc._abc_init(cls)  # type: ignore[attr-defined]

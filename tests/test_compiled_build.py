@@ -4,12 +4,15 @@ modules against it)."""
 
 from __future__ import annotations
 
+import abc
 import ast
 import dataclasses
+import importlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -287,3 +290,42 @@ def test_no_compiled_module_asks_an_objects_class_by_attribute(name: str) -> Non
         if isinstance(node, ast.Attribute) and node.attr == "__class__"
     ]
     assert uses == [], f"{name}: lines {uses}"
+
+
+def _abstract_classes(module: object) -> list[type]:
+    """The classes ``module`` defines that derive from an abstract base class (not its
+    protocols: they are never instances' classes)."""
+    return [
+        c
+        for c in vars(module).values()
+        if isinstance(c, abc.ABCMeta)
+        and c.__module__ == getattr(module, "__name__", None)
+        and not getattr(c, "_is_protocol", False)
+    ]
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_a_compiled_class_deriving_from_an_abc_has_instance_checks_of_its_own(name: str) -> None:
+    # GIVEN a compiled module's classes deriving from Sequence or Mapping, THEN each has
+    # instance checks of its own: built by mypyc, it shared its base's, and a tuple was an
+    # instance of every compiled Sequence (own_abc_checks)
+    for cls in _abstract_classes(importlib.import_module(name)):
+        assert "_abc_impl" in vars(cls), f"{name}.{cls.__name__}: call own_abc_checks on it"
+        assert not isinstance((), cls) and not isinstance({}, cls), cls
+
+
+def test_own_abc_checks_mends_a_class_that_shares_its_bases() -> None:
+    # GIVEN a Sequence subclass stripped of its own checks, as mypyc builds one
+    class Kept(Sequence[int]):
+        def __getitem__(self, i: Any) -> Any:
+            return i
+
+        def __len__(self) -> int:
+            return 0
+
+    del Kept._abc_impl  # type: ignore[attr-defined]
+    assert isinstance((), Kept)  # (what the compiled build's classes did)
+    # WHEN mended, THEN only its own instances are its instances
+    compiled_modules.own_abc_checks(Kept)
+    assert not isinstance((), Kept) and isinstance(Kept(), Kept)
+    assert isinstance(Kept(), Sequence)

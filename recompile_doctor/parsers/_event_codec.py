@@ -19,6 +19,7 @@ from typing import IO, Any, Final, overload
 
 from recompile_doctor import events as _events
 from recompile_doctor.bounded import kept
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._tuples import new_event
@@ -292,6 +293,9 @@ class Indexed(Sequence[Any]):
 #: record (a record is read and decoded at once: 4,096 events of 38 kB lines would be 150 MB)
 BATCH = 4096
 BATCH_CHARS = 4 << 20
+
+
+own_abc_checks(Indexed)  # (a compiled build's classes: see there)
 
 
 class EventWriter:

@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, overload
 
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.model import Event
 from recompile_doctor.timeline.blobs import Blob, Blobs
 
@@ -286,3 +287,6 @@ class ReportEvents(Sequence[Event]):
     def close(self) -> None:
         """Remove the temporary file now rather than when the report is dropped."""
         self._spool.close()
+
+
+own_abc_checks(ReportEvents)  # (a compiled build's classes: see there)
