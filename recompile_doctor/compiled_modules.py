@@ -26,12 +26,16 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: ``bounded``, and the rounding of times, ``microseconds``, among it), for every event the
 #: timeline takes (and spools: ``timeline.spool``, 1.6 % of a JAX log's instructions),
 #: for every instruction of an HLO diff, and for every value of a JSON report
-#: (``json_text``: an event's text 15-25 % faster).  The rest of the package runs once per
-#: report, or per compilation;
+#: (``json_text``: an event's text 15-25 % faster), and for every recompilation and reason
+#: the analyses read after the reading (the verdicts, ``analyses.recompile``, and the
+#: timeline's tables and packed sequences they read: ``timeline.table``, ``.types``,
+#: ``.packed``; the serial work after a log read by two processes).  The rest of the
+#: package runs once per report, or per compilation;
 #: ``differ.align`` stops mypyc with an internal error.  Not among them, as
 #: ``tests/test_compiled_build.py`` checks: modules with generators that hold a resource
 #: (an open file, the workers), for a compiled generator that is dropped before its end
-#: does not run its ``finally`` blocks (``parsers.logs``, ``parsers._reader``).
+#: does not run its ``finally`` blocks (``parsers.logs``, ``parsers._reader``); nor a
+#: subclass of ``pickle.Pickler`` (compiled, it crashed the pickler: ``timeline.pickled``).
 #: A compiled class deriving from ``Sequence`` or ``Mapping`` gets instance checks of its
 #: own by :func:`own_abc_checks`.
 #:
@@ -75,6 +79,10 @@ COMPILED = (
     "recompile_doctor.differ.causes",
     "recompile_doctor.json_text",
     "recompile_doctor.rules",
+    "recompile_doctor.analyses.recompile",
+    "recompile_doctor.timeline.types",
+    "recompile_doctor.timeline.table",
+    "recompile_doctor.timeline.packed",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

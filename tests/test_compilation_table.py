@@ -26,7 +26,6 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 from unittest import mock
 
@@ -437,7 +436,9 @@ def test_recompilations_and_owners_of_any_table(rows: list[Any], probe: int) -> 
         if end is not None:
             table.end_line[i] = line + end
     comps = list(table)
-    tl: Any = SimpleNamespace(compilations=table)
+    tl = Timeline(
+        table, loads=(), events=(), processes=(), comp_process=(), uncacheable=frozenset()
+    )
     before, after = recompilation_ids(tl)
     assert list(zip(before, after, strict=True)) == _recompilations_by_objects(comps)
     assert list(after_earlier_runs(table)) == _after_earlier_by_objects(comps, list(table.process))

@@ -329,3 +329,16 @@ def test_own_abc_checks_mends_a_class_that_shares_its_bases() -> None:
     compiled_modules.own_abc_checks(Kept)
     assert not isinstance((), Kept) and isinstance(Kept(), Kept)
     assert isinstance(Kept(), Sequence)
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_no_compiled_module_subclasses_the_pickler(name: str) -> None:
+    # GIVEN a compiled module, THEN it defines no pickle.Pickler subclass: compiled, its
+    # reducer_override crashed the pickler (timeline.pickled is not compiled for this)
+    bases = [
+        ast.unparse(base)
+        for node in ast.walk(_tree(name))
+        if isinstance(node, ast.ClassDef)
+        for base in node.bases
+    ]
+    assert not [b for b in bases if b.endswith("Pickler")], name

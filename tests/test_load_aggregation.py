@@ -118,26 +118,15 @@ def test_evidence_read_in_order_stops_early_with_the_same_lines() -> None:
 def test_the_tally_knows_whether_the_loads_came_in_order() -> None:
     # GIVEN loads of two inputs WHEN one comes before a line already passed (another
     # process's, flushed later) THEN the tally says they are not in order, and stays so
-    from types import SimpleNamespace
+    from recompile_doctor.timeline.types import Load, LoadTally
 
-    from recompile_doctor.timeline.types import LoadTally
-
-    def load(source: str, line: int) -> SimpleNamespace:
-        return SimpleNamespace(
-            source=source,
-            line=line,
-            duration_s=0.5,
-            process=0,
-            attributed=False,
-            module=None,
-            reload=True,
-            warmup=False,
-        )
+    def load(source: str, line: int) -> Load:
+        return Load(source, line, None, 0.5, None, 0, False, True, "", attributed=False)
 
     ordered = [load("a.log", 1), load("a.log", 5), load("a.log", 5), load("b.log", 2)]
-    assert LoadTally.of(ordered).in_order  # type: ignore[arg-type]
+    assert LoadTally.of(ordered).in_order
     late = [load("a.log", 1), load("a.log", 9), load("a.log", 5), load("b.log", 20)]
-    assert not LoadTally.of(late).in_order  # type: ignore[arg-type]
+    assert not LoadTally.of(late).in_order
     assert not LoadTally.of([load("b.log", 1), load("a.log", 2)]).in_order  # type: ignore[arg-type]
 
 

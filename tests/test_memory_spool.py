@@ -19,7 +19,7 @@ from recompile_doctor import analyze
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import Event
 from recompile_doctor.timeline import packed, spool
-from recompile_doctor.timeline.blobs import Blobs
+from recompile_doctor.timeline.blobs import Blob, Blobs
 from recompile_doctor.timeline.packed import Packed
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from tests.conftest import POPLAR_RUN, long_jax_log
@@ -382,13 +382,15 @@ def test_packed_chunks_read_from_two_places_at_once_are_unpacked_once(
     for n in range(400):
         p.append(n)
     unpacked: list[int] = []
-    real = packed._unpack
+    real = Blobs.get
 
-    def counting(data: object, rows: type | None = None) -> object:
+    def counting(blob: Blob) -> bytes:
         unpacked.append(1)
-        return real(data, rows)  # type: ignore[arg-type]
+        return real(blob)
 
-    monkeypatch.setattr(packed, "_unpack", counting)
+    # (a packed chunk's bytes are read from the blobs once per unpacking: counted there,
+    # where compiled code calls too)
+    monkeypatch.setattr(Blobs, "get", staticmethod(counting))
     # WHEN they are read in the order of their compilations: one from the first half, one
     # from the second, and so on
     got = [p[i + half] for i in range(200) for half in (0, 200)]

@@ -30,6 +30,7 @@ from recompile_doctor.analyses._common import (
     Options,
     make_finding,
 )
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
@@ -555,7 +556,9 @@ class Verdicts(Sequence[Verdict]):
         for row in rows:
             yield verdict_of(*row)
 
-    __eq__ = sequence_eq
+    def __eq__(self, other: object) -> bool:
+        return sequence_eq(self, other)
+
     __hash__ = None  # type: ignore[assignment]
 
 
@@ -778,3 +781,6 @@ def dump_only_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
             )
         )
     return findings
+
+
+own_abc_checks(Verdicts)  # (a compiled build's classes: see there)

@@ -27,7 +27,7 @@ from itertools import repeat
 from typing import Any, Generic, TypeVar, overload
 
 from recompile_doctor.timeline.blobs import Blob, Blobs
-from recompile_doctor.timeline.packed import dumps, loads
+from recompile_doctor.timeline.pickled import dumps, loads
 
 T = TypeVar("T")
 

@@ -14,15 +14,14 @@ lookups.
 
 from __future__ import annotations
 
-import io
 import marshal
-import pickle
 import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar, overload
 
-from recompile_doctor.slotted import rebuilt, slot_setters
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.timeline.blobs import Blob, Blobs
+from recompile_doctor.timeline.pickled import dumps, loads
 
 T = TypeVar("T")
 
@@ -143,7 +142,9 @@ class Packed(Sequence[T]):
             raise IndexError("index out of range")
         return divmod(i % self._n, self._size)
 
-    __eq__ = sequence_eq
+    def __eq__(self, other: object) -> bool:
+        return sequence_eq(self, other)
+
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -235,33 +236,6 @@ def _events_items(data: bytes) -> list[Any]:
     return [(decode(row[0], None), row[1]) for row in rows]
 
 
-def dumps(items: list[Any]) -> bytes:
-    """``items`` pickled, a slotted dataclass as its class and field values (see below)."""
-    buf = io.BytesIO()
-    _Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(items)
-    return buf.getvalue()
-
-
-def loads(data: bytes) -> list[Any]:
-    """The items :func:`dumps` pickled."""
-    items: list[Any] = pickle.loads(data)
-    return items
-
-
-# A slotted dataclass unpickles through dataclasses' __setstate__, which looks up the
-# class's fields for every object (12 us each: most of an analysis's time on a log with
-# 100,000 loads).  Packed items are pickled as (class, field values) instead and rebuilt
-# by setting the slots directly (:mod:`recompile_doctor.slotted`).
-
-
-class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj: Any) -> Any:
-        setters = slot_setters(type(obj))
-        if setters is None:
-            return NotImplemented
-        return rebuilt, (type(obj), tuple([getattr(obj, n) for n, _ in setters]))
-
-
 def _unpack(data: list[T] | Blob, rows: type | None = None) -> list[T]:
     """A chunk's items (a plain chunk is its own list); ``rows``: their class, as packed."""
     if isinstance(data, list):
@@ -277,3 +251,6 @@ def _unpack(data: list[T] | Blob, rows: type | None = None) -> list[T]:
         return list(columns)
     make = rows._make  # type: ignore[attr-defined]
     return list(map(make, zip(*columns, strict=True)))
+
+
+own_abc_checks(Packed)  # (a compiled build's classes: see there)

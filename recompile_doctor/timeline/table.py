@@ -22,8 +22,9 @@ from array import array
 from collections.abc import Callable, Iterator, Mapping, MutableSequence, Sequence
 from functools import partial
 from itertools import repeat
-from typing import Any, Generic, TypeVar, overload
+from typing import Any, Final, Generic, TypeVar, overload
 
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.slotted import rebuilt
@@ -109,6 +110,19 @@ class Causes(Mapping[int, str]):
     def __len__(self) -> int:
         return len(self._codes) - self._codes.count(0)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (its slots, as pickle takes them: a compiled class is remade only by its __init__)
+        return (_causes_again, (self._codes, self._names, self._number))
+
+
+def _causes_again(
+    codes: array[Any] | Spilled[Any], names: list[str], number: dict[str, int]
+) -> Causes:
+    """The causes :meth:`Causes.__reduce__` gave the parts of."""
+    out = Causes(0)
+    out._codes, out._names, out._number = codes, names, number
+    return out
+
 
 class Lazy(Generic[T]):
     """A column that holds one value (``fill``) in every row until another is set, and
@@ -169,32 +183,54 @@ class Lazy(Generic[T]):
     def __iter__(self) -> Iterator[T]:
         return repeat(self.fill, self._n) if self.items is None else iter(self.items)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (its slots, as pickle takes them: a compiled class is remade only by its __init__)
+        return (_lazy_again, (self.fill, self._make, self._n, self.items, self._blobs))
+
+
+def _lazy_again(
+    fill: T,
+    make: Callable[[], MutableSequence[T]],
+    n: int,
+    items: MutableSequence[T] | Spilled[T] | None,
+    blobs: Blobs | None,
+) -> Lazy[T]:
+    """The column :meth:`Lazy.__reduce__` gave the parts of."""
+    col = Lazy(fill, make)
+    col._n, col.items, col._blobs = n, items, blobs
+    return col
+
+
+#: the slots of :class:`CompilationTable` (named here: compiled code cannot read a class's
+#: ``__slots__``, and :meth:`CompilationTable.with_causes` copies them)
+_TABLE_SLOTS: Final = (
+    "_blobs",
+    "_causes",
+    "_fn_keys",
+    "_spilled",
+    "cache",
+    "cache_file",
+    "duration_s",
+    "end_line",
+    "hash",
+    "key",
+    "line",
+    "ordinal",
+    "other_module",
+    "process",
+    "rank",
+    "source",
+    "t",
+    "text",
+    "warmup",
+)
+
 
 class CompilationTable(Sequence[Compilation]):
     """The compilations of a run, column by column; equal to any sequence of equal
     compilations in the same order."""
 
-    __slots__ = (
-        "_blobs",
-        "_causes",
-        "_fn_keys",
-        "_spilled",
-        "cache",
-        "cache_file",
-        "duration_s",
-        "end_line",
-        "hash",
-        "key",
-        "line",
-        "ordinal",
-        "other_module",
-        "process",
-        "rank",
-        "source",
-        "t",
-        "text",
-        "warmup",
-    )
+    __slots__ = _TABLE_SLOTS
 
     def __init__(self) -> None:
         #: a compilation's module is its key's name, unless this says otherwise
@@ -339,11 +375,16 @@ class CompilationTable(Sequence[Compilation]):
     def with_causes(self, causes: Mapping[int, str]) -> CompilationTable:
         """This table with each recompilation's cause (rule id), by compilation id; the
         columns are shared, not copied."""
-        new = CompilationTable.__new__(CompilationTable)
-        for name in CompilationTable.__slots__:
-            setattr(new, name, getattr(self, name))
+        new = _table_again(self._slot_values())
         new._causes = causes
         return new
+
+    def _slot_values(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in _TABLE_SLOTS if hasattr(self, name)}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (its slots, as pickle takes them: a compiled class is remade only by its __init__)
+        return (_table_again, (self._slot_values(),))
 
     # -- columns the analyses read -------------------------------------------------------
     def cache_of(self, i: int) -> CacheOutcome:
@@ -544,7 +585,9 @@ class CompilationTable(Sequence[Compilation]):
         made: Compilation = rebuilt(Compilation, values)
         return made
 
-    __eq__ = sequence_eq
+    def __eq__(self, other: object) -> bool:
+        return sequence_eq(self, other)
+
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -552,3 +595,14 @@ class CompilationTable(Sequence[Compilation]):
 
 
 _HIT = CODE_OF["hit"]
+
+
+own_abc_checks(Causes, CompilationTable)  # (a compiled build's classes: see there)
+
+
+def _table_again(values: dict[str, Any]) -> CompilationTable:
+    """A table of the columns ``values`` (by slot; shared, not copied)."""
+    table = CompilationTable()
+    for name, value in values.items():
+        setattr(table, name, value)
+    return table

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, NamedTuple, TypeVar, overload
 
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
 from recompile_doctor.timeline.column import numbers
@@ -124,7 +125,9 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
         cid = self._ids[i]
         return self._items[i], (None if cid == NO_COMPILATION else cid)
 
-    __eq__ = sequence_eq
+    def __eq__(self, other: object) -> bool:
+        return sequence_eq(self, other)
+
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -160,7 +163,9 @@ class At(Sequence[T]):
         for j in self._at:
             yield items[j]
 
-    __eq__ = sequence_eq
+    def __eq__(self, other: object) -> bool:
+        return sequence_eq(self, other)
+
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
@@ -312,3 +317,6 @@ class ProcessInfo:
     version: str | None = None
     cache_configured: bool = False
     config_span: Span | None = None  # the line that set the flags
+
+
+own_abc_checks(Attributed, At, ReasonsAt)  # (a compiled build's classes: see there)
