@@ -168,13 +168,7 @@ def _tell_read(counter: ParseCounter, seconds: float) -> None:
 
 def cache_by_store(tl: Timeline) -> dict[str, dict[str, int]]:
     """Per cache store: how many hits, misses and writes the logs show."""
-    out: dict[str, dict[str, int]] = {}
-    names = {"hit": "hits", "miss": "misses", "write": "writes"}
-    for lk, _ in tl.lookups:
-        if lk.outcome in names:
-            d = out.setdefault(lk.store, {"hits": 0, "misses": 0, "writes": 0})
-            d[names[lk.outcome]] += 1
-    return out
+    return tl.store_tally().by_store()
 
 
 def _dump_only_compilations(tl: Timeline, joined: Joined | None) -> int:

@@ -51,6 +51,7 @@ from recompile_doctor.timeline.types import (
     Load,
     LoadTally,
     ProcessInfo,
+    StoreTally,
     Switch,
     Timeline,
 )
@@ -227,6 +228,7 @@ class TimelineBuilder:
         self._open = _Open()  # the compilations, as columns
         self._loads: Packed[Load] = Packed(rows=Load)  # one per executable load: packed
         self._tally = LoadTally()  # what the analyses ask of them all
+        self._store_tally = StoreTally()  # the lookups' outcomes per store
         self._load_events = _LoadEvents()  # what the report keeps of them
         self._events = EventSpool()
         self._procs: list[_Process] = []
@@ -528,7 +530,7 @@ class TimelineBuilder:
             ):
                 same.cache = ev.outcome
             self._touch(same, ev.span)
-            self._lookups.append((self._kept(ev), same.id))
+            self._add_lookup(ev, same.id)
             return
         if ev.outcome == "hit" and ev.store in EXECUTABLE_STORES:
             name = ev.key.name if ev.key is not None else "?"
@@ -553,7 +555,11 @@ class TimelineBuilder:
             else:
                 c = proc.current
             self._touch(c, ev.span)
-        self._lookups.append((self._kept(ev), c.id if c is not None else None))
+        self._add_lookup(ev, c.id if c is not None else None)
+
+    def _add_lookup(self, ev: CacheLookup, cid: int | None) -> None:
+        self._lookups.append((self._kept(ev), cid))
+        self._store_tally.add(ev)
 
     def _on_loaded(self, ev: ExecutableLoaded, proc: _Process) -> None:
         proc.unattributed.append(
@@ -719,6 +725,7 @@ class TimelineBuilder:
             note_index=self._note_index,
             reason_index=self._reason_index,
             loads_tallied=self._tally,
+            lookups_tallied=self._store_tally,
         )
 
     def _finish_compilations(self) -> CompilationTable:
