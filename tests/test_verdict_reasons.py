@@ -125,6 +125,22 @@ def test_capped_keeps_what_cap_keeps(lines: list[Evidence]) -> None:
     assert len(kept.lines()) <= MAX_EVIDENCE
 
 
+@given(st.lists(evidence_line, max_size=3 * MAX_EVIDENCE))
+def test_capped_wants_exactly_the_lines_it_would_keep(lines: list[Evidence]) -> None:
+    # GIVEN lines fed one at a time, THEN before each, wants() says whether adding it
+    # changes what is kept (a caller skips making the evidence it does not want), and
+    # feeding only the wanted lines keeps the same lines
+    kept, only_wanted = Capped(), Capped()
+    for e in lines:
+        before = kept.lines()
+        wanted = kept.wants(e.source, e.line)
+        kept.add(e)
+        assert wanted == (kept.lines() != before), e
+        if only_wanted.wants(e.source, e.line):
+            only_wanted.add(e)
+    assert only_wanted.lines() == kept.lines() == cap(lines)
+
+
 def test_reasons_at_reads_each_place_it_names() -> None:
     tl = _timeline(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
     everything = [r for r, _ in tl.reasons]

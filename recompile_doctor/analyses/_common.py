@@ -76,11 +76,19 @@ class Capped:
         self._keys: list[tuple[str, int]] = []  # sorted, at most MAX_EVIDENCE
         self._kept: dict[tuple[str, int], Evidence] = {}
 
+    def wants(self, source: str, line: int) -> bool:
+        """Whether the line ``line`` of ``source`` would be kept now: not seen already, and
+        not after every line kept once they are as many as kept at most (a caller asks
+        before it makes the line's evidence)."""
+        keys = self._keys
+        k = (source, line)
+        return k not in self._kept and not (len(keys) >= MAX_EVIDENCE and k >= keys[-1])
+
     def add(self, e: Evidence) -> None:
+        if not self.wants(e.source, e.line):
+            return  # a line seen already, or after every line kept
         keys, kept = self._keys, self._kept
         k = (e.source, e.line)
-        if k in kept or (len(keys) >= MAX_EVIDENCE and k >= keys[-1]):
-            return  # a line seen already, or after every line kept
         bisect.insort(keys, k)
         kept[k] = e
         if len(keys) > MAX_EVIDENCE:

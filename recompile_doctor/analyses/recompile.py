@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice, pairwise
-from typing import NamedTuple, TypeVar, overload
+from typing import Final, NamedTuple, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
     Capped,
@@ -30,6 +30,7 @@ from recompile_doctor.analyses._common import (
     Options,
     make_finding,
 )
+from recompile_doctor.bounded import kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
@@ -50,7 +51,7 @@ _MAX_REASON_LINES = 5
 _MAX_CHANGES = 20
 #: the dumps' instruction changes a finding shows
 _MAX_DIFF = 20
-_SHAPE_RE = re.compile(r"\[([\d,\s]*)\]")
+_SHAPE_RE: Final = re.compile(r"\[([\d,\s]*)\]")
 
 
 def _log_reason(prev: Compilation, c: Compilation) -> str:
@@ -217,14 +218,22 @@ def _ordered(rules: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(dict.fromkeys(rules), key=cause_rank))
 
 
+#: shape text -> its dimensions (a run's reasons repeat a few shapes)
+_DIMS: Final[dict[str, tuple[int, ...] | None]] = {}
+
+
 def _dims(shape: str | None) -> tuple[int, ...] | None:
-    m = _SHAPE_RE.search(shape or "")
-    if m is None:
-        return None
-    try:
-        return tuple(int(x) for x in m.group(1).split(",") if x.strip())
-    except ValueError:
-        return None
+    text = shape or ""
+    if text in _DIMS:
+        return _DIMS[text]
+    dims: tuple[int, ...] | None = None
+    m = _SHAPE_RE.search(text)
+    if m is not None:
+        try:
+            dims = tuple(int(x) for x in m.group(1).split(",") if x.strip())
+        except ValueError:
+            dims = None
+    return kept(_DIMS, text, dims)
 
 
 def _grown_arguments(r: RecompileReason) -> frozenset[str]:
@@ -653,8 +662,11 @@ class _Cause:
     def add(self, v: VerdictIds) -> None:
         # (what the compilation objects would say, from the table's columns)
         table, cid = self._table, v.compilation
-        self.compiled.add(table.evidence_of(v.previous))
-        self.compiled.add(table.evidence_of(cid))
+        compiled = self.compiled
+        for i in (v.previous, cid):
+            # (a line's evidence is made only where it would be kept: most are not)
+            if compiled.wants(table.source[i], table.line[i]):
+                compiled.add(table.evidence_of(i))
         module, framework, function = table.names_of(cid)
         self.modules.add(module)
         self.frameworks.add(framework)
