@@ -110,13 +110,6 @@ class StoreTally:
         lookups hit, missed or wrote."""
         return {store: dict(counts) for store, counts in self._by_store.items()}
 
-    @classmethod
-    def of(cls, lookups: Iterable[CacheLookup]) -> StoreTally:
-        tally = cls()
-        for lookup in lookups:
-            tally.add(lookup)
-        return tally
-
 
 T = TypeVar("T")
 
@@ -306,7 +299,10 @@ class Timeline:
         """The lookups' outcomes per cache store (:class:`StoreTally`)."""
         if self.lookups_tallied is not None:
             return self.lookups_tallied
-        return StoreTally.of(lookup for lookup, _ in self.lookups)
+        tally = StoreTally()
+        for lookup, _ in self.lookups:
+            tally.add(lookup)
+        return tally
 
     def notes_of(self, *kinds: str) -> Sequence[FrameworkNote]:
         """The notes of these kinds, in log order (read when asked for: see :class:`At`)."""
