@@ -76,6 +76,16 @@ def opt_float(v: float) -> float | None:
     return None if v != v else v  # NaN: None
 
 
+def remade(cls: type[T], args: tuple[Any, ...], slots: dict[str, Any]) -> T:
+    """An object made by ``cls(*args)``, then these slots set (their values shared, not
+    copied): how this module's classes are unpickled (``__reduce__``: a compiled class is
+    remade only by its ``__init__``, never from its slots alone) and a table copied."""
+    obj = cls(*args)
+    for name, value in slots.items():
+        setattr(obj, name, value)
+    return obj
+
+
 class Causes(Mapping[int, str]):
     """Compilation id -> the rule id of its cause, for the recompilations: a 2-byte number
     per compilation of the run (0: none) instead of a dictionary entry per recompilation."""
@@ -111,17 +121,8 @@ class Causes(Mapping[int, str]):
         return len(self._codes) - self._codes.count(0)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # (its slots, as pickle takes them: a compiled class is remade only by its __init__)
-        return (_causes_again, (self._codes, self._names, self._number))
-
-
-def _causes_again(
-    codes: array[Any] | Spilled[Any], names: list[str], number: dict[str, int]
-) -> Causes:
-    """The causes :meth:`Causes.__reduce__` gave the parts of."""
-    out = Causes(0)
-    out._codes, out._names, out._number = codes, names, number
-    return out
+        slots = {"_codes": self._codes, "_names": self._names, "_number": self._number}
+        return (remade, (Causes, (0,), slots))
 
 
 class Lazy(Generic[T]):
@@ -184,21 +185,8 @@ class Lazy(Generic[T]):
         return repeat(self.fill, self._n) if self.items is None else iter(self.items)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # (its slots, as pickle takes them: a compiled class is remade only by its __init__)
-        return (_lazy_again, (self.fill, self._make, self._n, self.items, self._blobs))
-
-
-def _lazy_again(
-    fill: T,
-    make: Callable[[], MutableSequence[T]],
-    n: int,
-    items: MutableSequence[T] | Spilled[T] | None,
-    blobs: Blobs | None,
-) -> Lazy[T]:
-    """The column :meth:`Lazy.__reduce__` gave the parts of."""
-    col = Lazy(fill, make)
-    col._n, col.items, col._blobs = n, items, blobs
-    return col
+        slots = {"_n": self._n, "items": self.items, "_blobs": self._blobs}
+        return (remade, (Lazy, (self.fill, self._make), slots))
 
 
 #: the slots of :class:`CompilationTable` (named here: compiled code cannot read a class's
@@ -375,7 +363,7 @@ class CompilationTable(Sequence[Compilation]):
     def with_causes(self, causes: Mapping[int, str]) -> CompilationTable:
         """This table with each recompilation's cause (rule id), by compilation id; the
         columns are shared, not copied."""
-        new = _table_again(self._slot_values())
+        new = remade(CompilationTable, (), self._slot_values())
         new._causes = causes
         return new
 
@@ -383,8 +371,7 @@ class CompilationTable(Sequence[Compilation]):
         return {name: getattr(self, name) for name in _TABLE_SLOTS if hasattr(self, name)}
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # (its slots, as pickle takes them: a compiled class is remade only by its __init__)
-        return (_table_again, (self._slot_values(),))
+        return (remade, (CompilationTable, (), self._slot_values()))
 
     # -- columns the analyses read -------------------------------------------------------
     def cache_of(self, i: int) -> CacheOutcome:
@@ -598,11 +585,3 @@ _HIT = CODE_OF["hit"]
 
 
 own_abc_checks(Causes, CompilationTable)  # (a compiled build's classes: see there)
-
-
-def _table_again(values: dict[str, Any]) -> CompilationTable:
-    """A table of the columns ``values`` (by slot; shared, not copied)."""
-    table = CompilationTable()
-    for name, value in values.items():
-        setattr(table, name, value)
-    return table
