@@ -28,9 +28,9 @@ from recompile_doctor.slotted import maker_of
 
 #: the values ``marshal`` writes as they are (a checkpoint's state is made of them too)
 PLAIN: Final = (str, int, float, bool, bytes, type(None))
-#: (the same, for asking of all the values of a tuple or a dict at once, in C)
-_PLAIN_TYPES = frozenset(PLAIN)
-_all_plain = _PLAIN_TYPES.issuperset
+#: (the same, as a set: asked of a value's type in a few instructions of compiled code,
+#: where ``in`` a tuple compares its items one by one)
+PLAIN_TYPES: Final = frozenset(PLAIN)
 
 _CLASSES: Final[tuple[type, ...]] = tuple(
     c
@@ -65,7 +65,10 @@ _VALUES: Final[tuple[type, ...]] = (CompileKey, ValueChange)
 _VALUE_TAG: Final = {c: -1 - i for i, c in enumerate(_VALUES)}
 _VALUE_FIELDS = {c: tuple(f.name for f in dataclasses.fields(c)) for c in _VALUES}
 _GET_VALUE_FIELDS: Final = {c: _getter(names) for c, names in _VALUE_FIELDS.items()}
-_LIST, _TUPLE, _DICT, _EMPTY_TAG = 0, 1, 2, 3
+_LIST: Final = 0
+_TUPLE: Final = 1
+_DICT: Final = 2
+_EMPTY_TAG: Final = 3
 _SAME_RECORD: Final = 0  # the record of the event before
 _EMPTY: Final = Event("", "", 0, None, "").detail  # the shared empty detail
 
@@ -82,16 +85,27 @@ class Unencodable(Exception):
     """An event holds a value the encoding does not know."""
 
 
+def _plain(values: Iterable[Any]) -> bool:
+    """Whether all of ``values`` are :data:`PLAIN` (compiled code runs this as a loop in C,
+    with no generator: a ``map`` of ``type`` and a set's ``issuperset`` took four times as
+    long)."""
+    return all(type(x) in PLAIN_TYPES for x in values)
+
+
 def _enc(v: Any) -> Any:
     t = type(v)
-    if t in PLAIN:
+    if t in PLAIN_TYPES:
         return v
+    if t is dict:
+        if _plain(v.values()):
+            return v
+        return [_DICT, {k: _enc(x) for k, x in v.items()}]
     if t is tuple:
-        if _all_plain(map(type, v)):
+        if _plain(v):
             return v  # (as it is: decoded as it is)
         return [_TUPLE, *[_enc(x) for x in v]]
     if t is list:
-        if _all_plain(map(type, v)):
+        if _plain(v):
             return [_LIST, *v]
         return [_LIST, *[_enc(x) for x in v]]
     tag = _VALUE_TAG.get(t)
@@ -102,22 +116,18 @@ def _enc(v: Any) -> Any:
         if got is not None and got[0] is v:
             return got[1]
         fields = _GET_VALUE_FIELDS[t](v)
-        out = [tag, fields if _all_plain(map(type, fields)) else tuple(map(_enc, fields))]
+        out = [tag, fields if _plain(fields) else tuple([_enc(x) for x in fields])]
         kept(_ENCODED, id(v), (v, out))  # (holding v: its id is not another's meanwhile)
         return out
     if v is _EMPTY:
         return [_EMPTY_TAG]
-    if t is dict:
-        if _all_plain(map(type, v.values())):
-            return v
-        return [_DICT, {k: _enc(x) for k, x in v.items()}]
     raise Unencodable(t.__name__)
 
 
 def _dec(v: Any) -> Any:
     if type(v) is not list:
         return v  # a plain value, or a tuple or dict of plain values
-    tag = v[0]
+    tag: int = v[0]  # (an int: compared in C by compiled code, not as objects)
     if tag == _LIST:
         return [_dec(x) for x in v[1:]]
     if tag == _TUPLE:
@@ -160,10 +170,10 @@ def encode(ev: TypedEvent, before: Event | None) -> list[Any]:
     r: Any = None
     if rec is not None:
         r = _SAME_RECORD if rec is before else _enc_record(rec)
-    values = _GET_FIELDS[cls](ev)
-    if _all_plain(map(type, values)):
-        return [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep, *values]
-    return [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep, *map(_enc, values)]
+    out = [_CLASS_TAG[cls], tuple(ev.span), r, ev.keep]
+    for v in _GET_FIELDS[cls](ev):
+        out.append(v if type(v) in PLAIN_TYPES else _enc(v))
+    return out
 
 
 def decode(item: list[Any], before: Event | None) -> TypedEvent:
@@ -182,7 +192,9 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     # (its fields in their order: span, record, keep, then the class's own, as encoded; made
     # without __init__, in half the time of a frozen dataclass's: recompile_doctor.slotted)
     values = [_tuple_new(Span, item[1]), rec, item[3]]
-    values.extend([v if type(v) is not list else _dec(v) for v in item[4:]])
+    for k in range(4, len(item)):
+        v = item[k]
+        values.append(v if type(v) is not list else _dec(v))
     ev: TypedEvent = _made(cls, tuple(values))
     return ev
 

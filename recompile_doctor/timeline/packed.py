@@ -209,7 +209,10 @@ def _events_data(items: list[Any]) -> bytes | None:
     if all(type(x) in classes for x in items):
         shape = 0
     elif all(
-        type(x) is tuple and len(x) == 2 and type(x[0]) in classes and type(x[1]) in codec.PLAIN
+        type(x) is tuple
+        and len(x) == 2
+        and type(x[0]) in classes
+        and type(x[1]) in codec.PLAIN_TYPES
         for x in items
     ):
         shape = 1
