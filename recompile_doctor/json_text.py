@@ -104,6 +104,24 @@ def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[s
     """The text of an object of ``keys`` nested ``level`` deep, in the pieces around its
     values' texts: ``pieces[0] + text of value 0 + pieces[1] + … + pieces[-1]`` (one more
     piece than keys); at least one key."""
+    last = _LAST_PIECES[0]  # (one tuple, replaced whole: threads may write reports at once)
+    if last[0] is keys and last[1] == level and last[2] == indent:
+        # (the same tuple of keys as the call before: a report's events and compilations
+        # are written one after the other, each with the one tuple of its class's keys)
+        got: tuple[str, ...] = last[3]
+        return got
+    p = _shaped(keys, level, indent)
+    _LAST_PIECES[0] = (keys, level, indent, p)
+    return p
+
+
+#: the last call of :func:`object_pieces`: (the tuple of its keys itself, its level, its
+#: indent, the pieces)
+_LAST_PIECES: Final[list[tuple[Any, int, int, tuple[str, ...]]]] = [(None, -1, -1, ())]
+
+
+def _shaped(keys: tuple[Any, ...], level: int, indent: int) -> tuple[str, ...]:
+    """:func:`object_pieces`, looked up by the keys' values."""
     shape = (keys, level, indent)
     p = _PIECES.get(shape)
     if p is None:
@@ -146,8 +164,15 @@ def _dict_text(d: dict[Any, Any], level: int) -> str:
     for k in d:
         if type(k) is not str:
             return _text(d, level, "  ")
+    p = _shaped(tuple(d), level, 2)
     deeper = level + 1
-    return _joined(object_pieces(tuple(d), level), [_text(v, deeper, "  ") for v in d.values()])
+    out = [p[0]]
+    i = 1
+    for v in d.values():  # (the pieces and the values' texts in turn, in one list)
+        out.append(_text(v, deeper, "  "))
+        out.append(p[i])
+        i += 1
+    return "".join(out)
 
 
 #: the JSON strings of an event's names (kinds, sources, modules: few, each written for

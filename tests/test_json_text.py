@@ -83,6 +83,21 @@ def test_fields_text_writes_the_dict_of_its_keys_and_values(
     assert fields_text(keys, vals, level, indent) == dumps_indented(pairs, level, indent)  # cached
 
 
+@given(
+    keys=st.lists(st.text(), min_size=1, max_size=4, unique=True).map(tuple),
+    calls=st.lists(st.tuples(st.integers(0, 3), st.integers(1, 4)), min_size=2, max_size=6),
+)
+def test_one_tuple_of_keys_is_written_at_each_level_and_indent_asked(
+    keys: tuple[str, ...], calls: list[tuple[int, int]]
+) -> None:
+    # GIVEN one tuple of keys (the pieces of the last one asked are kept by identity)
+    # WHEN it is written at one level and indent after another THEN each is its own
+    vals = tuple(range(len(keys)))
+    for level, indent in calls:
+        want = dumps_indented(dict(zip(keys, vals, strict=True)), level, indent)
+        assert fields_text(keys, vals, level, indent) == want
+
+
 def test_events_and_compilations_write_their_json() -> None:
     # GIVEN the report of every fixture run, THEN each event's and compilation's text is
     # that of its to_json() dict
