@@ -14,6 +14,7 @@ import dataclasses
 import functools
 import os
 import struct
+import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Final, TypeVar
@@ -228,5 +229,44 @@ def faster_init(cls: type[T]) -> type[T]:
     new.__module__ = cls.__module__
     new.__annotations__ = old.__annotations__
     new.__doc__ = old.__doc__
-    c.__init__ = new
+    native = _native_init(cls, new, [*positional, *keywords], len(positional), defaults)
+    c.__init__ = new if native is None else native
     return cls
+
+
+#: the default of a parameter that has none, for :func:`_native_init`
+_REQUIRED: Final = object()
+
+
+def _native_init(
+    cls: type, python: Any, names: list[str], positional: int, defaults: dict[str, Any]
+) -> Any | None:
+    """The C module's ``__init__`` for ``cls`` (``parsers/_native.c``: ``slot_init``) with
+    the parameters of ``python``, :func:`faster_init`'s: ``names`` in the order of the
+    signature, the first ``positional`` of them positional or keyword, and their
+    ``defaults`` (a factory's marker for a field that has one).  It makes a valid call's
+    object in C and hands any other call to ``python``, which raises the error the
+    dataclass's own ``__init__`` would.  None where the module is not built or is turned off
+    (``RECOMPILE_DOCTOR_NATIVE=0``), or for a class of more fields than it takes."""
+    got = _native_plan(cls)
+    if got is None:
+        return None
+    native, plan = got
+    fields = {f.name: (i, f) for i, f in enumerate(dataclasses.fields(cls))}
+    factories = []
+    for name in names:
+        factory = fields[name][1].default_factory
+        factories.append(None if factory is dataclasses.MISSING else factory)
+    try:
+        return native.slot_init(
+            plan,
+            tuple(sys.intern(n) for n in names),
+            positional,
+            struct.pack(f"{len(names)}n", *[fields[n][0] for n in names]),
+            tuple(defaults.get(n, _REQUIRED) for n in names),
+            tuple(factories),
+            _REQUIRED,
+            python,
+        )
+    except ValueError:  # (more fields than it takes)
+        return None

@@ -10,6 +10,7 @@ import functools
 import gc
 import inspect
 import pickle
+import struct
 import sys
 import typing
 from dataclasses import dataclass, field
@@ -67,11 +68,15 @@ FAST = faster_init(_shape("Shape"))
 
 
 def test_every_class_made_per_line_sets_its_slots_directly() -> None:
+    # (in C where the module is built: its __wrapped__ is the Python, which it hands the
+    # calls it does not make whole)
     for cls in FASTER:
         init: Any = cls.__init__
         assert init.__qualname__ == f"{cls.__qualname__}.__init__"
+        python = inspect.unwrap(init)
+        assert (python is not init) == (native_module() is not None), cls
         first = dataclasses.fields(cls)[0].name
-        assert f"_set_{first}" in init.__code__.co_freevars, cls
+        assert f"_set_{first}" in python.__code__.co_freevars, cls
 
 
 def test_every_such_classs_parameters_are_its_fields() -> None:
@@ -352,3 +357,126 @@ def test_a_field_named_twice_is_refused() -> None:
 def test_native_0_copies_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(NATIVE_ENV, "0")
     assert not isinstance(replacer(events.CacheLookup, ("key",)), functools.partial)
+
+
+def _init_made(cls: Any, init: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``cls(*args, **kwargs)`` made by ``init`` (or the error it raises)."""
+    obj = object.__new__(cls)
+    try:
+        init(obj, *args, **kwargs)
+    except TypeError as e:
+        return ("refused", str(e))
+    return ("made", obj)
+
+
+@needs_native
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.data())
+def test_the_c_init_of_every_typed_event_is_its_python_init(data: st.DataObject) -> None:
+    # GIVEN any typed event class and any call (fields by position or keyword, some left to
+    # their defaults, some unknown or repeated) THEN the C __init__ makes what the Python
+    # one makes, or is refused with its words
+    cls = data.draw(st.sampled_from(FASTER))
+    init: Any = cls.__init__
+    python = init.__wrapped__
+    names = list(inspect.signature(python).parameters)[1:]
+    n = data.draw(st.integers(0, len(names) + 1))
+    args = tuple(data.draw(st.lists(st.integers(), min_size=n, max_size=n)))
+    kwargs = data.draw(
+        st.dictionaries(st.sampled_from([*names, "z", "self"]), st.integers(), max_size=4)
+    )
+    c, py = _init_made(cls, init, args, kwargs), _init_made(cls, python, args, kwargs)
+    assert c[0] == py[0]
+    if c[0] == "refused":
+        assert c[1] == py[1]
+    else:
+        for f in dataclasses.fields(cls):
+            assert getattr(c[1], f.name) == getattr(py[1], f.name), f.name
+
+
+@needs_native
+def test_the_c_init_calls_a_factory_for_each_object_and_passes_on_its_error() -> None:
+    a, b = FAST(1), FAST(1)
+    assert a.c == [] and a.c is not b.c
+    marker = inspect.signature(FAST).parameters["c"].default
+    assert FAST(1, 2, marker).c == []  # (the marker given is the default: a new value)
+
+    def fails() -> list[int]:
+        raise RuntimeError("no value")
+
+    failing: Any = faster_init(_shape("Failing"))
+    failing_init = NATIVE.slot_init(
+        *_slot_init_args(failing, factories={"c": fails}), failing.__init__.__wrapped__
+    )
+    obj = object.__new__(failing)
+    with pytest.raises(RuntimeError, match="no value"):
+        failing_init(obj, 1)
+    with pytest.raises(AttributeError):
+        _ = obj.a  # (nothing set)
+
+
+def _slot_init_args(cls: Any, factories: dict[str, Any]) -> tuple[Any, ...]:
+    """The arguments of ``slot_init`` for ``cls`` (a faster_init class), but its
+    ``__wrapped__``, with these ``factories``."""
+    from recompile_doctor.slotted import _REQUIRED, _native_plan
+
+    got = _native_plan(cls)
+    assert got is not None
+    fields = [f.name for f in dataclasses.fields(cls)]
+    params = inspect.signature(cls.__init__.__wrapped__).parameters
+    names = list(params)[1:]
+    positional = sum(1 for p in params.values() if p.kind == p.POSITIONAL_OR_KEYWORD) - 1
+    defaults = tuple(
+        _REQUIRED if params[n].default is params[n].empty else params[n].default for n in names
+    )
+    return (
+        got[1],
+        tuple(names),
+        positional,
+        struct.pack(f"{len(names)}n", *[fields.index(n) for n in names]),
+        defaults,
+        tuple(factories.get(n) for n in names),
+        _REQUIRED,
+    )
+
+
+@needs_native
+def test_the_c_init_holds_what_it_sets_as_long_as_its_object_lives() -> None:
+    value = object()
+    before = sys.getrefcount(value)
+    made = [FAST(value, value, [value], value, k=value) for _ in range(100)]
+    assert sys.getrefcount(value) == before + 100 * 5  # (a, b, d, k and c's item)
+    for obj in made[:50]:  # (made again: the old values let go)
+        type(obj).__init__(obj, 1)
+    assert sys.getrefcount(value) == before + 50 * 5
+    del made, obj
+    gc.collect()
+    assert sys.getrefcount(value) == before
+
+
+@needs_native
+def test_slot_init_refuses_what_is_not_the_signature_of_its_plan() -> None:
+    good = _slot_init_args(FAST, {"c": list})
+    wrapped = FAST.__init__.__wrapped__
+    assert NATIVE.slot_init(*good, wrapped)(object.__new__(FAST), 1) is None
+    bad: list[tuple[Any, ...]] = [
+        (object(), *good[1:], wrapped),  # not a plan
+        (good[0], good[1][:-1], *good[2:], wrapped),  # a parameter short
+        (good[0], good[1], 99, *good[3:], wrapped),  # more positions than parameters
+        (good[0], *good[1:3], good[3][:-1], *good[4:], wrapped),  # fields cut short
+        (good[0], *good[1:3], good[3][:8] * (len(good[1])), *good[4:], wrapped),  # a slot twice
+        (*good, "not callable"),
+        (*good[:5], (1,) * len(good[1]), good[6], wrapped),  # a factory not callable
+    ]
+    for args in bad:
+        with pytest.raises((TypeError, ValueError)):
+            NATIVE.slot_init(*args)
+
+
+def test_native_0_inits_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(NATIVE_ENV, "0")
+    cls: Any = faster_init(_shape("Shape"))
+    assert inspect.isfunction(cls.__init__)
+    monkeypatch.delenv(NATIVE_ENV)
+    cls = faster_init(_shape("Shape"))
+    assert inspect.isfunction(cls.__init__) == (NATIVE is None)
