@@ -455,8 +455,10 @@ class JaxDecoder:
     #: and worker 4.61 and 3.17 G at 0.3, 4.40 and 3.82 at 0.15, 4.27 and 4.26 at 0.05;
     #: once the parent made the events it takes back in C, 3.80 and 4.01 at 0.1, 3.84 and
     #: 3.92 at 0.12, 3.88 and 3.84 at 0.14; once a worker encoded its events in half the
-    #: instructions, 3.65 and 3.44 at 0.14, 3.47 and 3.59 at 0.1, 3.51 and 3.51 at 0.12)
-    PARENT_SHARE: ClassVar[float] = 0.12
+    #: instructions, 3.65 and 3.44 at 0.14, 3.47 and 3.59 at 0.1, 3.51 and 3.51 at 0.12;
+    #: once events were made by an __init__ in C, 3.41 and 3.23 at 0.12, 3.35 and 3.33 at
+    #: 0.09)
+    PARENT_SHARE: ClassVar[float] = 0.09
 
     def __init__(self, path: str) -> None:
         self.path = path

@@ -369,8 +369,10 @@ class TensorFlowDecoder:
     #: the parent's share of the log with two processes (see :mod:`._parallel`; the
     #: instructions of each process's reading and the parent's after it, counted on 24 MB of
     #: the bench log by ``bench_instructions.py --processes 2``: parent and worker 1.87 and
-    #: 1.80 G at 0.39, the module's default; 1.73 and 1.80 at 0.38; 1.71 and 1.82 at 0.37)
-    PARENT_SHARE: ClassVar[float] = 0.38
+    #: 1.80 G at 0.39, the module's default; 1.73 and 1.80 at 0.38; 1.71 and 1.82 at 0.37;
+    #: once a worker's events were encoded and made faster, 1.62 and 1.69 at 0.38, 1.65
+    #: and 1.65 at 0.4)
+    PARENT_SHARE: ClassVar[float] = 0.4
 
     def __init__(self, path: str) -> None:
         self.path = path
