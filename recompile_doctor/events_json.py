@@ -153,11 +153,11 @@ def _none() -> None:
 def _write(events: Sequence[Event], f: IO[bytes], parent: int) -> None:
     """In the writer: the text of ``events`` to ``f``; stops if the parent is gone (no one
     would read it)."""
-    from recompile_doctor.model import list_items_json
+    from recompile_doctor.model import events_json
 
     batch: list[str] = []
     size = 0
-    for piece in list_items_json(events):
+    for piece in events_json(events):
         batch.append(piece)
         size += len(piece)
         if size >= PIECE:

@@ -10,7 +10,7 @@ separators are those of ``json.dumps``.  A hypothesis test compares the two on r
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any, Final
@@ -228,6 +228,30 @@ def event_text(keys: tuple[str, ...], event: tuple[Any, ...], level: int) -> str
             )
         )
     return fields_text(keys, (kind, source, line, t, module, hash_, dict(detail), text), level)
+
+
+#: what leads each item of one of a report's lists in its JSON: the first, the others
+ITEM_HEADS: Final = ("\n    ", ",\n    ")
+
+
+def event_items(events: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Iterator[str]:
+    """The text of a report's list of events (:class:`recompile_doctor.model.Event`) in its
+    JSON, between ``[`` and the list's last line, an event at a time, each led by its
+    :data:`ITEM_HEADS` (what ``model.list_items_json`` gives for them: compiled here, the
+    loop runs once per event of the report)."""
+    head = ITEM_HEADS[0]
+    for ev in events:
+        yield head + event_text(keys, ev, 2)
+        head = ITEM_HEADS[1]
+
+
+def fields_items(rows: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Iterator[str]:
+    """:func:`event_items` of objects given as their values in the order of ``keys`` (a
+    report's compilations: :func:`fields_text` of each)."""
+    head = ITEM_HEADS[0]
+    for values in rows:
+        yield head + fields_text(keys, values, 2)
+        head = ITEM_HEADS[1]
 
 
 def _text(o: Any, level: int, step: str) -> str:

@@ -12,12 +12,15 @@ import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, cast, runtime_checkable
 
 from recompile_doctor._version import __version__
 from recompile_doctor.json_text import (
+    ITEM_HEADS,
     dumps_indented,
+    event_items,
     event_text,
+    fields_items,
     fields_text,
     pieces_indented,
 )
@@ -475,11 +478,33 @@ class Summary:
         )
 
 
+def events_json(events: Iterable[Event]) -> Iterator[str]:
+    """:func:`list_items_json` of a report's events (compiled in a compiled build)."""
+    return event_items(events, EVENT_KEYS)
+
+
+@runtime_checkable
+class CompilationRows(Protocol):
+    """A sequence of compilations that gives each one's field values, in the order of its
+    fields, without making it (the timeline's columns: ``timeline.table``)."""
+
+    def value_rows(self) -> Iterator[tuple[Any, ...]]: ...
+
+
+def compilations_json(compilations: Sequence[Compilation]) -> Iterator[str]:
+    """:func:`list_items_json` of a report's compilations: from their values where the
+    sequence gives them (:class:`CompilationRows`; compiled in a compiled build), without
+    making each compilation to read its values back."""
+    if isinstance(compilations, CompilationRows):
+        return fields_items(compilations.value_rows(), COMPILATION_KEYS)
+    return list_items_json(compilations)
+
+
 def list_items_json(items: Iterable[InputInfo | Compilation | Event | Finding]) -> Iterator[str]:
     """The text of the items of one of a report's lists in its JSON (between ``[`` and the
     list's last line), one piece per item."""
     for n, item in enumerate(items):
-        head = "\n    " if n == 0 else ",\n    "
+        head = ITEM_HEADS[0] if n == 0 else ITEM_HEADS[1]
         if isinstance(item, (Event, Compilation)):
             yield head + item.json_text(2)
         else:  # (a finding can name 100,000 modules: its text in pieces)
@@ -578,7 +603,13 @@ class Report:
                 written = None
                 if ahead is not None and ahead.events is items:
                     written = ahead.pieces()  # (None: the second process failed)
-                yield from written if written is not None else list_items_json(items)
+                if written is None and key == "events":
+                    written = events_json(self.events)
+                if written is None and key == "compilations":
+                    written = compilations_json(self.compilations)
+                if written is None:
+                    written = list_items_json(items)
+                yield from written
                 yield "\n  ]"
         yield "\n}"
 

@@ -268,3 +268,27 @@ def test_text_closed_while_read_is_an_error_not_other_bytes(tmp_path: Path, fork
     finally:
         for f in others:
             f.close()
+
+
+def test_the_events_text_is_the_generic_lists_text_for_every_fixture() -> None:
+    # GIVEN the report of every fixture run, and events of any value their fields may hold
+    # (no time, a hash, a detail read back as a mapping, keys other than strings)
+    from types import MappingProxyType
+
+    from recompile_doctor import analyze
+    from recompile_doctor.model import events_json
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    odd = [
+        Event("k", "a.log", 1, None, "t"),
+        Event("k", "a.log", 2, 1.5, "t", "m", "h", MappingProxyType({"a": [1, None]})),
+        Event("k", "a.log", 3, float("nan"), "t", None, None, {1: True, "b": {"c": ()}}),
+    ]
+    lists = [odd, odd[:1]]
+    for log in sorted(fixtures.glob("**/run.log")):
+        with analyze(str(log)) as rep:
+            lists.append(list(rep.events))
+    assert sum(map(len, lists)) > 500
+    for events in lists:
+        # THEN the events' own path writes what the generic one writes
+        assert "".join(events_json(events)) == "".join(list_items_json(events))
