@@ -173,3 +173,24 @@ def test_the_shapes_remembered_stay_few_whatever_the_details() -> None:
         ev = Event("compile-end", "run.log", 1, None, "x", None, None, {f"k{i}": i})
         assert ev.json_text(1) == dumps_indented(ev.to_json(), 1)
     assert len(json_text._PIECES) <= KEPT_MAX
+
+
+def test_a_runs_compilations_are_written_from_their_columns_as_from_their_objects() -> None:
+    # GIVEN the report of every fixture run (its compilations the timeline's columns)
+    from pathlib import Path
+
+    from recompile_doctor import analyze
+    from recompile_doctor.model import CompilationRows, compilations_json, list_items_json
+
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures"
+    n = 0
+    for log in sorted(fixtures.glob("**/run.log")):
+        with analyze(str(log)) as rep:
+            assert isinstance(rep.compilations, CompilationRows)
+            made = list(rep.compilations)
+            # THEN the text from their values is the text of the compilations made
+            want = "".join(list_items_json(made))
+            assert "".join(compilations_json(rep.compilations)) == want
+            assert "".join(compilations_json(tuple(made))) == want  # (no columns)
+            n += len(made)
+    assert n > 100

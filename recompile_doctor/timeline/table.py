@@ -456,9 +456,23 @@ class CompilationTable(Sequence[Compilation]):
         return self._make(i % n)
 
     def __iter__(self) -> Iterator[Compilation]:
+        values = self._values
+        for i, row in enumerate(self._rows()):
+            made: Compilation = rebuilt(Compilation, values(i, *row))
+            yield made
+
+    def value_rows(self) -> Iterator[tuple[Any, ...]]:
+        """Each compilation's field values, in the order of its fields (what :meth:`_made`
+        makes it of), without making it: what the report's JSON writes of it
+        (:class:`recompile_doctor.model.CompilationRows`)."""
+        values = self._values
+        for i, row in enumerate(self._rows()):
+            yield values(i, *row)
+
+    def _rows(self) -> Iterator[tuple[Any, ...]]:
         # the columns side by side (each read in order, a chunk at a time when spilled),
         # not row by row: a row's fields are 14 reads
-        rows = zip(
+        return zip(
             self.other_module,
             self.hash,
             self.source,
@@ -475,9 +489,6 @@ class CompilationTable(Sequence[Compilation]):
             self.rank,
             strict=True,
         )
-        made = self._made
-        for i, row in enumerate(rows):
-            yield made(i, *row)
 
     def drawn(self) -> Iterator[tuple[Any, ...]]:
         """Each compilation's module, function, source, line, end line, start, duration,
@@ -510,25 +521,29 @@ class CompilationTable(Sequence[Compilation]):
             )
 
     def _make(self, i: int) -> Compilation:
-        return self._made(
-            i,
-            self.other_module[i],
-            self.hash[i],
-            self.source[i],
-            self.line[i],
-            self.t[i],
-            self.duration_s[i],
-            self.cache[i],
-            self.warmup[i],
-            self.end_line[i],
-            self.cache_file[i],
-            self.ordinal[i],
-            self.text[i],
-            self.key[i],
-            self.rank[i],
+        made: Compilation = rebuilt(
+            Compilation,
+            self._values(
+                i,
+                self.other_module[i],
+                self.hash[i],
+                self.source[i],
+                self.line[i],
+                self.t[i],
+                self.duration_s[i],
+                self.cache[i],
+                self.warmup[i],
+                self.end_line[i],
+                self.cache_file[i],
+                self.ordinal[i],
+                self.text[i],
+                self.key[i],
+                self.rank[i],
+            ),
         )
+        return made
 
-    def _made(
+    def _values(
         self,
         i: int,
         other: str | None,
@@ -545,9 +560,10 @@ class CompilationTable(Sequence[Compilation]):
         text: str,
         key: CompileKey | None,
         rank: int,
-    ) -> Compilation:
-        """Compilation ``i`` of its row's values as the columns hold them."""
-        values = (
+    ) -> tuple[Any, ...]:
+        """The field values of compilation ``i`` (in the order of its fields) of its row's
+        values as the columns hold them."""
+        return (
             i,
             row_module(other, key),
             hash,
@@ -569,8 +585,6 @@ class CompilationTable(Sequence[Compilation]):
             key.cache_key if key is not None else None,
             is_eager(key),
         )
-        made: Compilation = rebuilt(Compilation, values)
-        return made
 
     def __eq__(self, other: object) -> bool:
         return sequence_eq(self, other)
