@@ -57,9 +57,12 @@ setup: $(STAMP)  ## create .venv and install the package with its test tools
 
 #: the log scanner's byte work in C (recompile_doctor/parsers/_native.c), built in place
 #: beside the source as the editable install builds it, again whenever the C is newer (the
-#: package does the same work in Python where it is not built: no C compiler)
+#: package does the same work in Python where it is not built: no C compiler); in folders
+#: of its own under build/native, which the compiled build's fresh start (its rm of
+#: build/lib.* and build/temp.*, beside the tests in `make test`) cannot take from under it
 native: $(STAMP)
-	@$(PY) setup.py -q build_ext --inplace 2>&1 | { grep -v -e '^$$' -e 'running build_ext' || true; }
+	@$(PY) setup.py -q build_ext --inplace --build-lib build/native/lib --build-temp \
+		build/native/temp 2>&1 | { grep -v -e '^$$' -e 'running build_ext' || true; }
 
 demo: $(STAMP) native  ## simulate a run with recompilation problems, analyze it, write the HTML report
 	$(VENV)/bin/recompile-doctor demo
