@@ -10,7 +10,7 @@ separators are those of ``json.dumps``.  A hypothesis test compares the two on r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any, Final
@@ -164,15 +164,8 @@ def _dict_text(d: dict[Any, Any], level: int) -> str:
     for k in d:
         if type(k) is not str:
             return _text(d, level, "  ")
-    p = _shaped(tuple(d), level, 2)
     deeper = level + 1
-    out = [p[0]]
-    i = 1
-    for v in d.values():  # (the pieces and the values' texts in turn, in one list)
-        out.append(_text(v, deeper, "  "))
-        out.append(p[i])
-        i += 1
-    return "".join(out)
+    return _joined(_shaped(tuple(d), level, 2), [_text(v, deeper, "  ") for v in d.values()])
 
 
 #: the JSON strings of an event's names (kinds, sources, modules: few, each written for
@@ -239,18 +232,24 @@ def event_items(events: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Ite
     JSON, between ``[`` and the list's last line, an event at a time, each led by its
     :data:`ITEM_HEADS` (what ``model.list_items_json`` gives for them: compiled here, the
     loop runs once per event of the report)."""
-    head = ITEM_HEADS[0]
-    for ev in events:
-        yield head + event_text(keys, ev, 2)
-        head = ITEM_HEADS[1]
+    return _items(events, keys, event_text)
 
 
 def fields_items(rows: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Iterator[str]:
     """:func:`event_items` of objects given as their values in the order of ``keys`` (a
     report's compilations: :func:`fields_text` of each)."""
+    return _items(rows, keys, fields_text)
+
+
+def _items(
+    items: Iterable[tuple[Any, ...]],
+    keys: tuple[str, ...],
+    text: Callable[[tuple[str, ...], tuple[Any, ...], int], str],
+) -> Iterator[str]:
+    """``text(keys, item, 2)`` of each item, led by its :data:`ITEM_HEADS`."""
     head = ITEM_HEADS[0]
-    for values in rows:
-        yield head + fields_text(keys, values, 2)
+    for item in items:
+        yield head + text(keys, item, 2)
         head = ITEM_HEADS[1]
 
 

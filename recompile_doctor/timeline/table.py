@@ -462,8 +462,9 @@ class CompilationTable(Sequence[Compilation]):
             yield made
 
     def value_rows(self) -> Iterator[tuple[Any, ...]]:
-        """Each compilation's field values, in the order of its fields (what :meth:`_made`
-        makes it of), without making it: what the report's JSON writes of it
+        """Each compilation's field values, in the order of its fields (:meth:`_values`, what
+        :meth:`_make` and iteration make it of), without making it: what the report's JSON
+        writes of it
         (:class:`recompile_doctor.model.CompilationRows`)."""
         values = self._values
         for i, row in enumerate(self._rows()):
