@@ -9,7 +9,6 @@ is a type error, and :func:`rule` raises on an id it does not know.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal, get_args
@@ -452,12 +451,14 @@ def rule(rule_id: str) -> Rule:
         raise ValueError(f"unknown rule id {rule_id!r}") from None
 
 
+#: rule id -> its position in :data:`CAUSE_ORDER` (a dict: the tuple's ``index`` compared
+#: the id with each cause before it, and every argument change of a log is ranked)
+_CAUSE_RANKS: Final[dict[str, int]] = {r: i for i, r in enumerate(CAUSE_ORDER)}
+
+
 def cause_rank(rule_id: str) -> int:
     """Position of ``rule_id`` in :data:`CAUSE_ORDER` (unknown causes last)."""
-    try:
-        return CAUSE_ORDER.index(rule_id)  # type: ignore[arg-type,unused-ignore]
-    except ValueError:
-        return len(CAUSE_ORDER)
+    return _CAUSE_RANKS.get(rule_id, len(CAUSE_ORDER))
 
 
 def markdown_table() -> str:
@@ -472,7 +473,38 @@ def markdown_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-_TYPE_RE: Final = re.compile(r"^(?P<dt>[a-z][a-z0-9_]*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
+def type_parts(text: str) -> tuple[str, str, str] | None:
+    """An argument's type in HLO notation as (element type, dimensions, the rest):
+    ``f32[32,16]{1,0}`` -> ``("f32", "32,16", "{1,0}")``; None when ``text`` (blanks around
+    it aside) is not of that form: an element type of lower-case letters, digits and ``_``
+    that starts with a letter, the dimensions up to the first ``]``, and no line break after
+    it.  (String methods, not a pattern: a log of growing shapes reads a new pair of types
+    at each recompilation, and a pattern's match took most of the work.)"""
+    text = text.strip()
+    i = text.find("[")
+    if i <= 0:
+        return None
+    j = text.find("]", i + 1)
+    if j < 0:
+        return None
+    dt = text[:i]
+    # (ASCII only; a letter first, and no upper case: islower() is true of a text with at
+    # least one cased character, all of them lower case)
+    if not (dt.isascii() and dt[0].isalpha() and dt.islower() and _word(dt)):
+        return None
+    rest = text[j + 1 :]
+    if "\n" in rest:
+        return None
+    return dt, text[i + 1 : j], rest
+
+
+def _word(dt: str) -> bool:
+    """``dt`` is made of letters, digits and ``_`` alone (it is ASCII)."""
+    return dt.isalnum() or dt.replace("_", "").isalnum()
+
+
+def _dim_list(dims: str) -> list[str]:
+    return [d.strip() for d in dims.split(",")] if dims.strip() else []
 
 
 def type_change_rule(old: str, new: str) -> RuleId:
@@ -481,22 +513,21 @@ def type_change_rule(old: str, new: str) -> RuleId:
     ``f32[]{weak_type=True}`` -> ``f32[]``: ``weak-type-changed``; other dimensions:
     ``shape-changed``; anything unreadable: ``retracing``).  Every framework's parser maps
     argument changes through this one function."""
-    mo, mn = _TYPE_RE.match(old.strip()), _TYPE_RE.match(new.strip())
-    if mo is None or mn is None:
+    po, pn = type_parts(old), type_parts(new)
+    if po is None or pn is None:
         return "retracing"
-    found: list[RuleId] = []
-    if mo["dt"] != mn["dt"]:
-        found.append("dtype-changed")
-    if mo["dims"] != mn["dims"]:
-        do = [d.strip() for d in mo["dims"].split(",")] if mo["dims"].strip() else []
-        dn = [d.strip() for d in mn["dims"].split(",")] if mn["dims"].strip() else []
+    if po[1] != pn[1]:
+        do, dn = _dim_list(po[1]), _dim_list(pn[1])
         leading = len(do) == len(dn) and len(do) > 0 and do[1:] == dn[1:]
-        found.append("batch-size-changed" if leading else "shape-changed")
-    if not found and ("weak_type=True" in mo["rest"]) != ("weak_type=True" in mn["rest"]):
-        found.append("weak-type-changed")
-    if not found:
-        return "retracing"  # a sharding or layout change
-    return min(found, key=cause_rank)
+        shape: RuleId = "batch-size-changed" if leading else "shape-changed"
+        if po[0] != pn[0] and cause_rank("dtype-changed") < cause_rank(shape):
+            return "dtype-changed"
+        return shape
+    if po[0] != pn[0]:
+        return "dtype-changed"
+    if ("weak_type=True" in po[2]) != ("weak_type=True" in pn[2]):
+        return "weak-type-changed"
+    return "retracing"  # a sharding or layout change
 
 
 def types_change_rule(changes: Sequence[tuple[str, str]]) -> RuleId:

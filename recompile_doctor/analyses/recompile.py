@@ -16,7 +16,6 @@ compilation before it.
 
 from __future__ import annotations
 
-import re
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -51,7 +50,6 @@ _MAX_REASON_LINES = 5
 _MAX_CHANGES = 20
 #: the dumps' instruction changes a finding shows
 _MAX_DIFF = 20
-_SHAPE_RE: Final = re.compile(r"\[([\d,\s]*)\]")
 
 
 def _log_reason(prev: Compilation, c: Compilation) -> str:
@@ -227,13 +225,31 @@ def _dims(shape: str | None) -> tuple[int, ...] | None:
     if text in _DIMS:
         return _DIMS[text]
     dims: tuple[int, ...] | None = None
-    m = _SHAPE_RE.search(text)
-    if m is not None:
+    inner = bracketed_dims(text)
+    if inner is not None:
         try:
-            dims = tuple(int(x) for x in m.group(1).split(",") if x.strip())
+            dims = tuple(int(x) for x in inner.split(",") if x.strip())
         except ValueError:
             dims = None
     return kept(_DIMS, text, dims)
+
+
+def bracketed_dims(text: str) -> str | None:
+    """What the first ``[...]`` of ``text`` that holds nothing but decimal digits, commas
+    and blanks holds (``f32[32,16]`` -> ``32,16``), or None.  (String methods, not a
+    pattern's search: in a log of growing shapes every reason brings new shapes.)"""
+    i = text.find("[")
+    while i >= 0:
+        j = text.find("]", i + 1)
+        if j < 0:
+            return None
+        inner = text[i + 1 : j]
+        if inner.replace(",", "").isdecimal() or all(
+            c.isdecimal() or c.isspace() or c == "," for c in inner
+        ):
+            return inner
+        i = text.find("[", i + 1)
+    return None
 
 
 def _grown_arguments(r: RecompileReason) -> frozenset[str]:
