@@ -22,7 +22,7 @@ from recompile_doctor.bounded import kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers._tuples import new_event
+from recompile_doctor.parsers._tuples import new_event, tuple_new
 from recompile_doctor.slotted import MAKERS as _MAKERS
 from recompile_doctor.slotted import maker_of
 
@@ -199,7 +199,7 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     return ev
 
 
-_tuple_new: Final = tuple.__new__
+_tuple_new: Final = tuple_new
 
 
 #: the tag of a record item that is not an event: the keys a worker's decoder missed on a

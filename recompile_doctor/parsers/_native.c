@@ -650,6 +650,83 @@ slot_init(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)si;
 }
 
+/* tuple_new(cls, items): tuple.__new__(cls, items), made directly where that is plain:
+ * cls is tuple, or a class right under tuple, written in Python (a named tuple), that
+ * tuple.__new__ accepts (it refuses a class of C's own __new__, such as a struct sequence:
+ * each class is asked once, with no items, and remembered), and items are a tuple or a
+ * list.  The object is what tuple.__new__ makes: the class's tp_alloc, the items in order.
+ * Anything else goes to tuple.__new__ itself, so its errors are tuple's own.  (tuple.__new__
+ * from compiled code: a method wrapper, an arguments tuple sliced, the items copied into a
+ * tuple of their own and then into the new object: about 1,000 instructions; this: about
+ * 200.) */
+static PyObject *tuple_dunder_new = NULL;
+static PyObject *plain_tuple_classes = NULL; /* class -> True: tuple.__new__ takes it */
+
+static int
+plain_tuple_class(PyTypeObject *tp)
+{
+    if (tp == &PyTuple_Type) {
+        return 1;
+    }
+    if (tp->tp_base != &PyTuple_Type || !PyType_HasFeature(tp, Py_TPFLAGS_HEAPTYPE)) {
+        return 0;
+    }
+    PyObject *known = PyDict_GetItemWithError(plain_tuple_classes, (PyObject *)tp);
+    if (known != NULL) {
+        return 1;
+    }
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    PyObject *empty = PyTuple_New(0);
+    if (empty == NULL) {
+        return -1;
+    }
+    PyObject *probe_args[2] = {(PyObject *)tp, empty};
+    PyObject *probe = PyObject_Vectorcall(tuple_dunder_new, probe_args, 2, NULL);
+    Py_DECREF(empty);
+    if (probe == NULL) {
+        PyErr_Clear(); /* (the call with the real items will say why) */
+        return 0;
+    }
+    Py_DECREF(probe);
+    if (PyDict_Size(plain_tuple_classes) >= 64) {
+        PyDict_Clear(plain_tuple_classes);
+    }
+    return PyDict_SetItem(plain_tuple_classes, (PyObject *)tp, Py_True) < 0 ? -1 : 1;
+}
+
+static PyObject *
+tuple_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs == 2 && PyType_Check(args[0]) &&
+        (PyTuple_CheckExact(args[1]) || PyList_CheckExact(args[1]))) {
+        PyTypeObject *tp = (PyTypeObject *)args[0];
+        int plain = plain_tuple_class(tp);
+        if (plain < 0) {
+            return NULL;
+        }
+        if (plain) {
+            /* (a list is copied first, as tuple.__new__ copies it: the allocation below
+             * may run a collection, and a finalizer could change a list meanwhile) */
+            PyObject *items = PySequence_Tuple(args[1]);
+            if (items == NULL || tp == &PyTuple_Type) {
+                return items;
+            }
+            Py_ssize_t n = PyTuple_GET_SIZE(items);
+            PyObject *t = tp->tp_alloc(tp, n);
+            if (t != NULL) {
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    PyTuple_SET_ITEM(t, i, Py_NewRef(PyTuple_GET_ITEM(items, i)));
+                }
+            }
+            Py_DECREF(items);
+            return t;
+        }
+    }
+    return PyObject_Vectorcall(tuple_dunder_new, args, (size_t)nargs, NULL);
+}
+
 static PyMethodDef methods[] = {
     {"line_spans", (PyCFunction)(void (*)(void))line_spans, METH_FASTCALL,
      "line_spans(data, start, end, cands) -> [start, end, lines before, ...] of each "
@@ -673,6 +750,8 @@ static PyMethodDef methods[] = {
     {"slot_init", (PyCFunction)(void (*)(void))slot_init, METH_FASTCALL,
      "slot_init(plan, names, positional, fields, defaults, factories, required, wrapped) -> "
      "an __init__ that sets the plan's slots from its arguments"},
+    {"tuple_new", (PyCFunction)(void (*)(void))tuple_new, METH_FASTCALL,
+     "tuple_new(cls, items) -> tuple.__new__(cls, items), made directly for a named tuple"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -680,7 +759,7 @@ static struct PyModuleDef module_def = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "_native",
     .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces), "
-             "and slotted objects made (slotted.py).",
+             "slotted objects made (slotted.py) and named tuples (tuple_new.py).",
     .m_size = -1,
     .m_methods = methods,
 };
@@ -690,6 +769,13 @@ PyInit__native(void)
 {
     if (PyType_Ready(&slot_init_type) < 0) {
         return NULL;
+    }
+    if (tuple_dunder_new == NULL) {
+        tuple_dunder_new = PyObject_GetAttrString((PyObject *)&PyTuple_Type, "__new__");
+        plain_tuple_classes = PyDict_New();
+        if (tuple_dunder_new == NULL || plain_tuple_classes == NULL) {
+            return NULL;
+        }
     }
     return PyModule_Create(&module_def);
 }

@@ -24,6 +24,7 @@ from typing import Final, NamedTuple, cast
 from recompile_doctor.bounded import kept
 from recompile_doctor.microseconds import round6
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._tuples import tuple_new
 
 ANSI_RE: Final = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
@@ -244,7 +245,7 @@ _RESTS: Final[dict[str, tuple[str, str, str | None, str | None]]] = {}
 #: where each absolute clock's rest ends: the first of these after the stamp (its file and
 #: logger hold no ``]`` or ``: ``)
 _REST_ENDS: Final = {"local": "] ", "utc": ": "}
-_new: Final = tuple.__new__
+_new: Final = tuple_new
 
 
 def split_prefix(segment: str) -> tuple[Prefix, str, str]:

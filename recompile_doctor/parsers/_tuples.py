@@ -10,17 +10,40 @@ build), they make the tuple in C.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Protocol, TypeVar, cast
 
+from recompile_doctor.compiled_modules import NATIVE_ENV
 from recompile_doctor.events import Span, TypedEvent
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._format import RECOGNIZED, Decoded
+from recompile_doctor.parsers._spans import native_module
 
-#: ``tuple.__new__``, named once: compiled code calls it as a function, where
-#: ``tuple.__new__(...)`` looks the method up on ``tuple`` at every call (a third of the
-#: making of a span)
-_new: Final = tuple.__new__
+_T = TypeVar("_T", bound=tuple[Any, ...])
+
+
+class TupleNew(Protocol):
+    """``tuple.__new__``'s signature: ``(cls, items) -> cls(*items)`` for a named tuple."""
+
+    def __call__(self, cls: type[_T], items: Iterable[Any], /) -> _T: ...
+
+
+def chosen_tuple_new() -> TupleNew:
+    """The C module's ``tuple_new`` (``parsers/_native.c``: the same object as
+    ``tuple.__new__``'s, made without copying the items twice) where the module is built,
+    unless :data:`NATIVE_ENV` is "0"; ``tuple.__new__`` otherwise."""
+    native = None if os.environ.get(NATIVE_ENV) == "0" else native_module()
+    if native is None:
+        return cast(TupleNew, tuple.__new__)
+    return cast(TupleNew, native.tuple_new)
+
+
+#: ``tuple.__new__`` or its C twin, named once: the named tuples of every decoded line and
+#: event are made by it (compiled code calls it as a function, where ``tuple.__new__(...)``
+#: looks the method up on ``tuple`` at every call)
+tuple_new: Final = chosen_tuple_new()
+_new: Final = tuple_new
 
 #: an event's detail when it has none (the named tuple's own default: one shared mapping)
 _NO_DETAIL: Mapping[str, Any] = Event._field_defaults["detail"]

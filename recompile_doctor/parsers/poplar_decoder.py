@@ -41,7 +41,7 @@ from recompile_doctor.parsers._prefixes import (
     stamp_seconds,
     strip_ansi,
 )
-from recompile_doctor.parsers._tuples import new_span
+from recompile_doctor.parsers._tuples import new_span, tuple_new
 from recompile_doctor.parsers.poplar import Malformed, Message, match_message
 
 FRAMEWORK: Final = "poplar"
@@ -110,9 +110,10 @@ _STAMP_START: Final = re.compile(
 )
 
 
-#: ``tuple.__new__``: a named tuple made from its values (a third of the time of its
-#: ``__new__``, which takes keywords and defaults: several are made for each decoded line)
-_new = tuple.__new__
+#: ``tuple.__new__`` (or its C twin, :func:`._tuples.chosen_tuple_new`): a named tuple made
+#: from its values (a third of the time of its ``__new__``, which takes keywords and
+#: defaults: several are made for each decoded line)
+_new: Final = tuple_new
 
 
 def _timeless(prefix: Prefix) -> Prefix:

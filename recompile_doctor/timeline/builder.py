@@ -31,6 +31,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.microseconds import round6
 from recompile_doctor.model import CacheOutcome, Event
+from recompile_doctor.parsers._tuples import tuple_new
 from recompile_doctor.slotted import replacer
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
@@ -70,8 +71,9 @@ if TYPE_CHECKING:  # (array is not subscriptable at run time in Python 3.11)
 
 
 _POSITIONS: Final = array_codec("q")
-#: ``tuple.__new__``: a named tuple made from its values
-_new: Final = tuple.__new__
+#: ``tuple.__new__`` or its C twin (:func:`recompile_doctor.parsers._tuples.chosen_tuple_new`):
+#: a named tuple made from its values
+_new: Final = tuple_new
 
 
 # the working flags of a compilation being assembled (_Open.flags)

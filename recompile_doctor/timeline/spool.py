@@ -21,7 +21,11 @@ from typing import Any, Final, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.model import Event
+from recompile_doctor.parsers._tuples import tuple_new
 from recompile_doctor.timeline.blobs import Blob, Blobs
+
+#: ``tuple.__new__`` or its C twin: an event made from its spooled row
+_new: Final = tuple_new
 
 #: events kept in memory before the spool goes to a temporary file
 SPOOL_AFTER = 4096
@@ -193,9 +197,9 @@ class EventSpool:
             # file -- :mod:`recompile_doctor.events_json`)
             rows: list[_EventTuple] = pickle.loads(Blobs.get(blob))
             for row in rows:
-                # (``tuple.__new__``: the row is the event's eight values, as _spill made
-                # it; the named tuple's own ``__new__`` takes twice as long)
-                yield tuple.__new__(Event, row)
+                # (``tuple.__new__`` or its C twin: the row is the event's eight values, as
+                # _spill made it; the named tuple's own ``__new__`` takes twice as long)
+                yield _new(Event, row)
         yield from list(self._buffer)
 
     def close(self) -> None:
