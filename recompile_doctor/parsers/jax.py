@@ -132,6 +132,9 @@ _OPTIONS_RE: Final = lazy_re(
 
 # -- explanation blocks ----------------------------------------------------------------------
 _NEVER_SEEN_NAME_RE: Final = lazy_re(r"^(?P<fn>\S.*?) id=\d+(?: defined at (?P<defn>.+))?$")
+#: ``for <fn>[ defined at <where>]`` and ``* at <what>, now <new> and before <old>``: read by
+#: :func:`for_function` and :func:`type_difference` with string methods, these patterns where
+#: a line breaks (never, in a line of a log)
 _FOR_RE: Final = lazy_re(r"^for (?P<fn>.+?)(?: defined at (?P<defn>.+))?$")
 _TYPE_DIFF_RE: Final = lazy_re(r"^\* at (?P<what>.+?), now (?P<new>.+?) and before (?P<old>.+)$")
 _TREE_DIFF_RE: Final = lazy_re(
@@ -324,6 +327,35 @@ class Explanation:
         self.cost_ms = cost_ms
 
 
+def for_function(s: str) -> str | None:
+    """The function a stripped block line ``for <fn>[ defined at <where>]`` names, as
+    :data:`_FOR_RE` reads it (its lazy pattern stepped a character at a time, trying the
+    rest at each: most of the reading of a block): up to the first `` defined at ``."""
+    if not s.startswith("for ") or "\n" in s or s != s.strip():
+        m = _FOR_RE.match(s)
+        return None if m is None else m["fn"]
+    at = s.find(" defined at ", 5)
+    # (s ends in no blank: something follows any " defined at " in it)
+    return s[4:] if at < 0 else s[4:at]
+
+
+def type_difference(s: str) -> tuple[str, str, str] | None:
+    """(what, new, old) of a stripped block line ``* at <what>, now <new> and before <old>``,
+    as :data:`_TYPE_DIFF_RE` reads it: what ends at the first ``, now `` and new at the first
+    `` and before `` after it (one later would leave new less to read: none matches
+    there either)."""
+    if not s.startswith("* at ") or "\n" in s or s != s.strip():
+        m = _TYPE_DIFF_RE.match(s)
+        return None if m is None else (m["what"], m["new"], m["old"])
+    now = s.find(", now ", 6)
+    if now < 0:
+        return None
+    before = s.find(" and before ", now + 7)
+    if before < 0:
+        return None
+    return s[5:now], s[now + 6 : before], s[before + 12 :]
+
+
 def _read_miss_header(message: str) -> tuple[str | None, float | None] | None:
     """(call site, cost in ms) of a ``TRACING CACHE MISS at <site>:`` message, or None when
     the message is not of that form."""
@@ -367,9 +399,9 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
         if s.startswith("but seen another function defined on the same line"):
             recreated = True
             continue
-        fm = _FOR_RE.match(s) if s.startswith("for ") else None
-        if fm is not None and fn is None:
-            fn = fm["fn"]
+        named_fn = for_function(s) if s.startswith("for ") else None
+        if named_fn is not None and fn is None:
+            fn = named_fn
             continue
         if s.startswith("different input types"):
             section = "types"
@@ -390,9 +422,9 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
                 add("constant-changed", lineno, what, so, sn)
             else:
                 add("retracing", lineno, what, tm["old"], tm["new"])
-        elif section == "types" and (ym := _TYPE_DIFF_RE.match(s)) is not None:
-            old, new = strip_weak_hint(ym["old"]), strip_weak_hint(ym["new"])
-            add(_type_rule((old, new)), lineno, ym["what"], old, new)
+        elif section == "types" and (ym := type_difference(s)) is not None:
+            old, new = strip_weak_hint(ym[2]), strip_weak_hint(ym[1])
+            add(_type_rule((old, new)), lineno, ym[0], old, new)
         elif section == "context" and (cm := _CTX_DIFF_RE.match(s)) is not None:
             add("global-state-changed", lineno, cm["what"], cm["old"], cm["new"])
         elif section == "context" and (om := _CTX_OLD_RE.match(s)) is not None:
