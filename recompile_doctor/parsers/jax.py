@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator, MutableMapping, MutableSet, Sequence
+from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -620,48 +620,41 @@ class JaxDecoder:
 
     # -- messages -> events --------------------------------------------------------------
     def _message(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
+        """The events of a message, by the first of these tests that it passes (each
+        handler called here: compiled code calls a method it names directly, where a bound
+        method handed back was made and called as a Python object for every message)."""
         msg = pl.message
-        handler = self._handler(msg)
-        if handler is None:
-            return "unrecognized", [], None
-        return handler(pl, sp)
-
-    def _handler(
-        self, msg: str
-    ) -> Callable[[PyLog, Span], tuple[str, list[TypedEvent], str | None]] | None:
         if "TRACING CACHE MISS" in msg:
-            return self._on_tracing_miss
+            return self._on_tracing_miss(pl, sp)
         if msg.startswith("Finished tracing") or "Finished tracing " in msg:
-            return self._on_traced
+            return self._on_traced(pl, sp)
         if "Compiling " in msg and (
             " with global shapes and types" in msg
             or re.search(r"Compiling \S+ \(\d+", msg)
             or re.search(r"Compiling \w+\(", msg)
         ):
-            return self._on_compiling
+            return self._on_compiling(pl, sp)
         if "Finished jaxpr to MLIR" in msg:
-            return self._on_lowered
+            return self._on_lowered(pl, sp)
         if "Finished XLA compilation" in msg:
-            return self._on_compiled
-        if "PERSISTENT COMPILATION CACHE MISS" in msg:
-            return self._on_persistent
-        if "ersistent compilation cache" in msg:
-            return self._on_persistent
+            return self._on_compiled(pl, sp)
+        if "PERSISTENT COMPILATION CACHE MISS" in msg or "ersistent compilation cache" in msg:
+            return self._on_persistent(pl, sp)
         if "Cache hit for key: " in msg or "Cache miss for key: " in msg:
-            return self._on_lru
+            return self._on_lru(pl, sp)
         if _P_OFF in msg:
-            return self._on_cache_off
+            return self._on_cache_off(pl, sp)
         if "Not writing persistent cache entry" in msg:
-            return self._on_not_written
+            return self._on_not_written(pl, sp)
         if " seconds to compile (" in msg:
-            return self._on_took
+            return self._on_took(pl, sp)
         if "get_cache_key" in msg:
-            return self._on_component
+            return self._on_component(pl, sp)
         if "XLA flag in cache key" in msg:
-            return self._on_flag
+            return self._on_flag(pl, sp)
         if "get_compile_options: " in msg:
-            return self._on_options
-        return None
+            return self._on_options(pl, sp)
+        return "unrecognized", [], None
 
     def _on_tracing_miss(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
         out = self._flush_lru()
