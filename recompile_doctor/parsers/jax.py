@@ -490,8 +490,9 @@ class JaxDecoder:
     #: instructions, 3.65 and 3.44 at 0.14, 3.47 and 3.59 at 0.1, 3.51 and 3.51 at 0.12;
     #: once events were made by an __init__ in C, 3.41 and 3.23 at 0.12, 3.35 and 3.33 at
     #: 0.09; once named tuples were made in C and types read without a pattern, 3.28 and
-    #: 3.19 at 0.09)
-    PARENT_SHARE: ClassVar[float] = 0.075
+    #: 3.19 at 0.09, 3.25 and 3.24 at 0.075; once a block's lines were read without
+    #: patterns and handlers called directly, 3.21 and 3.13 at 0.075)
+    PARENT_SHARE: ClassVar[float] = 0.06
 
     def __init__(self, path: str) -> None:
         self.path = path
