@@ -371,8 +371,9 @@ class TensorFlowDecoder:
     #: the bench log by ``bench_instructions.py --processes 2``: parent and worker 1.87 and
     #: 1.80 G at 0.39, the module's default; 1.73 and 1.80 at 0.38; 1.71 and 1.82 at 0.37;
     #: once a worker's events were encoded and made faster, 1.62 and 1.69 at 0.38, 1.65
-    #: and 1.65 at 0.4; once named tuples were made in C, 1.625 and 1.661 at 0.4)
-    PARENT_SHARE: ClassVar[float] = 0.41
+    #: and 1.65 at 0.4; once named tuples were made in C, 1.625 and 1.661 at 0.4, 1.640
+    #: and 1.615 at 0.41)
+    PARENT_SHARE: ClassVar[float] = 0.405
 
     def __init__(self, path: str) -> None:
         self.path = path
