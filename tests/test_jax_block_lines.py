@@ -12,6 +12,7 @@ from recompile_doctor.parsers.jax import (
     for_function,
     type_difference,
 )
+from tests.conftest import examples
 
 _PIECES = st.sampled_from(
     ["for ", "* at ", ", now ", " and before ", " defined at ", "defined at", ",", " ", "\n",
@@ -20,7 +21,7 @@ _PIECES = st.sampled_from(
 _LINES = st.lists(_PIECES, max_size=10).map("".join)
 
 
-@settings(max_examples=4000, deadline=None)
+@settings(max_examples=examples(800))
 @given(_LINES, st.booleans())
 @example("for summarize defined at /tmp/capture.py:155", True)
 @example("for  defined at x", True)
@@ -33,7 +34,7 @@ def test_for_function_is_what_the_pattern_reads(line: str, stripped: bool) -> No
     assert for_function(s) == (None if m is None else m["fn"])
 
 
-@settings(max_examples=4000, deadline=None)
+@settings(max_examples=examples(800))
 @given(_LINES, st.booleans())
 @example("* at history, now f32[2,4] and before f32[1,4]", True)
 @example("* at a, now , now b and before c", True)

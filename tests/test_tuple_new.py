@@ -21,6 +21,7 @@ from recompile_doctor.parsers import _tuples
 from recompile_doctor.parsers._format import Decoded
 from recompile_doctor.parsers._prefixes import Prefix
 from recompile_doctor.parsers._spans import native_module
+from tests.conftest import examples
 
 NATIVE: Any = native_module()
 needs_native = pytest.mark.skipif(NATIVE is None, reason="the C module is not built here")
@@ -30,11 +31,11 @@ _VALUES = st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.tex
 
 
 @needs_native
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300))
 @given(st.sampled_from(_CLASSES), st.lists(_VALUES, max_size=10), st.booleans())
 def test_made_as_tuple_new_makes_them(cls: type, items: list[Any], as_list: bool) -> None:
     given_items: Iterable[Any] = items if as_list else tuple(items)
-    made = NATIVE.tuple_new(cls, given_items)
+    made: Any = NATIVE.tuple_new(cls, given_items)
     assert type(made) is cls
     assert made == tuple.__new__(cls, given_items)
     assert tuple(made) == tuple(items)

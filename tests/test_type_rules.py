@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from recompile_doctor import rules
 from recompile_doctor.analyses.recompile import bracketed_dims
+from tests.conftest import examples
 
 #: the form of a type, as a pattern: what ``type_parts`` reads by hand
 _TYPE_RE = re.compile(r"^(?P<dt>[a-z][a-z0-9_]*)\[(?P<dims>[^\]]*)\](?P<rest>.*)$")
@@ -21,7 +22,7 @@ _PIECES = st.sampled_from(
 _TEXTS = st.lists(_PIECES, max_size=12).map("".join)
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(600))
 @given(_TEXTS)
 def test_type_parts_reads_what_the_pattern_matches(text: str) -> None:
     m = _TYPE_RE.match(text.strip())
@@ -48,7 +49,7 @@ def _by_pattern(old: str, new: str) -> str:
     return min(found, key=rules.CAUSE_ORDER.index) if found else "retracing"
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(600))
 @given(_TEXTS, _TEXTS)
 def test_type_change_rule_is_the_most_important_cause_found(old: str, new: str) -> None:
     assert rules.type_change_rule(old, new) == _by_pattern(old, new)
@@ -84,7 +85,7 @@ def test_cause_rank_is_the_cause_order() -> None:
 _SHAPE_PIECES = st.sampled_from([*"[]0912,  \t\n\u00a0\u0663x_-", "f32", "[4]", "[1,2]", "[]"])
 
 
-@settings(max_examples=3000, deadline=None)
+@settings(max_examples=examples(600))
 @given(st.lists(_SHAPE_PIECES, max_size=14).map("".join))
 def test_bracketed_dims_are_what_the_pattern_finds(text: str) -> None:
     # (the first [...] of decimal digits, commas and blanks alone: the dimensions a growing
