@@ -508,6 +508,12 @@ class _MissDigests(DigestTable):
         self._miss(key)
         return self._get(key)
 
+    def get(self, key: int, /, default: object = None) -> object:  # type: ignore[override]
+        # (as the mapping mixin's get did through __getitem__: the miss recorded, then the
+        # value or the default)
+        self._miss(key)
+        return self._get_or(key, default)
+
 
 def _watched_miss(table: _MissDict | _MissDigests, base: Any, key: object) -> bool:
     """Whether ``table`` (a recording table, read and written through its ``base`` class's
