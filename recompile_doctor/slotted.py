@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import struct
 import sys
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Final, TypeVar
 
-from recompile_doctor.compiled_modules import NATIVE_ENV
 from recompile_doctor.dataclass_code import exec_kept
 
 T = TypeVar("T")
@@ -91,11 +89,9 @@ def _native_plan(cls: type) -> tuple[ModuleType, Any] | None:
     """The C module and its plan of the slots of ``cls`` (a slotted dataclass), in the
     order of its fields; None where the module is not built or is turned off
     (``RECOMPILE_DOCTOR_NATIVE=0``, as for the scanner: ``parsers._spans``)."""
-    if os.environ.get(NATIVE_ENV) == "0":
-        return None
-    from recompile_doctor.parsers._spans import native_module
+    from recompile_doctor.parsers._spans import native_in_use
 
-    native = native_module()
+    native = native_in_use()
     if native is None:
         return None
     setters = slot_setters(cls)

@@ -62,6 +62,8 @@ from recompile_doctor.timeline.distinct import (
 from recompile_doctor.timeline.packed_keys import PackedKeys, open_size
 
 _T = TypeVar("_T")
+#: the value of no key (what :meth:`DigestTable._get` asks :meth:`DigestTable._get_or` for)
+_NONE = object()
 
 #: the entries a table holds before it packs any (fewer take little memory in any form)
 PACK_FROM = 65_536
@@ -150,14 +152,10 @@ class DigestTable(MutableMapping[int, int]):
         """``key``'s value, read without any override of the lookups (the item view's
         ``in`` reads through it, as :meth:`keys`, :meth:`items` and :meth:`values` read
         through :meth:`_items`: a subclass that watches lookups does not see them)."""
-        n = self._find(key)
-        if n is not None:
-            v = self._values[n]
-            if v:
-                return v - 1
-            if n in self._other:
-                return self._other[n]
-        raise KeyError(key)
+        got = self._get_or(key, _NONE)
+        if got is _NONE:
+            raise KeyError(key)
+        return got  # type: ignore[return-value]
 
     def __setitem__(self, key: int, value: int) -> None:
         d = _digest(key)

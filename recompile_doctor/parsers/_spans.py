@@ -101,10 +101,16 @@ def native_module() -> ModuleType | None:
     return _native
 
 
+def native_in_use() -> ModuleType | None:
+    """The C module when it is built, unless :data:`NATIVE_ENV` is "0" (the scanner's byte
+    work, slotted objects and named tuples then made in Python); None otherwise."""
+    return None if os.environ.get(NATIVE_ENV) == "0" else native_module()
+
+
 def chosen() -> ByteWork:
     """The C functions when the module is built, unless :data:`NATIVE_ENV` is "0"; the
     Python ones otherwise."""
-    mod = None if os.environ.get(NATIVE_ENV) == "0" else native_module()
+    mod = native_in_use()
     if mod is None:
         return PYTHON
     return ByteWork(

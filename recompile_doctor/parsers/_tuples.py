@@ -10,15 +10,13 @@ build), they make the tuple in C.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Final, Protocol, TypeVar, cast
 
-from recompile_doctor.compiled_modules import NATIVE_ENV
 from recompile_doctor.events import Span, TypedEvent
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._format import RECOGNIZED, Decoded
-from recompile_doctor.parsers._spans import native_module
+from recompile_doctor.parsers._spans import native_in_use
 
 _T = TypeVar("_T", bound=tuple[Any, ...])
 
@@ -33,7 +31,7 @@ def chosen_tuple_new() -> TupleNew:
     """The C module's ``tuple_new`` (``parsers/_native.c``: the same object as
     ``tuple.__new__``'s, made without copying the items twice) where the module is built,
     unless :data:`NATIVE_ENV` is "0"; ``tuple.__new__`` otherwise."""
-    native = None if os.environ.get(NATIVE_ENV) == "0" else native_module()
+    native = native_in_use()
     if native is None:
         return cast(TupleNew, tuple.__new__)
     return cast(TupleNew, native.tuple_new)
@@ -43,7 +41,6 @@ def chosen_tuple_new() -> TupleNew:
 #: event are made by it (compiled code calls it as a function, where ``tuple.__new__(...)``
 #: looks the method up on ``tuple`` at every call)
 tuple_new: Final = chosen_tuple_new()
-_new: Final = tuple_new
 
 #: an event's detail when it has none (the named tuple's own default: one shared mapping)
 _NO_DETAIL: Mapping[str, Any] = Event._field_defaults["detail"]
@@ -53,7 +50,7 @@ def new_span(
     source: str, line: int, text: str, t: float | None = None, rank: str | None = None
 ) -> Span:
     """``Span(source, line, text, t, rank)``."""
-    return _new(Span, (source, line, text, t, rank))
+    return tuple_new(Span, (source, line, text, t, rank))
 
 
 def new_event(
@@ -67,11 +64,11 @@ def new_event(
     detail: Mapping[str, Any] = _NO_DETAIL,
 ) -> Event:
     """``Event(kind, source, line, t, text, module, hash, detail)``."""
-    return _new(Event, (kind, source, line, t, text, module, hash, detail))
+    return tuple_new(Event, (kind, source, line, t, text, module, hash, detail))
 
 
 def recognized(events: list[TypedEvent]) -> Decoded:
     """The answer for a recognized line with these ``events``."""
     if not events:
         return RECOGNIZED
-    return _new(Decoded, ("recognized", tuple(events), None))
+    return tuple_new(Decoded, ("recognized", tuple(events), None))
