@@ -4,12 +4,14 @@ GIVEN any JSON value (nested dicts and lists, unicode and control characters, bi
 special floats, non-string keys), WHEN written by ``dumps_indented`` at any nesting level,
 THEN the text is ``json.dumps``'s, with the lines after the first moved right; WHEN written
 in pieces (long lists a few items at a time), THEN the pieces make the same text, and no
-piece holds more than a few items of a long list.
+piece holds more than a few items of a long list.  Every test runs twice: with the text
+written in C (``parsers/_native_json.c``, where the module is built) and in Python.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
@@ -19,6 +21,22 @@ from hypothesis import strategies as st
 
 from recompile_doctor import json_text
 from recompile_doctor.json_text import dumps_indented, fields_text, pieces_indented
+
+
+@pytest.fixture(autouse=True, params=["C", "Python"])
+def _writer(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The text written by the C functions (skipped where they are not built), or by the
+    Python they replace."""
+    native = json_text.native_text()
+    if request.param == "C" and native is None:
+        pytest.skip("the C module is not built here")
+    # (the list itself is kept: a compiled build holds its Final names as constants)
+    json_text._NATIVE[:] = [native if request.param == "C" else None]
+    try:
+        yield
+    finally:
+        json_text._NATIVE[:] = [native]
+
 
 leaf = st.one_of(
     st.none(),

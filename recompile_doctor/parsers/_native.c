@@ -19,6 +19,8 @@
 #include <string.h>
 #include <structmember.h> /* T_OBJECT_EX, READONLY */
 
+#include "_native_json.h" /* a report's JSON text (json_text.py's _text_py in C) */
+
 static int
 get_index(PyObject *obj, const char *what, Py_ssize_t *out)
 {
@@ -752,6 +754,11 @@ static PyMethodDef methods[] = {
      "an __init__ that sets the plan's slots from its arguments"},
     {"tuple_new", (PyCFunction)(void (*)(void))tuple_new, METH_FASTCALL,
      "tuple_new(cls, items) -> tuple.__new__(cls, items), made directly for a named tuple"},
+    {"json_value", (PyCFunction)(void (*)(void))json_value, METH_FASTCALL,
+     "json_value(o, level, step, fallback) -> the indented JSON text of o (json_text._text_py)"},
+    {"json_fields", (PyCFunction)(void (*)(void))json_fields, METH_FASTCALL,
+     "json_fields(pieces, values, level, step, fallback) -> the pieces around the values' "
+     "texts"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -759,7 +766,8 @@ static struct PyModuleDef module_def = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "_native",
     .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces), "
-             "slotted objects made (slotted.py) and named tuples (tuple_new.py).",
+             "slotted objects made (slotted.py), named tuples (_tuples.py) and a report's JSON "
+             "text (json_text.py).",
     .m_size = -1,
     .m_methods = methods,
 };

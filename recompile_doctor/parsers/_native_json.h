@@ -1,0 +1,14 @@
+/* The JSON text of a report's values in C (_native_json.c), part of the _native module. */
+#ifndef RECOMPILE_DOCTOR_NATIVE_JSON_H
+#define RECOMPILE_DOCTOR_NATIVE_JSON_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* json_value(o, level, step, fallback) -> json_text._text_py(o, level, step) */
+PyObject *json_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* json_fields(pieces, values, level, step, fallback) -> pieces[0] + text of values[0] +
+ * pieces[1] + ... + pieces[-1], each value's text that of json_value at level */
+PyObject *json_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+#endif
