@@ -5,6 +5,7 @@ errors and all; and a value changed while it is written never crashes the proces
 
 from __future__ import annotations
 
+import math
 import tracemalloc
 from collections import OrderedDict
 from typing import Any, NamedTuple
@@ -107,6 +108,36 @@ def test_a_string_is_escaped_as_json_escapes_it(text: str) -> None:
     from json.encoder import encode_basestring
 
     assert NATIVE.json_value(text, 0, "  ", _text_py) == encode_basestring(text)
+
+
+#: decimals of up to seven places, up to 2**35 (times and durations read from logs), and
+#: the floats next to them
+_decimals = st.builds(
+    lambda m, places, step: (
+        math.nextafter(m / 10**places, math.inf * step) if step else m / 10**places
+    ),
+    st.integers(-(2**35) * 10**6, 2**35 * 10**6) | st.integers(-(10**6), 10**6),
+    st.integers(0, 7),
+    st.sampled_from([0, 0, 1, -1]),
+)
+
+
+@settings(max_examples=examples(1000))
+@given(f=_decimals | st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float_is_written_as_repr_writes_it(f: float) -> None:
+    # (the decimals of six places or fewer below 2**33 without repr's digit search)
+    assert NATIVE.json_value(f, 0, "  ", _text_py) == float.__repr__(f)
+
+
+def test_floats_at_the_edges_of_the_short_way_are_written_as_repr_writes_them() -> None:
+    for edge in (1e-4, 2.0**33, 1e-4 * 0.9999995, 1.0, 0.9999995, 0.0, 10.0**6):
+        for sign in (1, -1):
+            f = sign * edge
+            for direction in (math.inf, -math.inf):
+                g = f
+                for _ in range(200):
+                    assert NATIVE.json_value(g, 0, "  ", _text_py) == float.__repr__(g)
+                    g = math.nextafter(g, direction)
 
 
 @settings(max_examples=examples(300))

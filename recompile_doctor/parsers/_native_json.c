@@ -158,6 +158,55 @@ put_string(Out out, PyObject *s)
     return OUT_LIT(out, "\"");
 }
 
+/* Where f is a decimal of at most six places, 0.0001 <= |f| < 2**33 (a time in seconds or
+ * a duration read from a log, rounded to the microsecond), its float.__repr__ written into
+ * buf (32 bytes) without the shortest-digits search (dtoa: a few thousand instructions):
+ * the length, or 0 for any other float.
+ *
+ * Why it is repr's text: with m = f * 10**6 rounded, m / 10**6 == f means the decimal
+ * m * 10**-6 reads back as f (m and 10**6 are exact doubles, and both the division and
+ * reading a decimal round the exact quotient to the nearest double).  Below 2**33 the
+ * doubles next to f are less than 10**-6 apart, so no other multiple of 10**-6 reads back
+ * as f, and a decimal with fewer significant digits than m's (the same first digit or a
+ * higher one) is such a multiple: m's digits are the shortest that read back as f, which
+ * are repr's.  From 0.0001 up repr writes them without an exponent: the integer part, a
+ * point and the fraction without its trailing zeros (at least one digit). */
+static Py_ssize_t
+micro_decimal(double f, char *buf)
+{
+    double a = fabs(f);
+    if (!(a >= 1e-4 && a < 8589934592.0)) {
+        return 0;
+    }
+    long long m = llround(a * 1e6);
+    if ((double)m / 1e6 != a) {
+        return 0;
+    }
+    char digits[24];
+    char *end = digits + sizeof(digits), *p = end;
+    long long whole = m / 1000000, frac = m % 1000000;
+    int places = 6;
+    while (places > 1 && frac % 10 == 0) {
+        frac /= 10;
+        places--;
+    }
+    for (int i = 0; i < places; i++) {
+        *--p = (char)('0' + frac % 10);
+        frac /= 10;
+    }
+    *--p = '.';
+    do {
+        *--p = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole != 0);
+    if (f < 0) {
+        *--p = '-';
+    }
+    Py_ssize_t n = end - p;
+    memcpy(buf, p, (size_t)n);
+    return n;
+}
+
 /* The exact float o as float.__repr__ writes it (json's NaN and Infinity aside) */
 static int
 put_float(Out out, PyObject *o)
@@ -168,6 +217,11 @@ put_float(Out out, PyObject *o)
     }
     if (isinf(f)) {
         return f > 0 ? OUT_LIT(out, "Infinity") : OUT_LIT(out, "-Infinity");
+    }
+    char fixed[32];
+    Py_ssize_t n = micro_decimal(f, fixed);
+    if (n > 0) {
+        return OUT_ASCII(out, fixed, n);
     }
     /* (what float_repr does, without the str it makes) */
     char *text = PyOS_double_to_string(f, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
