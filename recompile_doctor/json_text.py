@@ -198,9 +198,8 @@ def event_text(keys: tuple[str, ...], event: tuple[Any, ...], level: int) -> str
     kind, source, line, t, text, module, hash_, detail = event
     native = native_text()
     if native is not None:
-        values = (kind, source, line, t, module, hash_, detail, text)
-        if type(detail) is not dict:
-            values = (kind, source, line, t, module, hash_, dict(detail), text)
+        plain = detail if type(detail) is dict else dict(detail)
+        values = (kind, source, line, t, module, hash_, plain, text)
         return native.fields(object_pieces(keys, level), values, level + 1, "  ", _text_py)
     if (
         type(kind) is str

@@ -27,10 +27,14 @@
 typedef PyUnicodeWriter *Out;
 #define OUT_STR(o, s) PyUnicodeWriter_WriteStr((o), (s))
 #define OUT_ASCII(o, p, n) PyUnicodeWriter_WriteUTF8((o), (p), (n))
+#define OUT_FINISH(o) PyUnicodeWriter_Finish(o)
+#define OUT_DISCARD(o) PyUnicodeWriter_Discard(o)
 #else
 typedef _PyUnicodeWriter *Out;
 #define OUT_STR(o, s) _PyUnicodeWriter_WriteStr((o), (s))
 #define OUT_ASCII(o, p, n) _PyUnicodeWriter_WriteASCIIString((o), (p), (n))
+#define OUT_FINISH(o) _PyUnicodeWriter_Finish(o)
+#define OUT_DISCARD(o) _PyUnicodeWriter_Dealloc(o)
 #endif
 #define OUT_LIT(o, lit) OUT_ASCII((o), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
@@ -78,16 +82,22 @@ indent_text(PyObject *step, Py_ssize_t k, int comma)
     return made;
 }
 
+/* made, a new reference (NULL: an error), written and let go */
+static int
+put_new(Out out, PyObject *made)
+{
+    if (made == NULL) {
+        return -1;
+    }
+    int r = OUT_STR(out, made);
+    Py_DECREF(made);
+    return r;
+}
+
 static int
 put_indent(Out out, PyObject *step, Py_ssize_t k, int comma)
 {
-    PyObject *t = indent_text(step, k, comma);
-    if (t == NULL) {
-        return -1;
-    }
-    int r = OUT_STR(out, t);
-    Py_DECREF(t);
-    return r;
+    return put_new(out, indent_text(step, k, comma));
 }
 
 /* Whether json's encode_basestring would change s's characters (a quote, a backslash or
@@ -130,18 +140,6 @@ needs_escape(PyObject *s)
     return 0;
 }
 
-/* made, a new reference (NULL: an error), written and let go */
-static int
-put_new(Out out, PyObject *made)
-{
-    if (made == NULL) {
-        return -1;
-    }
-    int r = OUT_STR(out, made);
-    Py_DECREF(made);
-    return r;
-}
-
 /* The JSON text of the exact string s: encode_basestring(s) */
 static int
 put_string(Out out, PyObject *s)
@@ -158,10 +156,22 @@ put_string(Out out, PyObject *s)
     return OUT_LIT(out, "\"");
 }
 
+/* u's decimal digits, written backwards to end: where they start */
+static char *
+decimal_digits(char *end, unsigned long long u)
+{
+    char *p = end;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    return p;
+}
+
 /* Where f is a decimal of at most six places, 0.0001 <= |f| < 2**33 (a time in seconds or
- * a duration read from a log, rounded to the microsecond), its float.__repr__ written into
- * buf (32 bytes) without the shortest-digits search (dtoa: a few thousand instructions):
- * the length, or 0 for any other float.
+ * a duration read from a log, rounded to the microsecond), its float.__repr__ written
+ * backwards to end (32 bytes are room enough) without the shortest-digits search (dtoa: a
+ * few thousand instructions): where the text starts, or NULL for any other float.
  *
  * Why it is repr's text: with m = f * 10**6 rounded, m / 10**6 == f means the decimal
  * m * 10**-6 reads back as f (m and 10**6 are exact doubles, and both the division and
@@ -171,20 +181,19 @@ put_string(Out out, PyObject *s)
  * higher one) is such a multiple: m's digits are the shortest that read back as f, which
  * are repr's.  From 0.0001 up repr writes them without an exponent: the integer part, a
  * point and the fraction without its trailing zeros (at least one digit). */
-static Py_ssize_t
-micro_decimal(double f, char *buf)
+static char *
+micro_decimal(double f, char *end)
 {
     double a = fabs(f);
     if (!(a >= 1e-4 && a < 8589934592.0)) {
-        return 0;
+        return NULL;
     }
     long long m = llround(a * 1e6);
     if ((double)m / 1e6 != a) {
-        return 0;
+        return NULL;
     }
-    char digits[24];
-    char *end = digits + sizeof(digits), *p = end;
-    long long whole = m / 1000000, frac = m % 1000000;
+    char *p = end;
+    long long frac = m % 1000000;
     int places = 6;
     while (places > 1 && frac % 10 == 0) {
         frac /= 10;
@@ -195,16 +204,11 @@ micro_decimal(double f, char *buf)
         frac /= 10;
     }
     *--p = '.';
-    do {
-        *--p = (char)('0' + whole % 10);
-        whole /= 10;
-    } while (whole != 0);
+    p = decimal_digits(p, (unsigned long long)(m / 1000000));
     if (f < 0) {
         *--p = '-';
     }
-    Py_ssize_t n = end - p;
-    memcpy(buf, p, (size_t)n);
-    return n;
+    return p;
 }
 
 /* The exact float o as float.__repr__ writes it (json's NaN and Infinity aside) */
@@ -219,9 +223,9 @@ put_float(Out out, PyObject *o)
         return f > 0 ? OUT_LIT(out, "Infinity") : OUT_LIT(out, "-Infinity");
     }
     char fixed[32];
-    Py_ssize_t n = micro_decimal(f, fixed);
-    if (n > 0) {
-        return OUT_ASCII(out, fixed, n);
+    char *end = fixed + sizeof(fixed), *start = micro_decimal(f, end);
+    if (start != NULL) {
+        return OUT_ASCII(out, start, end - start);
     }
     /* (what float_repr does, without the str it makes) */
     char *text = PyOS_double_to_string(f, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
@@ -246,12 +250,8 @@ put_int(Out out, PyObject *o)
         return -1;
     }
     char buf[24];
-    char *end = buf + sizeof(buf), *p = end;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u != 0);
+    char *end = buf + sizeof(buf);
+    char *p = decimal_digits(end, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
     if (v < 0) {
         *--p = '-';
     }
@@ -448,19 +448,11 @@ written(PyObject *pieces, PyObject *const *values, Py_ssize_t n, Py_ssize_t leve
     for (Py_ssize_t i = 0; i <= n; i++) {
         if ((pieces != NULL && OUT_STR(out, PyTuple_GET_ITEM(pieces, i)) < 0) ||
             (i < n && put_value(out, values[i], level, step, fallback) < 0)) {
-#if PY_VERSION_HEX >= 0x030E0000
-            PyUnicodeWriter_Discard(out);
-#else
-            _PyUnicodeWriter_Dealloc(&writer);
-#endif
+            OUT_DISCARD(out);
             return NULL;
         }
     }
-#if PY_VERSION_HEX >= 0x030E0000
-    PyObject *text = PyUnicodeWriter_Finish(out);
-#else
-    PyObject *text = _PyUnicodeWriter_Finish(&writer);
-#endif
+    PyObject *text = OUT_FINISH(out);
     if (text != NULL) {
         last_length = Py_MIN(PyUnicode_GET_LENGTH(text), 1 << 16);
     }
