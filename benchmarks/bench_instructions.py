@@ -25,8 +25,10 @@ the reader splits one of 32 MB or more; a minute or two a case under callgrind):
 parent's count is cut where its reading starts and where it ends (callgrind dumps its counts
 before a C function the command never calls otherwise, which the benchmark calls there).
 Printed per case: the parent's reading, its worker's, the parent's work after reading (the
-analyses and the report), and the longer of the two readings plus that work: what decides
-the wall time on two free CPUs, the figure ``--against`` compares.
+analyses and the report), the events' JSON writer's (a process the report forks as the
+analyses start, from 20,000 events on), and the longer of the two readings plus the longer
+of the work after and the writer's: what decides the wall time on two free CPUs, the figure
+``--against`` compares.
 """
 
 from __future__ import annotations
@@ -143,11 +145,15 @@ class Split(NamedTuple):
     #: parent read its part itself, their states never meeting)
     worker: int | None
     after: int  # the parent's after reading (the analyses and the report)
+    #: the events' JSON writer's, forked as the analyses start (None: not forked, the
+    #: report wrote its events itself)
+    writer: int | None
 
     @property
     def longest(self) -> int:
-        """The longer reading and the work after it."""
-        return max(self.parent, self.worker or 0) + self.after
+        """The longer reading and the longer of the work after it and the writer's (the
+        parent waits for the writer before it copies its text)."""
+        return max(self.parent, self.worker or 0) + max(self.after, self.writer or 0)
 
 
 def _summary(path: Path) -> int:
@@ -161,8 +167,9 @@ def _summary(path: Path) -> int:
 def split_instructions(log: Path, fmt: str, pythonpath: str | None) -> Split:
     """The instructions of ``analyze`` of ``log`` by two processes: the parent's counts cut
     where its reading starts and ends (its dumps ``.1`` and ``.2``; its final count is the
-    work after), the worker's where its work starts and ends (its dump ``.2``).  A JSON
-    writer the report forks (no dump of its own) is not counted."""
+    work after), the worker's where its work starts and ends (its dump ``.2``), and the
+    events' JSON writer the report forks as the analyses start (no dump but its final
+    count)."""
     with tempfile.TemporaryDirectory(prefix="rd-bench-split-") as d:
         run = _callgrind(
             log,
@@ -178,15 +185,18 @@ def split_instructions(log: Path, fmt: str, pythonpath: str | None) -> Split:
             pid, _, n = f.name.removeprefix("cg.").partition(".")
             files.setdefault(pid, {})[int(n or 0)] = f
         parent = files.pop((run.stdout.split() or [""])[0], {})
-        workers = [got for got in files.values() if 1 in got]  # (not the JSON writer)
-        if len(parent) != 3 or len(workers) != 1:
+        workers = [got for got in files.values() if 1 in got]
+        writers = [got[0] for got in files.values() if 1 not in got and 0 in got]
+        if len(parent) != 3 or len(workers) != 1 or len(writers) > 1:
             sys.exit(
-                f"bench_instructions: {log}: not one parent and one worker "
-                f"({len(parent)} counts, {len(workers)} workers): was the input split?"
+                f"bench_instructions: {log}: not one parent, one worker and a writer at most "
+                f"({len(parent)} counts, {len(workers)} workers, {len(writers)} writers): "
+                "was the input split?"
             )
         ended = workers[0].get(2)
         worker = _summary(ended) if ended is not None else None
-        return Split(_summary(parent[2]), worker, _summary(parent[0]))
+        writer = _summary(writers[0]) if writers else None
+        return Split(_summary(parent[2]), worker, _summary(parent[0]), writer)
 
 
 def work(log: Path, head: Path, fmt: str, pythonpath: str | None) -> int:
@@ -229,7 +239,8 @@ def main() -> int:
     split = args.processes == 2
     if split:
         print(
-            f"{'log':>12} {'MB':>5} {'parent':>8} {'worker':>8} {'after':>8} {'longest':>8}"
+            f"{'log':>12} {'MB':>5} {'parent':>8} {'worker':>8} {'after':>8} {'writer':>8}"
+            f" {'longest':>8}"
             f" {'against':>9} {'ratio':>6}"
         )
     else:
@@ -244,8 +255,8 @@ def main() -> int:
         if split:
             got = split_instructions(log, fmt, None)
             line = f"{name:>12} {mb:5.1f}" + "".join(
-                f" {n / 1e6:8.1f}" if n is not None else f" {'stopped':>8}"
-                for n in (*got, got.longest)
+                f" {n / 1e6:8.1f}" if n is not None else f" {'-' if i == 3 else 'stopped':>8}"
+                for i, n in enumerate((*got, got.longest))
             )
             if args.against:
                 theirs = split_instructions(log, fmt, args.against).longest
@@ -264,9 +275,11 @@ def main() -> int:
     if split:
         print(
             "millions of instructions of analyze --format json by two processes: the parent's "
-            "reading, its worker's, the parent's work after reading, and the longer reading "
-            "plus that work (what two free CPUs take in wall time; a worker 'stopped' by its "
-            "parent, which read its part itself, has no count); against: the same with "
+            "reading, its worker's, the parent's work after reading, the events' JSON "
+            "writer's (beside that work; '-': none forked, under 20,000 events), and the "
+            "longer reading plus the longer of the two (what two free CPUs take in wall "
+            "time; a worker 'stopped' by its parent, which read its part itself, has no "
+            "count); against: the same with "
             "--against's build; ratio: ours / theirs (below 1: fewer)"
         )
     else:
