@@ -30,8 +30,16 @@ command = sys.argv[1] if len(sys.argv) > 1 else ""
 #: package falls back to the same work in Python without it: ``parsers/_spans.py``)
 NATIVE = Extension(
     "recompile_doctor.parsers._native",
-    ["recompile_doctor/parsers/_native.c", "recompile_doctor/parsers/_native_json.c"],
-    depends=["recompile_doctor/parsers/_native_json.h"],
+    [
+        "recompile_doctor/parsers/_native.c",
+        "recompile_doctor/parsers/_native_codec.c",
+        "recompile_doctor/parsers/_native_json.c",
+    ],
+    depends=[
+        "recompile_doctor/parsers/_native_codec.h",
+        "recompile_doctor/parsers/_native_json.h",
+        "recompile_doctor/parsers/_native_slots.h",
+    ],
     optional=True,
 )
 ext_modules = [NATIVE]

@@ -85,7 +85,7 @@ def maker(cls: type) -> Callable[[tuple[Any, ...]], Any]:
     return made if made is not None else maker_py(cls)
 
 
-def _native_plan(cls: type) -> tuple[ModuleType, Any] | None:
+def native_plan(cls: type) -> tuple[ModuleType, Any] | None:
     """The C module and its plan of the slots of ``cls`` (a slotted dataclass), in the
     order of its fields; None where the module is not built or is turned off
     (``RECOMPILE_DOCTOR_NATIVE=0``, as for the scanner: ``parsers._spans``)."""
@@ -100,7 +100,7 @@ def _native_plan(cls: type) -> tuple[ModuleType, Any] | None:
 
 
 def _native_maker(cls: type) -> Callable[[tuple[Any, ...]], Any] | None:
-    got = _native_plan(cls)
+    got = native_plan(cls)
     if got is None:
         return None
     native, plan = got
@@ -143,7 +143,7 @@ def replacer(cls: type, names: tuple[str, ...]) -> Callable[..., Any]:
             raise TypeError(f"{cls.__name__} has no field {name!r}")
     if len(set(names)) != len(names):
         raise TypeError(f"{cls.__name__}: a field named twice in {names!r}")
-    got = _native_plan(cls)
+    got = native_plan(cls)
     if got is None:
         return replacer_py(cls, names)
     native, plan = got
@@ -244,7 +244,7 @@ def _native_init(
     object in C and hands any other call to ``python``, which raises the error the
     dataclass's own ``__init__`` would.  None where the module is not built or is turned off
     (``RECOMPILE_DOCTOR_NATIVE=0``), or for a class of more fields than it takes."""
-    got = _native_plan(cls)
+    got = native_plan(cls)
     if got is None:
         return None
     native, plan = got

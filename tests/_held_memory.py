@@ -92,3 +92,17 @@ def traced_merges(
 
     monkeypatch.setattr(cls, "_merge", watched)
     return peaks
+
+
+def kept_after(run: Callable[[], object]) -> int:
+    """The bytes still allocated after ``run`` that were not before it, traced (``run`` once
+    untraced first, so that the caches it fills are full): what a C function leaks, say."""
+    run()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        run()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return after - before

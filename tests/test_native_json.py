@@ -6,7 +6,6 @@ errors and all; and a value changed while it is written never crashes the proces
 from __future__ import annotations
 
 import math
-import tracemalloc
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
@@ -17,6 +16,7 @@ from hypothesis import strategies as st
 from recompile_doctor import json_text
 from recompile_doctor.json_text import _text_py, object_pieces
 from recompile_doctor.parsers._spans import native_module
+from tests._held_memory import kept_after
 from tests.conftest import examples
 
 NATIVE: Any = native_module()
@@ -286,15 +286,7 @@ def test_writing_keeps_no_memory() -> None:
             with pytest.raises(TypeError):
                 NATIVE.json_value([1, {2}], 0, "  ", _text_py)
 
-    write()  # (caches filled)
-    tracemalloc.start()
-    try:
-        before = tracemalloc.get_traced_memory()[0]
-        write()
-        after = tracemalloc.get_traced_memory()[0]
-    finally:
-        tracemalloc.stop()
-    assert after - before < 20_000
+    assert kept_after(write) < 20_000
 
 
 def test_native_0_writes_in_python(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -418,9 +418,9 @@ def test_the_c_init_calls_a_factory_for_each_object_and_passes_on_its_error() ->
 def _slot_init_args(cls: Any, factories: dict[str, Any]) -> tuple[Any, ...]:
     """The arguments of ``slot_init`` for ``cls`` (a faster_init class), but its
     ``__wrapped__``, with these ``factories``."""
-    from recompile_doctor.slotted import _REQUIRED, _native_plan
+    from recompile_doctor.slotted import _REQUIRED, native_plan
 
-    got = _native_plan(cls)
+    got = native_plan(cls)
     assert got is not None
     fields = [f.name for f in dataclasses.fields(cls)]
     params = inspect.signature(cls.__init__.__wrapped__).parameters

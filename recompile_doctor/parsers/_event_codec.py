@@ -15,7 +15,7 @@ import marshal
 import operator
 import os
 from collections.abc import Callable, Iterable, Sequence
-from typing import IO, Any, Final, overload
+from typing import IO, Any, Final, NamedTuple, overload
 
 from recompile_doctor import events as _events
 from recompile_doctor.bounded import kept
@@ -164,7 +164,84 @@ def _enc_record(r: Event) -> tuple[Any, ...]:
 
 def encode(ev: TypedEvent, before: Event | None) -> list[Any]:
     """``ev`` as marshal-able values; ``before``: the record of the event before (events of
-    one line share theirs, and stay sharing it)."""
+    one line share theirs, and stay sharing it).  In C where the module is built
+    (:func:`native_codec`), else :func:`encode_py`: the same items."""
+    c = _NATIVE[0] if _NATIVE else native_codec()
+    if c is None:
+        return encode_py(ev, before)
+    got: list[Any] = c.encode(ev, before, c.enc_table)
+    return got
+
+
+def decode(item: list[Any], before: Event | None) -> TypedEvent:
+    """The event :func:`encode` gave ``item`` for (in C as :func:`encode` is, else
+    :func:`decode_py`)."""
+    c = _NATIVE[0] if _NATIVE else native_codec()
+    if c is None:
+        return decode_py(item, before)
+    got: TypedEvent = c.decode(item, before, c.dec_table)
+    return got
+
+
+class NativeCodec(NamedTuple):
+    """The C module's codec (``parsers/_native_codec.c``) and the tables it is called with:
+    per class its tag (or class) and the plan of its slots (:mod:`recompile_doctor.slotted`),
+    and the Python it hands what it does not do itself to."""
+
+    encode: Callable[[TypedEvent, Event | None, tuple[Any, ...]], list[Any]]
+    decode: Callable[[list[Any], Event | None, tuple[Any, ...]], TypedEvent]
+    enc_table: tuple[Any, ...]
+    dec_table: tuple[Any, ...]
+
+
+#: the codec of :func:`native_codec`, once chosen ([None]: the Python's); tests set its item
+_NATIVE: Final[list[NativeCodec | None]] = []
+
+
+def native_codec() -> NativeCodec | None:
+    """The C codec where the C module is built and not turned off
+    (``RECOMPILE_DOCTOR_NATIVE=0``), else None: :func:`encode_py` and :func:`decode_py`."""
+    if not _NATIVE:
+        _NATIVE.append(_native_codec())
+    return _NATIVE[0]
+
+
+def _native_codec() -> NativeCodec | None:
+    from recompile_doctor.parsers._spans import native_in_use
+    from recompile_doctor.slotted import native_plan
+
+    native = native_in_use()
+    if native is None:
+        return None
+    plans = []
+    for cls in _CLASSES:
+        got = native_plan(cls)
+        assert got is not None
+        plans.append(got[1])
+        names = [f.name for f in dataclasses.fields(cls)]
+        # (the C reads the slots in the order of the fields: span, record, keep, the rest)
+        assert names == ["span", "record", "keep", *_FIELDS[cls]], names
+    enc_table = (
+        {cls: (_CLASS_TAG[cls], plan) for cls, plan in zip(_CLASSES, plans, strict=True)},
+        _ENCODED,
+        _enc,
+        encode_py,
+    )
+    dec_table = (
+        tuple(zip(_CLASSES, plans, strict=True)),
+        Span,
+        Event,
+        _VALUES,
+        _MADE,
+        _EMPTY,
+        _dec,
+        decode_py,
+    )
+    return NativeCodec(native.codec_encode, native.codec_decode, enc_table, dec_table)
+
+
+def encode_py(ev: TypedEvent, before: Event | None) -> list[Any]:
+    """:func:`encode` in Python."""
     cls = type(ev)
     rec = ev.record
     r: Any = None
@@ -176,8 +253,8 @@ def encode(ev: TypedEvent, before: Event | None) -> list[Any]:
     return out
 
 
-def decode(item: list[Any], before: Event | None) -> TypedEvent:
-    """The event :func:`encode` gave ``item`` for."""
+def decode_py(item: list[Any], before: Event | None) -> TypedEvent:
+    """:func:`decode` in Python."""
     cls = _CLASSES[item[0]]
     r = item[2]
     rec: Event | None

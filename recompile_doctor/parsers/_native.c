@@ -19,7 +19,9 @@
 #include <string.h>
 #include <structmember.h> /* T_OBJECT_EX, READONLY */
 
-#include "_native_json.h" /* a report's JSON text (json_text.py's _text_py in C) */
+#include "_native_codec.h" /* the workers' event codec (_event_codec.py's in C) */
+#include "_native_json.h"  /* a report's JSON text (json_text.py's _text_py in C) */
+#include "_native_slots.h" /* slot plans and named tuples, shared with the parts above */
 
 static int
 get_index(PyObject *obj, const char *what, Py_ssize_t *out)
@@ -276,13 +278,8 @@ newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * and where in its objects each field's slot is; it is made from the class's own slot
  * descriptors, checked here, and is opaque to Python (a capsule), so that no caller can
  * have an object's memory written anywhere else. */
-static const char *const PLAN = "recompile_doctor.slot_plan";
-
-typedef struct {
-    PyTypeObject *tp; /* (a strong reference) */
-    Py_ssize_t n;
-    Py_ssize_t offsets[1]; /* (n of them) */
-} slot_plan_t;
+const char *const NATIVE_PLAN = "recompile_doctor.slot_plan";
+#define PLAN NATIVE_PLAN
 
 static void
 drop_plan(PyObject *capsule)
@@ -664,7 +661,7 @@ slot_init(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *tuple_dunder_new = NULL;
 static PyObject *plain_tuple_classes = NULL; /* class -> True: tuple.__new__ takes it */
 
-static int
+int
 plain_tuple_class(PyTypeObject *tp)
 {
     if (tp == &PyTuple_Type) {
@@ -754,6 +751,10 @@ static PyMethodDef methods[] = {
      "an __init__ that sets the plan's slots from its arguments"},
     {"tuple_new", (PyCFunction)(void (*)(void))tuple_new, METH_FASTCALL,
      "tuple_new(cls, items) -> tuple.__new__(cls, items), made directly for a named tuple"},
+    {"codec_encode", (PyCFunction)(void (*)(void))codec_encode, METH_FASTCALL,
+     "codec_encode(ev, before, table) -> _event_codec.encode_py(ev, before)"},
+    {"codec_decode", (PyCFunction)(void (*)(void))codec_decode, METH_FASTCALL,
+     "codec_decode(item, before, table) -> _event_codec.decode_py(item, before)"},
     {"json_value", (PyCFunction)(void (*)(void))json_value, METH_FASTCALL,
      "json_value(o, level, step, fallback) -> the indented JSON text of o (json_text._text_py)"},
     {"json_fields", (PyCFunction)(void (*)(void))json_fields, METH_FASTCALL,
@@ -766,8 +767,8 @@ static struct PyModuleDef module_def = {
     .m_base = PyModuleDef_HEAD_INIT,
     .m_name = "_native",
     .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces), "
-             "slotted objects made (slotted.py), named tuples (_tuples.py) and a report's JSON "
-             "text (json_text.py).",
+             "slotted objects made (slotted.py), named tuples (_tuples.py), the workers' event "
+             "codec (_event_codec.py) and a report's JSON text (json_text.py).",
     .m_size = -1,
     .m_methods = methods,
 };

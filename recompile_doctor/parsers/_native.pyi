@@ -1,6 +1,6 @@
 # The C module's functions (parsers/_native.c); the Python they replace is in _spans.py, and
 # slotted.py's maker_py for the slotted objects, _tuples.py for tuple_new and json_text.py's
-# _text_py for the JSON text.
+# _text_py for the JSON text, _event_codec.py's encode_py and decode_py for the codec.
 from typing import Any, NewType
 
 def line_spans(data: bytes | bytearray, start: int, end: int, cands: list[int]) -> list[int]: ...
@@ -26,3 +26,5 @@ def json_fields(
     fallback: Any,
     /,
 ) -> str: ...
+def codec_encode(ev: Any, before: Any, table: tuple[Any, ...], /) -> list[Any]: ...
+def codec_decode(item: list[Any], before: Any, table: tuple[Any, ...], /) -> Any: ...

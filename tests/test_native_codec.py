@@ -1,0 +1,259 @@
+"""The workers' event codec in C (``parsers/_native_codec.c``) gives what the Python it
+replaces gives (``_event_codec.encode_py`` and ``decode_py``): the same items, of the same
+types at every depth, for every event of every fixture and for generated ones; the same
+events back, sharing their records and value objects as the Python's do; and, for what it
+hands to the Python (a value object met first, a value the codec does not know, an item of
+another shape), the Python's answer or error."""
+
+from __future__ import annotations
+
+import marshal
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recompile_doctor.api import parse_log
+from recompile_doctor.events import CompileKey, FrameworkNote, RecompileReason, Span
+from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers import _event_codec as codec
+from recompile_doctor.parsers._spans import native_module
+from tests._held_memory import kept_after
+from tests.test_event_values import _KEYS, _VALUES, _shape
+from tests.test_parallel import PLAIN_FIXTURES
+
+C: Any = codec.native_codec() if native_module() is not None else None
+pytestmark = pytest.mark.skipif(C is None, reason="the C module is not built here")
+
+
+def c_encode(ev: Any, before: Any) -> Any:
+    return C.encode(ev, before, C.enc_table)
+
+
+def c_decode(item: Any, before: Any) -> Any:
+    return C.decode(item, before, C.dec_table)
+
+
+def _outcome(f: Any, *args: Any) -> Any:
+    """What ``f(*args)`` gives, with the types at every depth, or its error's type and text."""
+    try:
+        got = f(*args)
+    except Exception as e:
+        return ("raised", type(e), str(e))
+    return ("gave", _event_shape(got) if hasattr(got, "keep") else _shape(got))
+
+
+def _event_shape(ev: Any) -> Any:
+    return (type(ev).__name__, repr(ev), _shape(ev.span), _shape(ev.record), ev)
+
+
+def test_every_fixture_event_is_encoded_and_decoded_as_the_python_does() -> None:
+    n = shared = 0
+    for path in PLAIN_FIXTURES:
+        evs = list(parse_log(str(path)))
+        last = None
+        items = []
+        for ev in evs:
+            mine = c_encode(ev, last)
+            assert _shape(mine) == _shape(codec.encode_py(ev, last)), (path, ev)
+            items.append(marshal.loads(marshal.dumps(mine)))
+            last = ev.record
+        mine_back: list[Any] = []
+        theirs_back: list[Any] = []
+        for item in items:
+            mine_back.append(c_decode(item, mine_back[-1].record if mine_back else None))
+            theirs_back.append(
+                codec.decode_py(item, theirs_back[-1].record if theirs_back else None)
+            )
+        assert [_event_shape(e) for e in mine_back] == [_event_shape(e) for e in evs], path
+        assert [_event_shape(e) for e in theirs_back] == [_event_shape(e) for e in evs], path
+        for i in range(1, len(evs)):
+            same = evs[i].record is not None and evs[i].record is evs[i - 1].record
+            assert (
+                mine_back[i].record is not None and mine_back[i].record is mine_back[i - 1].record
+            ) == same
+            shared += same
+        n += len(evs)
+    assert n > 1000 and shared > 10
+
+
+def _note(detail: Any, key: Any) -> FrameworkNote:
+    rec = Event("note", "run.log", 3, 1.5, "a line", "m", None, detail)
+    return FrameworkNote(Span("run.log", 3, "a line", 1.5), rec, "noted", key, detail)
+
+
+@given(st.dictionaries(st.text(max_size=4), _VALUES, max_size=4), _KEYS | st.none())
+def test_generated_events_are_encoded_and_decoded_as_the_python_does(detail: Any, key: Any) -> None:
+    ev = _note(detail, key)
+    assert _outcome(c_encode, ev, None) == _outcome(codec.encode_py, ev, None)
+    item = marshal.loads(marshal.dumps(codec.encode_py(ev, None)))
+    assert _outcome(c_decode, item, None) == _outcome(codec.decode_py, item, None)
+    assert c_decode(item, None) == ev
+
+
+def test_value_objects_stay_shared_both_ways() -> None:
+    key = CompileKey("jax", "jit_f")
+    change = ValueChange("x", "f32[1]", "f32[2]", "a.py:3")
+    ev = RecompileReason(
+        Span("run.log", 3, "a line"), None, key, "shape", "why", (change,), "a.py:3", (3,)
+    )
+    first, second = c_encode(ev, None), c_encode(ev, None)
+    assert first[4] is second[4]  # (the key's encoding, from the table of those encoded)
+    assert _shape(first) == _shape(codec.encode_py(ev, None))
+    items = [marshal.loads(marshal.dumps(x)) for x in (first, second)]
+    a, b = c_decode(items[0], None), c_decode(items[1], None)
+    assert a == ev and b == ev
+    assert a.key is b.key and a.changes[0] is b.changes[0]  # (made once, then shared)
+
+
+def test_the_shared_empty_detail_comes_back_shared() -> None:
+    rec = Event("note", "run.log", 3, None, "a line")
+    ev = FrameworkNote(Span("run.log", 3, "a line"), rec, "noted", None, rec.detail)
+    item = marshal.loads(marshal.dumps(c_encode(ev, None)))
+    back = c_decode(item, None)
+    assert back.detail is rec.detail and back.record.detail is rec.detail
+
+
+class _Dict(dict[str, Any]):
+    pass
+
+
+class _List(list[Any]):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {1, 2},
+        frozenset(),
+        object(),
+        [1, {"a": {2}}],
+        (b"x", 1j),
+        _Dict(a=1),
+        _List([1]),
+        {"a": [1, (2, {3})]},
+        bytearray(b"x"),
+    ],
+)
+def test_a_value_the_codec_does_not_know_is_refused_alike(value: Any) -> None:
+    ev = _note({"v": value}, None)
+    mine, theirs = _outcome(c_encode, ev, None), _outcome(codec.encode_py, ev, None)
+    assert mine == theirs and mine[0] == "raised" and mine[1] is codec.Unencodable
+
+
+def test_what_c_does_not_take_goes_to_the_python() -> None:
+    # an object of another class, a span or a record of another shape, a slot never set
+    ev = _note({}, None)
+    odd: list[Any] = [
+        "not an event",
+        Event("note", "run.log", 3, None, "a line"),
+        FrameworkNote(["run.log", 3, "a line", None, 0], None, "n", None, {}),  # type: ignore[arg-type]
+        FrameworkNote(ev.span, ("short",), "n", None, {}),  # type: ignore[arg-type]
+        object.__new__(FrameworkNote),
+    ]
+    for o in odd:
+        assert _outcome(c_encode, o, None) == _outcome(codec.encode_py, o, None), o
+
+
+def test_items_of_other_shapes_are_decoded_as_the_python_does() -> None:
+    good = marshal.loads(marshal.dumps(c_encode(_note({"lines": [1, 2]}, None), None)))
+    rec = Event("note", "run.log", 3, None, "a line")
+    odd: list[Any] = [
+        [],
+        [99, *good[1:]],
+        [-1, *good[1:]],
+        [True, *good[1:]],
+        [2**70, *good[1:]],
+        good[:3],
+        [*good, "extra"],
+        [good[0], list(good[1]), *good[2:]],
+        [good[0], good[1], ("short",), *good[3:]],
+        [good[0], good[1], [1, 2], *good[3:]],
+        [good[0], good[1], 0, *good[3:]],
+        [*good[:4], [], *good[5:]],
+        [*good[:4], [99, 1], *good[5:]],
+        [*good[:4], [-9, 1], *good[5:]],
+        [*good[:4], [-1, [["a"]]], *good[5:]],
+        [*good[:4], [-1, ("jax", "m", None, None, False, None)], *good[5:]],
+        [*good[:4], [codec._DICT, ["not a dict"]], *good[5:]],
+        [*good[:4], [codec._DICT], *good[5:]],
+        [*good[:4], [codec._EMPTY_TAG], *good[5:]],
+        [*good[:4], ["tag"], *good[5:]],
+        "not a list",
+    ]
+    for item in odd:
+        for before in (None, rec):
+            assert _outcome(c_decode, item, before) == _outcome(codec.decode_py, item, before), item
+
+
+def test_deep_values_raise_as_the_python_does() -> None:
+    deep: Any = 1
+    for _ in range(100_000):
+        deep = [deep]
+    ev = _note({"d": deep}, None)
+    with pytest.raises(RecursionError):
+        c_encode(ev, None)
+    item: Any = 1
+    for _ in range(100_000):
+        item = [codec._LIST, item]
+    good = c_encode(_note({}, None), None)
+    with pytest.raises(RecursionError):
+        c_decode([*good[:4], item, *good[5:]], None)
+
+
+def test_wrong_arguments_are_refused() -> None:
+    native: Any = native_module()
+    ev = _note({}, None)
+    for call in (
+        lambda: native.codec_encode(ev, None),
+        lambda: native.codec_encode(ev, None, ()),
+        lambda: native.codec_encode(ev, None, ({}, {}, len, 1)),
+        lambda: native.codec_encode(ev, None, ({type(ev): (1, "no plan")}, {}, len, len)),
+        lambda: native.codec_decode([0, (), None, False], None, ()),
+        lambda: native.codec_decode([0, (), None, False], None, ((("x", 1),), *C.dec_table[1:])),
+    ):
+        with pytest.raises(TypeError):
+            call()
+
+
+def test_a_plan_of_another_class_is_not_used() -> None:
+    # (its slots would be read at another class's places: the Python takes the event)
+    classes, *rest = C.enc_table
+    other = next(c for c in classes if c is not FrameworkNote)
+    table = ({FrameworkNote: classes[other]}, *rest)
+    ev = _note({}, None)
+    native: Any = native_module()
+    assert _shape(native.codec_encode(ev, None, table)) == _shape(codec.encode_py(ev, None))
+
+
+def test_encoding_and_decoding_keep_no_memory() -> None:
+    evs = [_note({"a": [1, (2, "x")], "b": 1.5}, CompileKey("jax", "jit_f")) for _ in range(3)]
+    items = [marshal.loads(marshal.dumps(c_encode(e, None))) for e in evs]
+
+    def run() -> None:
+        for _ in range(2_000):
+            for e, item in zip(evs, items, strict=True):
+                c_encode(e, None)
+                c_decode(item, None)
+            with pytest.raises(codec.Unencodable):
+                c_encode(_note({"s": {1}}, None), None)
+
+    assert kept_after(run) < 20_000
+
+
+def test_native_0_encodes_in_python() -> None:
+    from recompile_doctor.compiled_modules import NATIVE_ENV
+
+    code = "from recompile_doctor.parsers import _event_codec as c; print(c.native_codec())"
+    env_run = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**__import__("os").environ, NATIVE_ENV: "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert env_run.stdout.strip() == "None"
