@@ -109,6 +109,51 @@ def test_value_objects_stay_shared_both_ways() -> None:
     assert a.key is b.key and a.changes[0] is b.changes[0]  # (made once, then shared)
 
 
+def test_value_objects_met_first_are_made_and_kept_as_the_python_does() -> None:
+    # a value object C encodes first (not through the Python) is kept under its id, and one
+    # it decodes first is kept under its fields, as the Python keeps them; a field that is
+    # not plain is encoded, and its object made anew each time (a list cannot be looked up)
+    key = CompileKey("jax", "jit_never_seen_before", graph_hash="h1")
+    odd = ValueChange("x", ["not", "plain"], None, None)  # type: ignore[arg-type]
+    ev = RecompileReason(
+        Span("run.log", 3, "a line"), None, key, "shape", "why", (odd,), "a.py:3", (3,)
+    )
+    mine = c_encode(ev, None)
+    assert codec._ENCODED[id(key)] == (key, mine[4]) and codec._ENCODED[id(odd)][0] is odd
+    codec._ENCODED.clear()
+    assert _shape(mine) == _shape(codec.encode_py(ev, None))
+    item = marshal.loads(marshal.dumps(mine))
+    codec._MADE.clear()
+    back = c_decode(item, None)
+    assert back == ev and codec._MADE[item[4][1]] is back.key
+    assert c_decode(item, None).key is back.key
+    assert c_decode(item, None).changes[0] is not back.changes[0]
+    codec._MADE.clear()
+    assert _event_shape(codec.decode_py(item, None)) == _event_shape(back)
+
+
+def test_a_value_object_of_another_class_under_the_same_fields_is_not_taken() -> None:
+    key = CompileKey("jax", "jit_g")
+    item = marshal.loads(marshal.dumps(c_encode(_note({}, key), None)))
+    fields = item[5][1]  # (a note's fields: note, key, detail)
+    assert fields == ("jax", "jit_g", None, None, None, None, False)
+    for decode in (c_decode, codec.decode_py):
+        codec._MADE[fields] = ValueChange("x", None, None, None)
+        got = decode(item, None).key
+        assert type(got) is CompileKey and got == key and codec._MADE[fields] is got
+
+
+def test_the_tables_of_value_objects_stay_bounded() -> None:
+    from recompile_doctor.bounded import KEPT_MAX
+
+    for k in range(KEPT_MAX + 10):
+        key = CompileKey("jax", f"step_{k}", graph_hash=str(k))
+        item = marshal.loads(marshal.dumps(c_encode(_note({}, key), None)))
+        assert c_decode(item, None).key == key
+        assert len(codec._ENCODED) <= KEPT_MAX and len(codec._MADE) <= KEPT_MAX
+    assert len(codec._ENCODED) < KEPT_MAX and len(codec._MADE) < KEPT_MAX  # (emptied once)
+
+
 def test_the_shared_empty_detail_comes_back_shared() -> None:
     rec = Event("note", "run.log", 3, None, "a line")
     ev = FrameworkNote(Span("run.log", 3, "a line"), rec, "noted", None, rec.detail)
@@ -211,10 +256,14 @@ def test_wrong_arguments_are_refused() -> None:
     for call in (
         lambda: native.codec_encode(ev, None),
         lambda: native.codec_encode(ev, None, ()),
-        lambda: native.codec_encode(ev, None, ({}, {}, len, 1)),
-        lambda: native.codec_encode(ev, None, ({type(ev): (1, "no plan")}, {}, len, len)),
+        lambda: native.codec_encode(ev, None, ({}, {}, {}, 9, len, 1)),
+        lambda: native.codec_encode(ev, None, ({}, {}, {}, 0, len, len)),
+        lambda: native.codec_encode(ev, None, ({type(ev): (1, "no plan")}, *C.enc_table[1:])),
         lambda: native.codec_decode([0, (), None, False], None, ()),
         lambda: native.codec_decode([0, (), None, False], None, ((("x", 1),), *C.dec_table[1:])),
+        lambda: native.codec_decode(
+            [0, (), None, False], None, (*C.dec_table[:5], "9", *C.dec_table[6:])
+        ),
     ):
         with pytest.raises(TypeError):
             call()
@@ -222,11 +271,13 @@ def test_wrong_arguments_are_refused() -> None:
 
 def test_a_plan_of_another_class_is_not_used() -> None:
     # (its slots would be read at another class's places: the Python takes the event)
-    classes, *rest = C.enc_table
+    classes, values, *rest = C.enc_table
     other = next(c for c in classes if c is not FrameworkNote)
-    table = ({FrameworkNote: classes[other]}, *rest)
-    ev = _note({}, None)
+    table = ({FrameworkNote: classes[other]}, values, *rest)
+    ev = _note({}, CompileKey("jax", "jit_h"))
     native: Any = native_module()
+    assert _shape(native.codec_encode(ev, None, table)) == _shape(codec.encode_py(ev, None))
+    table = (classes, {CompileKey: values[ValueChange]}, *rest)
     assert _shape(native.codec_encode(ev, None, table)) == _shape(codec.encode_py(ev, None))
 
 

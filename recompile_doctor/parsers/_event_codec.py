@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any, Final, NamedTuple, overload
 
 from recompile_doctor import events as _events
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import KEPT_MAX, kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
@@ -221,9 +221,17 @@ def _native_codec() -> NativeCodec | None:
         names = [f.name for f in dataclasses.fields(cls)]
         # (the C reads the slots in the order of the fields: span, record, keep, the rest)
         assert names == ["span", "record", "keep", *_FIELDS[cls]], names
+    value_plans = []
+    for cls in _VALUES:
+        got = native_plan(cls)
+        assert got is not None
+        value_plans.append(got[1])
+        assert _VALUE_FIELDS[cls] == tuple(f.name for f in dataclasses.fields(cls))
     enc_table = (
         {cls: (_CLASS_TAG[cls], plan) for cls, plan in zip(_CLASSES, plans, strict=True)},
+        {cls: (_VALUE_TAG[cls], plan) for cls, plan in zip(_VALUES, value_plans, strict=True)},
         _ENCODED,
+        KEPT_MAX,
         _enc,
         encode_py,
     )
@@ -231,8 +239,9 @@ def _native_codec() -> NativeCodec | None:
         tuple(zip(_CLASSES, plans, strict=True)),
         Span,
         Event,
-        _VALUES,
+        tuple(zip(_VALUES, value_plans, strict=True)),
         _MADE,
+        KEPT_MAX,
         _EMPTY,
         _dec,
         decode_py,

@@ -9,13 +9,13 @@
  * values walked in C.
  *
  * Only what the Python does in the common case is done here: the exact plain types, lists,
- * tuples and dicts, and a value object (a compile key, a value change) found in the
- * codec's tables of those encoded or made lately.  Anything else -- a value object met for
- * the first time, the shared empty detail, a value the codec does not know, an item of an
- * unexpected shape -- goes to the Python function this replaces (a value to the codec's
- * _enc or _dec, a whole event to encode_py or decode_py before anything is made), whose
- * answer or error is then this one's.  The tests hold both functions here to the Python,
- * item for item and error for error.
+ * tuples and dicts, and the value objects (compile keys, value changes), kept in the
+ * codec's tables of those encoded or made lately as the Python keeps them (bounded.kept:
+ * emptied when full).  Anything else -- the shared empty detail, a value the codec does not
+ * know, an item of an unexpected shape -- goes to the Python function this replaces (a
+ * value to the codec's _enc or _dec, a whole event to encode_py or decode_py before
+ * anything is made), whose answer or error is then this one's.  The tests hold both
+ * functions here to the Python, item for item and error for error.
  */
 #include "_native_codec.h"
 
@@ -53,10 +53,58 @@ tagged(long tag, Py_ssize_t n)
     return out;
 }
 
+/* bounded.kept(table, key, value, most): value put in table under key, the table emptied
+ * first when it holds most entries; 0, or -1 on an error */
+static int
+kept(PyObject *table, PyObject *key, PyObject *value, Py_ssize_t most)
+{
+    if (PyDict_GET_SIZE(table) >= most) {
+        PyDict_Clear(table);
+    }
+    return PyDict_SetItem(table, key, value);
+}
+
+/* A new tuple of the n slots of obj by the plan, or NULL with no error when one is unset */
+static PyObject *
+slot_values(PyObject *obj, const slot_plan_t *plan)
+{
+    PyObject *t = PyTuple_New(plan->n);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < plan->n; i++) {
+        PyObject *v = *(PyObject **)((char *)obj + plan->offsets[i]);
+        if (v == NULL) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, i, Py_NewRef(v));
+    }
+    return t;
+}
+
+/* The plan of a (tag, plan) or (class, plan) pair of a table, or NULL with an error */
+static slot_plan_t *
+pair_plan(PyObject *pair, const char *what, Py_ssize_t least)
+{
+    slot_plan_t *plan = NULL;
+    if (PyTuple_CheckExact(pair) && PyTuple_GET_SIZE(pair) == 2) {
+        plan = (slot_plan_t *)PyCapsule_GetPointer(PyTuple_GET_ITEM(pair, 1), NATIVE_PLAN);
+    }
+    if (plan == NULL || plan->n < least) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: a class's entry is not a pair with a plan", what);
+        return NULL;
+    }
+    return plan;
+}
+
 /* -- encoding ---------------------------------------------------------------------------- */
 
 typedef struct {
+    PyObject *values;  /* {value class: (tag, plan)} */
     PyObject *encoded; /* _event_codec._ENCODED: id -> (value object, its encoding) */
+    Py_ssize_t most;   /* the most entries it keeps (bounded.KEPT_MAX) */
     PyObject *enc;     /* _event_codec._enc */
 } enc_ctx;
 
@@ -118,22 +166,91 @@ enc_dict(PyObject *d, const enc_ctx *c)
     return out;
 }
 
-/* A value object encoded lately (a new reference to its encoding), or NULL with no error
- * when it is not one, or with an error */
+/* The encoding of the value object v of the plan: [tag, its fields] (each encoded unless
+ * all are plain), kept under id(v) as the Python keeps it, or NULL with no error when a
+ * slot is unset */
+static PyObject *
+enc_value(PyObject *v, PyObject *key, PyObject *tag, const slot_plan_t *plan, const enc_ctx *c)
+{
+    PyObject *fields = slot_values(v, plan);
+    if (fields == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(fields), i = 0;
+    while (i < n && is_plain(PyTuple_GET_ITEM(fields, i))) {
+        i++;
+    }
+    if (i < n) {
+        if (Py_EnterRecursiveCall(" in the event codec")) {
+            Py_DECREF(fields);
+            return NULL;
+        }
+        PyObject *encoded = PyTuple_New(n);
+        for (i = 0; encoded != NULL && i < n; i++) {
+            PyObject *e = enc(PyTuple_GET_ITEM(fields, i), c);
+            if (e == NULL) {
+                Py_CLEAR(encoded);
+            }
+            else {
+                PyTuple_SET_ITEM(encoded, i, e);
+            }
+        }
+        Py_LeaveRecursiveCall();
+        Py_SETREF(fields, encoded);
+        if (fields == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *out = PyList_New(2);
+    if (out == NULL) {
+        Py_DECREF(fields);
+        return NULL;
+    }
+    PyList_SET_ITEM(out, 0, Py_NewRef(tag));
+    PyList_SET_ITEM(out, 1, fields);
+    /* (holding v: its id is not another's meanwhile) */
+    PyObject *entry = PyTuple_Pack(2, v, out);
+    if (entry == NULL || kept(c->encoded, key, entry, c->most) < 0) {
+        Py_XDECREF(entry);
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(entry);
+    return out;
+}
+
+/* The encoding of a value object (a compile key, a value change): the one kept for it, or
+ * made (a new reference); NULL with no error when v is not one (or a slot of it is unset),
+ * or with an error */
 static PyObject *
 enc_known(PyObject *v, const enc_ctx *c)
 {
+    PyObject *pair = PyDict_GetItemWithError(c->values, (PyObject *)Py_TYPE(v));
+    if (pair == NULL) {
+        return NULL;
+    }
+    slot_plan_t *plan = pair_plan(pair, "codec_encode", 0);
+    if (plan == NULL) {
+        return NULL;
+    }
+    if (plan->tp != Py_TYPE(v) || !PyLong_CheckExact(PyTuple_GET_ITEM(pair, 0))) {
+        return NULL; /* (its slots are not where the plan says: the Python's) */
+    }
     PyObject *key = PyLong_FromVoidPtr(v);
     if (key == NULL) {
         return NULL;
     }
     PyObject *got = PyDict_GetItemWithError(c->encoded, key);
-    Py_DECREF(key);
+    PyObject *out = NULL;
     if (got != NULL && PyTuple_CheckExact(got) && PyTuple_GET_SIZE(got) == 2 &&
         PyTuple_GET_ITEM(got, 0) == v) {
-        return Py_NewRef(PyTuple_GET_ITEM(got, 1));
+        out = Py_NewRef(PyTuple_GET_ITEM(got, 1));
     }
-    return NULL;
+    else if (!PyErr_Occurred()) {
+        out = enc_value(v, key, PyTuple_GET_ITEM(pair, 0), plan, c);
+    }
+    Py_DECREF(key);
+    return out;
 }
 
 /* _event_codec._enc(v) */
@@ -180,47 +297,49 @@ enc(PyObject *v, const enc_ctx *c)
         if (out != NULL || PyErr_Occurred()) {
             return out;
         }
-        return PyObject_CallOneArg(c->enc, v); /* (met first, the empty detail, unknown) */
+        return PyObject_CallOneArg(c->enc, v); /* (the empty detail, unknown) */
     }
     Py_LeaveRecursiveCall();
     return out;
 }
 
-/* The table of codec_encode: (classes: {class: (tag, plan)}, encoded: _ENCODED, enc: _enc,
- * whole: encode_py) */
+/* The most entries a table of the codec keeps: its table's item k, a positive int; -1 with
+ * an error */
+static Py_ssize_t
+table_most(PyObject *table, Py_ssize_t k)
+{
+    PyObject *most = PyTuple_GET_ITEM(table, k);
+    Py_ssize_t n = PyLong_CheckExact(most) ? PyLong_AsSsize_t(most) : -1;
+    if (n < 1) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "the codec's table: its most entries is not a count");
+        return -1;
+    }
+    return n;
+}
+
+/* The table of codec_encode: (classes: {class: (tag, plan)}, values: {value class: (tag,
+ * plan)}, encoded: _ENCODED, most: KEPT_MAX, enc: _enc, whole: encode_py) */
 static int
 enc_table(PyObject *table, PyObject **classes, enc_ctx *c, PyObject **whole)
 {
-    if (!PyTuple_CheckExact(table) || PyTuple_GET_SIZE(table) != 4 ||
+    if (!PyTuple_CheckExact(table) || PyTuple_GET_SIZE(table) != 6 ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(table, 0)) ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(table, 1)) ||
-        !PyCallable_Check(PyTuple_GET_ITEM(table, 2)) ||
-        !PyCallable_Check(PyTuple_GET_ITEM(table, 3))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "codec_encode(ev, before, table): table is (classes, encoded, enc, whole)");
+        !PyDict_CheckExact(PyTuple_GET_ITEM(table, 2)) ||
+        !PyCallable_Check(PyTuple_GET_ITEM(table, 4)) ||
+        !PyCallable_Check(PyTuple_GET_ITEM(table, 5))) {
+        PyErr_SetString(PyExc_TypeError, "codec_encode(ev, before, table): table is (classes, "
+                                         "values, encoded, most, enc, whole)");
         return -1;
     }
     *classes = PyTuple_GET_ITEM(table, 0);
-    c->encoded = PyTuple_GET_ITEM(table, 1);
-    c->enc = PyTuple_GET_ITEM(table, 2);
-    *whole = PyTuple_GET_ITEM(table, 3);
-    return 0;
-}
-
-/* The plan of a (tag, plan) or (class, plan) pair of a table, or NULL with an error */
-static slot_plan_t *
-pair_plan(PyObject *pair, const char *what)
-{
-    slot_plan_t *plan = NULL;
-    if (PyTuple_CheckExact(pair) && PyTuple_GET_SIZE(pair) == 2) {
-        plan = (slot_plan_t *)PyCapsule_GetPointer(PyTuple_GET_ITEM(pair, 1), NATIVE_PLAN);
-    }
-    if (plan == NULL || plan->n < 3) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s: a class's entry is not a pair with a plan", what);
-        return NULL;
-    }
-    return plan;
+    c->values = PyTuple_GET_ITEM(table, 1);
+    c->encoded = PyTuple_GET_ITEM(table, 2);
+    c->most = table_most(table, 3);
+    c->enc = PyTuple_GET_ITEM(table, 4);
+    *whole = PyTuple_GET_ITEM(table, 5);
+    return c->most < 0 ? -1 : 0;
 }
 
 #define SLOT(obj, plan, i) (*(PyObject **)((char *)(obj) + (plan)->offsets[i]))
@@ -243,7 +362,7 @@ codec_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (pair == NULL) {
         return PyErr_Occurred() ? NULL : PyObject_Vectorcall(whole, args, 2, NULL);
     }
-    slot_plan_t *plan = pair_plan(pair, "codec_encode");
+    slot_plan_t *plan = pair_plan(pair, "codec_encode", 3);
     if (plan == NULL) {
         return NULL;
     }
@@ -319,34 +438,61 @@ codec_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 /* -- decoding ---------------------------------------------------------------------------- */
 
 typedef struct {
-    PyObject *values; /* _event_codec._VALUES: the value classes, tag -1, -2, ... */
+    PyObject *values; /* ((value class, plan), ...): tag -1, -2, ... */
     PyObject *made;   /* _event_codec._MADE: encoded fields -> value object */
+    Py_ssize_t most;  /* the most entries it keeps (bounded.KEPT_MAX) */
     PyObject *empty;  /* the shared empty detail */
     PyObject *dec;    /* _event_codec._dec */
 } dec_ctx;
 
 static PyObject *dec(PyObject *v, const dec_ctx *c);
 
-/* A value object made lately from these fields (a new reference), or NULL with no error
- * when there is none, or with an error */
+/* The value object of the item v ([tag, fields], tag below 0): the one made lately from
+ * these fields, or made now from them decoded and kept as the Python keeps it (a new
+ * reference); NULL with no error when the Python makes it (fields of another shape, or
+ * holding a list: not kept), or with an error */
 static PyObject *
-dec_known(PyObject *v, long tag, const dec_ctx *c)
+dec_value(PyObject *v, long tag, const dec_ctx *c)
 {
     Py_ssize_t k = -1 - (Py_ssize_t)tag;
     if (PyList_GET_SIZE(v) < 2 || k >= PyTuple_GET_SIZE(c->values)) {
         return NULL;
     }
-    PyObject *got = PyDict_GetItemWithError(c->made, PyList_GET_ITEM(v, 1));
-    if (got == NULL) {
-        if (PyErr_Occurred() && PyErr_ExceptionMatches(PyExc_TypeError)) {
-            PyErr_Clear(); /* (a field holding a list: the Python makes it anew) */
+    slot_plan_t *plan = pair_plan(PyTuple_GET_ITEM(c->values, k), "codec_decode", 0);
+    if (plan == NULL) {
+        return NULL;
+    }
+    PyObject *fields = PyList_GET_ITEM(v, 1);
+    PyObject *got = PyDict_GetItemWithError(c->made, fields);
+    if (got == NULL && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_TypeError)) {
+            PyErr_Clear(); /* (a field holding a list: the Python makes it, not kept) */
         }
         return NULL;
     }
-    if ((PyObject *)Py_TYPE(got) != PyTuple_GET_ITEM(c->values, k)) {
-        return NULL;
+    if (got != NULL && Py_TYPE(got) == plan->tp) {
+        return Py_NewRef(got);
     }
-    return Py_NewRef(got);
+    if (!PyTuple_CheckExact(fields) || PyTuple_GET_SIZE(fields) != plan->n) {
+        return NULL; /* (the Python says what is wrong) */
+    }
+    PyTypeObject *tp = plan->tp;
+    Py_INCREF(fields); /* (held while Python may run: a _dec of a field) */
+    PyObject *obj = tp->tp_alloc(tp, 0);
+    for (Py_ssize_t i = 0; obj != NULL && i < plan->n; i++) {
+        PyObject *x = dec(PyTuple_GET_ITEM(fields, i), c);
+        if (x == NULL) {
+            Py_CLEAR(obj);
+        }
+        else {
+            Py_XSETREF(*(PyObject **)((char *)obj + plan->offsets[i]), x);
+        }
+    }
+    if (obj != NULL && kept(c->made, fields, obj, c->most) < 0) {
+        Py_CLEAR(obj);
+    }
+    Py_DECREF(fields);
+    return obj;
 }
 
 /* dec(x) for each item of the list v from its second on, into a new list or tuple */
@@ -437,12 +583,36 @@ dec(PyObject *v, const dec_ctx *c)
         return Py_NewRef(c->empty);
     }
     if (tag < 0 && tag > -1000) {
-        out = dec_known(v, tag, c);
+        out = dec_value(v, tag, c);
         if (out != NULL || PyErr_Occurred()) {
             return out;
         }
     }
-    return PyObject_CallOneArg(c->dec, v); /* (made first, or not a shape known here) */
+    return PyObject_CallOneArg(c->dec, v); /* (not a shape known here) */
+}
+
+/* plain_tuple_class(tp), the classes found plain kept (and held: no other class takes the
+ * place of one) for the calls to come: a span's and a record's, asked twice an event */
+#define PLAIN_SEEN 4
+static PyTypeObject *plain_seen[PLAIN_SEEN];
+
+static int
+plain_named_tuple(PyTypeObject *tp)
+{
+    for (int i = 0; i < PLAIN_SEEN && plain_seen[i] != NULL; i++) {
+        if (plain_seen[i] == tp) {
+            return 1;
+        }
+    }
+    int plain = plain_tuple_class(tp);
+    if (plain == 1) {
+        int i = 0;
+        while (i < PLAIN_SEEN - 1 && plain_seen[i] != NULL) {
+            i++;
+        }
+        Py_XSETREF(plain_seen[i], (PyTypeObject *)Py_NewRef(tp));
+    }
+    return plain;
 }
 
 /* A new object of the named tuple class tp (plain_tuple_class) holding the n items */
@@ -495,22 +665,25 @@ codec_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyObject *table = args[2];
-    if (!PyTuple_CheckExact(table) || PyTuple_GET_SIZE(table) != 8 ||
+    if (!PyTuple_CheckExact(table) || PyTuple_GET_SIZE(table) != 9 ||
         !PyTuple_CheckExact(PyTuple_GET_ITEM(table, 0)) ||
         !PyType_Check(PyTuple_GET_ITEM(table, 1)) || !PyType_Check(PyTuple_GET_ITEM(table, 2)) ||
         !PyTuple_CheckExact(PyTuple_GET_ITEM(table, 3)) ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(table, 4)) ||
-        !PyCallable_Check(PyTuple_GET_ITEM(table, 6)) ||
-        !PyCallable_Check(PyTuple_GET_ITEM(table, 7))) {
+        !PyCallable_Check(PyTuple_GET_ITEM(table, 7)) ||
+        !PyCallable_Check(PyTuple_GET_ITEM(table, 8))) {
         PyErr_SetString(PyExc_TypeError, "codec_decode(item, before, table): table is (classes, "
-                                         "span, event, values, made, empty, dec, whole)");
+                                         "span, event, values, made, most, empty, dec, whole)");
         return NULL;
     }
-    PyObject *classes = PyTuple_GET_ITEM(table, 0), *whole = PyTuple_GET_ITEM(table, 7);
+    PyObject *classes = PyTuple_GET_ITEM(table, 0), *whole = PyTuple_GET_ITEM(table, 8);
     PyTypeObject *span_tp = (PyTypeObject *)PyTuple_GET_ITEM(table, 1);
     PyTypeObject *event_tp = (PyTypeObject *)PyTuple_GET_ITEM(table, 2);
-    dec_ctx c = {PyTuple_GET_ITEM(table, 3), PyTuple_GET_ITEM(table, 4),
-                 PyTuple_GET_ITEM(table, 5), PyTuple_GET_ITEM(table, 6)};
+    dec_ctx c = {PyTuple_GET_ITEM(table, 3), PyTuple_GET_ITEM(table, 4), table_most(table, 5),
+                 PyTuple_GET_ITEM(table, 6), PyTuple_GET_ITEM(table, 7)};
+    if (c.most < 0) {
+        return NULL;
+    }
     PyObject *item = args[0], *before = args[1];
     /* the shape checked before anything is made: else the Python says what is wrong */
     Py_ssize_t tag = -1;
@@ -524,12 +697,12 @@ codec_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (tag < 0 || tag >= PyTuple_GET_SIZE(classes)) {
         return PyObject_Vectorcall(whole, args, 2, NULL);
     }
-    slot_plan_t *plan = pair_plan(PyTuple_GET_ITEM(classes, tag), "codec_decode");
+    slot_plan_t *plan = pair_plan(PyTuple_GET_ITEM(classes, tag), "codec_decode", 3);
     if (plan == NULL) {
         return NULL;
     }
     PyObject *span = PyList_GET_ITEM(item, 1), *r = PyList_GET_ITEM(item, 2);
-    int plain_span = plain_tuple_class(span_tp), plain_event = plain_tuple_class(event_tp);
+    int plain_span = plain_named_tuple(span_tp), plain_event = plain_named_tuple(event_tp);
     if (plain_span < 0 || plain_event < 0) {
         return NULL;
     }
