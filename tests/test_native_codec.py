@@ -10,6 +10,7 @@ from __future__ import annotations
 import marshal
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -294,6 +295,36 @@ def test_encoding_and_decoding_keep_no_memory() -> None:
                 c_encode(_note({"s": {1}}, None), None)
 
     assert kept_after(run) < 20_000
+
+
+def test_a_log_read_by_two_processes_gives_the_same_events_with_either_codec(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one fixture of each stack, repeated and read by two processes: the worker's events
+    # handed over, and the timeline's, the same whichever codec encodes and decodes them
+    from recompile_doctor.parsers import _parallel, _reader, _scan
+    from tests.test_parallel import FIXTURE_GROUPS, Spy, _repeated, _run, _share
+
+    monkeypatch.setattr(_parallel, "usable", lambda: 2)  # (as tests/test_parallel.py reads)
+    monkeypatch.setattr(_reader, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(_parallel, "PART_MIN_BYTES", 1)
+    monkeypatch.setattr(_scan, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(codec, "BATCH", 16)
+    _share(monkeypatch, 0.3)
+    spy = Spy(monkeypatch)
+    for group, fixtures in sorted(FIXTURE_GROUPS.items()):
+        src = max((f for _, f in fixtures), key=lambda f: f.stat().st_size)
+        path = _repeated(src, tmp_path / f"{group}.log", lines=2000)
+        runs = []
+        for chosen in (C, None):
+            codec._NATIVE[:] = [chosen]
+            try:
+                runs.append(_run(path, 2))
+            finally:
+                codec._NATIVE[:] = [C]
+        assert runs[0] == runs[1], src
+        assert runs[0][0], src  # (events were read)
+    assert spy.workers >= 2 * len(FIXTURE_GROUPS)  # (each read by a worker besides)
 
 
 def test_native_0_encodes_in_python() -> None:
