@@ -96,12 +96,16 @@ def traced_merges(
 
 def kept_after(run: Callable[[], object]) -> int:
     """The bytes still allocated after ``run`` that were not before it, traced (``run`` once
-    untraced first, so that the caches it fills are full): what a C function leaks, say."""
+    untraced first, so that the caches it fills are full; the garbage of cycles collected
+    before each count, such as the exceptions ``pytest.raises`` caught): what a C function
+    leaks, say."""
     run()
     tracemalloc.start()
     try:
+        gc.collect()
         before = tracemalloc.get_traced_memory()[0]
         run()
+        gc.collect()
         after = tracemalloc.get_traced_memory()[0]
     finally:
         tracemalloc.stop()

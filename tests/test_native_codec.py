@@ -283,8 +283,15 @@ def test_a_plan_of_another_class_is_not_used() -> None:
 
 
 def test_encoding_and_decoding_keep_no_memory() -> None:
-    evs = [_note({"a": [1, (2, "x")], "b": 1.5}, CompileKey("jax", "jit_f")) for _ in range(3)]
+    # (values of every shape, a new object made for each at every depth, and objects whose
+    # references are counted: a reference kept or dropped too many shows)
+    word = "".join(["a", "word"])
+    change = ValueChange("x", "f32[1]", "f32[2]", None)
+    detail = {"a": [1, (2, word), [[3], {"k": (4, [5])}]], "b": 1.5, "c": (change,)}
+    evs = [_note(dict(detail), CompileKey("jax", "jit_f")) for _ in range(3)]
     items = [marshal.loads(marshal.dumps(c_encode(e, None))) for e in evs]
+    held = [word, change, items[0][5], items[0][6][1]["a"]]  # (the last two: encoded)
+    counts = [sys.getrefcount(o) for o in held]
 
     def run() -> None:
         for _ in range(2_000):
@@ -295,6 +302,22 @@ def test_encoding_and_decoding_keep_no_memory() -> None:
                 c_encode(_note({"s": {1}}, None), None)
 
     assert kept_after(run) < 20_000
+    assert [sys.getrefcount(o) for o in held] == counts
+
+
+def test_value_objects_met_first_hold_no_reference_once_their_tables_are_emptied() -> None:
+    key = CompileKey("jax", "".join(["jit_", "once"]))
+    ev = _note({}, key)
+    before = sys.getrefcount(key)
+    item = marshal.loads(marshal.dumps(c_encode(ev, None)))
+    codec._ENCODED.clear()
+    assert sys.getrefcount(key) == before
+    fields = item[5][1]
+    before = sys.getrefcount(fields)
+    codec._MADE.clear()
+    back = c_decode(item, None)
+    codec._MADE.clear()
+    assert sys.getrefcount(fields) == before and back.key == key
 
 
 def test_a_log_read_by_two_processes_gives_the_same_events_with_either_codec(
