@@ -55,9 +55,10 @@ $(STAMP): pyproject.toml
 	echo "set-up: done in $$(( $$(date +%s) - s )) s"
 setup: $(STAMP)  ## create .venv and install the package with its test tools
 
-#: the log scanner's byte work in C (recompile_doctor/parsers/_native.c), built in place
-#: beside the source as the editable install builds it, again whenever the C is newer (the
-#: package does the same work in Python where it is not built: no C compiler); in folders
+#: the C module (recompile_doctor/parsers/_native.c and its parts: the scanner's byte work,
+#: slotted objects, the JSON text, the event codec), built in place beside the source as
+#: the editable install builds it, again whenever a C file or header is newer (the package
+#: does the same work in Python where it is not built: no C compiler); in folders
 #: of its own under build/native, which the compiled build's fresh start (its rm of
 #: build/lib.* and build/temp.*, beside the tests in `make test`) cannot take from under it
 native: $(STAMP)
