@@ -7,6 +7,8 @@ another shape), the Python's answer or error."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import marshal
 import subprocess
 import sys
@@ -249,6 +251,49 @@ def test_deep_values_raise_as_the_python_does() -> None:
     good = c_encode(_note({}, None), None)
     with pytest.raises(RecursionError):
         c_decode([*good[:4], item, *good[5:]], None)
+
+
+class _Meddler:
+    """A dict key whose hash (asked while the codec encodes or decodes the dict) runs code
+    that empties the event's slots or the item, and collects: the codec must not crash."""
+
+    def __init__(self, meddle: Any) -> None:
+        self.meddle = meddle
+        self.armed = False  # (not while its own dict is made)
+
+    def __hash__(self) -> int:
+        if self.armed:
+            self.meddle()
+            gc.collect()
+        return 1
+
+
+def test_an_event_or_item_changed_while_it_is_coded_never_crashes() -> None:
+    ev = _note({}, CompileKey("jax", "jit_m"))
+
+    def empty_event() -> None:
+        for name in ("span", "record", "keep", "key", "detail"):
+            object.__delattr__(ev, name)
+
+    meddler = _Meddler(empty_event)
+    rec = Event("note", "run.log", 3, None, "a line", None, None, {meddler: [1]})
+    object.__setattr__(ev, "record", rec)
+    del rec
+    meddler.armed = True
+    with contextlib.suppress(Exception):  # (an error is an answer; a crash is not)
+        c_encode(ev, None)
+    good = marshal.loads(marshal.dumps(c_encode(_note({"a": [1]}, None), None)))
+    item = list(good)
+
+    def empty_item() -> None:
+        item.clear()
+
+    meddler = _Meddler(empty_item)
+    item[-1] = [codec._DICT, {meddler: [codec._LIST, 1, 2]}]
+    meddler.armed = True
+    with contextlib.suppress(Exception):
+        c_decode(item, None)
+    assert item == []
 
 
 def test_wrong_arguments_are_refused() -> None:

@@ -16,6 +16,12 @@
  * value to the codec's _enc or _dec, a whole event to encode_py or decode_py before
  * anything is made), whose answer or error is then this one's.  The tests hold both
  * functions here to the Python, item for item and error for error.
+ *
+ * An event's slots and an item's parts are held from the moment they are read: Python may
+ * run before they are used (a collection when an object is allocated, a dict key's hash,
+ * the Python twin), and could set or delete a slot or empty the item meanwhile.  An event
+ * or item so changed while it is coded gives an answer of the values read before and
+ * after, or an error: never a crash (a test deletes the slots from a key's hash).
  */
 #include "_native_codec.h"
 
@@ -377,21 +383,22 @@ codec_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         !(rec == Py_None || rec == before || (PyTuple_Check(rec) && PyTuple_GET_SIZE(rec) == 8))) {
         return PyObject_Vectorcall(whole, args, 2, NULL);
     }
+    /* (the slots' values held from here: an allocation's collection or an _enc may run
+     * Python, and a slot could be set anew meanwhile) */
+    PyObject *held[3] = {Py_NewRef(span), Py_NewRef(rec), Py_NewRef(SLOT(ev, plan, 2))};
     PyObject *out = PyList_New(plan->n + 1);
+    PyObject *r = NULL;
     if (out == NULL) {
-        return NULL;
+        goto failed;
     }
     PyList_SET_ITEM(out, 0, Py_NewRef(tag));
-    Py_INCREF(rec); /* (held while Python may run: an _enc of a value) */
     /* (tuple(span): the span itself when it is a tuple, else a copy of its items) */
     PyObject *s = PyTuple_CheckExact(span) ? Py_NewRef(span)
                                            : PyTuple_GetSlice(span, 0, PyTuple_GET_SIZE(span));
     if (s == NULL) {
-        Py_DECREF(out);
-        return NULL;
+        goto failed;
     }
     PyList_SET_ITEM(out, 1, s);
-    PyObject *r;
     if (rec == Py_None) {
         r = Py_NewRef(Py_None);
     }
@@ -413,26 +420,33 @@ codec_encode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
     }
-    Py_DECREF(rec);
     if (r == NULL) {
-        Py_DECREF(out);
-        return NULL;
+        goto failed;
     }
     PyList_SET_ITEM(out, 2, r);
-    PyList_SET_ITEM(out, 3, Py_NewRef(SLOT(ev, plan, 2)));
+    PyList_SET_ITEM(out, 3, Py_NewRef(held[2]));
     for (Py_ssize_t i = 3; i < plan->n; i++) {
-        PyObject *v = SLOT(ev, plan, i);
-        PyObject *e = v != NULL ? enc(v, &c) : NULL; /* (an _enc may have run Python) */
+        PyObject *v = Py_XNewRef(SLOT(ev, plan, i));
+        PyObject *e = v != NULL ? enc(v, &c) : NULL;
+        Py_XDECREF(v);
         if (e == NULL) {
             if (!PyErr_Occurred()) {
                 PyErr_SetString(PyExc_AttributeError, "codec_encode: a slot was emptied");
             }
-            Py_DECREF(out);
-            return NULL;
+            goto failed;
         }
         PyList_SET_ITEM(out, i + 1, e);
     }
+    for (int k = 0; k < 3; k++) {
+        Py_DECREF(held[k]);
+    }
     return out;
+failed:
+    for (int k = 0; k < 3; k++) {
+        Py_DECREF(held[k]);
+    }
+    Py_XDECREF(out);
+    return NULL;
 }
 
 /* -- decoding ---------------------------------------------------------------------------- */
@@ -701,17 +715,23 @@ codec_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (plan == NULL) {
         return NULL;
     }
-    PyObject *span = PyList_GET_ITEM(item, 1), *r = PyList_GET_ITEM(item, 2);
     int plain_span = plain_named_tuple(span_tp), plain_event = plain_named_tuple(event_tp);
     if (plain_span < 0 || plain_event < 0) {
         return NULL;
     }
-    if (PyList_GET_SIZE(item) != plan->n + 1 || !plain_span || !PyTuple_CheckExact(span) ||
+    if (PyList_GET_SIZE(item) != plan->n + 1) {
+        return PyObject_Vectorcall(whole, args, 2, NULL);
+    }
+    PyObject *span = PyList_GET_ITEM(item, 1), *r = PyList_GET_ITEM(item, 2);
+    if (!plain_span || !PyTuple_CheckExact(span) ||
         !(r == Py_None || PyLong_CheckExact(r) ||
           (plain_event && PyTuple_CheckExact(r) && PyTuple_GET_SIZE(r) == 8))) {
         return PyObject_Vectorcall(whole, args, 2, NULL);
     }
-    Py_INCREF(span); /* (held while Python may run: a _dec of a value) */
+    /* (the item's parts held from here: a _dec of a value or an allocation's collection
+     * may run Python) */
+    PyObject *keep = Py_NewRef(PyList_GET_ITEM(item, 3));
+    Py_INCREF(span);
     Py_INCREF(r);
     PyObject *rec = decoded_record(r, before, event_tp, &c);
     Py_DECREF(r);
@@ -719,20 +739,17 @@ codec_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                                              PyTuple_GET_SIZE(span))
                                : NULL;
     Py_DECREF(span);
-    if (sp == NULL) {
-        Py_XDECREF(rec);
-        return NULL;
-    }
     PyTypeObject *tp = plan->tp;
-    PyObject *obj = tp->tp_alloc(tp, 0);
+    PyObject *obj = sp != NULL ? tp->tp_alloc(tp, 0) : NULL;
     if (obj == NULL) {
-        Py_DECREF(sp);
-        Py_DECREF(rec);
+        Py_XDECREF(sp);
+        Py_XDECREF(rec);
+        Py_DECREF(keep);
         return NULL;
     }
     Py_XSETREF(SLOT(obj, plan, 0), sp);
     Py_XSETREF(SLOT(obj, plan, 1), rec);
-    Py_XSETREF(SLOT(obj, plan, 2), Py_NewRef(PyList_GET_ITEM(item, 3)));
+    Py_XSETREF(SLOT(obj, plan, 2), keep);
     for (Py_ssize_t i = 3; i < plan->n; i++) {
         /* (the item is the caller's: a _dec run may not change it, but it is read again) */
         PyObject *x = i + 1 < PyList_GET_SIZE(item) ? Py_NewRef(PyList_GET_ITEM(item, i + 1))
