@@ -9,7 +9,8 @@ this process runs the analyses; :meth:`Report.iter_json` then copies that text. 
 process cannot be forked or fails, the report writes its events itself: the JSON is the
 same either way (a test compares them byte for byte).
 
-Not for fewer than :data:`MIN_EVENTS` events (a fork costs more than it saves), not where the
+Not for fewer than :data:`MIN_EVENTS` events, every :data:`CHARS_PER_EVENT` characters of
+their lines counted as one more (a fork costs more than it saves), not where the
 log reader would not fork either (:func:`~recompile_doctor.parsers._parallel.usable`:
 ``RECOMPILE_DOCTOR_WORKERS=1``, macOS, a process running threads, a fleet pool's worker), and
 not when the text could take more than half the free room of the temporary folder (which may
@@ -19,6 +20,7 @@ be memory: ``tmpfs``); a writer that runs out of room fails, and the report writ
 from __future__ import annotations
 
 import os
+import signal  # (here: a report closed at the interpreter's exit can no longer import it)
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING
 
@@ -27,14 +29,29 @@ from recompile_doctor.read_at import read_at
 if TYPE_CHECKING:
     from recompile_doctor.model import Event
 
-#: fewer events than this are written by the report itself
+#: fewer events than this are written by the report itself (counting their lines' text as
+#: more events: :data:`CHARS_PER_EVENT`)
 MIN_EVENTS = 20_000
-#: bytes of JSON text an event takes, for the room the file needs (a JAX event: about 500)
+#: characters of the events' lines whose JSON text costs about as much to write as an
+#: event's own fields (a string's escaping, about 60 instructions a character, against
+#: 11,000 an event): 13,000 PyTorch/XLA events of 470-character lines are worth a process
+CHARS_PER_EVENT = 200
+#: bytes of JSON text an event takes beside its line, for the room the file needs (a JAX
+#: event: about 500 in all)
 EVENT_BYTES = 1024
 #: bytes of text written (and read back) at once
 PIECE = 1 << 20
 #: how the text is stored: any ``str`` goes through unchanged, lone surrogates included
 _ENCODING, _ERRORS = "utf-8", "surrogatepass"
+
+
+def text_chars(events: Sequence[Event]) -> int:
+    """The characters of the events' lines: as the report's events counted them when they
+    were taken (:class:`~recompile_doctor.timeline.spool.ReportEvents`), else summed."""
+    counted = getattr(events, "text_chars", None)
+    if isinstance(counted, int):
+        return counted
+    return sum(len(e.text) for e in events)
 
 
 class EventsText:
@@ -52,7 +69,8 @@ class EventsText:
     def start(cls, events: Sequence[Event]) -> EventsText | None:
         """Start writing the text of ``events`` in a forked process (None: not worth it,
         not safe here, or the fork failed)."""
-        if len(events) < MIN_EVENTS:
+        text = text_chars(events)
+        if len(events) + text // CHARS_PER_EVENT < MIN_EVENTS:
             return None
         from recompile_doctor.parsers._parallel import usable
 
@@ -65,7 +83,7 @@ class EventsText:
             free = shutil.disk_usage(tempfile.gettempdir()).free
         except OSError:
             return None
-        if len(events) * EVENT_BYTES > free // 2:
+        if len(events) * EVENT_BYTES + 2 * text > free // 2:  # (a line's escapes, UTF-8)
             return None
         f = tempfile.TemporaryFile(prefix="recompile-doctor-json-")  # noqa: SIM115 - close()
         parent = os.getpid()
@@ -75,8 +93,6 @@ class EventsText:
             f.close()
             return None
         if pid == 0:  # the writer: never returns
-            import signal
-
             code = 1
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -127,8 +143,6 @@ class EventsText:
             self._ok = False
             try:
                 if os.waitpid(pid, os.WNOHANG)[0] == 0:  # still writing
-                    import signal
-
                     os.kill(pid, signal.SIGKILL)
                     os.waitpid(pid, 0)
             except ChildProcessError:  # reaped by someone else (its pid may be another's)

@@ -169,6 +169,51 @@ def test_any_text_goes_through_unchanged(forking: Path) -> None:
         ahead.close()
 
 
+def test_few_events_of_long_lines_are_written_by_the_second_process(
+    monkeypatch: pytest.MonkeyPatch, own_tempdir: Path
+) -> None:
+    # GIVEN fewer events than MIN_EVENTS, whose lines' text counts as many more (a
+    # TORCH_TRACE record, a PyTorch/XLA block), and as many events of short lines
+    monkeypatch.setenv(_parallel.WORKERS_ENV, "2")
+    many = ej.MIN_EVENTS * ej.CHARS_PER_EVENT // 50
+    long = [Event("compile-begin", "a.log", n, None, '"x" ' * (many // 4)) for n in range(50)]
+    short = [Event("compile-begin", "a.log", n, None, "x") for n in range(50)]
+    # THEN the first are written by a second process, the text the report would write
+    assert ej.text_chars(long) == 50 * len(long[0].text)
+    ahead = ej.EventsText.start(long)
+    assert ahead is not None
+    try:
+        pieces = ahead.pieces()
+        assert pieces is not None
+        assert "".join(pieces) == "".join(list_items_json(long))
+    finally:
+        ahead.close()
+    # and the others by the report itself
+    assert ej.EventsText.start(short) is None
+
+
+def test_the_report_s_events_count_their_lines_text_as_they_are_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN events spooled past their buffer, one coming too late for its place, and the
+    # executable loads merged with them
+    monkeypatch.setattr(spool, "SPOOL_AFTER", 8)
+    monkeypatch.setattr(spool, "CHUNK", 4)
+    s = spool.EventSpool()
+    events = [Event("compile-begin", "a.log", n, None, "é" * n) for n in range(10, 60)]
+    for e in events:
+        s.append(e)
+    late = Event("compile-end", "a.log", 1, None, "late line")
+    s.append(late)
+    assert s.late is not None
+    loads = [Event("executable-load", "a.log", 12, None, "a load")]
+    got = spool.ReportEvents(s, loads, {"a.log": 0})
+    # THEN the characters counted are those of the events read back
+    assert got.text_chars == sum(len(e.text) for e in got) == ej.text_chars(got)
+    assert got.text_chars == sum(len(e.text) for e in [*events, late, *loads])
+    got.close()
+
+
 def test_the_writer_stops_when_its_parent_is_gone(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -226,8 +271,9 @@ def test_no_second_process_when_the_text_could_fill_the_temporary_folder(
     log = long_jax_log(tmp_path, 20)
     with analyze([str(log)]) as report:
         n = len(report.events)
+        text = ej.text_chars(report.events)
     # GIVEN a temporary folder with room for the text of fewer events than the report has
-    room = n * ej.EVENT_BYTES  # (half of it: the text of n / 2 events)
+    room = n * ej.EVENT_BYTES + 2 * text  # (half of it: the text of n / 2 events)
 
     def usage(free: int) -> Callable[[str], Usage]:
         return lambda path: Usage(free * 4, free * 3, free)

@@ -68,6 +68,7 @@ class EventSpool:
         self._lines_sorted = True
         self._closed = False
         self._chars = 0  # of the lines of the events in the buffer
+        self._text = 0  # of the lines of all the events taken (the late ones: theirs)
         self._late_ok = late
         #: the events that came too late for their place (see above), and for each the
         #: number of the others that came before it (its place in arrival order)
@@ -81,6 +82,11 @@ class EventSpool:
     def spooled(self) -> bool:
         """True once events went to the temporary file."""
         return self._blobs.used
+
+    @property
+    def text_chars(self) -> int:
+        """The characters of the lines of all the events taken, the late ones too."""
+        return self._text + (self.late.text_chars if self.late is not None else 0)
 
     def append(self, ev: Event) -> None:
         runs = self._runs
@@ -103,7 +109,9 @@ class EventSpool:
             runs.append([ev.source, ev.line, ev.line])
             self._buffer.append(ev)
         self._n += 1
-        self._chars += len(ev.text)
+        chars = len(ev.text)
+        self._chars += chars
+        self._text += chars
         if (
             len(self._buffer) >= (CHUNK if self._chunks else self._spool_after)
             or self._chars >= SPOOL_CHARS
@@ -287,6 +295,11 @@ class ReportEvents(Sequence[Event]):
     def spooled(self) -> bool:
         """True when the events are read back from a temporary file."""
         return self._spool.spooled
+
+    @property
+    def text_chars(self) -> int:
+        """The characters of the events' lines (counted as they were taken: not read back)."""
+        return self._spool.text_chars + sum(len(e.text) for e in self._extra)
 
     def close(self) -> None:
         """Remove the temporary file now rather than when the report is dropped."""
