@@ -43,6 +43,18 @@ def forking(monkeypatch: pytest.MonkeyPatch, own_tempdir: Path) -> Path:
     return own_tempdir
 
 
+def _written_ahead(events: list[Event]) -> str:
+    """The text a second process wrote of ``events`` (it must have been started)."""
+    ahead = ej.EventsText.start(events)
+    assert ahead is not None
+    try:
+        pieces = ahead.pieces()
+        assert pieces is not None
+        return "".join(pieces)
+    finally:
+        ahead.close()
+
+
 def _alone(log: Path) -> str:
     with analyze([str(log)]) as report:
         assert report.events_text is None
@@ -158,15 +170,8 @@ def test_any_text_goes_through_unchanged(forking: Path) -> None:
         Event("compile-begin", "a.log", n, None, f'é€𝄞 "q" \t \udc80 {n}', detail={"k": "ü"})
         for n in range(1, 40)
     ]
-    ahead = ej.EventsText.start(events)
-    assert ahead is not None
-    try:
-        pieces = ahead.pieces()
-        assert pieces is not None
-        # THEN the text read back is the text the report would write
-        assert "".join(pieces) == "".join(list_items_json(events))
-    finally:
-        ahead.close()
+    # THEN the text read back is the text the report would write
+    assert _written_ahead(events) == "".join(list_items_json(events))
 
 
 def test_few_events_of_long_lines_are_written_by_the_second_process(
@@ -180,14 +185,7 @@ def test_few_events_of_long_lines_are_written_by_the_second_process(
     short = [Event("compile-begin", "a.log", n, None, "x") for n in range(50)]
     # THEN the first are written by a second process, the text the report would write
     assert ej.text_chars(long) == 50 * len(long[0].text)
-    ahead = ej.EventsText.start(long)
-    assert ahead is not None
-    try:
-        pieces = ahead.pieces()
-        assert pieces is not None
-        assert "".join(pieces) == "".join(list_items_json(long))
-    finally:
-        ahead.close()
+    assert _written_ahead(long) == "".join(list_items_json(long))
     # and the others by the report itself
     assert ej.EventsText.start(short) is None
 

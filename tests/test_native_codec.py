@@ -370,14 +370,11 @@ def test_a_log_read_by_two_processes_gives_the_same_events_with_either_codec(
 ) -> None:
     # one fixture of each stack, repeated and read by two processes: the worker's events
     # handed over, and the timeline's, the same whichever codec encodes and decodes them
-    from recompile_doctor.parsers import _parallel, _reader, _scan
-    from tests.test_parallel import FIXTURE_GROUPS, Spy, _repeated, _run, _share
+    from recompile_doctor.parsers import _parallel
+    from tests.test_parallel import FIXTURE_GROUPS, Spy, _repeated, _run, _share, small_parts
 
-    monkeypatch.setattr(_parallel, "usable", lambda: 2)  # (as tests/test_parallel.py reads)
-    monkeypatch.setattr(_reader, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(_parallel, "PART_MIN_BYTES", 1)
-    monkeypatch.setattr(_scan, "CHUNK_BYTES", 4096)
-    monkeypatch.setattr(codec, "BATCH", 16)
+    monkeypatch.setattr(_parallel, "usable", lambda: 2)
+    small_parts(monkeypatch)  # (as tests/test_parallel.py reads)
     _share(monkeypatch, 0.3)
     spy = Spy(monkeypatch)
     for group, fixtures in sorted(FIXTURE_GROUPS.items()):

@@ -64,6 +64,11 @@ def _workers_on(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
     # tests left behind (a cluster's IO loop) decide: each run says how many processes
     if request.node.name != "test_forking_only_where_it_is_safe":
         monkeypatch.setattr(_parallel, "usable", lambda: _ALLOWED[0])
+    small_parts(monkeypatch)
+
+
+def small_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small inputs split into parts, a worker's events handed over in many records."""
     monkeypatch.setattr(_reader, "PARALLEL_MIN_BYTES", 0)
     monkeypatch.setattr(_parallel, "PART_MIN_BYTES", 1)
     monkeypatch.setattr(_scan, "CHUNK_BYTES", 4096)  # the head does not take it all

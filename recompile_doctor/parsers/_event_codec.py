@@ -213,20 +213,23 @@ def _native_codec() -> NativeCodec | None:
     native = native_in_use()
     if native is None:
         return None
-    plans = []
-    for cls in _CLASSES:
-        got = native_plan(cls)
-        assert got is not None
-        plans.append(got[1])
-        names = [f.name for f in dataclasses.fields(cls)]
-        # (the C reads the slots in the order of the fields: span, record, keep, the rest)
-        assert names == ["span", "record", "keep", *_FIELDS[cls]], names
-    value_plans = []
-    for cls in _VALUES:
-        got = native_plan(cls)
-        assert got is not None
-        value_plans.append(got[1])
-        assert _VALUE_FIELDS[cls] == tuple(f.name for f in dataclasses.fields(cls))
+
+    def plans_of(
+        classes: tuple[type, ...], fields: dict[type, tuple[str, ...]], lead: tuple[str, ...]
+    ) -> list[Any]:
+        # (the C reads the slots in the order of the fields: ``lead``, then those the Python
+        # encodes)
+        out = []
+        for cls in classes:
+            got = native_plan(cls)
+            assert got is not None
+            out.append(got[1])
+            names = tuple(f.name for f in dataclasses.fields(cls))
+            assert names == (*lead, *fields[cls]), names
+        return out
+
+    plans = plans_of(_CLASSES, _FIELDS, ("span", "record", "keep"))
+    value_plans = plans_of(_VALUES, _VALUE_FIELDS, ())
     enc_table = (
         {cls: (_CLASS_TAG[cls], plan) for cls, plan in zip(_CLASSES, plans, strict=True)},
         {cls: (_VALUE_TAG[cls], plan) for cls, plan in zip(_VALUES, value_plans, strict=True)},

@@ -279,12 +279,11 @@ newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * descriptors, checked here, and is opaque to Python (a capsule), so that no caller can
  * have an object's memory written anywhere else. */
 const char *const NATIVE_PLAN = "recompile_doctor.slot_plan";
-#define PLAN NATIVE_PLAN
 
 static void
 drop_plan(PyObject *capsule)
 {
-    slot_plan_t *plan = (slot_plan_t *)PyCapsule_GetPointer(capsule, PLAN);
+    slot_plan_t *plan = (slot_plan_t *)PyCapsule_GetPointer(capsule, NATIVE_PLAN);
     if (plan != NULL) {
         Py_DECREF(plan->tp);
         PyMem_Free(plan);
@@ -329,7 +328,7 @@ slot_plan(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     plan->n = n;
     plan->tp = (PyTypeObject *)Py_NewRef(tp);
-    PyObject *capsule = PyCapsule_New(plan, PLAN, drop_plan);
+    PyObject *capsule = PyCapsule_New(plan, NATIVE_PLAN, drop_plan);
     if (capsule == NULL) {
         Py_DECREF(tp);
         PyMem_Free(plan);
@@ -343,7 +342,7 @@ static PyObject *
 make_slotted(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    slot_plan_t *plan = nargs == 2 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], PLAN) : NULL;
+    slot_plan_t *plan = nargs == 2 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], NATIVE_PLAN) : NULL;
     if (plan == NULL || !PyTuple_Check(args[1])) {
         PyErr_Clear();
         PyErr_SetString(PyExc_TypeError, "make_slotted(plan, values): a plan and a tuple");
@@ -376,7 +375,7 @@ static PyObject *
 copy_slotted(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    slot_plan_t *plan = nargs >= 3 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], PLAN) : NULL;
+    slot_plan_t *plan = nargs >= 3 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], NATIVE_PLAN) : NULL;
     if (plan == NULL || !PyBytes_CheckExact(args[1]) ||
         PyBytes_GET_SIZE(args[1]) % (Py_ssize_t)sizeof(Py_ssize_t) != 0) {
         PyErr_Clear();
@@ -599,7 +598,7 @@ static PyObject *
 slot_init(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)module;
-    slot_plan_t *plan = nargs == 8 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], PLAN) : NULL;
+    slot_plan_t *plan = nargs == 8 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], NATIVE_PLAN) : NULL;
     if (plan == NULL) {
         PyErr_Clear();
         PyErr_SetString(PyExc_TypeError, "slot_init(plan, names, positional, fields, "
@@ -695,6 +694,18 @@ plain_tuple_class(PyTypeObject *tp)
     return PyDict_SetItem(plain_tuple_classes, (PyObject *)tp, Py_True) < 0 ? -1 : 1;
 }
 
+PyObject *
+named_tuple(PyTypeObject *tp, PyObject *const *items, Py_ssize_t n)
+{
+    PyObject *t = tp->tp_alloc(tp, n);
+    if (t != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyTuple_SET_ITEM(t, i, Py_NewRef(items[i]));
+        }
+    }
+    return t;
+}
+
 static PyObject *
 tuple_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -712,13 +723,7 @@ tuple_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             if (items == NULL || tp == &PyTuple_Type) {
                 return items;
             }
-            Py_ssize_t n = PyTuple_GET_SIZE(items);
-            PyObject *t = tp->tp_alloc(tp, n);
-            if (t != NULL) {
-                for (Py_ssize_t i = 0; i < n; i++) {
-                    PyTuple_SET_ITEM(t, i, Py_NewRef(PyTuple_GET_ITEM(items, i)));
-                }
-            }
+            PyObject *t = named_tuple(tp, &PyTuple_GET_ITEM(items, 0), PyTuple_GET_SIZE(items));
             Py_DECREF(items);
             return t;
         }

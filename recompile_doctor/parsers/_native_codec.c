@@ -629,19 +629,6 @@ plain_named_tuple(PyTypeObject *tp)
     return plain;
 }
 
-/* A new object of the named tuple class tp (plain_tuple_class) holding the n items */
-static PyObject *
-named_tuple(PyTypeObject *tp, PyObject *const *items, Py_ssize_t n)
-{
-    PyObject *t = tp->tp_alloc(tp, n);
-    if (t != NULL) {
-        for (Py_ssize_t i = 0; i < n; i++) {
-            PyTuple_SET_ITEM(t, i, Py_NewRef(items[i]));
-        }
-    }
-    return t;
-}
-
 /* The record of a decoded event: None, before (_SAME_RECORD), or the Event of the tuple r
  * of eight values, its detail decoded when it is a list */
 static PyObject *

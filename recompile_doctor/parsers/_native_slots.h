@@ -20,4 +20,7 @@ typedef struct {
  * order (tuple, or a named tuple written in Python), 0 when not, -1 on an error */
 int plain_tuple_class(PyTypeObject *tp);
 
+/* A new object of the class tp (one plain_tuple_class takes) holding the n items */
+PyObject *named_tuple(PyTypeObject *tp, PyObject *const *items, Py_ssize_t n);
+
 #endif
