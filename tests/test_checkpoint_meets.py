@@ -16,6 +16,7 @@ from recompile_doctor.parsers._checkpoint import (
     lookups_of,
     meets,
 )
+from recompile_doctor.parsers._digest_table import DigestTable
 
 #: decoders with dictionaries a checkpoint compares unordered (each format's, by name)
 DECODERS = {
@@ -83,3 +84,21 @@ def test_keys_of_one_kind_are_sorted_as_they_are_and_others_by_repr() -> None:
         states = {_unordered(dict(items[k:] + items[:k])) for k in range(len(items))}
         states |= {_unordered(dict(reversed(items)))}
         assert len(states) == 1
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from([0, 1, 2**128 - 1]) | st.integers(0, 2**128 - 1),
+        st.sampled_from([0, 1, 2**32 - 1, 2**64, -1, True, "v", ("s", "t"), None, 1.5])
+        | st.integers(0, 100),
+        max_size=40,
+    )
+)
+def test_a_digest_table_s_unordered_state_is_a_dict_s(items: dict[int, object]) -> None:
+    # GIVEN a compact table of name digests and a dict given the same entries (values that
+    # the table keeps aside too: not small integers, not of type int)
+    table = DigestTable()
+    for k, v in items.items():
+        table[k] = v  # type: ignore[assignment]
+    # THEN their unordered states are the same
+    assert _unordered(table) == _unordered(dict(items))

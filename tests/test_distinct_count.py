@@ -7,7 +7,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recompile_doctor.timeline.distinct import _EMPTY, DistinctCount, NameIndex, fingerprint
+from recompile_doctor.timeline.distinct import (
+    _EMPTY,
+    DistinctCount,
+    NameIndex,
+    _fingerprints,
+    fingerprint,
+)
 
 
 @given(st.lists(st.text(max_size=6) | st.sampled_from(["\udcff", "a\ud800b", ""])))
@@ -105,3 +111,22 @@ def test_a_bounded_count_holds_a_bounded_table(monkeypatch: pytest.MonkeyPatch) 
         assert len(bounded._held) < distinct.HELD
     assert len(bounded._runs) == 6 and bounded.count() == len(strings)
     bounded.close()
+
+
+@pytest.mark.parametrize("n", [1, 5, 300, 5_000])
+@pytest.mark.parametrize("base", [0, 7])
+def test_numbered_gives_each_fingerprint_with_its_number_the_first_too(n: int, base: int) -> None:
+    # GIVEN n strings numbered in turn (0 to n - 1: the slot of the one numbered 0 is not
+    # marked by its number, the others' are)
+    index = NameIndex()
+    names = [f"cluster_{k}" for k in range(n)]
+    for s in names:
+        index.number(s)
+    # THEN numbered() gives each fingerprint once, with its number plus the base
+    got = list(index.numbered(base))
+    assert sorted(got) == sorted((fingerprint(s), k + base) for k, s in enumerate(names))
+    # AND a count (no numbers) holds the same fingerprints
+    d = DistinctCount()
+    for s in names:
+        d.add(s)
+    assert sorted(_fingerprints(d)) == sorted(fingerprint(s) for s in names)

@@ -94,7 +94,11 @@ def _unordered(value: object) -> object:
     their ``repr``: a string per item, 80 bytes each for 200,000 of them)."""
     if not isinstance(value, Mapping):
         return state_of(value)
-    items = [(state_of(k), state_of(v)) for k, v in value.items()]
+    items: list[tuple[object, object]]
+    if isinstance(value, DigestTable):  # (its keys are integers, its values mostly)
+        items = [(k, v if type(v) is int else state_of(v)) for k, v in value.items()]
+    else:
+        items = [(state_of(k), state_of(v)) for k, v in value.items()]
     try:
         # (keys are distinct: their values are never compared.  Keys that cannot all be
         # compared always raise, whatever their order: two neighbours in a sorted order

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
+from itertools import chain
 from typing import TypeVar, overload
 
 from recompile_doctor.name_digest import WIDTH
@@ -204,21 +205,19 @@ class DigestTable(MutableMapping[int, int]):
         return _Values(self)
 
     def _items(self) -> Iterator[tuple[int, int]]:
-        """(key, value) of each entry, in no order of their own."""
+        """(key, value) of each entry, in no order of their own (a worker's checkpoints
+        read them all: each key read here, not by a call of :func:`_key_of`)."""
         values, other = self._values, self._other
         for d, n in self._numbered():
             v = values[n]
             if v:
-                yield _key_of(d), v - 1
+                yield (0 if d == _ZERO else int.from_bytes(d, "little")), v - 1
             elif n in other:
                 yield _key_of(d), other[n]
 
     def _numbered(self) -> Iterator[tuple[bytes, int]]:
         """(fingerprint, number) of each digest ever stored, in no order of their own."""
-        yield from self._packed.numbered()
-        base = len(self._packed)
-        for d, n in self._index.numbered():
-            yield d, n + base
+        return chain(self._packed.numbered(), self._index.numbered(len(self._packed)))
 
     def _merge(self) -> None:
         """The open table's digests into the packed ones (each table of it let go as its
@@ -414,6 +413,10 @@ def _digest(key: object) -> bytes | None:
     if not 0 <= key < 1 << (8 * WIDTH):
         return None
     return fingerprint_of_digest(key.to_bytes(WIDTH, "little"))
+
+
+#: the fingerprint of the digest 0 (:func:`_key_of`)
+_ZERO = fingerprint_of_digest(bytes(WIDTH))
 
 
 def _key_of(d: bytes) -> int:

@@ -372,8 +372,10 @@ class TensorFlowDecoder:
     #: 1.80 G at 0.39, the module's default; 1.73 and 1.80 at 0.38; 1.71 and 1.82 at 0.37;
     #: once a worker's events were encoded and made faster, 1.62 and 1.69 at 0.38, 1.65
     #: and 1.65 at 0.4; once named tuples were made in C, 1.625 and 1.661 at 0.4, 1.640
-    #: and 1.615 at 0.41)
-    PARENT_SHARE: ClassVar[float] = 0.405
+    #: and 1.615 at 0.41; once a worker's checkpoints read its table of clusters for a
+    #: third of what they did, 1.613 and 1.330 at 0.405, 1.581 and 1.377 at 0.38, 1.565
+    #: and 1.406 at 0.37, 1.552 and 1.424 at 0.36, 1.596 and 1.441 at 0.35)
+    PARENT_SHARE: ClassVar[float] = 0.37
 
     def __init__(self, path: str) -> None:
         self.path = path
