@@ -3,6 +3,7 @@ the checkpoint comparison (``checkpoint(decoder) == want``, or ``agrees``) tells
 
 from __future__ import annotations
 
+import enum
 from typing import Any
 
 from hypothesis import given
@@ -15,6 +16,7 @@ from recompile_doctor.parsers._checkpoint import (
     checkpoint,
     lookups_of,
     meets,
+    state_of,
 )
 from recompile_doctor.parsers._digest_table import DigestTable
 
@@ -102,3 +104,37 @@ def test_a_digest_table_s_unordered_state_is_a_dict_s(items: dict[int, object]) 
         table[k] = v  # type: ignore[assignment]
     # THEN their unordered states are the same
     assert _unordered(table) == _unordered(dict(items))
+
+
+class _Level(enum.IntEnum):  # (plain by instance, not by its exact type)
+    LOW = 1
+
+
+def _state(value: object) -> object:
+    """What state_of is, written out for plain values, sequences and mappings."""
+    if isinstance(value, (str, int, float, bool, bytes, type(None))):
+        return value
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_state(v) for v in value))
+    assert isinstance(value, dict)
+    return ("{}", tuple((_state(k), _state(v)) for k, v in value.items()))
+
+
+_LEAVES = st.sampled_from([0, 1, True, "a", b"b", None, 1.5, 2**100, _Level.LOW])
+_NESTED = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=4).map(tuple)
+        | st.dictionaries(_LEAVES | st.tuples(_LEAVES, _LEAVES), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_NESTED)
+def test_the_state_of_nested_values_is_each_item_s_state(value: object) -> None:
+    # GIVEN lists, tuples and dicts of plain values at any depth (an int subclass among
+    # them), THEN the state is each item's, in order (plain ones taken as they are)
+    assert state_of(value) == _state(value)
+    assert _unordered({"k": value}) == ("{}", (("k", _state(value)),))

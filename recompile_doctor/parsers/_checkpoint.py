@@ -34,13 +34,15 @@ from typing import Any, Final
 
 from recompile_doctor.heap_trim import give_back
 from recompile_doctor.parsers._digest_table import DigestTable
-from recompile_doctor.parsers._event_codec import PLAIN
+from recompile_doctor.parsers._event_codec import PLAIN, PLAIN_TYPES
 from recompile_doctor.parsers._format import Decoder
 
 #: the types of looked-up tables: a plain dictionary, and the compact one of name digests
 #: (a worker records its lookups in a recording table of the same kind: _MissDict,
 #: _MissDigests)
 _TABLES: tuple[type, ...] = (dict, DigestTable)
+#: the exact plain types (a value of one is its own state: :func:`state_of`)
+_P = PLAIN_TYPES
 
 
 class Unsyncable(Exception):
@@ -51,10 +53,20 @@ def state_of(value: object) -> object:
     """``value`` as plain, comparable, marshal-able values (objects by their fields)."""
     if isinstance(value, PLAIN):
         return value
+    # (a plain item is its own state: taken as it is, without a call per item, where a
+    # worker's checkpoints of a torch.compile log spent a third of its time)
     if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(state_of(v) for v in value))
+        return (type(value).__name__, tuple([v if type(v) in _P else state_of(v) for v in value]))
     if isinstance(value, Mapping):
-        return ("{}", tuple((state_of(k), state_of(v)) for k, v in value.items()))
+        return (
+            "{}",
+            tuple(
+                [
+                    (k if type(k) in _P else state_of(k), v if type(v) in _P else state_of(v))
+                    for k, v in value.items()
+                ]
+            ),
+        )
     if isinstance(value, (set, frozenset)):
         return ("set", tuple(sorted(repr(state_of(v)) for v in value)))
     if isinstance(value, re.Pattern):
@@ -98,7 +110,10 @@ def _unordered(value: object) -> object:
     if isinstance(value, DigestTable):  # (its keys are integers, its values mostly)
         items = [(k, v if type(v) is int else state_of(v)) for k, v in value.items()]
     else:
-        items = [(state_of(k), state_of(v)) for k, v in value.items()]
+        items = [
+            (k if type(k) in _P else state_of(k), v if type(v) in _P else state_of(v))
+            for k, v in value.items()
+        ]
     try:
         # (keys are distinct: their values are never compared.  Keys that cannot all be
         # compared always raise, whatever their order: two neighbours in a sorted order
