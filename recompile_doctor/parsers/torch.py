@@ -249,8 +249,9 @@ class TorchLogDecoder:
     #: the parent's share of the log with two processes (see :mod:`._parallel`): its lines
     #: make few events, so the parent has little to do after its part (the instructions of
     #: each process's reading, counted on 24 MB of the bench log at 0.5: parent 1.18 G,
-    #: worker 1.07)
-    PARENT_SHARE: ClassVar[float] = 0.45
+    #: worker 1.07; once a checkpoint took its plain items without a call, 1.204 and 1.082
+    #: at 0.45, 1.169 and 1.124 at 0.42, 1.160 and 1.139 at 0.41, 1.145 and 1.151 at 0.4)
+    PARENT_SHARE: ClassVar[float] = 0.4
     #: a part begins at a recompilation's first line when one comes soon after its split
     #: (see :mod:`._parallel`): a worker begun after that line, in the compilation's guard
     #: dump, sees the compilation first there, without the function name the line gave, and
