@@ -26,8 +26,8 @@ POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
 # check of how fast examples are drawn, so that a slow or loaded machine (CI, the suite on
 # every core) fails no test for its time.
 #: the share of every property test's examples this run draws, in percent: all of them
-#: unless RECOMPILE_DOCTOR_EXAMPLES_PERCENT says otherwise (``make test`` draws 50 % against
-#: the source and 20 % against the compiled build, which checks that the compiled modules
+#: unless RECOMPILE_DOCTOR_EXAMPLES_PERCENT says otherwise (``make test`` draws 35 % against
+#: the source and 12 % against the compiled build, which checks that the compiled modules
 #: give what the source gives: the Makefile's EXAMPLES and COMPILED_EXAMPLES)
 EXAMPLES_PERCENT = int(os.environ.get("RECOMPILE_DOCTOR_EXAMPLES_PERCENT", "100"))
 
