@@ -58,15 +58,7 @@ def state_of(value: object) -> object:
     if isinstance(value, (tuple, list)):
         return (type(value).__name__, tuple([v if type(v) in _P else state_of(v) for v in value]))
     if isinstance(value, Mapping):
-        return (
-            "{}",
-            tuple(
-                [
-                    (k if type(k) in _P else state_of(k), v if type(v) in _P else state_of(v))
-                    for k, v in value.items()
-                ]
-            ),
-        )
+        return ("{}", tuple(_item_states(value)))
     if isinstance(value, (set, frozenset)):
         return ("set", tuple(sorted(repr(state_of(v)) for v in value)))
     if isinstance(value, re.Pattern):
@@ -88,6 +80,14 @@ def state_of(value: object) -> object:
     )
 
 
+def _item_states(value: Mapping[Any, Any]) -> list[tuple[object, object]]:
+    """(state of the key, state of the value) of each of a mapping's items, in its order."""
+    return [
+        (k if type(k) in _P else state_of(k), v if type(v) in _P else state_of(v))
+        for k, v in value.items()
+    ]
+
+
 def _fields(value: object) -> dict[str, object]:
     """An object's attributes, from its ``__dict__`` and its slots (those set); a class
     compiled with mypyc (:mod:`recompile_doctor.compiled_modules`) has neither, and names
@@ -106,14 +106,7 @@ def _unordered(value: object) -> object:
     their ``repr``: a string per item, 80 bytes each for 200,000 of them)."""
     if not isinstance(value, Mapping):
         return state_of(value)
-    items: list[tuple[object, object]]
-    if isinstance(value, DigestTable):  # (its keys are integers, its values mostly)
-        items = [(k, v if type(v) is int else state_of(v)) for k, v in value.items()]
-    else:
-        items = [
-            (k if type(k) in _P else state_of(k), v if type(v) in _P else state_of(v))
-            for k, v in value.items()
-        ]
+    items = _item_states(value)
     try:
         # (keys are distinct: their values are never compared.  Keys that cannot all be
         # compared always raise, whatever their order: two neighbours in a sorted order

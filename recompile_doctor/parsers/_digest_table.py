@@ -205,13 +205,12 @@ class DigestTable(MutableMapping[int, int]):
         return _Values(self)
 
     def _items(self) -> Iterator[tuple[int, int]]:
-        """(key, value) of each entry, in no order of their own (a worker's checkpoints
-        read them all: each key read here, not by a call of :func:`_key_of`)."""
+        """(key, value) of each entry, in no order of their own."""
         values, other = self._values, self._other
         for d, n in self._numbered():
             v = values[n]
             if v:
-                yield (0 if d == _ZERO else int.from_bytes(d, "little")), v - 1
+                yield _key_of(d), v - 1
             elif n in other:
                 yield _key_of(d), other[n]
 
@@ -413,10 +412,6 @@ def _digest(key: object) -> bytes | None:
     if not 0 <= key < 1 << (8 * WIDTH):
         return None
     return fingerprint_of_digest(key.to_bytes(WIDTH, "little"))
-
-
-#: the fingerprint of the digest 0 (:func:`_key_of`)
-_ZERO = fingerprint_of_digest(bytes(WIDTH))
 
 
 def _key_of(d: bytes) -> int:

@@ -21,7 +21,7 @@ import heapq
 from array import array
 from collections.abc import Iterable, Iterator
 from itertools import chain, compress, repeat
-from operator import add, floordiv, itemgetter, or_
+from operator import add, itemgetter
 from struct import iter_unpack
 
 from recompile_doctor.name_digest import WIDTH, name_digest
@@ -30,8 +30,6 @@ from recompile_doctor.timeline.blobs import Blob, Blobs
 #: an empty slot (a fingerprint of all zeros is stored as FULL_ZERO instead)
 _EMPTY = bytes(WIDTH)
 _FULL_ZERO = b"\x00" * (WIDTH - 1) + b"\x01"
-#: (a slot is two 8-byte words: :func:`_full_slots`)
-assert 2 * array("Q").itemsize == WIDTH
 #: a slot's bytes, as :func:`struct.iter_unpack` reads them
 _SLOT = f"{WIDTH}s"
 #: tables per count (a power of two), chosen by a fingerprint's last byte (its first eight
@@ -117,23 +115,11 @@ class _Shard:
 
 def _held(slots: bytearray) -> Iterator[tuple[int, bytes]]:
     """(slot, fingerprint) of each fingerprint a table's slots hold, in slot order."""
-    at = _full_slots(slots)
-    return zip(map(floordiv, at, repeat(WIDTH)), _at(slots, at), strict=True)
-
-
-def _full_slots(slots: bytearray) -> array[int]:
-    """Where each slot holding a fingerprint begins, in order: an empty one is told by its
-    two 8-byte words, all of it in C (a worker's checkpoint reads every table of its
-    decoder, and a copy of every slot, to be compared with the empty one, took most of
-    that)."""
-    words = memoryview(slots).cast("Q")
-    return array("q", compress(range(0, len(slots), WIDTH), map(or_, words[::2], words[1::2])))
-
-
-def _at(slots: bytearray, at: array[int]) -> Iterator[bytes]:
-    """The fingerprint in ``slots`` beginning at each of ``at``, one at a time (no copy of
-    the table: it may be one let go as another is made of it)."""
-    return map(bytes, map(slots.__getitem__, map(slice, at, map(add, at, repeat(WIDTH)))))
+    view = memoryview(slots)
+    for j, at in enumerate(range(0, len(view), WIDTH)):
+        d = bytes(view[at : at + WIDTH])
+        if d != _EMPTY:
+            yield j, d
 
 
 class DistinctCount:
@@ -257,19 +243,15 @@ class Numbered:
 
 def _numbered(shard: _Shard, base: int = 0) -> Iterator[tuple[bytes, int]]:
     """(fingerprint, number + ``base``) of each fingerprint a numbered table holds, in slot
-    order.  A slot's number marks it as held (an empty one's is 0), unless the table holds
-    the one numbered 0: then the slots are read as :func:`_held` reads them."""
+    order.  A slot's number marks it as held (an empty one's is 0), so the slots are taken
+    in C, without a Python frame each (a worker's checkpoints read every table of its
+    decoder); the one table that holds the entry numbered 0 is read slot by slot."""
     numbers = shard.numbers
     assert numbers is not None
-    fingerprints: Iterator[bytes]
-    got: Iterator[int]
-    if numbers.count(0) == len(numbers) - shard.count:
-        fingerprints = compress(map(itemgetter(0), iter_unpack(_SLOT, shard.slots)), numbers)
-        got = filter(None, numbers)
-    else:
-        at = _full_slots(shard.slots)
-        fingerprints = _at(shard.slots, at)
-        got = map(numbers.__getitem__, map(floordiv, at, repeat(WIDTH)))
+    if numbers.count(0) != len(numbers) - shard.count:
+        return ((d, numbers[j] + base) for j, d in _held(shard.slots))
+    fingerprints = compress(map(itemgetter(0), iter_unpack(_SLOT, shard.slots)), numbers)
+    got: Iterator[int] = filter(None, numbers)
     if base:
         got = map(add, got, repeat(base))
     return zip(fingerprints, got, strict=True)
