@@ -24,7 +24,8 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: decodes (a line's text, ``parsers._line_text``, its named tuples, ``parsers._tuples``,
 #: and the rule of a changed argument type, ``rules``, the bounded tables of pieces,
 #: ``bounded``, and the rounding of times, ``microseconds``, among it), for every event the
-#: timeline takes (and spools: ``timeline.spool``, 1.6 % of a JAX log's instructions),
+#: timeline takes (and spools: ``timeline.spool``, 1.6 % of a JAX log's instructions; the
+#: name of a compilation's key it asks of each: ``key_name``),
 #: for every instruction of an HLO diff, and for every value of a JSON report
 #: (``json_text``: an event's text 15-25 % faster), and for every recompilation and reason
 #: the analyses read after the reading (the verdicts, ``analyses.recompile``, and the
@@ -60,6 +61,7 @@ COMPILED = (
     "recompile_doctor.parsers._decoding",
     "recompile_doctor.bounded",
     "recompile_doctor.microseconds",
+    "recompile_doctor.key_name",
     "recompile_doctor.parsers._pylog",
     "recompile_doctor.parsers._torch_guards",
     "recompile_doctor.parsers.poplar",

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
+from recompile_doctor.key_name import key_name
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.slotted import faster_init
 
@@ -66,7 +67,7 @@ class CompileKey:
 
     @property
     def name(self) -> str:
-        return self.module or self.function or "?"
+        return key_name(self)
 
 
 # a base only, never made itself: each event class generates its own methods

@@ -5,6 +5,7 @@ however many distinct pieces a log holds, and give the same answers once emptied
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -115,3 +116,29 @@ def test_a_table_of_pieces_stays_bounded_and_answers_alike(
     table().clear()
     assert [read(k) for k in range(many)] == first
     assert first[0] is not None and first[0] != first[-1]
+
+
+def test_the_builders_kept_key_is_an_equal_copy_with_its_names_interned() -> None:
+    # GIVEN keys whose names are strings made at run time (not interned), one of each kind
+    # of name: a module, a function alone, neither
+    made = "".join(["jit_", "step"])
+    keys = [
+        CompileKey("jax", "".join(["st", "ep"]), made, "h", "k", "0/1", True),
+        CompileKey("torch", "".join(["fo", "rward"])),
+        CompileKey("".join(["pop", "lar"]), None),
+    ]
+    builder = TimelineBuilder()
+    for key in keys:
+        kept = builder._key(key)
+        # THEN the kept copy equals the key, its names are the interned strings, and the
+        # builder gives the same copy again for an equal key
+        assert kept == key and type(kept) is CompileKey
+        for name in ("framework", "function", "module"):
+            value = getattr(kept, name)
+            assert value is None or value is sys.intern(value)
+        assert builder._key(CompileKey(*[getattr(key, f) for f in _FIELDS])) is kept
+    # AND a key's name is its module, else its function, else "?"
+    assert [k.name for k in keys] == ["jit_step", "forward", "?"]
+
+
+_FIELDS = ("framework", "function", "module", "graph_hash", "cache_key", "compile_id", "eager")

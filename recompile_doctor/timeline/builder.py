@@ -29,6 +29,7 @@ from recompile_doctor.events import (
     Span,
     TypedEvent,
 )
+from recompile_doctor.key_name import key_name
 from recompile_doctor.microseconds import round6
 from recompile_doctor.model import CacheOutcome, Event
 from recompile_doctor.parsers._tuples import tuple_new
@@ -62,6 +63,11 @@ _Kept = TypeVar("_Kept", CacheLookup, RecompileReason, FrameworkNote)
 _RECORD_AND_KEY: Final[dict[type, Callable[..., Any]]] = {
     cls: replacer(cls, ("record", "key")) for cls in (CacheLookup, RecompileReason, FrameworkNote)
 }
+
+#: a copy of a key with its three names replaced (the kept copy, its names interned:
+#: ``dataclasses.replace`` ran interpreted for each new key, 4,077 of them in the parent's
+#: reading of the 24 MB TensorFlow bench log, about 4 % of it)
+_KEY_NAMES: Final = replacer(CompileKey, ("framework", "function", "module"))
 
 _K = TypeVar("_K")
 
@@ -304,9 +310,10 @@ class TimelineBuilder:
         sp = ev.span
         proc = proc if proc is not None else self._process(sp)
         key = self._key(key)
+        name = key_name(key)
         o = self._open
         cid = o.table.append(
-            module=key.name,
+            module=name,
             hash=key.graph_hash if not synthetic else None,
             source=proc.source if proc.source == sp.source else sp.source,
             line=sp.line,
@@ -322,8 +329,8 @@ class TimelineBuilder:
         o.flags.append(_SYNTHETIC if synthetic else 0)
         c = _Pending(o, cid)
         opened = proc.open
-        opened.pop(key.name, None)  # (the most recent last)
-        opened[key.name] = c
+        opened.pop(name, None)  # (the most recent last)
+        opened[name] = c
         if len(opened) > OPEN_KEPT:
             del opened[next(iter(opened))]
         proc.current = proc.last = c
@@ -374,11 +381,11 @@ class TimelineBuilder:
             got = kept(
                 keys,
                 fields,
-                dataclasses.replace(
+                _KEY_NAMES(
                     key,
-                    framework=sys.intern(key.framework),
-                    function=None if key.function is None else sys.intern(key.function),
-                    module=None if key.module is None else sys.intern(key.module),
+                    sys.intern(key.framework),
+                    None if key.function is None else sys.intern(key.function),
+                    None if key.module is None else sys.intern(key.module),
                 ),
             )
         return got
@@ -421,7 +428,7 @@ class TimelineBuilder:
             self._reason_index[rule] = Spilled.of(at, _POSITIONS, blobs)
 
     def _attach_waiting(self, proc: _Process, key: CompileKey, c: _Pending) -> None:
-        waiting = self._waiting_reasons.pop((proc.index, key.function or key.name), None)
+        waiting = self._waiting_reasons.pop((proc.index, key.function or key_name(key)), None)
         for i in waiting or ():
             self._reason_ids[i] = c.id
 
@@ -472,7 +479,7 @@ class TimelineBuilder:
             self._touch(c, ev.span)
             return
         if ev.joins_named:
-            name = ev.key.name
+            name = key_name(ev.key)
             if (
                 c is not None
                 and not c.marked(_PROGRESS)
@@ -491,7 +498,7 @@ class TimelineBuilder:
                 # the same compilation, seen again in another input of the run
                 if same.key is not None and same.key.function is None and ev.key.function:
                     same.key = self._key(ev.key)
-                    same.module = ev.key.name
+                    same.module = key_name(ev.key)
                 proc.current = same
                 self._attach_waiting(proc, ev.key, same)
                 return
@@ -505,7 +512,7 @@ class TimelineBuilder:
 
     def _on_compile_finished(self, ev: CompileFinished, proc: _Process) -> None:
         if ev.key is not None:
-            c = proc.open.get(ev.key.name) or proc.current
+            c = proc.open.get(key_name(ev.key)) or proc.current
             if c is not None:
                 c.ends_at(ev.span.line)
         else:
@@ -535,7 +542,7 @@ class TimelineBuilder:
             self._add_lookup(ev, same.id)
             return
         if ev.outcome == "hit" and ev.store in EXECUTABLE_STORES:
-            name = ev.key.name if ev.key is not None else "?"
+            name = key_name(ev.key) if ev.key is not None else "?"
             c = proc.open.get(name)
             if c is None or c.cache is not None:
                 c = self._open_compilation(ev, ev.key or CompileKey("?", None), True, proc)
@@ -626,7 +633,7 @@ class TimelineBuilder:
             return
         self._reasons.append(self._kept(ev))
         self._reason_ids.append(NO_COMPILATION)
-        fn = ev.key.function or ev.key.name
+        fn = ev.key.function or key_name(ev.key)
         self._waiting_reasons.setdefault((proc.index, fn), []).append(index)
 
     # -- loads ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import Any, Final, Generic, TypeVar, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey
+from recompile_doctor.key_name import key_name
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.slotted import rebuilt
 from recompile_doctor.timeline import column
@@ -59,7 +60,7 @@ def row_module(other: str | None, key: CompileKey | None) -> str:
     if other is not None:
         return other
     assert key is not None  # (a row without a key has its module in other_module)
-    return key.name
+    return key_name(key)
 
 
 def key_framework(key: CompileKey | None) -> str:
@@ -264,7 +265,7 @@ class CompilationTable(Sequence[Compilation]):
     ) -> int:
         """Add a compilation (its cache outcome not known yet, no duration, not warm-up);
         its id."""
-        self.other_module.append(None if key is not None and key.name == module else module)
+        self.other_module.append(None if key is not None and key_name(key) == module else module)
         self.hash.append(hash)
         self.cache_file.append(None)
         self.ordinal.append(NO_INT if ordinal is None else ordinal)
@@ -349,7 +350,7 @@ class CompilationTable(Sequence[Compilation]):
 
     def set_module(self, i: int, module: str) -> None:
         key = self.key[i]
-        self.other_module[i] = None if key is not None and key.name == module else module
+        self.other_module[i] = None if key is not None and key_name(key) == module else module
 
     def modules(self) -> Iterator[str]:
         """Each compilation's module, in order."""
@@ -358,7 +359,7 @@ class CompilationTable(Sequence[Compilation]):
                 yield other
             else:
                 assert key is not None
-                yield key.name
+                yield key_name(key)
 
     def with_causes(self, causes: Mapping[int, str]) -> CompilationTable:
         """This table with each recompilation's cause (rule id), by compilation id; the
