@@ -618,6 +618,14 @@ def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
         (v.rules, v.diff, list(v.reasons)) for v in made
     ]
     assert [vs[x.at] for x in light] == made
+    # AND what the grouping by cause reads of each verdict's reasons without them is what
+    # the reasons say, and each is read back by its place
+    for x in light:
+        facts = list(vs.reason_facts(x.at))
+        assert [f[1:] for f in facts] == [
+            (r.rule, r.span.source, r.span.line, bool(r.changes)) for r in x.reasons
+        ]
+        assert [vs.reason(f[0]) for f in facts] == list(x.reasons)
 
 
 @pytest.mark.parametrize("spilled", [False, True])

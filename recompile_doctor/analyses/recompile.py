@@ -352,9 +352,10 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         grown = _NOTHING_GREW
         for i in attached.of(cid):
             r = all_reasons[i][0]
-            if r.rule and r.rule not in _NOT_CAUSES:
-                out.reason_at.append(i)
-                said.append(r.rule)
+            named_rule = r.rule
+            if named_rule and named_rule not in _NOT_CAUSES:
+                out.take_reason(i, r, named_rule)
+                said.append(named_rule)
                 grown = grown | _grown_arguments(r)
         out.reasons_end[k] = len(out.reason_at)
         log_rules = _ordered(said)
@@ -443,6 +444,15 @@ class Verdicts(Sequence[Verdict]):
         #: the places of each one's reasons: reason_at[reasons_end[k - 1]:reasons_end[k]]
         self.reason_at = numbers("I", bound=n)
         self.reasons_end = numbers("I", n)
+        #: what the grouping by cause asks of the reason at each place of reason_at, kept so
+        #: that it reads no reason it keeps nothing of (the timeline's reasons past the
+        #: first few thousand are packed: each chunk of them unpacked twice was 6 % of the
+        #: work after reading a compile-heavy JAX log): the number of its (rule, input,
+        #: whether it names changes) in _facts, and its line
+        self._reason_fact = numbers("I", bound=n)
+        self._reason_line = numbers("q", bound=n)
+        self._facts: list[tuple[str, str, bool]] = []
+        self._fact_number: dict[tuple[str, str, bool], int] = {}
         #: the compilation made last (id, object): a recompilation's previous compilation is
         #: often the one before's (a function recompiled again and again), made once
         self._made: tuple[int, Compilation] | None = None
@@ -473,6 +483,31 @@ class Verdicts(Sequence[Verdict]):
 
     def __len__(self) -> int:
         return self._given
+
+    def take_reason(self, i: int, r: RecompileReason, rule: str) -> None:
+        """The reason ``r`` (its rule ``rule``), at place ``i`` of the timeline's reasons,
+        is one of the next verdict's."""
+        self.reason_at.append(i)
+        fact = (rule, r.span.source, bool(r.changes))
+        got = self._fact_number.get(fact)
+        if got is None:
+            got = self._fact_number[fact] = len(self._facts)
+            self._facts.append(fact)
+        self._reason_fact.append(got)
+        self._reason_line.append(r.span.line)
+
+    def reason_facts(self, k: int) -> Iterator[tuple[int, str, str, int, bool]]:
+        """Verdict ``k``'s reasons, each as (its place in reason_at, its rule, input, line,
+        whether it names changes), without reading the reasons (:meth:`reason` does)."""
+        facts, fact_of, line_of = self._facts, self._reason_fact, self._reason_line
+        for j in range(self.reasons_end[k - 1] if k > 0 else 0, self.reasons_end[k]):
+            rule, source, changed = facts[fact_of[j]]
+            yield j, rule, source, line_of[j], changed
+
+    def reason(self, j: int) -> RecompileReason:
+        """The reason at place ``j`` of reason_at."""
+        at: int = self.reason_at[j]
+        return self._reasons[at][0]
 
     def causes(self) -> Causes:
         """Compilation id -> the first of its rules (without making the verdicts)."""
@@ -620,14 +655,18 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
             g.add(v)
             if v.diff is not None:
                 _extend_to(g.diff, v.diff.evidence, _MAX_DIFF)
-            for r in v.reasons:
+            for j, said, source, line, changed in made.reason_facts(v.at):
                 if (
-                    r.rule == cause
-                    or (cause == "growing-shape" and r.rule in SHAPE_RULES)
-                    or (r.rule == "retracing" and cause == v.rules[0])
+                    said == cause
+                    or (cause == "growing-shape" and said in SHAPE_RULES)
+                    or (said == "retracing" and cause == v.rules[0])
                 ):
-                    g.evidence.add(Evidence(r.span.source, r.span.line, r.span.text))
-                    _extend_to(g.changes, r.changes, _MAX_CHANGES)
+                    # (a reason is read, and a line's evidence made, only where something of
+                    # it is kept: most are not)
+                    if g.evidence.wants(source, line):
+                        g.evidence.add(Evidence(source, line, made.reason(j).span.text))
+                    if changed and len(g.changes) < _MAX_CHANGES:
+                        _extend_to(g.changes, made.reason(j).changes, _MAX_CHANGES)
     findings = []
     for rule_id, g in groups.items():
         count, wasted = g.recompilations()
