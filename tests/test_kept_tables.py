@@ -127,15 +127,17 @@ def test_the_builders_kept_key_is_an_equal_copy_with_its_names_interned() -> Non
         CompileKey("torch", "".join(["fo", "rward"])),
         CompileKey("".join(["pop", "lar"]), None),
     ]
+    assert made is not sys.intern("jit_step")
     builder = TimelineBuilder()
-    for key in keys:
+    # (the literals below are interned: a name the builder interned is the literal itself)
+    interned = [("jax", "step", "jit_step"), ("torch", "forward", None), ("poplar", None, None)]
+    for key, names in zip(keys, interned, strict=True):
         kept = builder._key(key)
         # THEN the kept copy equals the key, its names are the interned strings, and the
         # builder gives the same copy again for an equal key
         assert kept == key and type(kept) is CompileKey
-        for name in ("framework", "function", "module"):
-            value = getattr(kept, name)
-            assert value is None or value is sys.intern(value)
+        for name, literal in zip(("framework", "function", "module"), names, strict=True):
+            assert getattr(kept, name) is literal
         assert builder._key(CompileKey(*[getattr(key, f) for f in _FIELDS])) is kept
     # AND a key's name is its module, else its function, else "?"
     assert [k.name for k in keys] == ["jit_step", "forward", "?"]
