@@ -655,11 +655,11 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
             g.add(v)
             if v.diff is not None:
                 _extend_to(g.diff, v.diff.evidence, _MAX_DIFF)
-            for j, said, source, line, changed in made.reason_facts(v.at):
+            for j, reason_rule, source, line, changed in made.reason_facts(v.at):
                 if (
-                    said == cause
-                    or (cause == "growing-shape" and said in SHAPE_RULES)
-                    or (said == "retracing" and cause == v.rules[0])
+                    reason_rule == cause
+                    or (cause == "growing-shape" and reason_rule in SHAPE_RULES)
+                    or (reason_rule == "retracing" and cause == v.rules[0])
                 ):
                     # (a reason is read, and a line's evidence made, only where something of
                     # it is kept: most are not)

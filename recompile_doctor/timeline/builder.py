@@ -66,7 +66,7 @@ _RECORD_AND_KEY: Final[dict[type, Callable[..., Any]]] = {
 
 #: a copy of a key with its three names replaced (the kept copy, its names interned:
 #: ``dataclasses.replace`` ran interpreted for each new key, 4,077 of them in the parent's
-#: reading of the 24 MB TensorFlow bench log, about 4 % of it)
+#: reading of the 24 MB TensorFlow bench log)
 _KEY_NAMES: Final = replacer(CompileKey, ("framework", "function", "module"))
 
 _K = TypeVar("_K")

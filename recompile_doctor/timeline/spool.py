@@ -152,7 +152,7 @@ class EventSpool:
         rows: list[tuple[Any, ...]] = []  # (_EventTuple's)
         chars = 0
         for e in out:
-            # (the event's own values, as a plain tuple: its detail a dictionary, pickled
+            # (the event's own values, as a plain tuple: its detail a dictionary, written
             # before anything can change it)
             detail = e.detail
             rows.append(tuple(e) if type(detail) is dict else (*e[:7], dict(detail)))
@@ -227,10 +227,9 @@ _PICKLED: Final = b"P"
 
 def _chunk_bytes(rows: list[tuple[Any, ...]]) -> bytes:
     """A chunk's rows as written: by ``marshal`` when they hold only the plain values it
-    writes (their exact types kept: a bool stays a bool, a tuple a tuple; the parent of a
-    JAX log read by two processes wrote them in 60 % of the pickler's instructions, and its
-    report's writer reads them back faster), else pickled (a detail holding a value of
-    another type: an enum, an object of a test's)."""
+    writes (their exact types kept: a bool stays a bool, a tuple a tuple; a JAX log's rows
+    are written in 60 % of the pickler's time and read back in 40 %), else pickled (a
+    detail holding a value of another type: an enum, an object of a test's)."""
     try:
         return _MARSHALLED + marshal.dumps(rows)
     except ValueError:  # (a value marshal does not write)
