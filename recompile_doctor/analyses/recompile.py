@@ -397,14 +397,14 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
 class VerdictIds(NamedTuple):
     """A verdict as the grouping by cause reads it: its place among the verdicts, the ids of
     its two compilations (read from the table's columns, not made into objects: 38,000 of
-    them for 19,000 recompilations), its rules, diff and reasons."""
+    them for 19,000 recompilations), its rules and diff (its reasons, without reading them:
+    :meth:`Verdicts.reason_facts` of ``at``)."""
 
     at: int
     previous: int
     compilation: int
     rules: tuple[str, ...]
     diff: CompileDiff | None
-    reasons: Sequence[RecompileReason]
 
 
 class Verdicts(Sequence[Verdict]):
@@ -585,18 +585,11 @@ class Verdicts(Sequence[Verdict]):
         )
 
     def light(self) -> Iterator[VerdictIds]:
-        """Each verdict's numbers, rules, diff and reasons, in order, without its two
-        compilation objects (:class:`VerdictIds`; ``self[at]`` is the verdict)."""
-        tuples, diffs, reasons = self._tuples, self._by_compilation, self._reasons
-        for k, (prev, cid, a, b, rules, *_) in enumerate(self._rows()):
-            yield VerdictIds(
-                k,
-                prev,
-                cid,
-                tuples[rules],
-                diffs.get(cid),
-                ReasonsAt(reasons, tuple(self.reason_at[a:b])) if b > a else _NO_REASONS,
-            )
+        """Each verdict's numbers, rules and diff, in order, without its two compilation
+        objects or its reasons (:class:`VerdictIds`; ``self[at]`` is the verdict)."""
+        tuples, diffs = self._tuples, self._by_compilation
+        for k, (prev, cid, _a, _b, rules, *_) in enumerate(self._rows()):
+            yield VerdictIds(k, prev, cid, tuples[rules], diffs.get(cid))
 
     @overload
     def __getitem__(self, i: int) -> Verdict: ...
