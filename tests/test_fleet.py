@@ -487,7 +487,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             client.wait_for_workers(2, timeout=START_TIMEOUT_S)
         yield address
     finally:
-        _stop(procs[::-1])
+        # the workers first, while the scheduler they say goodbye to still answers: stopped
+        # together, each worker waited for it in vain (8.3 s against 0.9 under load)
+        _stop(procs[1:])
+        _stop(procs[:1])
         log.close()
 
 
