@@ -28,7 +28,8 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: name of a compilation's key it asks of each: ``key_name``),
 #: for every instruction of an HLO diff, and for every value of a JSON report
 #: (``json_text``: an event's text 15-25 % faster), and for every recompilation and reason
-#: the analyses read after the reading (the verdicts, ``analyses.recompile``, and the
+#: the analyses read after the reading (the verdicts, ``analyses.recompile``, the evidence
+#: lines they keep, ``analyses.capped``, and the
 #: timeline's tables and packed sequences they read: ``timeline.table``, ``.types``,
 #: ``.packed``; the serial work after a log read by two processes).  The rest of the
 #: package runs once per report, or per compilation;
@@ -82,6 +83,7 @@ COMPILED = (
     "recompile_doctor.json_text",
     "recompile_doctor.rules",
     "recompile_doctor.analyses.recompile",
+    "recompile_doctor.analyses.capped",
     "recompile_doctor.timeline.types",
     "recompile_doctor.timeline.table",
     "recompile_doctor.timeline.packed",

@@ -90,7 +90,7 @@ def test_evidence_read_in_order_stops_early_with_the_same_lines() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from recompile_doctor.analyses._common import MAX_EVIDENCE, cap
+    from recompile_doctor.analyses.capped import MAX_EVIDENCE, cap
     from recompile_doctor.model import Evidence
 
     @settings(max_examples=examples(200), deadline=None)

@@ -536,7 +536,7 @@ def test_spooled_events_travel_to_another_process_whole(tmp_path: Path, small_sp
 
 @given(st.lists(st.tuples(st.sampled_from(["a.log", "b.log"]), st.integers(1, 30)), max_size=60))
 def test_capped_evidence_is_the_first_lines_of_all(keys: list[tuple[str, int]]) -> None:
-    from recompile_doctor.analyses._common import MAX_EVIDENCE, cap
+    from recompile_doctor.analyses.capped import MAX_EVIDENCE, cap
     from recompile_doctor.model import Evidence
 
     # GIVEN evidence lines in any order, some repeated (the repeat with other text)

@@ -76,7 +76,7 @@ def test_a_reason_attached_after_packing_keeps_its_compilation() -> None:
 
 def test_retracing_warnings_are_counted_without_being_held(tmp_path: Path) -> None:
     from recompile_doctor import analyze
-    from recompile_doctor.analyses._common import cap
+    from recompile_doctor.analyses.capped import cap
     from recompile_doctor.model import Evidence
 
     # GIVEN a TensorFlow run's warnings of retracing without its compilations (none of them

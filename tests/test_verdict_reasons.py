@@ -26,15 +26,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from recompile_doctor.analyses import Options, diagnose
-from recompile_doctor.analyses._common import MAX_EVIDENCE, Capped, cap
+from recompile_doctor.analyses.capped import MAX_EVIDENCE, Capped, cap
 from recompile_doctor.analyses.recompile import (
     ReasonsAt,
+    _ordered,
     recompilation_causes,
     recompilations,
     verdicts,
 )
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.rules import RULES, cause_rank
 from recompile_doctor.timeline import packed
 from recompile_doctor.timeline.builder import TimelineBuilder
 from recompile_doctor.timeline.types import Timeline
@@ -341,3 +343,22 @@ def test_a_reason_repeated_by_hundreds_of_runs_is_one_short_paragraph(tmp_path: 
     assert "train_step, 200 times" in finding.detail
     assert finding.detail.count("s32[32] → s32[8]") == 2
     assert len(finding.detail) < 300
+
+
+@given(
+    st.lists(st.sampled_from(sorted(RULES)), max_size=6),
+    st.lists(st.sampled_from(sorted(RULES)), max_size=6),
+)
+def test_rules_are_ordered_once_each_by_rank_whatever_was_ordered_before(
+    rules: list[str], before: list[str]
+) -> None:
+    # GIVEN rules ordered after others (kept: a run orders the same few again and again)
+    _ordered(before)
+    _ordered(tuple(before))
+    # WHEN they are ordered, given as a list, then as a tuple, then again
+    got = [_ordered(rules), _ordered(tuple(rules)), _ordered(list(rules))]
+    # THEN each time each rule comes once, by its rank, the first given first among equals
+    expected = tuple(sorted(dict.fromkeys(rules), key=cause_rank))
+    assert got == [expected] * 3
+    assert set(expected) == set(rules) and len(expected) == len(set(rules))
+    assert [cause_rank(r) for r in expected] == sorted(cause_rank(r) for r in expected)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from recompile_doctor.analyses.capped import cap
 from recompile_doctor.model import (
     Compilation,
     DiffEvidence,
@@ -20,9 +20,6 @@ from recompile_doctor.timeline.name_set import NameSet
 
 if TYPE_CHECKING:
     from recompile_doctor.join import Joined
-
-#: at most this many evidence lines per finding (the first ones, in line order)
-MAX_EVIDENCE = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,56 +61,6 @@ def comp_evidence(c: Compilation) -> Evidence:
 
 def event_evidence(e: Event) -> Evidence:
     return Evidence(e.source, e.line, e.text)
-
-
-class Capped:
-    """:func:`cap` fed one line at a time: only the lines kept so far are held, however
-    many come (an analysis collecting the evidence of 100,000 recompilations)."""
-
-    __slots__ = ("_kept", "_keys")
-
-    def __init__(self) -> None:
-        self._keys: list[tuple[str, int]] = []  # sorted, at most MAX_EVIDENCE
-        self._kept: dict[tuple[str, int], Evidence] = {}
-
-    def wants(self, source: str, line: int) -> bool:
-        """Whether the line ``line`` of ``source`` would be kept now: not seen already, and
-        not after every line kept once they are as many as kept at most (a caller asks
-        before it makes the line's evidence)."""
-        keys = self._keys
-        k = (source, line)
-        return k not in self._kept and not (len(keys) >= MAX_EVIDENCE and k >= keys[-1])
-
-    def add(self, e: Evidence) -> None:
-        if not self.wants(e.source, e.line):
-            return  # a line seen already, or after every line kept
-        keys, kept = self._keys, self._kept
-        k = (e.source, e.line)
-        bisect.insort(keys, k)
-        kept[k] = e
-        if len(keys) > MAX_EVIDENCE:
-            del kept[keys.pop()]
-
-    def lines(self) -> tuple[Evidence, ...]:
-        return tuple(self._kept[k] for k in self._keys)
-
-    def full_before(self, e: Evidence) -> bool:
-        """Whether ``e`` and every line after it (in line order) would be left out."""
-        keys = self._keys
-        return len(keys) >= MAX_EVIDENCE and (e.source, e.line) >= keys[-1]
-
-
-def cap(evidence: Iterable[Evidence], in_order: bool = False) -> tuple[Evidence, ...]:
-    """Unique evidence lines in input order, at most :data:`MAX_EVIDENCE` (the first of
-    equal lines kept).  Streams: only the lines kept so far are held, however many come.
-    ``in_order``: the lines come sorted by (input, line), so the reading stops at the first
-    that would be left out (the same lines: those after it would be left out as well)."""
-    kept = Capped()
-    for e in evidence:
-        if in_order and kept.full_before(e):
-            break
-        kept.add(e)
-    return kept.lines()
 
 
 def make_finding(

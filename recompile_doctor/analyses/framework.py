@@ -19,12 +19,12 @@ from collections.abc import Iterable
 from itertools import islice
 
 from recompile_doctor.analyses._common import (
-    Capped,
     Options,
     comp_evidence,
     make_finding,
     seconds,
 )
+from recompile_doctor.analyses.capped import Capped
 from recompile_doctor.analyses.recompile import verdicts
 from recompile_doctor.events import FrameworkNote, RecompileReason
 from recompile_doctor.model import Evidence, Finding

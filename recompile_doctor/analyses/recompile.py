@@ -24,11 +24,11 @@ from itertools import chain, islice, pairwise
 from typing import Final, NamedTuple, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
-    Capped,
     CompileDiff,
     Options,
     make_finding,
 )
+from recompile_doctor.analyses.capped import Capped
 from recompile_doctor.bounded import kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import RecompileReason
@@ -212,8 +212,19 @@ def _dump_rules(d: CompileDiff | None) -> tuple[str, ...]:
     return tuple(x for x in d.causes if x in RULES)
 
 
+#: each tuple of rules :func:`_ordered` was given, ordered: a run repeats a few, and the
+#: verdicts order two or three per recompilation (sorting by a key function each time was
+#: 5 % of the work after reading a compile-heavy JAX log)
+_ORDERED: Final[dict[tuple[str, ...], tuple[str, ...]]] = {}
+
+
 def _ordered(rules: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(dict.fromkeys(rules), key=cause_rank))
+    """``rules`` once each, by cause rank."""
+    given = rules if isinstance(rules, tuple) else tuple(rules)
+    got = _ORDERED.get(given)
+    if got is None:
+        got = kept(_ORDERED, given, tuple(sorted(dict.fromkeys(given), key=cause_rank)))
+    return got
 
 
 #: shape text -> its dimensions (a run's reasons repeat a few shapes)
