@@ -786,6 +786,57 @@ def test_a_worker_hands_over_long_lines_in_records_bounded_by_their_size(
     assert records > 1 and [repr(e) for e in back] == [repr(e) for e in evs]
 
 
+@pytest.mark.parametrize("skip", [0, 1, 300, 10**6])
+def test_a_workers_events_are_followed_in_runs_with_what_is_not_an_event_in_its_place(
+    tmp_path: Path, skip: int
+) -> None:
+    # GIVEN a worker's file of three records: events, a name it missed among them, more
+    # events than a run holds, and the end of its decoder's input before its last events
+    evs = [ev for p in PLAIN_FIXTURES if "jax" in p.parts for ev in parse_log(str(p))]
+    evs = (evs * (1 + 700 // len(evs)))[:700]
+    path = tmp_path / "events"
+    with path.open("wb") as f:
+        w = _event_codec.EventWriter(f)
+        w.add(evs[:5])
+        w.missed(42, [("names", "train_step")])
+        w.add(evs[5:600])
+        w.flush()
+        w.add(evs[600:650])
+        w.flush()
+        w.ending()
+        w.add(evs[650:])
+        w.flush()
+    # WHEN it is followed, the worker gone, the first `skip` events left out
+    with path.open("rb") as f:
+        got = list(_event_codec.follow(f.fileno(), lambda: True, skip, (0.0, 0.0)))
+    # THEN the events come in runs of at most RUN_MAX, in order, none empty, the others
+    # (the missed name, the end) where they were written; the skipped events are not given
+    # (what is not an event is, whatever was skipped)
+    assert all(len(x) <= _event_codec.RUN_MAX for x in got if type(x) is list)
+    assert all(x for x in got if type(x) is list)
+    flat: list[Any] = []
+    for x in got:
+        if type(x) is list:
+            flat.extend(repr(e) for e in x)
+        else:
+            flat.append(x)
+    expected: list[Any] = [repr(e) for e in evs[:5]]
+    expected.append(_event_codec.Missed(42, [("names", "train_step")]))
+    expected += [repr(e) for e in evs[5:650]]
+    expected.append(_event_codec.ENDED)
+    expected += [repr(e) for e in evs[650:]]
+    events_seen = 0
+    wanted: list[Any] = []
+    for x in expected:
+        if isinstance(x, str):
+            events_seen += 1
+            if events_seen <= skip:
+                continue
+        wanted.append(x)
+    assert flat == wanted
+    assert any(x is _event_codec.ENDED for x in got)
+
+
 def test_a_gzip_stream_is_searched_for_line_starts_forward_in_bounded_memory() -> None:
     import io as _io
     import tracemalloc

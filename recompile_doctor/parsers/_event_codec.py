@@ -14,7 +14,8 @@ import dataclasses
 import marshal
 import operator
 import os
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, Final, NamedTuple, overload
 
 from recompile_doctor import events as _events
@@ -452,3 +453,63 @@ def record_at(fd: int, pos: int) -> tuple[Any, int] | None:
     if len(data) < n:
         return None
     return marshal.loads(data), pos + 8 + n
+
+
+class Missed(NamedTuple):
+    """What a worker's decoder looked up on ``line`` and did not find."""
+
+    line: int
+    keys: list[tuple[object, ...]]
+
+
+#: what :func:`follow` gives where a worker's decoder ``finish`` begins
+ENDED: Final = Missed(-1, [])
+#: events :func:`follow` gives at most at once (a record's 4,096 are never all made at once:
+#: the reader's memory stays flat)
+RUN_MAX: Final = 256
+
+
+def follow(
+    fd: int, exited: Callable[[], bool], skip: int, pauses: tuple[float, float]
+) -> Iterator[list[TypedEvent] | Missed]:
+    """The events a worker writes to the file ``fd`` (but the first ``skip``), as it writes
+    them (a record at a time), until ``exited()`` says it is gone (then the rest): each run
+    of events between the items that are not events as lists of at most :data:`RUN_MAX`
+    (made when taken), each item that is not an event as a :class:`Missed`, or
+    :data:`ENDED`.  ``pauses``: the seconds between looks at a file not yet written, first
+    and at most.  (Compiled, where the interpreted loop took an event at a time.)"""
+    pos = 0
+    last: Event | None = None
+    pause = pauses[0]
+    while True:
+        gone = exited()  # (before the read: a worker gone has written all)
+        got = record_at(fd, pos)
+        if got is None:
+            if gone:
+                return
+            time.sleep(pause)
+            pause = min(pause * 2, pauses[1])
+            continue
+        pause = pauses[0]
+        batch: list[list[Any]] = got[0]
+        pos = got[1]
+        run: list[TypedEvent] = []
+        for item in batch:
+            tag = item[0]
+            if tag in (MISSED, ENDING):
+                if run:
+                    yield run
+                    run = []
+                yield Missed(item[1], item[2]) if tag == MISSED else ENDED
+                continue
+            ev = decode(item, last)
+            last = ev.record
+            if skip:
+                skip -= 1
+                continue
+            run.append(ev)
+            if len(run) >= RUN_MAX:
+                yield run
+                run = []
+        if run:
+            yield run

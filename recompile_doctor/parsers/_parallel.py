@@ -65,12 +65,12 @@ from recompile_doctor.parsers._checkpoint import (
 )
 from recompile_doctor.parsers._decoding import count, decode_into
 from recompile_doctor.parsers._event_codec import (
-    ENDING,
-    MISSED,
+    ENDED,
     Dumped,
     EventWriter,
     Indexed,
-    decode,
+    Missed,
+    follow,
     put_indexed,
     put_record,
     record_at,
@@ -948,28 +948,31 @@ class Stream:
             counts_at: Checkpoint = (cp[0], None, cp[2], cp[3], cp[4], cp[5])
             del cps, cp
             ending: list[TypedEvent] | None = None  # (the reader ends the input itself)
-            for ev in _follow(m, skip):
-                if ev is _ENDING:
+            for got in follow(
+                m.events.fileno(), functools.partial(m.exited, block=False), skip, PAUSE_S
+            ):
+                if type(got) is list:  # (a run of events, as the worker wrote them)
+                    read += len(got)
+                    if ending is None:
+                        self.taken += len(got)  # (given: the reader takes them all)
+                        yield from got
+                    continue
+                if got is ENDED:
                     if extra:
                         ending = self._end_with(w, extra)
                         if ending is None:
                             return
                     continue
-                if isinstance(ev, Missed):
-                    reader = self.reader
-                    if (
-                        ending is None
-                        and ev.line > since
-                        and reader is not None
-                        and knew(reader, ev.keys)
-                    ):
-                        self.missed_at = ev.line
-                        return
-                    continue
-                read += 1
-                if ending is None:
-                    self.taken += 1
-                    yield ev
+                assert isinstance(got, Missed)
+                reader = self.reader
+                if (
+                    ending is None
+                    and got.line > since
+                    and reader is not None
+                    and knew(reader, got.keys)
+                ):
+                    self.missed_at = got.line
+                    return
             part = team.part(w)
             if part is None or read != part.written:
                 return
@@ -1050,48 +1053,3 @@ def how_read(team: Team, stream: Stream | None, missed: Sequence[tuple[int, int]
             continue  # (said above: its part was read on by this process)
         said.append(f"worker {w} missed a name this process knew at line {line:,}")
     return f"{team.path}: read by {n + 1} processes: " + "; ".join(said)
-
-
-class Missed(NamedTuple):
-    """What a worker's decoder looked up on ``line`` and did not find."""
-
-    line: int
-    keys: list[tuple[object, ...]]
-
-
-#: what :func:`_follow` gives where a worker's decoder ``finish`` begins
-_ENDING = Missed(-1, [])
-
-
-def _follow(m: _Member, skip: int) -> Iterator[TypedEvent | Missed]:
-    """The events worker ``m`` writes (but the first ``skip``), as it writes them (a record
-    at a time), until it exits (then the rest).  Each is made when it is taken: a record's
-    events are never all made at once (memory stays flat, and compact)."""
-    fd = m.events.fileno()
-    pos = 0
-    last = None
-    pause = PAUSE_S[0]
-    while True:
-        gone = m.exited(block=False)  # (before the read: a worker gone has written all)
-        got = record_at(fd, pos)
-        if got is None:
-            if gone:
-                return
-            time.sleep(pause)
-            pause = min(pause * 2, PAUSE_S[1])
-            continue
-        pause = PAUSE_S[0]
-        batch, pos = got
-        for item in batch:
-            if item[0] == MISSED:
-                yield Missed(item[1], item[2])
-                continue
-            if item[0] == ENDING:
-                yield _ENDING
-                continue
-            ev = decode(item, last)
-            last = ev.record
-            if skip:
-                skip -= 1
-                continue
-            yield ev
