@@ -491,8 +491,13 @@ class JaxDecoder:
     #: once events were made by an __init__ in C, 3.41 and 3.23 at 0.12, 3.35 and 3.33 at
     #: 0.09; once named tuples were made in C and types read without a pattern, 3.28 and
     #: 3.19 at 0.09, 3.25 and 3.24 at 0.075; once a block's lines were read without
-    #: patterns and handlers called directly, 3.21 and 3.13 at 0.075)
-    PARENT_SHARE: ClassVar[float] = 0.06
+    #: patterns and handlers called directly, 3.21 and 3.13 at 0.075).  Counted since on
+    #: 48 MB: a log is read by two processes from 32 MiB on, and the share that splits the
+    #: work evenly grows with the size, the parent's fixed work weighing less (at 0.06,
+    #: the worker had 2.91 G against 2.82 at 24 MB, 4.06 against 3.64 at 32 MB): at 48 MB,
+    #: parent and worker 5.45 and 6.17 G at 0.08, 5.51 and 6.05 at 0.1, 5.64 and 5.80 at
+    #: 0.14, 5.70 and 5.69 at 0.16, 5.76 and 5.54 at 0.18
+    PARENT_SHARE: ClassVar[float] = 0.16
 
     def __init__(self, path: str) -> None:
         self.path = path
