@@ -165,8 +165,10 @@ class PtxlaDecoder:
     #: parent and worker 1.92 and 1.29 G at 0.39, 1.75 and 1.57 at 0.25, 1.63 and 1.77 at
     #: 0.15; once the parent made the events it takes back in C, 1.60 and 1.66 at 0.2, 1.63
     #: and 1.61 at 0.22; once a worker's events were encoded and made faster, 1.48 and 1.43
-    #: at 0.22, 1.47 and 1.45 at 0.21)
-    PARENT_SHARE: ClassVar[float] = 0.21
+    #: at 0.22, 1.47 and 1.45 at 0.21).  Counted since on 48 MB, a size read by two
+    #: processes (from 32 MiB on; the even split grows with the size, as JAX's): 2.46 and
+    #: 2.95 G at 0.21, 2.59 and 2.76 at 0.26, 2.68 and 2.66 at 0.29
+    PARENT_SHARE: ClassVar[float] = 0.29
 
     def __init__(self, path: str) -> None:
         self.path = path
