@@ -665,12 +665,16 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
                     or (cause == "growing-shape" and reason_rule in SHAPE_RULES)
                     or (reason_rule == "retracing" and cause == v.rules[0])
                 ):
-                    # (a reason is read, and a line's evidence made, only where something of
-                    # it is kept: most are not)
-                    if g.evidence.wants(source, line):
-                        g.evidence.add(Evidence(source, line, made.reason(j).span.text))
-                    if changed and len(g.changes) < _MAX_CHANGES:
-                        _extend_to(g.changes, made.reason(j).changes, _MAX_CHANGES)
+                    # (a reason is read, once, and a line's evidence made, only where
+                    # something of it is kept: most are not)
+                    line_wanted = g.evidence.wants(source, line)
+                    changes_wanted = changed and len(g.changes) < _MAX_CHANGES
+                    if line_wanted or changes_wanted:
+                        r = made.reason(j)
+                        if line_wanted:
+                            g.evidence.add(Evidence(source, line, r.span.text))
+                        if changes_wanted:
+                            _extend_to(g.changes, r.changes, _MAX_CHANGES)
     findings = []
     for rule_id, g in groups.items():
         count, wasted = g.recompilations()
