@@ -110,14 +110,37 @@ def test_a_string_is_escaped_as_json_escapes_it(text: str) -> None:
     assert NATIVE.json_value(text, 0, "  ", _text_py) == encode_basestring(text)
 
 
-#: decimals of up to seven places, up to 2**35 (times and durations read from logs), and
-#: the floats next to them
+@pytest.mark.parametrize(
+    "value",
+    [
+        ["a" * 300, "\u20ac", "b"],  # (wide after a long text of one byte a character)
+        ["caf\xe9", "x" * 70, "\U0001f600", "\xff"],  # (above 127, then above 255)
+        {"\u20ac": "\xe9", "k": ["\x7f", 1.5, None]},  # (wide from the first key)
+        ["plain", "ascii", 12, 0.003526004],  # (all ASCII: an ASCII str)
+        [_Str("\u0100"), "\xe9"],  # (a wide string from the fallback)
+    ],
+)
+@pytest.mark.parametrize("step", ["  ", "\xe9", "\u20ac"])
+def test_a_text_wider_than_a_byte_a_character_is_written_whole(value: Any, step: str) -> None:
+    # GIVEN texts whose characters go above 127 or 255 after others that do not
+    got = NATIVE.json_value(value, 2, step, _text_py)
+    want = _text_py(value, 2, step)
+    # THEN the text is Python's, down to the width of its characters
+    assert got == want
+    assert got.isascii() == want.isascii()
+    assert max(map(ord, got)) == max(map(ord, want))
+
+
+#: decimals of up to ten places, up to 2**35 (times and durations read from logs: JAX's of
+#: nine places), and the floats next to them
 _decimals = st.builds(
     lambda m, places, step: (
         math.nextafter(m / 10**places, math.inf * step) if step else m / 10**places
     ),
-    st.integers(-(2**35) * 10**6, 2**35 * 10**6) | st.integers(-(10**6), 10**6),
-    st.integers(0, 7),
+    st.integers(-(2**35) * 10**6, 2**35 * 10**6)
+    | st.integers(-(2**24) * 10**9, 2**24 * 10**9)
+    | st.integers(-(10**6), 10**6),
+    st.integers(0, 10),
     st.sampled_from([0, 0, 1, -1]),
 )
 
@@ -125,12 +148,24 @@ _decimals = st.builds(
 @settings(max_examples=examples(1000))
 @given(f=_decimals | st.floats(allow_nan=False, allow_infinity=False))
 def test_a_float_is_written_as_repr_writes_it(f: float) -> None:
-    # (the decimals of six places or fewer below 2**33 without repr's digit search)
+    # (the decimals of six places or fewer below 2**33, and of nine or fewer below 2**23,
+    # without repr's digit search)
     assert NATIVE.json_value(f, 0, "  ", _text_py) == float.__repr__(f)
 
 
 def test_floats_at_the_edges_of_the_short_way_are_written_as_repr_writes_them() -> None:
-    for edge in (1e-4, 2.0**33, 1e-4 * 0.9999995, 1.0, 0.9999995, 0.0, 10.0**6):
+    for edge in (
+        1e-4,
+        2.0**33,
+        2.0**23,
+        1e-4 * 0.9999995,
+        1e-4 * 0.9999999995,
+        1.0,
+        0.9999995,
+        0.9999999995,
+        0.0,
+        10.0**6,
+    ):
         for sign in (1, -1):
             f = sign * edge
             for direction in (math.inf, -math.inf):

@@ -21,22 +21,201 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The text is written into a growing string: CPython's own writer (private before 3.14,
- * public since) */
+/* The text is written into a growing buffer of bytes while every character of it is below
+ * 256 (a report's text nearly always: a log's lines are read as Latin-1 or ASCII-only UTF-8
+ * for the most part), and the string made from it at the end; a character above 255 moves
+ * what was written, and all that comes after, into CPython's own writer of strings
+ * (private before 3.14, public since).  Each small write to that writer costs a call and
+ * its checks (about a hundred instructions); here it is a copy. */
 #if PY_VERSION_HEX >= 0x030E0000
-typedef PyUnicodeWriter *Out;
-#define OUT_STR(o, s) PyUnicodeWriter_WriteStr((o), (s))
-#define OUT_ASCII(o, p, n) PyUnicodeWriter_WriteUTF8((o), (p), (n))
-#define OUT_FINISH(o) PyUnicodeWriter_Finish(o)
-#define OUT_DISCARD(o) PyUnicodeWriter_Discard(o)
+typedef PyUnicodeWriter *Wide;
+#define WIDE_INIT(o) (((o)->wide = PyUnicodeWriter_Create((o)->len)) == NULL ? -1 : 0)
+#define WIDE_STR(o, s) PyUnicodeWriter_WriteStr((o)->wide, (s))
+#define WIDE_ASCII(o, p, n) PyUnicodeWriter_WriteUTF8((o)->wide, (p), (n))
+#define WIDE_FINISH(o) PyUnicodeWriter_Finish((o)->wide)
+#define WIDE_DISCARD(o) PyUnicodeWriter_Discard((o)->wide)
 #else
-typedef _PyUnicodeWriter *Out;
-#define OUT_STR(o, s) _PyUnicodeWriter_WriteStr((o), (s))
-#define OUT_ASCII(o, p, n) _PyUnicodeWriter_WriteASCIIString((o), (p), (n))
-#define OUT_FINISH(o) _PyUnicodeWriter_Finish(o)
-#define OUT_DISCARD(o) _PyUnicodeWriter_Dealloc(o)
+typedef _PyUnicodeWriter *Wide;
+#define WIDE_INIT(o)                                                                          \
+    (_PyUnicodeWriter_Init(&(o)->wide_writer), (o)->wide_writer.overallocate = 1,          \
+     (o)->wide = &(o)->wide_writer, 0)
+#define WIDE_STR(o, s) _PyUnicodeWriter_WriteStr((o)->wide, (s))
+#define WIDE_ASCII(o, p, n) _PyUnicodeWriter_WriteASCIIString((o)->wide, (p), (n))
+#define WIDE_FINISH(o) _PyUnicodeWriter_Finish((o)->wide)
+#define WIDE_DISCARD(o) _PyUnicodeWriter_Dealloc((o)->wide)
 #endif
-#define OUT_LIT(o, lit) OUT_ASCII((o), (lit), (Py_ssize_t)(sizeof(lit) - 1))
+
+typedef struct {
+    char *buf; /* the text so far, a byte a character (while wide is NULL) */
+    Py_ssize_t len, cap;
+    int high;  /* a character of buf is above 127 */
+    Wide wide; /* once a character above 255 came: the text so far, and all after */
+#if PY_VERSION_HEX < 0x030E0000
+    _PyUnicodeWriter wide_writer;
+#endif
+} OutText;
+typedef OutText *Out;
+
+/* a buffer kept from one text to the next (NULL while one is being written: a fallback's
+ * Python may write a text of its own meanwhile, which then takes a buffer of its own) */
+static char *spare_buf = NULL;
+static Py_ssize_t spare_cap = 0;
+
+static int
+out_open(Out o, Py_ssize_t room)
+{
+    o->len = 0;
+    o->high = 0;
+    o->wide = NULL;
+    if (spare_buf != NULL && spare_cap >= room) {
+        o->buf = spare_buf;
+        o->cap = spare_cap;
+        spare_buf = NULL;
+        return 0;
+    }
+    o->buf = PyMem_Malloc((size_t)room);
+    o->cap = room;
+    if (o->buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* Let go of o's buffer: kept for the next text when it is the bigger one */
+static void
+out_release(Out o)
+{
+    if (o->buf == NULL) {
+        return;
+    }
+    if (o->cap <= (1 << 20) && (spare_buf == NULL || spare_cap < o->cap)) {
+        PyMem_Free(spare_buf);
+        spare_buf = o->buf;
+        spare_cap = o->cap;
+    }
+    else {
+        PyMem_Free(o->buf);
+    }
+    o->buf = NULL;
+}
+
+static int
+out_room(Out o, Py_ssize_t n)
+{
+    if (o->len + n <= o->cap) {
+        return 0;
+    }
+    if (n > PY_SSIZE_T_MAX / 2 - o->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t cap = Py_MAX(o->cap * 2, o->len + n);
+    char *buf = PyMem_Realloc(o->buf, (size_t)cap);
+    if (buf == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    o->buf = buf;
+    o->cap = cap;
+    return 0;
+}
+
+/* The bytes written so far as a str (its characters those bytes) */
+static PyObject *
+out_made(Out o)
+{
+    PyObject *s = PyUnicode_New(o->len, o->high ? 255 : 127);
+    if (s != NULL) {
+        memcpy(PyUnicode_DATA(s), o->buf, (size_t)o->len);
+    }
+    return s;
+}
+
+/* From now on, the text goes to CPython's writer, the text so far first */
+static int
+out_widen(Out o)
+{
+    PyObject *so_far = out_made(o);
+    if (so_far == NULL) {
+        return -1;
+    }
+    out_release(o);
+    if (WIDE_INIT(o) < 0) {
+        Py_DECREF(so_far);
+        return -1;
+    }
+    int r = WIDE_STR(o, so_far);
+    Py_DECREF(so_far);
+    return r;
+}
+
+/* n ASCII characters at p */
+static int
+out_ascii(Out o, const char *p, Py_ssize_t n)
+{
+    if (o->wide != NULL) {
+        return WIDE_ASCII(o, p, n);
+    }
+    if (out_room(o, n) < 0) {
+        return -1;
+    }
+    memcpy(o->buf + o->len, p, (size_t)n);
+    o->len += n;
+    return 0;
+}
+
+/* The str s, exact or not, as it is */
+static int
+out_str(Out o, PyObject *s)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(s) < 0) {
+        return -1;
+    }
+#endif
+    if (o->wide == NULL) {
+        if (PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND) {
+            Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+            if (out_room(o, n) < 0) {
+                return -1;
+            }
+            memcpy(o->buf + o->len, PyUnicode_1BYTE_DATA(s), (size_t)n);
+            o->len += n;
+            if (!PyUnicode_IS_ASCII(s)) {
+                o->high = 1;
+            }
+            return 0;
+        }
+        if (out_widen(o) < 0) {
+            return -1;
+        }
+    }
+    return WIDE_STR(o, s);
+}
+
+/* The text written, as a new str (NULL: an error); o is done with either way */
+static PyObject *
+out_finish(Out o)
+{
+    if (o->wide != NULL) {
+        return WIDE_FINISH(o);
+    }
+    PyObject *s = out_made(o);
+    out_release(o);
+    return s;
+}
+
+static void
+out_discard(Out o)
+{
+    if (o->wide != NULL) {
+        WIDE_DISCARD(o);
+    }
+    out_release(o);
+}
+
+#define out_lit(o, lit) out_ascii((o), (lit), (Py_ssize_t)(sizeof(lit) - 1))
 
 static PyObject *encode_basestring = NULL; /* json.encoder.encode_basestring */
 
@@ -89,7 +268,7 @@ put_new(Out out, PyObject *made)
     if (made == NULL) {
         return -1;
     }
-    int r = OUT_STR(out, made);
+    int r = out_str(out, made);
     Py_DECREF(made);
     return r;
 }
@@ -150,10 +329,10 @@ put_string(Out out, PyObject *s)
     if (needs_escape(s)) {
         return put_new(out, PyObject_CallOneArg(encode_basestring, s));
     }
-    if (OUT_LIT(out, "\"") < 0 || OUT_STR(out, s) < 0) {
+    if (out_lit(out, "\"") < 0 || out_str(out, s) < 0) {
         return -1;
     }
-    return OUT_LIT(out, "\"");
+    return out_lit(out, "\"");
 }
 
 /* u's decimal digits, written backwards to end: where they start */
@@ -168,33 +347,36 @@ decimal_digits(char *end, unsigned long long u)
     return p;
 }
 
-/* Where f is a decimal of at most six places, 0.0001 <= |f| < 2**33 (a time in seconds or
- * a duration read from a log, rounded to the microsecond), its float.__repr__ written
- * backwards to end (32 bytes are room enough) without the shortest-digits search (dtoa: a
- * few thousand instructions): where the text starts, or NULL for any other float.
+/* Where f is a decimal of at most `places` places (scale: 10**places), 0.0001 <= |f| <
+ * limit, its float.__repr__ written backwards to end (32 bytes are room enough) without
+ * the shortest-digits search (dtoa: a few thousand instructions): where the text starts,
+ * or NULL for any other float.  Asked with six places below 2**33 (a time in seconds
+ * rounded to the microsecond), then nine below 2**23 (a duration JAX logs: "in
+ * 0.003526004 sec").
  *
- * Why it is repr's text: with m = f * 10**6 rounded, m / 10**6 == f means the decimal
- * m * 10**-6 reads back as f (m and 10**6 are exact doubles, and both the division and
- * reading a decimal round the exact quotient to the nearest double).  Below 2**33 the
- * doubles next to f are less than 10**-6 apart, so no other multiple of 10**-6 reads back
- * as f, and a decimal with fewer significant digits than m's (the same first digit or a
- * higher one) is such a multiple: m's digits are the shortest that read back as f, which
- * are repr's.  From 0.0001 up repr writes them without an exponent: the integer part, a
- * point and the fraction without its trailing zeros (at least one digit). */
+ * Why it is repr's text: with m = f * scale rounded, m / scale == f means the decimal
+ * m / scale reads back as f (m, below 2**53, and scale are exact doubles, and both the
+ * division and reading a decimal round the exact quotient to the nearest double).  Below
+ * limit the doubles next to f are less than 1 / scale apart (2**-20 below 2**33, 2**-30
+ * below 2**23), so no other multiple of 1 / scale reads back as f, and a decimal with
+ * fewer significant digits than m's (the same first digit or a higher one) is such a
+ * multiple: m's digits are the shortest that read back as f, which are repr's.  From
+ * 0.0001 up repr writes them without an exponent: the integer part, a point and the
+ * fraction without its trailing zeros (at least one digit). */
 static char *
-micro_decimal(double f, char *end)
+short_decimal(double f, char *end, int places, double scale, double limit)
 {
     double a = fabs(f);
-    if (!(a >= 1e-4 && a < 8589934592.0)) {
+    if (!(a >= 1e-4 && a < limit)) {
         return NULL;
     }
-    long long m = llround(a * 1e6);
-    if ((double)m / 1e6 != a) {
+    long long m = llround(a * scale);
+    if ((double)m / scale != a) {
         return NULL;
     }
+    long long unit = (long long)scale;
     char *p = end;
-    long long frac = m % 1000000;
-    int places = 6;
+    long long frac = m % unit;
     while (places > 1 && frac % 10 == 0) {
         frac /= 10;
         places--;
@@ -204,7 +386,7 @@ micro_decimal(double f, char *end)
         frac /= 10;
     }
     *--p = '.';
-    p = decimal_digits(p, (unsigned long long)(m / 1000000));
+    p = decimal_digits(p, (unsigned long long)(m / unit));
     if (f < 0) {
         *--p = '-';
     }
@@ -217,22 +399,25 @@ put_float(Out out, PyObject *o)
 {
     double f = PyFloat_AS_DOUBLE(o);
     if (isnan(f)) {
-        return OUT_LIT(out, "NaN");
+        return out_lit(out, "NaN");
     }
     if (isinf(f)) {
-        return f > 0 ? OUT_LIT(out, "Infinity") : OUT_LIT(out, "-Infinity");
+        return f > 0 ? out_lit(out, "Infinity") : out_lit(out, "-Infinity");
     }
     char fixed[32];
-    char *end = fixed + sizeof(fixed), *start = micro_decimal(f, end);
+    char *end = fixed + sizeof(fixed), *start = short_decimal(f, end, 6, 1e6, 8589934592.0);
+    if (start == NULL) {
+        start = short_decimal(f, end, 9, 1e9, 8388608.0);
+    }
     if (start != NULL) {
-        return OUT_ASCII(out, start, end - start);
+        return out_ascii(out, start, end - start);
     }
     /* (what float_repr does, without the str it makes) */
     char *text = PyOS_double_to_string(f, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
     if (text == NULL) {
         return -1;
     }
-    int r = OUT_ASCII(out, text, (Py_ssize_t)strlen(text));
+    int r = out_ascii(out, text, (Py_ssize_t)strlen(text));
     PyMem_Free(text);
     return r;
 }
@@ -255,7 +440,7 @@ put_int(Out out, PyObject *o)
     if (v < 0) {
         *--p = '-';
     }
-    return OUT_ASCII(out, p, end - p);
+    return out_ascii(out, p, end - p);
 }
 
 static int put_value(Out out, PyObject *o, Py_ssize_t level, PyObject *step, PyObject *fallback);
@@ -291,7 +476,7 @@ put_dict(Out out, PyObject *d, Py_ssize_t level, PyObject *step, PyObject *fallb
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     int first = 1;
-    if (OUT_LIT(out, "{") < 0) {
+    if (out_lit(out, "{") < 0) {
         return -1;
     }
     while (PyDict_Next(d, &pos, &k, &v)) {
@@ -304,7 +489,7 @@ put_dict(Out out, PyObject *d, Py_ssize_t level, PyObject *step, PyObject *fallb
         Py_INCREF(v);
         int r = -1;
         if (put_indent(out, step, level + 1, !first) == 0 && put_string(out, k) == 0 &&
-            OUT_LIT(out, ": ") == 0) {
+            out_lit(out, ": ") == 0) {
             r = put_value(out, v, level + 1, step, fallback);
         }
         Py_DECREF(k);
@@ -321,14 +506,14 @@ put_dict(Out out, PyObject *d, Py_ssize_t level, PyObject *step, PyObject *fallb
     if (put_indent(out, step, level, 0) < 0) {
         return -1;
     }
-    return OUT_LIT(out, "}");
+    return out_lit(out, "}");
 }
 
 /* An exact list or tuple, not empty: its items at level + 1 */
 static int
 put_items(Out out, PyObject *seq, Py_ssize_t level, PyObject *step, PyObject *fallback)
 {
-    if (OUT_LIT(out, "[") < 0) {
+    if (out_lit(out, "[") < 0) {
         return -1;
     }
     /* (a list's size read at every item, as Python's loop over it does) */
@@ -346,7 +531,7 @@ put_items(Out out, PyObject *seq, Py_ssize_t level, PyObject *step, PyObject *fa
     if (put_indent(out, step, level, 0) < 0) {
         return -1;
     }
-    return OUT_LIT(out, "]");
+    return out_lit(out, "]");
 }
 
 static int
@@ -376,18 +561,18 @@ put_value(Out out, PyObject *o, Py_ssize_t level, PyObject *step, PyObject *fall
         return put_int(out, o);
     }
     if (o == Py_None) {
-        return OUT_LIT(out, "null");
+        return out_lit(out, "null");
     }
     if (o == Py_True) {
-        return OUT_LIT(out, "true");
+        return out_lit(out, "true");
     }
     if (o == Py_False) {
-        return OUT_LIT(out, "false");
+        return out_lit(out, "false");
     }
     int dict = tp == &PyDict_Type;
     if (dict || tp == &PyList_Type || tp == &PyTuple_Type) {
         if ((dict ? PyDict_GET_SIZE(o) : PySequence_Fast_GET_SIZE(o)) == 0) {
-            return dict ? OUT_LIT(out, "{}") : OUT_LIT(out, "[]");
+            return dict ? out_lit(out, "{}") : out_lit(out, "[]");
         }
         if (dict && !all_keys_strings(o)) {
             return put_fallback(out, o, level, step, fallback);
@@ -433,26 +618,19 @@ written(PyObject *pieces, PyObject *const *values, Py_ssize_t n, Py_ssize_t leve
         PyObject *step, PyObject *fallback)
 {
     Py_ssize_t room = last_length + last_length / 4 + 16;
-#if PY_VERSION_HEX >= 0x030E0000
-    Out out = PyUnicodeWriter_Create(room);
-    if (out == NULL) {
+    OutText text_out;
+    Out out = &text_out;
+    if (out_open(out, room) < 0) {
         return NULL;
     }
-#else
-    _PyUnicodeWriter writer;
-    _PyUnicodeWriter_Init(&writer);
-    writer.overallocate = 1;
-    writer.min_length = room;
-    Out out = &writer;
-#endif
     for (Py_ssize_t i = 0; i <= n; i++) {
-        if ((pieces != NULL && OUT_STR(out, PyTuple_GET_ITEM(pieces, i)) < 0) ||
+        if ((pieces != NULL && out_str(out, PyTuple_GET_ITEM(pieces, i)) < 0) ||
             (i < n && put_value(out, values[i], level, step, fallback) < 0)) {
-            OUT_DISCARD(out);
+            out_discard(out);
             return NULL;
         }
     }
-    PyObject *text = OUT_FINISH(out);
+    PyObject *text = out_finish(out);
     if (text != NULL) {
         last_length = Py_MIN(PyUnicode_GET_LENGTH(text), 1 << 16);
     }
