@@ -90,16 +90,16 @@ def test_the_text_of_any_value_is_the_pythons(value: Any, level: int, step: str)
 
 _plain = st.text(st.sampled_from("ab \x7f\x80\xff/"), max_size=40)
 #: one character JSON escapes, put among characters it writes as they are
-_one_special = st.tuples(_plain, st.sampled_from('"\\\x00\x1f\n\t'), st.integers(0, 40)).map(
-    lambda t: t[0][: t[2]] + t[1] + t[0][t[2] :]
-)
+_one_special = st.tuples(
+    _plain, st.sampled_from('"\\\x00\x1f\n\t\r\b\f\x01\x0b\x1b'), st.integers(0, 40)
+).map(lambda t: t[0][: t[2]] + t[1] + t[0][t[2] :])
 
 
 @settings(max_examples=examples(600))
 @given(
     text=_one_special
     | _plain
-    | st.text(st.sampled_from('ab"\\\x00\x1f\x20\x7f\x80\xff\n\t/'), max_size=40)
+    | st.text(st.sampled_from('ab"\\\x00\x1f\x20\x7f\x80\xff\n\t\r\b\f/'), max_size=40)
     | st.text(st.sampled_from("ab\\\x19é\u20ac\U0001f600"), max_size=40)
 )
 def test_a_string_is_escaped_as_json_escapes_it(text: str) -> None:
@@ -108,6 +108,19 @@ def test_a_string_is_escaped_as_json_escapes_it(text: str) -> None:
     from json.encoder import encode_basestring
 
     assert NATIVE.json_value(text, 0, "  ", _text_py) == encode_basestring(text)
+
+
+def test_a_long_line_full_of_escapes_is_escaped_as_json_escapes_it() -> None:
+    # GIVEN a line of a structured trace (a JSON record: quotes every few characters) made
+    # long (the text grows many times while it is written), THEN json's text of it
+    import json
+    from json.encoder import encode_basestring
+
+    record = json.dumps({"guard": 'L["x"].size()[0] == 8', "tab": "\t", "bell": "\x07"})
+    line = "V1122 19:11:18.000001 16266 structured.py:1] " + record * 3000
+    assert NATIVE.json_value(line, 0, "  ", _text_py) == encode_basestring(line)
+    value = {"text": line, "after": ["\u20ac" + line[:100], "caf\xe9"]}
+    assert NATIVE.json_value(value, 1, "  ", _text_py) == _text_py(value, 1, "  ")
 
 
 @pytest.mark.parametrize(

@@ -279,8 +279,36 @@ put_indent(Out out, PyObject *step, Py_ssize_t k, int comma)
     return put_new(out, indent_text(step, k, comma));
 }
 
-/* Whether json's encode_basestring would change s's characters (a quote, a backslash or
- * a control character: it writes these escaped, all others as they are) */
+/* Whether json's encode_basestring escapes c (a quote, a backslash or a control
+ * character: it writes these escaped, all others as they are) */
+#define SPECIAL(c) ((c) < 0x20 || (c) == '"' || (c) == '\\')
+
+/* Where the first character at or after i of the n bytes at p (one a character) that JSON
+ * escapes is: n if none is */
+static Py_ssize_t
+first_special(const Py_UCS1 *p, Py_ssize_t i, Py_ssize_t n)
+{
+    /* eight characters at a time: whether any is below 0x20, or a quote or a backslash (a
+     * byte equal to one: zero once xored with it) */
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, q, b;
+        memcpy(&x, p + i, 8);
+        q = x ^ (ones * '"');
+        b = x ^ (ones * '\\');
+        if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) {
+            break;
+        }
+    }
+    for (; i < n; i++) {
+        if (SPECIAL(p[i])) {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* Whether json's encode_basestring would change s's characters */
 static int
 needs_escape(PyObject *s)
 {
@@ -288,33 +316,66 @@ needs_escape(PyObject *s)
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
     if (kind == PyUnicode_1BYTE_KIND) {
-        const Py_UCS1 *p = (const Py_UCS1 *)data;
-        Py_ssize_t i = 0;
-        /* eight characters at a time: whether any is below 0x20, or a quote or a backslash
-         * (a byte equal to one: zero once xored with it) */
-        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-        for (; i + 8 <= n; i += 8) {
-            uint64_t x, q, b;
-            memcpy(&x, p + i, 8);
-            q = x ^ (ones * '"');
-            b = x ^ (ones * '\\');
-            if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) {
-                return 1;
-            }
-        }
-        for (; i < n; i++) {
-            Py_UCS1 c = p[i];
-            if (c < 0x20 || c == '"' || c == '\\') {
-                return 1;
-            }
-        }
-        return 0;
+        return first_special((const Py_UCS1 *)data, 0, n) < n;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
-        if (c < 0x20 || c == '"' || c == '\\') {
+        if (SPECIAL(c)) {
             return 1;
         }
+    }
+    return 0;
+}
+
+/* The JSON text of s, a string of one byte a character, into o's buffer: what
+ * encode_basestring(s) gives (its escapes: \" \\ \n \r \t \b \f, and \u00xx for the
+ * other control characters), written here run by run (that function counts the text's
+ * length in one pass over it and writes it in a second, into a str this would copy) */
+static int
+put_bytes_string(Out o, PyObject *s)
+{
+    const Py_UCS1 *p = PyUnicode_1BYTE_DATA(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s), i = 0;
+    if (out_room(o, n + 2) < 0) {
+        return -1;
+    }
+    o->buf[o->len++] = '"';
+    for (;;) {
+        Py_ssize_t j = first_special(p, i, n);
+        /* (room for the run, the longest escape and the closing quote) */
+        if (out_room(o, j - i + 7) < 0) {
+            return -1;
+        }
+        char *w = o->buf + o->len;
+        memcpy(w, p + i, (size_t)(j - i));
+        w += j - i;
+        if (j == n) {
+            *w++ = '"';
+            o->len = w - o->buf;
+            break;
+        }
+        Py_UCS1 c = p[j];
+        *w++ = '\\';
+        switch (c) {
+        case '"': *w++ = '"'; break;
+        case '\\': *w++ = '\\'; break;
+        case '\n': *w++ = 'n'; break;
+        case '\r': *w++ = 'r'; break;
+        case '\t': *w++ = 't'; break;
+        case '\b': *w++ = 'b'; break;
+        case '\f': *w++ = 'f'; break;
+        default:
+            *w++ = 'u';
+            *w++ = '0';
+            *w++ = '0';
+            *w++ = "0123456789abcdef"[c >> 4];
+            *w++ = "0123456789abcdef"[c & 0xf];
+        }
+        o->len = w - o->buf;
+        i = j + 1;
+    }
+    if (!PyUnicode_IS_ASCII(s)) {
+        o->high = 1;
     }
     return 0;
 }
@@ -325,6 +386,9 @@ put_string(Out out, PyObject *s)
 {
     if (PyUnicode_READY(s) < 0) {
         return -1;
+    }
+    if (out->wide == NULL && PyUnicode_KIND(s) == PyUnicode_1BYTE_KIND) {
+        return put_bytes_string(out, s);
     }
     if (needs_escape(s)) {
         return put_new(out, PyObject_CallOneArg(encode_basestring, s));
