@@ -189,7 +189,7 @@ def usable() -> int:
 def share_for(decoder: Decoder) -> float:
     """The parent's share (:data:`PARENT_SHARE`) for inputs read with ``decoder``: its
     class's ``PARENT_SHARE`` if it names one (a format whose lines make few events leaves
-    the parent little to do after its part: half, for the torch formats)."""
+    the parent little to do after its part: a bigger share, as the torch formats name)."""
     share: float = getattr(type(decoder), "PARENT_SHARE", PARENT_SHARE)
     return share
 

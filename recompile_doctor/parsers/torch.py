@@ -250,8 +250,12 @@ class TorchLogDecoder:
     #: make few events, so the parent has little to do after its part (the instructions of
     #: each process's reading, counted on 24 MB of the bench log at 0.5: parent 1.18 G,
     #: worker 1.07; once a checkpoint took its plain items without a call, 1.204 and 1.082
-    #: at 0.45, 1.169 and 1.124 at 0.42, 1.160 and 1.139 at 0.41, 1.145 and 1.151 at 0.4)
-    PARENT_SHARE: ClassVar[float] = 0.4
+    #: at 0.45, 1.169 and 1.124 at 0.42, 1.160 and 1.139 at 0.41, 1.145 and 1.151 at 0.4;
+    #: but 24 MB is read by one process, and the even split moves with the size: at 48 MB,
+    #: parent / worker and the longer plus the work after, 1,952 / 2,190 and 2,392 M at
+    #: 0.4, 2,034 / 2,089 and 2,291 at 0.43, 1,945 / 2,005 and 2,207 at 0.44, 2,106 / 1,971
+    #: and 2,308 at 0.46; at 64 MB, 3,049 at 0.4 and 2,915 at 0.44)
+    PARENT_SHARE: ClassVar[float] = 0.44
     #: a part begins at a recompilation's first line when one comes soon after its split
     #: (see :mod:`._parallel`): a worker begun after that line, in the compilation's guard
     #: dump, sees the compilation first there, without the function name the line gave, and

@@ -132,8 +132,12 @@ class TorchTraceDecoder:
     #: so counted again over three sizes of the bench log, 16, 24 and 32 MB, the longer
     #: reading plus the work after: 755, 990 and 1,320 at 0.36; 773, 982 and 1,304 at 0.38;
     #: 710, 1,019 and 1,282 at 0.4; 720, 964 and 1,300 at 0.42, within 1.4 % of the best of
-    #: each size, where 0.4 was 5.7 % from it on one)
-    PARENT_SHARE: ClassVar[float] = 0.42
+    #: each size, where 0.4 was 5.7 % from it on one; but those are read by one process,
+    #: and the even split moves with the size: at 48 MB, parent / worker and the longer
+    #: plus the events' writer, 1,236 / 1,356 and 1,873 M at 0.42, 1,310 / 1,339 and 1,857
+    #: at 0.43, 1,356 / 1,292 and 1,873 at 0.45, 1,288 / 1,268 and 1,805 at 0.46, 1,415 /
+    #: 1,227 and 1,932 at 0.48; at 64 MB, 2,500 at 0.42 and 2,365 at 0.46)
+    PARENT_SHARE: ClassVar[float] = 0.46
     #: the lines that continue an envelope: its payload (see ``skips_continued``)
     CONTINUED_BY: ClassVar[bytes] = b"\t"
 
