@@ -57,8 +57,8 @@ sys.argv[1:] = ["analyze", sys.argv[1], "--log-format", sys.argv[2], "--format",
 run()
 """
 #: the same with two processes, the reading's start and end marked by a call of
-#: ``os.getloadavg`` (``--dump-before=os_getloadavg``): the first call of ``parse_log``
-#: and the parent's account of how its input was read, after the last worker's events; a
+#: ``os.getloadavg`` (``--dump-before=os_getloadavg``): the first call of ``parse_log_runs``
+#: (``parse_log`` in a build before it) and the parent's account of how its input was read, after the last worker's events; a
 #: worker's start and end too (its parent stops it, once it has its events, without waiting
 #: for its exit: callgrind then writes no final count)
 ANALYZE_SPLIT = """
@@ -67,11 +67,12 @@ print(os.getpid(), flush=True)  # (the parent)
 from recompile_doctor import api
 from recompile_doctor.parsers import _parallel, _reader, logs
 _reader.PARALLEL_MIN_BYTES = 1 << 20
-parse = api.parse_log
+name = "parse_log_runs" if hasattr(api, "parse_log_runs") else "parse_log"
+parse = getattr(api, name)
 def marked_parse(*a, **k):
     os.getloadavg()
     return parse(*a, **k)
-api.parse_log = marked_parse
+setattr(api, name, marked_parse)
 told = logs._FastPart.tell_how_read
 def marked_tell(self, *a, **k):
     os.getloadavg()

@@ -24,8 +24,9 @@ from recompile_doctor.model import (
     Report,
     Summary,
 )
-from recompile_doctor.parsers import ParseCounter, parse_log
+from recompile_doctor.parsers import ParseCounter
 from recompile_doctor.parsers._reader import read_lines_around, release_spool
+from recompile_doctor.parsers.logs import parse_log_runs
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
 from recompile_doctor.timeline.distinct import count_distinct
@@ -98,13 +99,13 @@ def _analyze(
             counters.append(counter)
             cb = (lambda n, p=path: on_progress(p, n)) if on_progress is not None else None
             told = False
-            for ev in parse_log(
+            for run in parse_log_runs(
                 path, counter, strict=strict, log_format=log_format, on_progress=cb, fold=True
             ):
                 if not told:  # (the format is known once the first event comes)
-                    builder.tell_format(ev.span.source, counter.format)
+                    builder.tell_format(run[0].span.source, counter.format)
                     told = True
-                builder.feed(ev)
+                builder.feed_run(run)
             if watch.on:
                 _tell_read(counter, watch.lap())
         tl = builder.finish()

@@ -128,13 +128,13 @@ def test_spool_is_removed_when_the_analysis_fails(
     monkeypatch.setattr(column, "SPILL_AFTER", 3)
     monkeypatch.setattr(column, "CHUNK_ROWS", 2)
 
-    real = api.parse_log
+    real = api.parse_log_runs
 
     def failing(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
         yield from real(*args, **kwargs)  # type: ignore[arg-type]
         raise RecompileDoctorError("broken at the end", path="long.log")
 
-    monkeypatch.setattr(api, "parse_log", failing)
+    monkeypatch.setattr(api, "parse_log_runs", failing)
     # WHEN the analysis runs THEN the error comes through
     with pytest.raises(RecompileDoctorError) as info:
         analyze([str(long_jax_log(tmp_path, 40))])

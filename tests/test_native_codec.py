@@ -19,10 +19,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recompile_doctor.api import parse_log
 from recompile_doctor.events import CompileKey, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers import _event_codec as codec
+from recompile_doctor.parsers import parse_log
 from recompile_doctor.parsers._spans import native_module
 from tests._held_memory import kept_after
 from tests.test_event_values import _KEYS, _VALUES, _shape

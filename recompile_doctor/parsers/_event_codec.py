@@ -23,6 +23,7 @@ from recompile_doctor.bounded import KEPT_MAX, kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers._decoding import RUN_MAX as RUN_MAX
 from recompile_doctor.parsers._tuples import new_event, tuple_new
 from recompile_doctor.slotted import MAKERS as _MAKERS
 from recompile_doctor.slotted import maker_of
@@ -464,9 +465,6 @@ class Missed(NamedTuple):
 
 #: what :func:`follow` gives where a worker's decoder ``finish`` begins
 ENDED: Final = Missed(-1, [])
-#: events :func:`follow` gives at most at once (a record's 4,096 are never all made at once:
-#: the reader's memory stays flat)
-RUN_MAX: Final = 256
 
 
 def follow(

@@ -63,7 +63,7 @@ from recompile_doctor.parsers._checkpoint import (
     unrecorded,
     with_residue,
 )
-from recompile_doctor.parsers._decoding import count, decode_into
+from recompile_doctor.parsers._decoding import count, decode_into, runs_of
 from recompile_doctor.parsers._event_codec import (
     ENDED,
     Dumped,
@@ -922,7 +922,9 @@ class Stream:
         #: the line where a worker missed what the reader knew (then ``failed`` is it)
         self.missed_at: int | None = None
 
-    def events(self) -> Iterator[TypedEvent]:
+    def events(self) -> Iterator[list[TypedEvent]]:
+        """The workers' events from where the reader's part met them, in runs of at most
+        ``RUN_MAX`` (as :func:`.follow` gives them), none empty."""
         team = self.team
         done = self.given
         at: tuple[int, int] | None = (self.match.worker, self.match.checkpoint)
@@ -955,7 +957,7 @@ class Stream:
                     read += len(got)
                     if ending is None:
                         self.taken += len(got)  # (given: the reader takes them all)
-                        yield from got
+                        yield got
                     continue
                 if got is ENDED:
                     if extra:
@@ -978,7 +980,7 @@ class Stream:
                 return
             if ending is not None:
                 self.taken += len(ending)
-                yield from ending
+                yield from runs_of(ending)
             done.append((w, dataclasses.replace(part, checkpoints=[counts_at]), 0))
             at = part.handoff
             del part

@@ -10,9 +10,9 @@ without ever holding the whole log in memory.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import chain
 from typing import TYPE_CHECKING, BinaryIO
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -20,7 +20,7 @@ from recompile_doctor.events import TypedEvent
 from recompile_doctor.model import Event, InputInfo, ParseStats
 from recompile_doctor.parsers import _reader
 from recompile_doctor.parsers._decoding import UNKNOWN_FORMAT as UNKNOWN_FORMAT
-from recompile_doctor.parsers._decoding import decoded
+from recompile_doctor.parsers._decoding import decoded_runs, runs_after, runs_of
 from recompile_doctor.parsers._format import Counted, Decoder, LogFormat
 from recompile_doctor.parsers._reader import (
     BROKEN_STREAM,
@@ -159,6 +159,37 @@ def parse_log(
     it, the start of a load), where the format's decoder knows them (``fold_repeats``):
     the timeline built from the events is the same, and the lines are still counted.
     """
+    runs = parse_log_runs(
+        path,
+        counter,
+        strict=strict,
+        log_format=log_format,
+        on_progress=on_progress,
+        fast=fast,
+        engine=engine,
+        fold=fold,
+    )
+    try:
+        for run in runs:
+            yield from run
+    finally:
+        runs.close()  # (the input closed now, when the events are not all taken)
+
+
+def parse_log_runs(
+    path: str,
+    counter: ParseCounter | None = None,
+    *,
+    strict: bool = False,
+    log_format: str | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    fast: bool | None = None,
+    engine: str | None = None,
+    fold: bool = False,
+) -> Generator[list[TypedEvent], None, None]:
+    """:func:`parse_log`'s events in runs (of at most ``_decoding.RUN_MAX``, none empty, in
+    order): what the analysis reads, the loop that feeds its timeline running once per run,
+    not once per event."""
     forced = get_format(log_format) if log_format is not None else None
     c = counter if counter is not None else ParseCounter(path)
     if fast is None:
@@ -500,8 +531,9 @@ def _drive(
     fastpart: _FastPart | None,
     strict: bool,
     fold: bool = False,
-) -> Iterator[TypedEvent]:
-    """Detect the format from the first lines (unless ``forced``) and decode."""
+) -> Iterator[list[TypedEvent]]:
+    """Detect the format from the first lines (unless ``forced``) and decode: the events in
+    runs, none empty."""
     head: list[tuple[int, str]] = []
     fmt = forced
     if fmt is None:
@@ -529,7 +561,7 @@ def _drive(
     todo = _plain_lines(chain(head, lines), decoder, is_anchor, c)
     if fastpart is not None:
         todo = chain(todo, fastpart.rest(fmt, decoder, is_anchor, c))
-    yield from decoded(todo, decoder, c, fmt.name, path, strict)
+    yield from decoded_runs(todo, decoder, c, fmt.name, path, strict)
     stream = fastpart.stream if fastpart is not None else None
     last = stream
     while fastpart is not None and stream is not None:  # the workers' events from there on
@@ -542,15 +574,14 @@ def _drive(
         # decodes on from where it handed over and leaves out the events the workers gave
         # already; to the end, or (a name missed) up to where that worker's state is this
         # one's again, and takes its events from there
-        yield from islice(
-            decoded(fastpart.read_on(stream), decoder, c, fmt.name, path, strict),
+        yield from runs_after(
+            decoded_runs(fastpart.read_on(stream), decoder, c, fmt.name, path, strict),
             stream.taken,
-            None,
         )
         last, stream = stream, fastpart.stream
     if fastpart is not None:
         fastpart.tell_how_read(last)
-    yield from decoder.finish()
+    yield from runs_of(decoder.finish())
 
 
 def _plain_lines(

@@ -437,6 +437,12 @@ class TimelineBuilder:
         if c is not None and sp.t is not None:
             c.touch(sp.t)
 
+    def feed_run(self, events: list[TypedEvent]) -> None:
+        """Take the next events, in order (:meth:`feed` of each: the driver gives a run at
+        a time)."""
+        for ev in events:
+            self.feed(ev)
+
     def feed(self, ev: TypedEvent) -> None:
         """Take the next event (events of one source must come in line order)."""
         sp = ev.span
