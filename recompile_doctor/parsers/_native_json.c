@@ -283,20 +283,25 @@ put_indent(Out out, PyObject *step, Py_ssize_t k, int comma)
  * character: it writes these escaped, all others as they are) */
 #define SPECIAL(c) ((c) < 0x20 || (c) == '"' || (c) == '\\')
 
+/* Whether any of the eight characters x holds is one JSON escapes: below 0x20, a quote or
+ * a backslash (a byte equal to one: zero once xored with it) */
+static inline int
+any_special(uint64_t x)
+{
+    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+    uint64_t q = x ^ (ones * '"'), b = x ^ (ones * '\\');
+    return ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) != 0;
+}
+
 /* Where the first character at or after i of the n bytes at p (one a character) that JSON
  * escapes is: n if none is */
 static Py_ssize_t
 first_special(const Py_UCS1 *p, Py_ssize_t i, Py_ssize_t n)
 {
-    /* eight characters at a time: whether any is below 0x20, or a quote or a backslash (a
-     * byte equal to one: zero once xored with it) */
-    const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x, q, b;
+    for (; i + 8 <= n; i += 8) { /* (eight at a time) */
+        uint64_t x;
         memcpy(&x, p + i, 8);
-        q = x ^ (ones * '"');
-        b = x ^ (ones * '\\');
-        if ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) {
+        if (any_special(x)) {
             break;
         }
     }
@@ -327,53 +332,86 @@ needs_escape(PyObject *s)
     return 0;
 }
 
+/* What JSON writes after a backslash for each character it escapes (u: \u00xx), 0 for the
+ * others (the characters past the backslash, 92, are none of them) */
+static const char ESCAPE[256] = {
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'b', 't', 'n', 'u',
+    'f', 'r', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u',
+    'u', 'u', 'u', 'u', 'u', 'u', 'u', 'u', 0, 0, '"', 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, '\\',
+};
+
+/* c as JSON writes it in a string, at w: where the next character goes */
+static inline char *
+escaped_char(char *w, Py_UCS1 c)
+{
+    char e = ESCAPE[c];
+    if (e == 0) {
+        *w++ = (char)c;
+        return w;
+    }
+    *w++ = '\\';
+    *w++ = e;
+    if (e == 'u') {
+        *w++ = '0';
+        *w++ = '0';
+        *w++ = "0123456789abcdef"[c >> 4];
+        *w++ = "0123456789abcdef"[c & 0xf];
+    }
+    return w;
+}
+
+/* characters of a string escaped at once (room is made for each of them at its longest) */
+#define ESCAPE_CHUNK 4096
+
 /* The JSON text of s, a string of one byte a character, into o's buffer: what
  * encode_basestring(s) gives (its escapes: \" \\ \n \r \t \b \f, and \u00xx for the
- * other control characters), written here run by run (that function counts the text's
- * length in one pass over it and writes it in a second, into a str this would copy) */
+ * other control characters), written here in one pass (that function counts the text's
+ * length in one pass over it and writes it in a second, into a str this would copy):
+ * eight characters at a time where none of them is escaped (a log line's runs of words),
+ * one at a time by a table where one is (a structured trace's record: a quote every few
+ * characters) */
 static int
 put_bytes_string(Out o, PyObject *s)
 {
     const Py_UCS1 *p = PyUnicode_1BYTE_DATA(s);
     Py_ssize_t n = PyUnicode_GET_LENGTH(s), i = 0;
-    if (out_room(o, n + 2) < 0) {
+    if (out_room(o, 1) < 0) {
         return -1;
     }
     o->buf[o->len++] = '"';
-    for (;;) {
-        Py_ssize_t j = first_special(p, i, n);
-        /* (room for the run, the longest escape and the closing quote) */
-        if (out_room(o, j - i + 7) < 0) {
+    while (i < n) {
+        Py_ssize_t stop = Py_MIN(n, i + ESCAPE_CHUNK);
+        if (out_room(o, (stop - i) * 6) < 0) {
             return -1;
         }
         char *w = o->buf + o->len;
-        memcpy(w, p + i, (size_t)(j - i));
-        w += j - i;
-        if (j == n) {
-            *w++ = '"';
-            o->len = w - o->buf;
-            break;
+        while (i + 8 <= stop) {
+            uint64_t x;
+            memcpy(&x, p + i, 8);
+            if (!any_special(x)) {
+                memcpy(w, &x, 8);
+                w += 8;
+                i += 8;
+                continue;
+            }
+            for (int k = 0; k < 8; k++) {
+                w = escaped_char(w, p[i++]);
+            }
         }
-        Py_UCS1 c = p[j];
-        *w++ = '\\';
-        switch (c) {
-        case '"': *w++ = '"'; break;
-        case '\\': *w++ = '\\'; break;
-        case '\n': *w++ = 'n'; break;
-        case '\r': *w++ = 'r'; break;
-        case '\t': *w++ = 't'; break;
-        case '\b': *w++ = 'b'; break;
-        case '\f': *w++ = 'f'; break;
-        default:
-            *w++ = 'u';
-            *w++ = '0';
-            *w++ = '0';
-            *w++ = "0123456789abcdef"[c >> 4];
-            *w++ = "0123456789abcdef"[c & 0xf];
+        while (i < stop) {
+            w = escaped_char(w, p[i++]);
         }
         o->len = w - o->buf;
-        i = j + 1;
     }
+    if (out_room(o, 1) < 0) {
+        return -1;
+    }
+    o->buf[o->len++] = '"';
     if (!PyUnicode_IS_ASCII(s)) {
         o->high = 1;
     }
