@@ -45,7 +45,7 @@ class _Decoder:
             return Decoded("malformed", (), "bad")
         if raw == "skip":
             return Decoded("unrecognized")
-        events: Any = [f"ev{lineno}.{i}" for i in range(int(raw))]
+        events: Any = tuple(f"ev{lineno}.{i}" for i in range(int(raw)))
         return Decoded("recognized", events)
 
 

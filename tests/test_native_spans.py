@@ -25,6 +25,7 @@ from recompile_doctor.parsers._line_text import line_text
 from recompile_doctor.parsers._spans import (
     NATIVE_ENV,
     PYTHON,
+    after_lines_py,
     chosen,
     line_end_py,
     line_spans_py,
@@ -51,13 +52,22 @@ def test_the_c_module_is_built_where_it_is_expected() -> None:
 def test_native_0_chooses_the_python_functions(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(NATIVE_ENV, "0")
     assert chosen() == PYTHON
-    assert (line_spans_py, line_text, line_end_py, skip_prefixed_py, newlines_py, False) == PYTHON
+    assert (
+        line_spans_py,
+        line_text,
+        line_end_py,
+        skip_prefixed_py,
+        newlines_py,
+        after_lines_py,
+        False,
+    ) == PYTHON
     monkeypatch.delenv(NATIVE_ENV)
     assert chosen().native is (NATIVE is not None)
     if NATIVE is not None:
         assert chosen().line_spans is NATIVE.line_spans
         assert chosen().skip_prefixed is NATIVE.skip_prefixed
         assert chosen().newlines is NATIVE.newlines
+        assert chosen().after_lines is NATIVE.after_lines
 
 
 #: the bytes lines are made of (a bare CR and invalid UTF-8 among them)
@@ -137,6 +147,41 @@ def test_the_c_newline_count_is_the_python_one(
     assert NATIVE.newlines(bytes(data), a, b) == newlines_py(data, a, b)
 
 
+@needs_native
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=buffers(),
+    pos=st.integers(0, 900),
+    end=st.integers(0, 900),
+    k=st.integers(0, 40),
+)
+def test_the_c_line_k_lines_on_is_the_python_one(
+    case: tuple[bytearray, int, int, list[int]], pos: int, end: int, k: int
+) -> None:
+    data = case[0]
+    want = after_lines_py(data, pos, end, k)
+    assert NATIVE.after_lines(data, pos, end, k) == want
+    assert NATIVE.after_lines(bytes(data), pos, end, k) == want
+
+
+def test_the_line_k_lines_on_starts_past_the_kth_newline() -> None:
+    data = b"ab\n\ncd\r\nef"
+    for pos, end, k, want in [
+        (0, len(data), 0, 0),
+        (0, len(data), 1, 3),
+        (0, len(data), 2, 4),
+        (0, len(data), 3, 8),
+        (0, len(data), 4, -1),
+        (4, len(data), 1, 8),
+        (0, 3, 1, 3),
+        (0, 2, 1, -1),  # (the newline past the end is not counted)
+        (9, 3, 0, 9),
+    ]:
+        assert after_lines_py(data, pos, end, k) == want, (pos, end, k)
+        if NATIVE is not None:
+            assert NATIVE.after_lines(data, pos, end, k) == want, (pos, end, k)
+
+
 def test_newlines_are_counted_in_the_span_only() -> None:
     data = bytearray(b"\n\nab\ncd\r\n\n" + b"x" * 300 + b"\n")
     for a, b, want in [
@@ -203,6 +248,10 @@ def test_a_long_line_is_cut_where_the_python_cuts_it() -> None:
         (lambda n: n.line_spans(bytearray(b"a\n"), -1, 2, []), ValueError),
         (lambda n: n.newlines(bytearray(b"a\n"), -1, 2), ValueError),
         (lambda n: n.newlines(bytearray(b"a\n"), 0), TypeError),
+        (lambda n: n.after_lines(b"a\n", 0, 2, -1), ValueError),
+        (lambda n: n.after_lines(b"a\n", -1, 2, 1), ValueError),
+        (lambda n: n.after_lines(b"a\n", 0, 2), TypeError),
+        (lambda n: n.after_lines("a\n", 0, 2, 1), TypeError),
         (lambda n: n.newlines("a\n", 0, 2), TypeError),
         (lambda n: n.line_spans(bytearray(b"a\n"), 0, 2, (0,)), TypeError),
         (lambda n: n.line_spans(bytearray(b"a\n"), 0, 2, [-3]), ValueError),

@@ -108,20 +108,25 @@ _LINE_BYTES = st.lists(
     st.dictionaries(st.integers(1, 40), st.integers(0, 3), min_size=1, max_size=5),
     st.integers(1, 9),
     st.booleans(),
+    st.booleans(),
 )
 def test_context_by_blocks_is_the_line_by_line_context(
-    pieces: list[bytes], bom: bytes, wanted: dict[int, int], block: int, gz: bool
+    pieces: list[bytes], bom: bytes, wanted: dict[int, int], block: int, gz: bool, py: bool
 ) -> None:
     """GIVEN any bytes (CR, CRLF, invalid UTF-8, lines longer than the limit, a last line
     without its end, a UTF-8 BOM, gzip or not), WHEN the lines around some wanted lines are
-    read by counting line ends in tiny blocks, THEN they are what reading every line gives."""
+    read by counting line ends in tiny blocks (with the C byte work or the Python), THEN
+    they are what reading every line gives."""
     import gzip
     import tempfile
 
     from recompile_doctor.parsers import _reader
+    from recompile_doctor.parsers._spans import NATIVE_ENV
 
     data = bom + b"".join(pieces)
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        if py:
+            mp.setenv(NATIVE_ENV, "0")
         mp.setattr(_reader, "_AROUND_BLOCK", block)
         limit_line_bytes(mp, 8)
         p = Path(tmp) / ("a.log.gz" if gz else "a.log")

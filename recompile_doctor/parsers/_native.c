@@ -270,6 +270,34 @@ newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(k);
 }
 
+/* after_lines(data, pos, end, k) -> int: where the line k lines after the one starting at
+ * pos starts (pos for k = 0): just past the k-th newline of data[pos:end]; -1 when there
+ * are fewer */
+static PyObject *
+after_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char *const names[] = {"pos", "end", "k"};
+    Py_ssize_t idx[3];
+    Py_buffer view;
+    if (open_args(args, nargs, 4, "after_lines(data, pos, end, k)", NULL, names, 3, idx,
+                  &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t pos = idx[0], end = idx[1], k = idx[2];
+    const char *buf = (const char *)view.buf;
+    for (; k > 0; k--) {
+        const char *nl = pos < end ? memchr(buf + pos, '\n', (size_t)(end - pos)) : NULL;
+        if (nl == NULL) {
+            pos = -1;
+            break;
+        }
+        pos = nl - buf + 1;
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(pos);
+}
+
 /* Objects of slotted classes made without __init__: recompile_doctor/slotted.py's maker, in
  * C.  The maker there is Python written out per class (a slot setter called per field):
  * some 7,000 instructions for an event (1,700 here, its call and freeing included), which
@@ -741,6 +769,8 @@ static PyMethodDef methods[] = {
      "line_end(data, pos, end) -> where the line starting at pos ends"},
     {"newlines", (PyCFunction)(void (*)(void))newlines, METH_FASTCALL,
      "newlines(data, start, end) -> the newlines in data[start:end]"},
+    {"after_lines", (PyCFunction)(void (*)(void))after_lines, METH_FASTCALL,
+     "after_lines(data, pos, end, k): where the line k lines after pos's starts (-1: fewer)"},
     {"skip_prefixed", (PyCFunction)(void (*)(void))skip_prefixed, METH_FASTCALL,
      "skip_prefixed(data, pos, end, prefix) -> (pos, lines) past the lines starting with "
      "prefix"},

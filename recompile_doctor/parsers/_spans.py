@@ -1,6 +1,7 @@
 """The fast path's byte work: where each candidate line starts and ends, how many lines lie
 between candidates, a line's text, where a line ends, the lines a decoder lets pass by
-their first bytes, the newlines of a span -- in Python here, and in C (``_native.c``) where that module is built.
+their first bytes, the newlines of a span, where the line some lines on starts (the lines
+around the evidence) -- in Python here, and in C (``_native.c``) where that module is built.
 
 Done with ``bytearray.find``, ``rfind`` and ``count``, each of these is a method call that
 parses its arguments as a tuple: about 2,500 instructions, against a few dozen for the
@@ -52,17 +53,28 @@ def line_spans_py(data: bytearray, start: int, end: int, cands: list[int]) -> li
     return out
 
 
-def line_end_py(data: bytearray, pos: int, end: int) -> int:
+def line_end_py(data: bytes | bytearray, pos: int, end: int) -> int:
     """Where the line starting at ``pos`` ends: its newline, or ``end``."""
     nl = data.find(_NL, pos, end)
     return end if nl < 0 else nl
 
 
-def newlines_py(data: bytearray, start: int, end: int) -> int:
+def newlines_py(data: bytes | bytearray, start: int, end: int) -> int:
     """The newlines in ``data[start:end]`` (the lines the scanner passes after a buffer's
     last candidate, those of the part before a worker's own: ``bytearray.count`` reads a
     byte at a time, the C ``memchr`` a line)."""
     return data.count(_NL, start, end)
+
+
+def after_lines_py(data: bytes | bytearray, pos: int, end: int, k: int) -> int:
+    """Where the line ``k`` lines after the one starting at ``pos`` starts (``pos`` for 0):
+    just past the ``k``-th newline of ``data[pos:end]``; -1 when there are fewer."""
+    for _ in range(k):
+        nl = data.find(_NL, pos, end)
+        if nl < 0:
+            return -1
+        pos = nl + 1
+    return pos
 
 
 def skip_prefixed_py(data: bytearray, pos: int, end: int, prefix: bytes) -> tuple[int, int]:
@@ -80,15 +92,16 @@ class ByteWork(NamedTuple):
 
     line_spans: LineSpans
     line_text: LineText
-    line_end: Callable[[bytearray, int, int], int]
+    line_end: Callable[[bytes | bytearray, int, int], int]
     skip_prefixed: Callable[[bytearray, int, int, bytes], tuple[int, int]]
-    newlines: Callable[[bytearray, int, int], int]
+    newlines: Callable[[bytes | bytearray, int, int], int]
+    after_lines: Callable[[bytes | bytearray, int, int, int], int]
     native: bool
 
 
 #: the Python functions
 PYTHON: Final = ByteWork(
-    line_spans_py, line_text, line_end_py, skip_prefixed_py, newlines_py, False
+    line_spans_py, line_text, line_end_py, skip_prefixed_py, newlines_py, after_lines_py, False
 )
 
 
@@ -114,5 +127,11 @@ def chosen() -> ByteWork:
     if mod is None:
         return PYTHON
     return ByteWork(
-        mod.line_spans, mod.line_text, mod.line_end, mod.skip_prefixed, mod.newlines, True
+        mod.line_spans,
+        mod.line_text,
+        mod.line_end,
+        mod.skip_prefixed,
+        mod.newlines,
+        mod.after_lines,
+        True,
     )
