@@ -293,24 +293,24 @@ any_special(uint64_t x)
     return ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) != 0;
 }
 
-/* Where the first character at or after i of the n bytes at p (one a character) that JSON
- * escapes is: n if none is */
-static Py_ssize_t
-first_special(const Py_UCS1 *p, Py_ssize_t i, Py_ssize_t n)
+/* Whether any of the n bytes at p (one a character) is one JSON escapes */
+static int
+has_special(const Py_UCS1 *p, Py_ssize_t n)
 {
+    Py_ssize_t i = 0;
     for (; i + 8 <= n; i += 8) { /* (eight at a time) */
         uint64_t x;
         memcpy(&x, p + i, 8);
         if (any_special(x)) {
-            break;
+            return 1;
         }
     }
     for (; i < n; i++) {
         if (SPECIAL(p[i])) {
-            return i;
+            return 1;
         }
     }
-    return n;
+    return 0;
 }
 
 /* Whether json's encode_basestring would change s's characters */
@@ -321,7 +321,7 @@ needs_escape(PyObject *s)
     int kind = PyUnicode_KIND(s);
     const void *data = PyUnicode_DATA(s);
     if (kind == PyUnicode_1BYTE_KIND) {
-        return first_special((const Py_UCS1 *)data, 0, n) < n;
+        return has_special((const Py_UCS1 *)data, n);
     }
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
@@ -709,20 +709,18 @@ level_and_step(PyObject *const *args, Py_ssize_t i, Py_ssize_t *level)
     return 0;
 }
 
-/* the length of the last text written: the room the next one starts with (a report's
- * texts come in runs of one kind, an event after another; a string grown from nothing is
- * copied at every quarter it grows by) */
-static Py_ssize_t last_length = 0;
+/* the room a text's buffer starts with when no kept one is there (it doubles as it grows,
+ * and the biggest, up to 1 MB, is kept for the next text) */
+#define FIRST_ROOM 256
 
 /* The text of the values (n of them) with the pieces (n + 1, or none) around them */
 static PyObject *
 written(PyObject *pieces, PyObject *const *values, Py_ssize_t n, Py_ssize_t level,
         PyObject *step, PyObject *fallback)
 {
-    Py_ssize_t room = last_length + last_length / 4 + 16;
     OutText text_out;
     Out out = &text_out;
-    if (out_open(out, room) < 0) {
+    if (out_open(out, FIRST_ROOM) < 0) {
         return NULL;
     }
     for (Py_ssize_t i = 0; i <= n; i++) {
@@ -732,11 +730,7 @@ written(PyObject *pieces, PyObject *const *values, Py_ssize_t n, Py_ssize_t leve
             return NULL;
         }
     }
-    PyObject *text = out_finish(out);
-    if (text != NULL) {
-        last_length = Py_MIN(PyUnicode_GET_LENGTH(text), 1 << 16);
-    }
-    return text;
+    return out_finish(out);
 }
 
 static int native_json_init(void);
