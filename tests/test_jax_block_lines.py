@@ -49,3 +49,19 @@ def test_type_difference_is_what_the_pattern_reads(line: str, stripped: bool) ->
     s = line.strip() if stripped else line
     m = _TYPE_DIFF_RE.match(s)
     assert type_difference(s) == (None if m is None else (m["what"], m["new"], m["old"]))
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.lists(
+        st.sampled_from(["f32[]", "http", "https://", "s://", "x", " ", "\t", "/a"]), max_size=6
+    ).map("".join)
+)
+@example("f32[]{weak_type=True} https://docs.jax.dev/en/latest/type_promotion.html")
+@example("f32[] htt")
+def test_a_type_loses_its_weak_type_link_as_the_pattern_takes_it(value: str) -> None:
+    # GIVEN any type text, with or without a link in it WHEN its link is taken off
+    # THEN it is what the pattern's substitution gives (only values with "http" run it)
+    from recompile_doctor.parsers.jax import _WEAK_HINT_RE, strip_weak_hint
+
+    assert strip_weak_hint(value) == _WEAK_HINT_RE.sub("", value).strip()

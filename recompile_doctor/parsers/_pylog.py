@@ -186,6 +186,53 @@ def _glog_stamp_slow(month_day: str, time: str) -> float | None:
         return None
 
 
+#: the first character of a logger's name in :data:`_LEVEL_FIRST_RE` (``[A-Za-z_]``)
+_NAME_FIRST: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+
+
+def _level_and_logger(head: str) -> tuple[str, str] | None:
+    """(level, logger) of ``LEVEL:logger`` (a line's text up to its second colon), as
+    :data:`_LEVEL_FIRST_RE` reads them with no time stamp between; None when the logger's
+    name is not of its form (``[A-Za-z_][\\w.\\-]*``: word characters are what
+    ``str.isalnum`` says, and "_")."""
+    k = head.find(":")
+    name = head[k + 1 :]
+    if not name or name[0] not in _NAME_FIRST:
+        return None
+    rest = name[1:].replace(".", "").replace("-", "").replace("_", "")
+    if rest and not rest.isalnum():
+        return None
+    return _LEVELS[head[:k]], name
+
+
+#: a log's few ``LEVEL:logger`` heads, read once each
+_level_and_logger_memo: Final = memo(_level_and_logger)
+
+
+def level_first_unstamped(line: str) -> PyLog | None:
+    """What :data:`_LEVEL_FIRST_RE` reads of a line ``LEVEL:logger:[lineno:[ ]]message``
+    with no time stamp after the level (``logging.basicConfig()``'s default, most of a JAX
+    DEBUG log), read with ``str`` methods, its head (level and logger) remembered: a third
+    of the pattern's time, its groups included; None for a line of any other form, the
+    pattern's to read (a digit after the level may begin a stamp).  ``line`` begins with
+    one of :data:`_LEVEL_FIRST_STARTS`."""
+    j = line.find(":", line.find(":") + 1)
+    if j < 0:
+        return None
+    head = _level_and_logger_memo(line[:j])
+    if head is None:
+        return None
+    e = j + 1
+    # ``(?:\d+: ?)?``: the line number JAX's own handler prints (decimal digits, as \d)
+    d = e
+    n = len(line)
+    while d < n and line[d].isdecimal():
+        d += 1
+    if d > e and line.startswith(":", d):
+        e = d + 2 if line.startswith(" ", d + 1) else d + 1
+    return PyLog(None, "none", head[0], head[1], line[e:])
+
+
 def split_pylog(line: str) -> PyLog:
     """The prefix of ``line`` (Python logging, JAX's handler, absl/glog, TF C++) and the
     message after it; a line without a known prefix is all message."""
@@ -200,6 +247,9 @@ def split_pylog(line: str) -> PyLog:
             name = m["name"] or m["name2"]
             return PyLog(secs, "local", _LEVELS[lvl], name, line[m.end() :])
     elif c in "DIWECF" and line.startswith(_LEVEL_FIRST_STARTS):
+        plain = level_first_unstamped(line)
+        if plain is not None:
+            return plain
         m = _LEVEL_FIRST_RE.match(line)
         if m is not None:
             ts = m["ts"]

@@ -253,7 +253,10 @@ def call_site(site: str) -> str | None:
 
 
 def strip_weak_hint(value: str) -> str:
-    """Remove the weak-type URL that JAX glues to the end of a type."""
+    """Remove the weak-type URL that JAX glues to the end of a type (a type without "http"
+    in it has none: no pattern is run over it)."""
+    if "http" not in value:
+        return value.strip()
     return _WEAK_HINT_RE.sub("", value).strip()
 
 
