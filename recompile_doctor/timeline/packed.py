@@ -1,21 +1,25 @@
 """A sequence kept packed: what the timeline holds one of per compilation (cache lookups,
 framework reasons, notes) takes a few bytes of memory an item instead of a few hundred.
 
-Items are appended one at a time; every :data:`PACK_CHUNK` of them are pickled together and
-compressed (log lines repeat most of their words, so a chunk shrinks ten times or more), and
-unpacked again, a chunk at a time, whenever the sequence is read.  The first
-:data:`PLAIN_CHUNKS` chunks stay as they are: a sequence of a few thousand items is never
-packed, and the analyses that pass over a long one many times unpack only its rest.  Packed
-chunks are kept in an anonymous temporary file (:mod:`.blobs`), not in memory: what a
-sequence holds in memory does not grow with its length (a chunk's place, 70 bytes for 1,024
-items), and a run of a million compilations does not hold 25 MB of packed reasons and
+Items are appended one at a time; every :data:`PACK_CHUNK` of them are encoded together
+(by ``marshal``, or pickled) and unpacked again, a chunk at a time, whenever the sequence is
+read.  The first :data:`PLAIN_CHUNKS` chunks stay as they are: a sequence of a few thousand
+items is never packed, and the analyses that pass over a long one many times unpack only its
+rest.  Packed chunks are kept in an anonymous temporary file (:mod:`.blobs`), not in memory:
+what a sequence holds in memory does not grow with its length (a chunk's place, 70 bytes for
+1,024 items), and a run of a million compilations does not hold 25 MB of packed reasons and
 lookups.
+
+The chunks are not compressed.  zlib at its fastest level shrank them 18 times, but it was
+4 % of the instructions of the reading of a compile-heavy JAX log (the parent's, which is
+the longer path), and what it saved is small beside what the report's events spool writes
+to the same temporary folder uncompressed: 4.5 MB of packed chunks against 9.8 MB of events
+for 24 MB of JAX log (:mod:`.spool`).
 """
 
 from __future__ import annotations
 
 import marshal
-import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar, overload
 
@@ -25,7 +29,7 @@ from recompile_doctor.timeline.pickled import dumps, loads
 
 T = TypeVar("T")
 
-#: items pickled and compressed together
+#: items encoded together
 PACK_CHUNK = 1024
 #: chunks at the start of a sequence kept unpacked (2 x 1,024 items, a MB or so: with 16
 #: the reasons, lookups and notes of a compile-heavy JAX log held 27 MB more for 2% less
@@ -46,7 +50,7 @@ def sequence_eq(self: Sequence[Any], other: object) -> bool:
 
 
 class Packed(Sequence[T]):
-    """A list that packs its items in compressed chunks once there are many.
+    """A list that packs its items in encoded chunks once there are many.
 
     Equal to any sequence holding equal items in the same order.
     """
@@ -179,7 +183,7 @@ _EVENTS = b"E"
 
 
 def _pack(items: list[T], rows: type | None = None) -> bytes:
-    """A chunk's items, compressed: as columns by ``marshal`` when they are all of the
+    """A chunk's items, encoded: as columns by ``marshal`` when they are all of the
     class ``rows`` (named tuples, or strings) and hold only values marshal writes (their
     types kept: a bool stays a bool), else pickled."""
     if rows is not None and all(type(x) is rows for x in items):
@@ -188,11 +192,11 @@ def _pack(items: list[T], rows: type | None = None) -> bytes:
         except ValueError:  # (a value marshal does not write)
             pass
         else:
-            return _COLUMNS + zlib.compress(data, 1)
+            return _COLUMNS + data
     events = _events_data(items)
     if events is not None:
-        return _EVENTS + zlib.compress(events, 1)
-    return _PICKLED + zlib.compress(dumps(items), 1)
+        return _EVENTS + events
+    return _PICKLED + dumps(items)
 
 
 def _events_data(items: list[Any]) -> bytes | None:
@@ -229,7 +233,7 @@ def _events_data(items: list[Any]) -> bytes | None:
         return None
 
 
-def _events_items(data: bytes) -> list[Any]:
+def _events_items(data: bytes | memoryview) -> list[Any]:
     """The items :func:`_events_data` encoded."""
     from recompile_doctor.parsers._event_codec import decode
 
@@ -244,7 +248,7 @@ def _unpack(data: list[T] | Blob, rows: type | None = None) -> list[T]:
     if isinstance(data, list):
         return data
     got = Blobs.get(data)
-    body = zlib.decompress(memoryview(got)[1:])
+    body = memoryview(got)[1:]
     if got[:1] == _PICKLED:
         return loads(body)
     if got[:1] == _EVENTS:

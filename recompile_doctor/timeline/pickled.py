@@ -22,7 +22,7 @@ def dumps(items: list[Any]) -> bytes:
     return buf.getvalue()
 
 
-def loads(data: bytes) -> list[Any]:
+def loads(data: bytes | memoryview) -> list[Any]:
     """The items :func:`dumps` pickled."""
     items: list[Any] = pickle.loads(data)
     return items
