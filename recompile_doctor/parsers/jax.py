@@ -499,8 +499,11 @@ class JaxDecoder:
     #: work evenly grows with the size, the parent's fixed work weighing less (at 0.06,
     #: the worker had 2.91 G against 2.82 at 24 MB, 4.06 against 3.64 at 32 MB): at 48 MB,
     #: parent and worker 5.45 and 6.17 G at 0.08, 5.51 and 6.05 at 0.1, 5.64 and 5.80 at
-    #: 0.14, 5.70 and 5.69 at 0.16, 5.76 and 5.54 at 0.18
-    PARENT_SHARE: ClassVar[float] = 0.16
+    #: 0.14, 5.70 and 5.69 at 0.16, 5.76 and 5.54 at 0.18; once an unstamped prefix was read
+    #: without a pattern and packed chunks were no longer compressed, 5.04 and 5.76 at 0.11,
+    #: 5.19 and 5.44 at 0.16, 5.24 and 5.31 at 0.18, 5.27 and 5.25 at 0.19, 5.30 and 5.17
+    #: at 0.2
+    PARENT_SHARE: ClassVar[float] = 0.19
 
     def __init__(self, path: str) -> None:
         self.path = path

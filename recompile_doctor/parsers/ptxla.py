@@ -167,8 +167,10 @@ class PtxlaDecoder:
     #: and 1.61 at 0.22; once a worker's events were encoded and made faster, 1.48 and 1.43
     #: at 0.22, 1.47 and 1.45 at 0.21).  Counted since on 48 MB, a size read by two
     #: processes (from 32 MiB on; the even split grows with the size, as JAX's): 2.46 and
-    #: 2.95 G at 0.21, 2.59 and 2.76 at 0.26, 2.68 and 2.66 at 0.29
-    PARENT_SHARE: ClassVar[float] = 0.29
+    #: 2.95 G at 0.21, 2.59 and 2.76 at 0.26, 2.68 and 2.66 at 0.29; once packed chunks
+    #: were no longer compressed, 2.42 and 2.66 at 0.29, 2.51 and 2.55 at 0.32, 2.54 and
+    #: 2.52 at 0.33, 2.56 and 2.48 at 0.34
+    PARENT_SHARE: ClassVar[float] = 0.33
 
     def __init__(self, path: str) -> None:
         self.path = path
