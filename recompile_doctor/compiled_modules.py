@@ -87,6 +87,7 @@ COMPILED = (
     "recompile_doctor.timeline.types",
     "recompile_doctor.timeline.table",
     "recompile_doctor.timeline.packed",
+    "recompile_doctor.timeline.reason_facts",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor import rules
-from recompile_doctor.analyses.recompile import bracketed_dims
+from recompile_doctor.timeline.reason_facts import bracketed_dims
 from tests.conftest import examples
 
 #: the form of a type, as a pattern: what ``type_parts`` reads by hand

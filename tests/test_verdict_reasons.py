@@ -18,6 +18,8 @@ of the cause held in a list.
 
 from __future__ import annotations
 
+import dataclasses
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -34,11 +36,12 @@ from recompile_doctor.analyses.recompile import (
     recompilations,
     verdicts,
 )
-from recompile_doctor.model import Evidence, Finding
+from recompile_doctor.model import Evidence, Finding, ValueChange
 from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.rules import RULES, cause_rank
-from recompile_doctor.timeline import packed
+from recompile_doctor.timeline import column, packed
 from recompile_doctor.timeline.builder import TimelineBuilder
+from recompile_doctor.timeline.reason_facts import NOTHING_GREW, ReasonFacts, grown_arguments
 from recompile_doctor.timeline.types import Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,6 +114,51 @@ def test_packed_reasons_give_the_same_findings_and_causes(
     plain_tl = _timeline(path)
     assert diagnose(packed_tl, Options()) == diagnose(plain_tl, Options())
     assert recompilation_causes(packed_tl, Options()) == recompilation_causes(plain_tl, Options())
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_facts_taken_as_reasons_came_are_those_of_the_reasons(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a fixture log's timeline, its reasons packed, and the same with the builder's
+    # numbers in a file from the first one on (column.SPILL_AFTER 1)
+    tl = _packed_timeline(path, monkeypatch)
+    with monkeypatch.context() as mp:
+        mp.setattr(column, "SPILL_AFTER", 1)
+        spilled = _timeline(path)
+    # THEN what the builder took of each reason as it came is what the reasons say
+    assert tl.reason_facts is not None and spilled.reason_facts is not None
+    read = ReasonFacts.of(r for r, _ in tl.reasons)
+    assert tl.reason_facts == read == spilled.reason_facts
+    assert [tl.reason_facts.fact(i) for i in range(len(read))] == [
+        (r.rule, r.span.source, r.span.line, bool(r.changes), grown_arguments(r.changes))
+        for r, _ in tl.reasons
+    ]
+    assert pickle.loads(pickle.dumps(spilled.reason_facts)) == read
+    # AND the findings and causes made from them are those made from the reasons read back
+    unkept = dataclasses.replace(tl, reason_facts=None)
+    assert diagnose(tl, Options()) == diagnose(unkept, Options())
+    assert recompilation_causes(tl, Options()) == recompilation_causes(unkept, Options())
+
+
+def test_grown_arguments_are_those_no_dimension_of_which_shrank() -> None:
+    # GIVEN changes of shapes, types and values WHEN the grown arguments are read THEN only
+    # those whose dimensions all stayed or grew, one grew, in as many dimensions, count
+    def ch(what: str, old: str | None, new: str | None) -> ValueChange:
+        return ValueChange("f", what, old, new)
+
+    assert grown_arguments(
+        [
+            ch("a", "f32[1,4]", "f32[2,4]"),
+            ch("b", "f32[3,4]", "f32[2,4]"),
+            ch("c", "f32[3]", "f32[3,1]"),
+            ch("d", "f32[3]", "f32[3]"),
+            ch("e", "0.1", "0.2"),
+            ch("f", None, "f32[4]"),
+            ch("g", "(4, 1)", "i8[5, 1]"),
+        ]
+    ) == frozenset({"a"})
+    assert grown_arguments([]) is grown_arguments([ch("b", "f32[3]", "f32[2]")]) is NOTHING_GREW
 
 
 evidence_line = st.builds(

@@ -38,6 +38,7 @@ from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.name_set import NameSet
 from recompile_doctor.timeline.packed import sequence_eq
+from recompile_doctor.timeline.reason_facts import NOTHING_GREW
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, is_eager
 from recompile_doctor.timeline.types import ReasonsAt
 from recompile_doctor.wording import counted, plural
@@ -227,61 +228,6 @@ def _ordered(rules: Iterable[str]) -> tuple[str, ...]:
     return got
 
 
-#: shape text -> its dimensions (a run's reasons repeat a few shapes)
-_DIMS: Final[dict[str, tuple[int, ...] | None]] = {}
-
-
-def _dims(shape: str | None) -> tuple[int, ...] | None:
-    text = shape or ""
-    if text in _DIMS:
-        return _DIMS[text]
-    dims: tuple[int, ...] | None = None
-    inner = bracketed_dims(text)
-    if inner is not None:
-        try:
-            dims = tuple(int(x) for x in inner.split(",") if x.strip())
-        except ValueError:
-            dims = None
-    return kept(_DIMS, text, dims)
-
-
-def bracketed_dims(text: str) -> str | None:
-    """What the first ``[...]`` of ``text`` that holds nothing but decimal digits, commas
-    and blanks holds (``f32[32,16]`` -> ``32,16``), or None.  (String methods, not a
-    pattern's search: in a log of growing shapes every reason brings new shapes.)"""
-    i = text.find("[")
-    while i >= 0:
-        j = text.find("]", i + 1)
-        if j < 0:
-            return None
-        inner = text[i + 1 : j]
-        if inner.replace(",", "").isdecimal() or all(
-            c.isdecimal() or c.isspace() or c == "," for c in inner
-        ):
-            return inner
-        i = text.find("[", i + 1)
-    return None
-
-
-def _grown_arguments(r: RecompileReason) -> frozenset[str]:
-    """The arguments whose shape ``r`` says grew (no dimension smaller, one larger)."""
-    grown: set[str] = set()
-    for ch in r.changes:
-        old, new = _dims(ch.old), _dims(ch.new)
-        if (
-            old is not None
-            and new is not None
-            and len(old) == len(new)
-            and new != old
-            and all(n >= o for n, o in zip(new, old, strict=True))
-        ):
-            grown.add(ch.what)
-    return frozenset(grown) if grown else _NOTHING_GREW
-
-
-_NOTHING_GREW: frozenset[str] = frozenset()
-
-
 def _growing(grown_seq: Iterable[frozenset[str]]) -> Iterator[int]:
     """Indexes (into ``grown_seq``: per recompilation of one function, the arguments whose
     shape grew) of recompilations where an argument keeps growing: the same argument's
@@ -357,17 +303,18 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     growing = numbers("B", len(after))  # 1: its function's shapes keep growing there
     growth = _Growth()
     attached = tl.reasons_by_compilation()
-    all_reasons = tl.reasons
+    # (what is read of each reason, taken by the timeline as it came: the reasons themselves
+    # are not read back)
+    facts = tl.facts_of_reasons()
     for k, cid in enumerate(after):
         said: list[str] = []
-        grown = _NOTHING_GREW
+        grown = NOTHING_GREW
         for i in attached.of(cid):
-            r = all_reasons[i][0]
-            named_rule = r.rule
+            named_rule, source, line, changed, grown_here = facts.fact(i)
             if named_rule and named_rule not in _NOT_CAUSES:
-                out.take_reason(i, r, named_rule)
+                out.take_reason(i, named_rule, source, line, changed)
                 said.append(named_rule)
-                grown = grown | _grown_arguments(r)
+                grown = grown | grown_here
         out.reasons_end[k] = len(out.reason_at)
         log_rules = _ordered(said)
         named[k] = out.number(log_rules)
@@ -495,17 +442,17 @@ class Verdicts(Sequence[Verdict]):
     def __len__(self) -> int:
         return self._given
 
-    def take_reason(self, i: int, r: RecompileReason, rule: str) -> None:
-        """The reason ``r`` (its rule ``rule``), at place ``i`` of the timeline's reasons,
-        is one of the next verdict's."""
+    def take_reason(self, i: int, rule: str, source: str, line: int, changed: bool) -> None:
+        """The reason at place ``i`` of the timeline's reasons (its rule, input and line, and
+        whether it names changes) is one of the next verdict's."""
         self.reason_at.append(i)
-        fact = (rule, r.span.source, bool(r.changes))
+        fact = (rule, source, changed)
         got = self._fact_number.get(fact)
         if got is None:
             got = self._fact_number[fact] = len(self._facts)
             self._facts.append(fact)
         self._reason_fact.append(got)
-        self._reason_line.append(r.span.line)
+        self._reason_line.append(line)
 
     def reason_facts(self, k: int) -> Iterator[tuple[int, str, str, int, bool]]:
         """Verdict ``k``'s reasons, each as (its place in reason_at, its rule, input, line,

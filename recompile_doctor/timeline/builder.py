@@ -40,6 +40,7 @@ from recompile_doctor.timeline.column import Spilled, array_codec
 from recompile_doctor.timeline.compile_ids import IdIndex
 from recompile_doctor.timeline.names import elided_match
 from recompile_doctor.timeline.packed import Packed
+from recompile_doctor.timeline.reason_facts import ReasonFacts
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from recompile_doctor.timeline.table import (
     CACHE_CODES,
@@ -249,6 +250,8 @@ class TimelineBuilder:
         self._reasons: Packed[RecompileReason] = Packed()
         #: the compilation of each reason (NO_COMPILATION)
         self._reason_ids: _Numbers = array("q")
+        #: what the analysis of recompilations reads of each reason (taken as it comes)
+        self._reason_facts = ReasonFacts()
         #: where each kind of note, and each rule of reason, is (Timeline.note_index)
         self._note_index: dict[str, _Numbers] = {}
         self._reason_index: dict[str | None, _Numbers] = {}
@@ -422,6 +425,7 @@ class TimelineBuilder:
         in a temporary file from now on (a number each: see :mod:`.column`)."""
         blobs = self._numbers = Blobs("recompile-doctor-numbers-")
         self._reason_ids = Spilled.of(self._reason_ids, _POSITIONS, blobs)
+        self._reason_facts.spill(blobs)
         for k, at in self._note_index.items():
             self._note_index[k] = Spilled.of(at, _POSITIONS, blobs)
         for rule, at in self._reason_index.items():
@@ -623,6 +627,7 @@ class TimelineBuilder:
         process, or to the one under way when the framework names its compile id."""
         index = len(self._reasons)
         self._add_position(self._reason_index, ev.rule, index)
+        self._reason_facts.append(ev)
         c = proc.current
         if ev.key.compile_id is not None:
             same = self._same((ev.key.framework, ev.span.rank, ev.key.compile_id), proc)
@@ -741,6 +746,7 @@ class TimelineBuilder:
             reason_index=self._reason_index,
             loads_tallied=self._tally,
             lookups_tallied=self._store_tally,
+            reason_facts=self._reason_facts,
         )
 
     def _finish_compilations(self) -> CompilationTable:

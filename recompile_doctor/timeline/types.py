@@ -13,6 +13,7 @@ from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason,
 from recompile_doctor.model import Compilation, Event
 from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.packed import sequence_eq
+from recompile_doctor.timeline.reason_facts import ReasonFacts
 from recompile_doctor.timeline.table import CompilationTable
 
 
@@ -288,6 +289,9 @@ class Timeline:
     #: the lookups counted per store as they were added (None: :meth:`store_tally` passes
     #: over them)
     lookups_tallied: StoreTally | None = None
+    #: what the analysis of recompilations reads of each reason, taken as they were added
+    #: (None: :meth:`facts_of_reasons` reads the reasons)
+    reason_facts: ReasonFacts | None = None
 
     def load_tally(self) -> LoadTally:
         """What the analyses ask of the loads as a whole (:class:`LoadTally`)."""
@@ -320,6 +324,14 @@ class Timeline:
         if self.reason_index is None:
             return [r for r, _ in self.reasons if r.rule == rule]
         return ReasonsAt(self.reasons, self.reason_index.get(rule, ()))
+
+    def facts_of_reasons(self) -> ReasonFacts:
+        """Each reason's rule, input, line, whether it names changes and the arguments it
+        says grew (:class:`~recompile_doctor.timeline.reason_facts.ReasonFacts`), without
+        reading the reasons where the builder kept them."""
+        if self.reason_facts is not None:
+            return self.reason_facts
+        return ReasonFacts.of(r for r, _ in self.reasons)
 
     def reasons_by_compilation(self) -> ReasonPlaces:
         """Where the reasons attached to each compilation are in :attr:`reasons`, in log
