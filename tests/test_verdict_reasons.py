@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -159,6 +160,49 @@ def test_grown_arguments_are_those_no_dimension_of_which_shrank() -> None:
         ]
     ) == frozenset({"a"})
     assert grown_arguments([]) is grown_arguments([ch("b", "f32[3]", "f32[2]")]) is NOTHING_GREW
+
+
+def _shape_dims(text: str | None) -> tuple[int, ...] | None:
+    """The dimensions of the first ``[...]`` of ``text`` holding only decimal digits, commas
+    and blanks (the plain reading)."""
+    m = regex.search(r"\[([\d,\s]*)\]", text or "")
+    try:
+        return None if m is None else tuple(int(x) for x in m.group(1).split(",") if x.strip())
+    except ValueError:
+        return None
+
+
+shape_text = st.one_of(
+    st.none(),
+    st.builds(
+        lambda dtype, ds, sep: f"{dtype}[{sep.join(str(d) for d in ds)}]",
+        st.sampled_from(["f32", "i8", "bf16"]),
+        st.lists(st.integers(0, 12), max_size=3),
+        st.sampled_from([",", ", "]),
+    ),
+    st.text(alphabet="f32[],0123 ", max_size=10),
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from("abc"), shape_text, shape_text), max_size=5))
+def test_grown_arguments_are_the_plain_readings(
+    changes: list[tuple[str, str | None, str | None]],
+) -> None:
+    # GIVEN changes of shapes, of texts with brackets, of no shape WHEN the grown arguments
+    # are read THEN they are those the plain reading of each shape's dimensions finds
+    want = set()
+    for what, old_text, new_text in changes:
+        old, new = _shape_dims(old_text), _shape_dims(new_text)
+        if (
+            old is not None
+            and new is not None
+            and len(old) == len(new)
+            and new != old
+            and all(n >= o for n, o in zip(new, old, strict=True))
+        ):
+            want.add(what)
+    got = grown_arguments([ValueChange("f", w, o, n) for w, o, n in changes])
+    assert got == frozenset(want)
 
 
 evidence_line = st.builds(

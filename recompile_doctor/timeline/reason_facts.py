@@ -35,19 +35,22 @@ NOTHING_GREW: Final[frozenset[str]] = frozenset()
 
 #: shape text -> its dimensions (a run's reasons repeat a few shapes)
 _DIMS: Final[dict[str, tuple[int, ...] | None]] = {}
+#: what :data:`_DIMS` gives for a text it does not hold (no shape has a negative dimension)
+_UNSEEN: Final[tuple[int, ...]] = (-1,)
 
 
 def dims(shape: str | None) -> tuple[int, ...] | None:
     """The dimensions of a shape's text (``f32[32,16]`` -> ``(32, 16)``), None when it has
     none (see :func:`bracketed_dims`)."""
     text = shape or ""
-    if text in _DIMS:
-        return _DIMS[text]
-    got: tuple[int, ...] | None = None
+    got = _DIMS.get(text, _UNSEEN)
+    if got is not _UNSEEN:
+        return got
+    got = None
     inner = bracketed_dims(text)
     if inner is not None:
         try:
-            got = tuple(int(x) for x in inner.split(",") if x.strip())
+            got = tuple([int(x) for x in inner.split(",") if x.strip()])
         except ValueError:
             got = None
     return kept(_DIMS, text, got)
@@ -74,17 +77,21 @@ def bracketed_dims(text: str) -> str | None:
 def grown_arguments(changes: Iterable[ValueChange]) -> frozenset[str]:
     """The arguments whose shape these changes say grew (no dimension smaller, one
     larger)."""
-    grown: set[str] = set()
+    grown: list[str] | None = None
     for ch in changes:
-        old, new = dims(ch.old), dims(ch.new)
-        if (
-            old is not None
-            and new is not None
-            and len(old) == len(new)
-            and new != old
-            and all(n >= o for n, o in zip(new, old, strict=True))
-        ):
-            grown.add(ch.what)
+        old_text, new_text = ch.old, ch.new
+        if old_text is None or new_text is None or old_text == new_text:
+            continue  # (no shape, or the same one: nothing grew)
+        old, new = dims(old_text), dims(new_text)
+        if old is None or new is None or len(old) != len(new) or new == old:
+            continue
+        for k in range(len(new)):
+            if new[k] < old[k]:
+                break
+        else:
+            if grown is None:
+                grown = []
+            grown.append(ch.what)
     return frozenset(grown) if grown else NOTHING_GREW
 
 
