@@ -144,3 +144,20 @@ def test_the_builders_kept_key_is_an_equal_copy_with_its_names_interned() -> Non
 
 
 _FIELDS = ("framework", "function", "module", "graph_hash", "cache_key", "compile_id", "eager")
+
+
+def test_the_builder_asked_for_the_same_key_object_again_gives_the_same_copy() -> None:
+    # GIVEN a builder asked for a key, then for another, then for the first object again,
+    # and again once its table of keys was emptied
+    builder = TimelineBuilder()
+    a = CompileKey("jax", "".join(["st", "ep"]), "jit_step")
+    b = CompileKey("jax", "other", "jit_other")
+    kept_a = builder._key(a)
+    assert builder._key(a) is kept_a  # (the last key asked: no fields read)
+    kept_b = builder._key(b)
+    assert kept_b == b and kept_b is not kept_a
+    # THEN each ask gives the kept copy of the key asked, whichever was asked last
+    assert builder._key(a) is kept_a and builder._key(b) is kept_b
+    builder._keys.clear()
+    again = builder._key(a)
+    assert again == a and builder._key(a) is again and builder._key(b) == b

@@ -269,6 +269,12 @@ class TimelineBuilder:
         #: once, like OneCopy's strings: keys that hold a compile id are all different)
         #: (by their fields: :data:`_key_fields`)
         self._keys: dict[tuple[object, ...], CompileKey] = {}
+        #: the key :meth:`_key` was last asked for, and what it gave (the events of one
+        #: compilation mostly carry the very same key object: a decoder's table of keys and
+        #: the handover's give one object for one key; JAX 84 % of the asks, PyTorch/XLA
+        #: 55 %): no fields read, no tuple hashed
+        self._last_key: CompileKey | None = None
+        self._last_kept: CompileKey | None = None
         #: one copy of each recent distinct line and cache entry a compilation keeps: a run
         #: that recompiles the same signature again and again repeats the very same line
         self._one_copy = OneCopy()
@@ -377,6 +383,9 @@ class TimelineBuilder:
 
     def _key(self, key: CompileKey) -> CompileKey:
         """The one kept copy of ``key`` (its names interned)."""
+        last = self._last_kept
+        if key is self._last_key and last is not None:
+            return last
         keys = self._keys
         fields = _key_fields(key)
         got = keys.get(fields)
@@ -391,6 +400,8 @@ class TimelineBuilder:
                     None if key.module is None else sys.intern(key.module),
                 ),
             )
+        self._last_key = key
+        self._last_kept = got
         return got
 
     def _kept(self, ev: _Kept) -> _Kept:
@@ -722,6 +733,7 @@ class TimelineBuilder:
         uncacheable = frozenset([i for i in range(len(flags)) if flags[i] & _UNCACHEABLE])
         self._drop_compile_ids()
         self._keys.clear()
+        self._last_key = self._last_kept = None
         for p in self._procs:
             p.open.clear()
         comps = self._finish_compilations()
