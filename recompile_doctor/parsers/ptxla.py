@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, MutableMapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Final
+from typing import Any, ClassVar, Final
 
 from recompile_doctor.events import (
     CacheLookup,
@@ -108,7 +108,7 @@ class _Block:
         self.rules = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class _Graph:
     """What one PyTorch/XLA compile report says of its graph."""
 
@@ -118,6 +118,33 @@ class _Graph:
     outputs: int | None
     name: str | None
     frames: tuple[tuple[str, str, int], ...]  # (function, file, line), innermost first
+
+    def __init__(
+        self,
+        cause: str | None = None,
+        graph_hash: str | None = None,
+        inputs: int | None = None,
+        outputs: int | None = None,
+        name: str | None = None,
+        frames: tuple[tuple[str, str, int], ...] = (),
+    ) -> None:
+        # (written out, as the __init__ of _Block is: the one dataclasses writes runs
+        # interpreted in the compiled build, 8,850 instructions a graph; defaults, as mypyc
+        # makes an object without arguments first when it copies one)
+        object.__setattr__(self, "cause", cause)
+        object.__setattr__(self, "graph_hash", graph_hash)
+        object.__setattr__(self, "inputs", inputs)
+        object.__setattr__(self, "outputs", outputs)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "frames", frames)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (made again from its fields: in the compiled build a copy or an unpickled one
+        # would set its fields through the frozen class's __setattr__, which refuses)
+        return (
+            _Graph,
+            (self.cause, self.graph_hash, self.inputs, self.outputs, self.name, self.frames),
+        )
 
     @property
     def user_frame(self) -> tuple[str, str, int] | None:
