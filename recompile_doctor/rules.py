@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 from recompile_doctor.model import Severity
+from recompile_doctor.slotted import remade_from_fields
 
 RuleId = Literal[
     "cache-disabled",
@@ -86,6 +87,9 @@ class Rule:
         if framework is None:
             return self.advice
         return self.advice_by_framework.get(framework, self.advice)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
 
 
 _RULES = (

@@ -26,6 +26,16 @@ T = TypeVar("T")
 _SLOTTED: dict[type, tuple[Any, ...] | None] = {}
 
 
+def remade_from_fields(obj: Any) -> tuple[Any, ...]:
+    """What ``__reduce__`` gives for a frozen dataclass of a compiled module (its own
+    ``__reduce__`` calls this): its class, called again with its fields' values in order.
+    (mypyc gives such a class a state setter that sets each field through the frozen
+    class's ``__setattr__``, which refuses: a copy or an unpickled object failed with
+    ``FrozenInstanceError`` in the compiled build.)  Only for classes whose ``__init__``
+    takes every field, in order."""
+    return (type(obj), tuple(getattr(obj, f.name) for f in dataclasses.fields(obj)))
+
+
 def slot_setters(cls: type) -> tuple[Any, ...] | None:
     """``(field name, its slot's setter)`` for each field of the slotted dataclass ``cls``,
     in the order of its fields; None for any other class."""

@@ -3,11 +3,8 @@ fixture rendered from the documented formats and on each message form."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 import glob
 import json
-import pickle
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from recompile_doctor.events import (
     RecompileReason,
 )
 from recompile_doctor.parsers import ParseCounter, detect_format, parse_log
-from recompile_doctor.parsers.ptxla import PtxlaDecoder, _Graph, sniff
+from recompile_doctor.parsers.ptxla import PtxlaDecoder, sniff
 from tests.conftest import examples
 
 ROOT = Path(__file__).resolve().parent.parent / "fixtures"
@@ -184,14 +181,3 @@ def test_other_frameworks_logs_do_not_sniff_as_ptxla(path: str) -> None:
 )
 def test_garbage_never_raises(prefixes: list[str], texts: list[str]) -> None:
     _decode([p + t for p, t in zip(prefixes, texts, strict=False)])
-
-
-def test_a_graph_is_copied_and_pickled_whole() -> None:
-    # GIVEN a compile report's graph (a frozen class: in the compiled build too)
-    g = _Graph("user mark_step", "abc", 2, 1, None, (("step", "train.py", 9),))
-    # WHEN it is copied or pickled THEN the copy equals it and stays frozen
-    for got in (copy.copy(g), copy.deepcopy(g), pickle.loads(pickle.dumps(g))):
-        assert got == g and type(got) is _Graph
-        with pytest.raises((dataclasses.FrozenInstanceError, AttributeError)):
-            got.cause = "x"  # type: ignore[misc]
-    assert _Graph() == _Graph(None, None, None, None, None, ())

@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice, pairwise
-from typing import Final, NamedTuple, TypeVar, overload
+from typing import Any, Final, NamedTuple, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
     CompileDiff,
@@ -34,6 +34,7 @@ from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
+from recompile_doctor.slotted import remade_from_fields
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.name_set import NameSet
@@ -198,6 +199,9 @@ class Verdict:
         if self.consequence:
             note += " (constants computed from the shape changed with it)"
         return note
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
 
 
 #: rules a framework reports that are not the cause of one recompilation

@@ -11,12 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from recompile_doctor.bounded import kept
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.slotted import remade_from_fields
 
 _ENTRY_RE: Final = lazy_re(r"^(?P<cid>\d+/\d+): (?P<text>.*)$", re.S)
 _SIZE_RE: Final = lazy_re(
@@ -42,6 +43,9 @@ class GuardFailure:
 
     entry: str  # the compile id of the cache entry ("0/1")
     text: str  # the guard text after "N/M: ", first line only
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
 
 
 def split_entry(reason: str) -> GuardFailure | None:

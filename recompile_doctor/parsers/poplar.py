@@ -15,6 +15,7 @@ from typing import Any, Final, cast
 from recompile_doctor.bounded import kept
 from recompile_doctor.parsers._lazy_re import LazyRe, lazy_re
 from recompile_doctor.parsers._prefixes import safe_float, safe_int
+from recompile_doctor.slotted import remade_from_fields
 
 
 def _int(text: str) -> int:
@@ -40,6 +41,9 @@ class Malformed:
     kind: str
     expected: str
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
+
 
 _HEX = r"[0-9a-fA-F]{1,16}"
 _EXEC_PATH = r"\S+?\.(?:poplar_exec|xla_engine(?:\.poplar_exec)?)"
@@ -53,6 +57,9 @@ class Message:
     module: str | None
     hash: str | None
     detail: dict[str, Any]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
 
 
 Builder = Callable[["re.Match[str]"], Message]
@@ -70,6 +77,9 @@ class _Spec:
     #: the commonest shape read by str methods first: what the pattern and ``build`` would
     #: give (a ValueError as there), or None to let them read it
     fast: Callable[[str], Message | None] | None = None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
 
 
 def _file_hash(path: str) -> str | None:

@@ -52,8 +52,6 @@ from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._tuples import new_event, new_span, recognized
-
-# detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.ptxla_detect import (  # noqa: F401
     _COMPILE,
     _POST,
@@ -63,6 +61,9 @@ from recompile_doctor.parsers.ptxla_detect import (  # noqa: F401
     PTXLA,
     sniff,
 )
+
+# detection's half of the format (the registry entry and sniff are this module's names too)
+from recompile_doctor.slotted import remade_from_fields
 
 #: each prefix ends with, and holds once, these words: a line starts with a prefix exactly
 #: when its text up to their first occurrence is one
@@ -139,12 +140,7 @@ class _Graph:
         object.__setattr__(self, "frames", frames)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # (made again from its fields: in the compiled build a copy or an unpickled one
-        # would set its fields through the frozen class's __setattr__, which refuses)
-        return (
-            _Graph,
-            (self.cause, self.graph_hash, self.inputs, self.outputs, self.name, self.frames),
-        )
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
 
     @property
     def user_frame(self) -> tuple[str, str, int] | None:

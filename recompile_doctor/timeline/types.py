@@ -6,11 +6,12 @@ import heapq
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Generic, NamedTuple, TypeVar, overload
+from typing import Any, Final, Generic, NamedTuple, TypeVar, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CacheLookup, FrameworkNote, RecompileReason, Span
 from recompile_doctor.model import Compilation, Event
+from recompile_doctor.slotted import remade_from_fields
 from recompile_doctor.timeline.column import numbers
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.reason_facts import ReasonFacts
@@ -111,6 +112,14 @@ class StoreTally:
         lookups hit, missed or wrote."""
         return {store: dict(counts) for store, counts in self._by_store.items()}
 
+    def __eq__(self, other: object) -> bool:
+        # (by its counts, as a timeline is compared: a copy equals it)
+        if not isinstance(other, StoreTally):
+            return NotImplemented
+        return self._by_store == other._by_store
+
+    __hash__ = None  # type: ignore[assignment]
+
 
 T = TypeVar("T")
 
@@ -126,6 +135,10 @@ class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
     def __init__(self, items: Sequence[T], ids: Sequence[int]) -> None:
         self._items = items
         self._ids = ids
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (a compiled class is copied by making one without arguments: this one needs them)
+        return (Attributed, (self._items, self._ids))
 
     def __len__(self) -> int:
         return len(self._items)
@@ -175,6 +188,10 @@ class At(Sequence[T]):
         self._items = items
         self._at = at
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (a compiled class is copied by making one without arguments: this one needs them)
+        return (At, (self._items, self._at))
+
     def __len__(self) -> int:
         return len(self._at)
 
@@ -214,6 +231,10 @@ class ReasonsAt(At[RecompileReason]):
         # otherwise is read whole, once)
         items = reasons.items if isinstance(reasons, Attributed) else [r for r, _ in reasons]
         super().__init__(items, at)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (its reasons as the timeline keeps them: the ids are not read)
+        return (ReasonsAt, (Attributed(self._items, ()), self._at))
 
 
 class ReasonPlaces:
@@ -354,6 +375,9 @@ class Timeline:
             out.setdefault(key, []).append(i)
         return out
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
+
 
 @dataclass(frozen=True, slots=True)
 class ProcessInfo:
@@ -369,6 +393,9 @@ class ProcessInfo:
     version: str | None = None
     cache_configured: bool = False
     config_span: Span | None = None  # the line that set the flags
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return remade_from_fields(self)  # (a copy in the compiled build: see there)
 
 
 own_abc_checks(Attributed, At, ReasonsAt)  # (a compiled build's classes: see there)
