@@ -7,10 +7,13 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+if TYPE_CHECKING:
+    from recompile_doctor.timeline.types import Timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -174,3 +177,16 @@ def limit_line_bytes(mp: pytest.MonkeyPatch, limit: int) -> None:
 
     for module in (_line_text, _reader, _scan):
         mp.setattr(module, "MAX_LINE_BYTES", limit)
+
+
+def timeline_of(*paths: Path) -> Timeline:
+    """The timeline of the logs at ``paths`` (each read whole, its format found), as the
+    analyses get it."""
+    from recompile_doctor.parsers import ParseCounter, parse_log
+    from recompile_doctor.timeline import TimelineBuilder
+
+    b = TimelineBuilder(None)
+    for path in paths:
+        for ev in parse_log(str(path), ParseCounter(str(path)), fold=True):
+            b.feed(ev)
+    return b.finish()

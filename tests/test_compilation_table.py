@@ -40,13 +40,12 @@ from recompile_doctor.analyses.recompile import _growing, _Growth, recompilation
 from recompile_doctor.api import summarize
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import Compilation
-from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.reports import render
-from recompile_doctor.timeline import TimelineBuilder, column, function_key
+from recompile_doctor.timeline import column, function_key
 from recompile_doctor.timeline.column import Spilled
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, Lazy
 from recompile_doctor.timeline.types import Timeline
-from tests.conftest import JAX_RUN
+from tests.conftest import JAX_RUN, timeline_of
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted(
@@ -55,14 +54,6 @@ LOGS = sorted(
     for p in (ROOT / "fixtures" / fw).rglob("*.log")
     if p.is_file()
 )
-
-
-def _timeline(*paths: Path) -> Timeline:
-    b = TimelineBuilder(None)
-    for path in paths:
-        for ev in parse_log(str(path), ParseCounter(str(path)), fold=True):
-            b.feed(ev)
-    return b.finish()
 
 
 @contextmanager
@@ -245,7 +236,7 @@ def _rows_read_back(rows: list[dict[str, Any]], spilled: bool, early_spilled: bo
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
 @pytest.mark.usefixtures("_earlier_objects_frozen")
 def test_no_compilation_object_is_held(path: Path) -> None:
-    tl = _timeline(path)
+    tl = timeline_of(path)
     assert _held_compilations() == 0
     assert len(tl.compilations) == len(list(tl.compilations))
     with analyze(path) as report:
@@ -361,9 +352,9 @@ def test_function_keys_are_remembered_for_recent_modules_only() -> None:
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_the_columns_give_what_the_objects_give(path: Path) -> None:
-    _check_columns_against_objects(_timeline(path))
+    _check_columns_against_objects(timeline_of(path))
     with _spilling():
-        _check_columns_against_objects(_timeline(path))
+        _check_columns_against_objects(timeline_of(path))
 
 
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: str(p.relative_to(ROOT)))
@@ -387,8 +378,8 @@ def test_the_columns_give_what_the_objects_give_across_runs() -> None:
     for p in LOGS:
         by_fw[p.relative_to(ROOT / "fixtures").parts[0]].append(p)
     for paths in by_fw.values():
-        _check_columns_against_objects(_timeline(*paths[:3]))
-        _check_columns_against_objects(_timeline(*reversed(paths[:3])))
+        _check_columns_against_objects(timeline_of(*paths[:3]))
+        _check_columns_against_objects(timeline_of(*reversed(paths[:3])))
 
 
 @given(
@@ -543,7 +534,7 @@ def test_a_long_run_keeps_its_numbers_in_files_too() -> None:
 
     # GIVEN a JAX run with reasons and recompilations, read with everything spilled at once
     with _spilling():
-        tl = _timeline(JAX_RUN)
+        tl = timeline_of(JAX_RUN)
         # THEN the reasons' compilations, the places of each rule and note, the
         # recompilations' ids and the verdicts' numbers are spilled columns
         assert isinstance(tl.reasons, Attributed) and isinstance(tl.reasons.ids, Spilled)
@@ -555,7 +546,7 @@ def test_a_long_run_keeps_its_numbers_in_files_too() -> None:
         # AND they give what the plain ones give, iterated as indexed
         spilled = [v.rules for v in verdicts]
         assert list(verdicts) == [verdicts[k] for k in range(len(verdicts))]
-    plain_verdicts = _verdicts(_timeline(JAX_RUN), Options())
+    plain_verdicts = _verdicts(timeline_of(JAX_RUN), Options())
     assert isinstance(plain_verdicts.reasons_end, array)
     assert spilled == [v.rules for v in plain_verdicts]
     assert list(plain_verdicts) == [plain_verdicts[k] for k in range(len(plain_verdicts))]
@@ -599,7 +590,7 @@ def test_first_rules_are_those_of_the_verdicts(path: Path) -> None:
     from recompile_doctor.analyses.recompile import verdicts
     from recompile_doctor.join import join_dumps
 
-    tl = _timeline(path)
+    tl = timeline_of(path)
     vs = verdicts(tl, Options(join_dumps(tl, [])))
     made = list(vs)
     assert list(vs.first_rules()) == [(v.compilation.id, v.rules[0]) for v in made if v.rules]
@@ -633,7 +624,7 @@ def test_the_plots_rows_from_the_columns_are_those_of_the_compilations(spilled: 
 
     with _spilling() if spilled else nullcontext():
         for path in LOGS:
-            table = _timeline(path).compilations
+            table = timeline_of(path).compilations
             rows = plot_rows(table)
             # THEN the rows made from the columns on each pass are those of the objects,
             # by iteration, index and slice
@@ -651,7 +642,7 @@ def test_spilled_modules_numbered_by_sorting_are_those_numbered_by_table() -> No
 
     with _spilling():
         for path in LOGS:
-            table = _timeline(path).compilations
+            table = timeline_of(path).compilations
             modules = [c.module for c in table]
             firsts = list(dict.fromkeys(modules))
             # WHEN numbered with one distinct module held (by sorting, the column read

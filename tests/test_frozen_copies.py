@@ -29,12 +29,11 @@ import pytest
 from recompile_doctor.analyses import Options
 from recompile_doctor.analyses.recompile import verdicts
 from recompile_doctor.compiled_modules import COMPILED
-from recompile_doctor.parsers import ParseCounter, parse_log, poplar
+from recompile_doctor.parsers import poplar
 from recompile_doctor.parsers._torch_guards import split_entry
 from recompile_doctor.parsers.ptxla import _Graph
 from recompile_doctor.rules import RULES
-from recompile_doctor.timeline import TimelineBuilder
-from recompile_doctor.timeline.types import Timeline
+from tests.conftest import timeline_of
 
 JAX_LOG = next((Path(__file__).resolve().parent.parent / "fixtures" / "jax").glob("*/run.log"))
 
@@ -58,15 +57,8 @@ def test_every_frozen_dataclass_of_a_compiled_module_makes_itself_again() -> Non
     assert [c.__qualname__ for c in found if "__reduce__" not in vars(c)] == []
 
 
-def _timeline() -> Timeline:
-    b = TimelineBuilder(None)
-    for ev in parse_log(str(JAX_LOG), ParseCounter(str(JAX_LOG)), fold=True):
-        b.feed(ev)
-    return b.finish()
-
-
 def _objects() -> list[Any]:
-    tl = _timeline()
+    tl = timeline_of(JAX_LOG)
     found = verdicts(tl, Options())
     assert tl.processes and len(found) > 0, "the JAX fixture has processes and recompilations"
     return [

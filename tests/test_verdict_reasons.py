@@ -38,12 +38,11 @@ from recompile_doctor.analyses.recompile import (
     verdicts,
 )
 from recompile_doctor.model import Evidence, Finding, ValueChange
-from recompile_doctor.parsers import ParseCounter, parse_log
 from recompile_doctor.rules import RULES, cause_rank
 from recompile_doctor.timeline import column, packed
-from recompile_doctor.timeline.builder import TimelineBuilder
 from recompile_doctor.timeline.reason_facts import NOTHING_GREW, ReasonFacts, grown_arguments
 from recompile_doctor.timeline.types import Timeline
+from tests.conftest import timeline_of
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted(
@@ -54,22 +53,15 @@ LOGS = sorted(
 )
 
 
-def _timeline(path: Path) -> Timeline:
-    b = TimelineBuilder(None)
-    for ev in parse_log(str(path), ParseCounter(str(path)), fold=True):
-        b.feed(ev)
-    return b.finish()
-
-
 def _packed_timeline(path: Path, monkeypatch: pytest.MonkeyPatch) -> Timeline:
     with monkeypatch.context() as mp:
         mp.setattr(packed, "PACK_CHUNK", 2)
         mp.setattr(packed, "PLAIN_CHUNKS", 0)
-        return _timeline(path)
+        return timeline_of(path)
 
 
 def test_the_fixtures_have_reasons_to_read_and_packed(monkeypatch: pytest.MonkeyPatch) -> None:
-    n = sum(1 for p in LOGS for v in verdicts(_timeline(p), Options()) if v.reasons)
+    n = sum(1 for p in LOGS for v in verdicts(timeline_of(p), Options()) if v.reasons)
     assert n >= 10
     shown = [repr(_packed_timeline(p, monkeypatch).reasons._items) for p in LOGS]  # type: ignore[attr-defined]
     assert any(" 0 chunks packed" not in s for s in shown)
@@ -112,7 +104,7 @@ def test_packed_reasons_give_the_same_findings_and_causes(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     packed_tl = _packed_timeline(path, monkeypatch)
-    plain_tl = _timeline(path)
+    plain_tl = timeline_of(path)
     assert diagnose(packed_tl, Options()) == diagnose(plain_tl, Options())
     assert recompilation_causes(packed_tl, Options()) == recompilation_causes(plain_tl, Options())
 
@@ -126,7 +118,7 @@ def test_the_facts_taken_as_reasons_came_are_those_of_the_reasons(
     tl = _packed_timeline(path, monkeypatch)
     with monkeypatch.context() as mp:
         mp.setattr(column, "SPILL_AFTER", 1)
-        spilled = _timeline(path)
+        spilled = timeline_of(path)
     # THEN what the builder took of each reason as it came is what the reasons say
     assert tl.reason_facts is not None and spilled.reason_facts is not None
     read = ReasonFacts.of(r for r, _ in tl.reasons)
@@ -236,7 +228,7 @@ def test_capped_wants_exactly_the_lines_it_would_keep(lines: list[Evidence]) -> 
 
 
 def test_reasons_at_reads_each_place_it_names() -> None:
-    tl = _timeline(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
+    tl = timeline_of(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
     everything = [r for r, _ in tl.reasons]
     assert len(everything) >= 4
     at = ReasonsAt(tl.reasons, (3, 0, 2))
@@ -256,7 +248,7 @@ def test_a_verdict_writes_its_note_when_read_in_each_case() -> None:
     from recompile_doctor.analyses._common import CompileDiff
     from recompile_doctor.analyses.recompile import Verdict
 
-    tl = _timeline(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
+    tl = timeline_of(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
     v = next(v for v in verdicts(tl, Options()) if v.reasons)
     prev, c, reasons = v.previous, v.compilation, v.reasons
     said = "history f32[1,4] → f32[2,4] at capture.py:164"
@@ -382,7 +374,7 @@ def test_findings_gathered_one_verdict_at_a_time_are_those_of_every_verdict_held
 ) -> None:
     from recompile_doctor.analyses.recompile import diagnose_recompilations
 
-    tl = _timeline(path)
+    tl = timeline_of(path)
     assert diagnose_recompilations(tl, Options()) == _findings_holding_every_verdict(tl, Options())
 
 
@@ -391,7 +383,7 @@ def test_verdicts_are_made_when_read_and_not_held() -> None:
 
     from recompile_doctor.analyses.recompile import Verdict
 
-    tl = _timeline(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
+    tl = timeline_of(ROOT / "fixtures" / "jax" / "growing_shape" / "run.log")
     vs = verdicts(tl, Options())
     assert len(vs) >= 3
     every = list(vs)

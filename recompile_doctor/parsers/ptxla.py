@@ -52,6 +52,8 @@ from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import file_basename
 from recompile_doctor.parsers._tuples import new_event, new_span, recognized
+
+# detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.ptxla_detect import (  # noqa: F401
     _COMPILE,
     _POST,
@@ -61,8 +63,6 @@ from recompile_doctor.parsers.ptxla_detect import (  # noqa: F401
     PTXLA,
     sniff,
 )
-
-# detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.slotted import remade_from_fields
 
 #: each prefix ends with, and holds once, these words: a line starts with a prefix exactly
@@ -169,8 +169,8 @@ def _read_frame(body: str) -> tuple[str, str, int] | None:
     return None if m is None else (m["fn"], m["file"], int(m["line"]))
 
 
-# (a run's blocks repeat their frames, counts and causes, and a graph's hash as often as it
-# runs: each distinct line is matched once, not once per block)
+# (a run's blocks repeat their frames and counts, and a graph's hash as often as it runs:
+# each distinct line is matched once, not once per block)
 _graph_info: Final = memo(_read_graph_info)
 _frame: Final = memo(_read_frame)
 
