@@ -24,6 +24,7 @@ from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _scan, parse_log
 from recompile_doctor.parsers import logs as logs_module
 from recompile_doctor.parsers._scan import FindMatcher, regex_literals
 from recompile_doctor.parsers.poplar import ANCHOR_RE
+from recompile_doctor.parsers.ptxla_detect import _PREFIXES as _PTXLA_PREFIXES
 from tests.conftest import examples, limit_line_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,6 +193,132 @@ def test_fast_path_matches_plain_path_on_generated_logs(
             assert _run(path, fast=True, engine=engine, fmt=fmt) == plain
 
 
+#: PyTorch/XLA's analysis blocks: their prefixes, what their lines hold (rules, a line cut
+#: at the limit, invalid UTF-8, CRs), and the lines between them
+_BLOCK_HEADS = [b"Compilation Analysis: ", b"Execution Analysis: ", b"Post Compilation Analysis: "]
+_BLOCK_BODIES = [
+    b"=" * 80,
+    b"=====",
+    b"====",
+    b"Compilation Cause",
+    b"  user torch_xla.sync",
+    b"Graph Info: ",
+    b"  Graph Hash: 6c1d8f0b",
+    b"  Number of Graph Inputs: 6",
+    b"Python Frame Triggered Execution: ",
+    b"  train_loop (/tmp/train.py:24)",
+    b"-" * 20,
+    b"  \xff\xfe bad",
+    b"  \xe2\x82",
+    b"\r",
+    b"  " + b"w" * 60,
+    b"",
+]
+_BETWEEN = [
+    b"step 1 loss 0.3",
+    b"",
+    b"Computation hash: 1f3b",
+    b"Counter: CachedCompile",
+    b"  Value: 3",
+]
+
+
+@st.composite
+def block_logs(draw: st.DrawFn) -> bytes:
+    lines: list[bytes] = []
+    for _ in range(draw(st.integers(1, 10))):
+        head = draw(st.sampled_from(_BLOCK_HEADS))
+        if draw(st.booleans()):
+            lines.append(head + b"=" * 80)
+        for body in draw(st.lists(st.sampled_from(_BLOCK_BODIES), max_size=14)):
+            # (now and then a line of another block's prefix: it ends the one under way)
+            other = draw(st.integers(0, 9)) == 0
+            lines.append((draw(st.sampled_from(_BLOCK_HEADS)) if other else head) + body)
+        lines.extend(draw(st.lists(st.sampled_from(_BETWEEN), max_size=3)))
+    end = draw(st.sampled_from([b"\n", b"\r\n", b"\r\r\n"]))
+    return end.join(lines) + draw(st.sampled_from([b"", end]))
+
+
+@settings(
+    max_examples=examples(int(os.environ.get("FASTPATH_EXAMPLES", "150"))),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(data=block_logs(), chunk=st.integers(64, 2048), fmt=st.sampled_from([None, "ptxla"]))
+def test_a_blocks_lines_taken_a_run_at_a_time_are_those_decoded_one_by_one(
+    tmp_path_factory: pytest.TempPathFactory, data: bytes, chunk: int, fmt: str | None
+) -> None:
+    # GIVEN a log of analysis blocks (broken off, interrupted, their lines cut, CRs, bad
+    # bytes), whose lines the fast path hands to the decoder a run at a time
+    path = tmp_path_factory.mktemp("log") / "run.log"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_scan, "CHUNK_BYTES", chunk)
+        limit_line_bytes(mp, 50)
+        # WHEN it is read line by line and by the fast path
+        plain = _run(path, fast=False, fmt=fmt)
+        # THEN the events and counters are the same
+        for engine in ENGINES:
+            assert _run(path, fast=True, engine=engine, fmt=fmt) == plain
+
+
+def test_a_blocks_lines_are_taken_a_run_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # GIVEN a PyTorch/XLA fixture log whose decoder counts the lines it is given one by one
+    from recompile_doctor.parsers import ptxla
+
+    decoded: list[str] = []
+    taken: list[int] = []
+    monkeypatch.setattr(ptxla, "PtxlaDecoder", counting(ptxla.PtxlaDecoder, decoded, taken))
+    fixtures = sorted(FIXTURES.glob("ptxla/**/run.log"))
+    assert fixtures
+    for k, fixture in enumerate(fixtures):
+        # (repeated: past the first lines, which are read to detect the format)
+        path = tmp_path / f"run{k}.log"
+        path.write_bytes(fixture.read_bytes() * 10)
+        # WHEN it is read by the fast path and line by line
+        decoded.clear()
+        taken.clear()
+        fast = _run(path, fast=True, engine="find")
+        fast_calls, fast_taken = len(decoded), sum(taken)
+        decoded.clear()
+        plain = _run(path, fast=False)
+        # THEN both give the same, and the fast path took most of the blocks' lines in
+        # runs, decoding them one by one no more
+        assert fast == plain, fixture
+        block_lines = sum(raw.startswith(_PTXLA_PREFIXES) for raw in decoded)
+        assert fast_taken > block_lines / 2, fixture
+        assert fast_calls + fast_taken <= len(decoded), fixture
+
+
+def counting(real: type, decoded: list[str], taken: list[int] | None = None) -> type:
+    """A wrapper of the decoder class ``real`` (a compiled class cannot be patched) that
+    notes the text of each line it decodes, and the length of each run of lines it is
+    handed to ``collect`` (see Decoder) in ``taken``."""
+
+    class Counting:
+        def __init__(self, path: str) -> None:
+            object.__setattr__(self, "inner", real(path))
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            setattr(self.inner, name, value)
+
+        def decode(self, lineno: int, raw: str) -> Any:
+            decoded.append(raw)
+            return self.inner.decode(lineno, raw)
+
+        def collect(self, lineno: int, bodies: list[str]) -> None:
+            if taken is not None:
+                taken.append(len(bodies))
+            self.inner.collect(lineno, bodies)
+
+    return Counting
+
+
 def _blocks_read(path: Path, size: int | None) -> tuple[list[bytes], int, int]:
     """What :class:`Blocks` gives of ``path`` when told it holds ``size`` bytes: the text of
     each block, and the bytes read and lost."""
@@ -262,26 +389,9 @@ def test_a_trace_payload_no_event_reads_is_counted_undecoded(
     from recompile_doctor.parsers import torch_trace
 
     decoded: list[str] = []
-    real = torch_trace.TorchTraceDecoder
-
-    class Counting:
-        """The decoder, its lines counted (a wrapper: a compiled class cannot be patched)."""
-
-        def __init__(self, path: str) -> None:
-            object.__setattr__(self, "inner", real(path))
-
-        def __getattr__(self, name: str) -> Any:
-            return getattr(self.inner, name)
-
-        def __setattr__(self, name: str, value: Any) -> None:
-            setattr(self.inner, name, value)
-
-        def decode(self, lineno: int, raw: str) -> Any:
-            decoded.append(raw)
-            return self.inner.decode(lineno, raw)
-
     # (the format's decoder is looked up in its module when an input is read)
-    monkeypatch.setattr(torch_trace, "TorchTraceDecoder", Counting)
+    real = torch_trace.TorchTraceDecoder
+    monkeypatch.setattr(torch_trace, "TorchTraceDecoder", counting(real, decoded))
     traces = sorted(FIXTURES.glob("torch/*/trace/*"))
     assert traces
     totals = (0, 0)  # (payload lines decoded by the fast path, all payload lines)

@@ -32,6 +32,7 @@ from recompile_doctor.parsers._spans import (
     native_module,
     newlines_py,
     skip_prefixed_py,
+    take_prefixed_py,
 )
 from tests.conftest import examples
 from tests.test_fastpath import _fixture_logs, _run
@@ -57,6 +58,7 @@ def test_native_0_chooses_the_python_functions(monkeypatch: pytest.MonkeyPatch) 
         line_text,
         line_end_py,
         skip_prefixed_py,
+        take_prefixed_py,
         newlines_py,
         after_lines_py,
         False,
@@ -66,6 +68,7 @@ def test_native_0_chooses_the_python_functions(monkeypatch: pytest.MonkeyPatch) 
     if NATIVE is not None:
         assert chosen().line_spans is NATIVE.line_spans
         assert chosen().skip_prefixed is NATIVE.skip_prefixed
+        assert chosen().take_prefixed is NATIVE.take_prefixed
         assert chosen().newlines is NATIVE.newlines
         assert chosen().after_lines is NATIVE.after_lines
 
@@ -133,6 +136,47 @@ def test_the_c_line_ends_and_skips_are_the_python_ones(
         assert NATIVE.line_end(data, pos, end) == line_end_py(data, pos, end)
         got = NATIVE.skip_prefixed(data, pos, end, prefix)
         assert got == skip_prefixed_py(data, pos, end, prefix)
+
+
+@settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
+@given(
+    case=buffers(),
+    prefix=st.sampled_from([b"", b"a", b"xyz ", b"a\n"]),
+    stop=st.sampled_from([b"", b"a", b"xyz", b"\r", b"\xff"]),
+    limit=st.sampled_from([0, 3, 12, 1 << 20]),
+)
+def test_the_taken_lines_are_the_texts_a_decoder_would_have_cut_from_them(
+    case: tuple[bytearray, int, int, list[int]], prefix: bytes, stop: bytes, limit: int
+) -> None:
+    # GIVEN buffers of lines and a prefix, a stop and a cut
+    data, start, end, _ = case
+    starts = [start] + [i + 1 for i in range(start, end) if data[i] == 10]
+    for pos in starts:
+        # WHEN the lines from a line's start on are taken
+        got = take_prefixed_py(data, pos, end, prefix, stop, limit)
+        # THEN the C takes the same lines and gives the same texts
+        if NATIVE is not None:
+            assert NATIVE.take_prefixed(data, pos, end, prefix, stop, limit) == got
+        if b"\n" in prefix:
+            continue  # (past its line: no decoder's; the C and the Python still agree)
+        # AND each text is what a decoder makes of the line the plain reader gives: its
+        # text stripped of its CRs, after the prefix; the first line not taken starts
+        # otherwise, goes on with the stop, is longer than the cut, or is past the end
+        at, n = pos, 0
+        for body in got[1]:
+            e = line_end_py(data, at, end)
+            assert data.startswith(prefix, at, e) and e - at <= limit
+            assert not data.startswith(stop, at + len(prefix), e)
+            assert body == line_text(data, at, e, limit).rstrip("\r\n")[len(prefix) :]
+            at, n = (end if e == end else e + 1), n + 1
+        assert got[0] == at
+        if at < end:
+            e = line_end_py(data, at, end)
+            assert (
+                not data.startswith(prefix, at, end)
+                or e - at > limit
+                or data.startswith(stop, at + len(prefix), e)
+            )
 
 
 @needs_native
@@ -265,6 +309,12 @@ def test_a_long_line_is_cut_where_the_python_cuts_it() -> None:
         (lambda n: n.line_end(bytearray(b"a\n"), 0), TypeError),
         (lambda n: n.skip_prefixed(bytearray(b"a\n"), 0, 2, "a"), TypeError),
         (lambda n: n.skip_prefixed(bytearray(b"a\n"), 0, -2, b"a"), ValueError),
+        (lambda n: n.take_prefixed(bytearray(b"a\n"), 0, 2, "a", b"=", 9), TypeError),
+        (lambda n: n.take_prefixed(bytearray(b"a\n"), 0, 2, b"a", "=", 9), TypeError),
+        (lambda n: n.take_prefixed(bytearray(b"a\n"), 0, 2, b"a", b"="), TypeError),
+        (lambda n: n.take_prefixed(bytearray(b"a\n"), 0, 2, b"a", b"=", -1), ValueError),
+        (lambda n: n.take_prefixed(bytearray(b"a\n"), -1, 2, b"a", b"=", 9), ValueError),
+        (lambda n: n.take_prefixed("a\n", 0, 2, b"a", b"=", 9), TypeError),
     ],
 )
 def test_the_c_functions_refuse_bad_arguments(call: Any, error: type[Exception]) -> None:

@@ -96,7 +96,19 @@ class Decoder(Protocol):
         ``continuing`` and an attribute ``skips_continued`` is true, a line starting with
         those bytes is counted recognized without a call; ``decode`` must then answer such a
         line "recognized", with no events and no change to its state (as the line-by-line
-        path still calls it)."""
+        path still calls it).
+
+        A decoder whose blocks run on lines of one prefix may let the fast path hand it such
+        lines a run at a time: a class attribute ``COLLECT_STOP`` (bytes), an attribute
+        ``collect_prefix`` (bytes, or None; read while ``continuing``) and a method
+        ``collect(lineno: int, bodies: list[str])``.  While it is ``continuing`` and
+        ``collect_prefix`` is not None, the lines from there on that start with those bytes,
+        go on with anything but ``COLLECT_STOP`` and are not cut (``_line_text.MAX_LINE_BYTES``) are
+        counted recognized and given to ``collect``: the number of the first, and each
+        line's text after the prefix without its trailing CRs (``raw.rstrip("\r\n")`` of
+        what ``decode`` is given, after the prefix; the prefix is ASCII).  ``decode`` must
+        answer each such line "recognized" with no events, and ``collect`` leave the decoder
+        as those ``decode`` calls would, one after the other."""
         ...
 
     def finish(self) -> Iterator[TypedEvent]:

@@ -251,6 +251,67 @@ skip_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nn)", pos, lines);
 }
 
+/* take_prefixed(data, pos, end, prefix, stop, limit) -> (pos, bodies): past the lines from
+ * pos on that start with prefix (bytes) and go on with anything but stop (bytes), none
+ * longer than limit bytes; for each, its text after the prefix without the CRs that end
+ * it, bad bytes replaced (the text line_text gives, stripped of its trailing CRs, after
+ * the prefix) */
+static PyObject *
+take_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    static const char *const names[] = {"pos", "end"};
+    Py_ssize_t idx[2];
+    Py_buffer view;
+    if (nargs != 6 || !PyBytes_Check(args[3]) || !PyBytes_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "take_prefixed(data, pos, end, prefix: bytes, stop: bytes, limit)");
+        return NULL;
+    }
+    Py_ssize_t limit;
+    if (get_index(args[5], "limit", &limit) < 0) {
+        return NULL;
+    }
+    if (open_args(args, 4, 4, "take_prefixed(data, pos, end, prefix, stop, limit)", NULL,
+                  names, 2, idx, &view) < 0) {
+        return NULL;
+    }
+    Py_ssize_t pos = idx[0], end = idx[1];
+    const char *prefix = PyBytes_AS_STRING(args[3]);
+    Py_ssize_t plen = PyBytes_GET_SIZE(args[3]);
+    const char *stop = PyBytes_AS_STRING(args[4]);
+    Py_ssize_t slen = PyBytes_GET_SIZE(args[4]);
+    const char *buf = (const char *)view.buf;
+    PyObject *bodies = PyList_New(0);
+    if (bodies == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    while (pos < end && end - pos >= plen && memcmp(buf + pos, prefix, (size_t)plen) == 0) {
+        Py_ssize_t e = line_end_at(buf, pos, end);
+        Py_ssize_t a = pos + plen;
+        if (e - pos > limit || (e - a >= slen && memcmp(buf + a, stop, (size_t)slen) == 0)) {
+            break; /* a line to decode: cut, or the stop */
+        }
+        Py_ssize_t b = e;
+        while (b > a && buf[b - 1] == '\r') {
+            b--;
+        }
+        /* (a prefix holding a newline ends past its line: no text) */
+        PyObject *text = PyUnicode_DecodeUTF8(buf + a, b > a ? b - a : 0, "replace");
+        if (text == NULL || PyList_Append(bodies, text) < 0) {
+            Py_XDECREF(text);
+            Py_DECREF(bodies);
+            PyBuffer_Release(&view);
+            return NULL;
+        }
+        Py_DECREF(text);
+        pos = e == end ? end : e + 1;
+    }
+    PyBuffer_Release(&view);
+    return Py_BuildValue("(nN)", pos, bodies);
+}
+
 /* newlines(data, start, end) -> int: the newlines in data[start:end] */
 static PyObject *
 newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -774,6 +835,9 @@ static PyMethodDef methods[] = {
     {"skip_prefixed", (PyCFunction)(void (*)(void))skip_prefixed, METH_FASTCALL,
      "skip_prefixed(data, pos, end, prefix) -> (pos, lines) past the lines starting with "
      "prefix"},
+    {"take_prefixed", (PyCFunction)(void (*)(void))take_prefixed, METH_FASTCALL,
+     "take_prefixed(data, pos, end, prefix, stop, limit) -> (pos, bodies) of the lines "
+     "starting with prefix, up to one going on with stop"},
     {"slot_plan", (PyCFunction)(void (*)(void))slot_plan, METH_FASTCALL,
      "slot_plan(cls, descriptors) -> the plan of make_slotted for these slot descriptors"},
     {"make_slotted", (PyCFunction)(void (*)(void))make_slotted, METH_FASTCALL,

@@ -290,6 +290,8 @@ class FastLines:
         #: the start of the lines that continue a block and that the decoder may let pass
         #: undecoded (``CONTINUED_BY``, ``skips_continued``: see Decoder)
         self._continued: bytes | None = getattr(decoder, "CONTINUED_BY", None)
+        #: what ends a run of lines the decoder takes at once (``COLLECT_STOP``: see Decoder)
+        self._collect_stop: bytes | None = getattr(decoder, "COLLECT_STOP", None)
         #: a gap whose walk back is put off: (start, end, number of its last line)
         self._pending: tuple[int, int, int] | None = None
         self.on_progress = on_progress
@@ -305,6 +307,7 @@ class FastLines:
         work = chosen()
         self._spans, self._text, self._line_end = work.line_spans, work.line_text, work.line_end
         self._skip_prefixed, self._newlines = work.skip_prefixed, work.newlines
+        self._take_prefixed = work.take_prefixed
         self.native = work.native
         self._limit = MAX_LINE_BYTES  # (where a line's text is cut)
 
@@ -387,8 +390,10 @@ class FastLines:
         fold: Callable[[bytearray], bool] | None = getattr(dec, "fold_line", None)
         counter = self.counter
         continued = self._continued
+        collect_stop = self._collect_stop
         spans_of, text_of = self._spans, self._text
         line_end, skip_prefixed = self._line_end, self._skip_prefixed
+        take_prefixed = self._take_prefixed
         pos = self._start
         while pos >= 0 or blocks.next(blocks.end):
             pos = max(pos, 0)
@@ -400,6 +405,21 @@ class FastLines:
             after = pos
             while pos < end:
                 if dec.continuing:
+                    taking: bytes | None = (
+                        dec.collect_prefix  # type: ignore[attr-defined]
+                        if collect_stop is not None
+                        else None
+                    )
+                    if taking is not None and collect_stop is not None:
+                        # a run of a block's lines, its texts handed over in one call
+                        # (counted recognized: as decoding each would)
+                        pos, bodies = take_prefixed(data, pos, end, taking, collect_stop, limit)
+                        if bodies:
+                            dec.collect(self.lineno + 1, bodies)  # type: ignore[attr-defined]
+                            self.lineno += len(bodies)
+                            counter.recognized += len(bodies)
+                        if pos >= end:
+                            continue
                     if continued is not None and dec.skips_continued:  # type: ignore[attr-defined]
                         # lines the decoder takes without a change (a payload it does not
                         # read): counted recognized, not decoded

@@ -87,6 +87,27 @@ def skip_prefixed_py(data: bytearray, pos: int, end: int, prefix: bytes) -> tupl
     return pos, lines
 
 
+def take_prefixed_py(
+    data: bytearray, pos: int, end: int, prefix: bytes, stop: bytes, limit: int
+) -> tuple[int, list[str]]:
+    """Past the lines from ``pos`` on that start with ``prefix`` and go on with anything but
+    ``stop``, none longer than ``limit`` bytes; and for each, its text after the prefix
+    without the CRs that end it: ``line_text(data, s, e, limit).rstrip("\\r")[len(prefix):]``
+    (the prefix is ASCII)."""
+    bodies: list[str] = []
+    n = len(prefix)
+    while pos < end and data.startswith(prefix, pos, end):
+        e = line_end_py(data, pos, end)
+        if e - pos > limit or data.startswith(stop, pos + n, e):
+            break
+        b = e
+        while b > pos + n and data[b - 1] == 13:
+            b -= 1
+        bodies.append(data[pos + n : b].decode("utf-8", errors="replace"))
+        pos = end if e == end else e + 1
+    return pos, bodies
+
+
 class ByteWork(NamedTuple):
     """The functions the fast path does its byte work with, and whether they are C."""
 
@@ -94,6 +115,7 @@ class ByteWork(NamedTuple):
     line_text: LineText
     line_end: Callable[[bytes | bytearray, int, int], int]
     skip_prefixed: Callable[[bytearray, int, int, bytes], tuple[int, int]]
+    take_prefixed: Callable[[bytearray, int, int, bytes, bytes, int], tuple[int, list[str]]]
     newlines: Callable[[bytes | bytearray, int, int], int]
     after_lines: Callable[[bytes | bytearray, int, int, int], int]
     native: bool
@@ -101,7 +123,14 @@ class ByteWork(NamedTuple):
 
 #: the Python functions
 PYTHON: Final = ByteWork(
-    line_spans_py, line_text, line_end_py, skip_prefixed_py, newlines_py, after_lines_py, False
+    line_spans_py,
+    line_text,
+    line_end_py,
+    skip_prefixed_py,
+    take_prefixed_py,
+    newlines_py,
+    after_lines_py,
+    False,
 )
 
 
@@ -131,6 +160,7 @@ def chosen() -> ByteWork:
         mod.line_text,
         mod.line_end,
         mod.skip_prefixed,
+        mod.take_prefixed,
         mod.newlines,
         mod.after_lines,
         True,
