@@ -88,6 +88,8 @@ COMPILED = (
     "recompile_doctor.timeline.table",
     "recompile_doctor.timeline.packed",
     "recompile_doctor.timeline.reason_facts",
+    "recompile_doctor.parsers._digest_table",
+    "recompile_doctor.timeline.distinct",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

@@ -516,11 +516,11 @@ class _MissDigests(DigestTable):
     def __contains__(self, key: object) -> bool:
         return not self._miss(key)
 
-    def __getitem__(self, key: int) -> int:
+    def __getitem__(self, key: object) -> Any:
         self._miss(key)
         return self._get(key)
 
-    def get(self, key: int, /, default: object = None) -> object:  # type: ignore[override]
+    def get(self, key: object, /, default: object = None) -> Any:
         # (as the mapping mixin's get did through __getitem__: the miss recorded, then the
         # value or the default)
         self._miss(key)

@@ -43,8 +43,17 @@ from __future__ import annotations
 from array import array
 from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
 from itertools import chain
-from typing import TypeVar, overload
+from typing import Any, TypeVar, overload
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # (not installed: the decorator only tells mypyc something)
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
+
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.name_digest import WIDTH
 from recompile_doctor.timeline.cold_keys import (
     COLD_SHARE,
@@ -79,6 +88,9 @@ _FILTER_AT = 4
 _SMALL = (1 << 32) - 2
 
 
+# (compiled in a compiled build, and still subclassed by interpreted code: a worker's
+# recording table, _checkpoint._MissDigests, whose lookups compiled callers then honour)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class DigestTable(MutableMapping[int, int]):
     """A mapping from name digests (``int``, below 2**128) to integers."""
 
@@ -96,7 +108,7 @@ class DigestTable(MutableMapping[int, int]):
         self._values: array[int] | ColdNumbers = array("I")
         #: the digests held open before they are merged into the packed ones
         self._limit = PACK_FROM
-        self._other: dict[int, int] = {}  # number -> any other value (negative, huge)
+        self._other: dict[int, Any] = {}  # number -> any other value (negative, huge)
         self._len = 0
 
     def _find(self, key: object) -> int | None:
@@ -125,14 +137,16 @@ class DigestTable(MutableMapping[int, int]):
         n = self._find(key)
         return n is not None and self._has(n)
 
-    def __getitem__(self, key: int) -> int:
+    # (keys and values typed loosely, as a dict takes them: compiled code checks a value's
+    # declared type, and a key may be any number equal to an integer, a value anything)
+    def __getitem__(self, key: object) -> Any:
         return self._get(key)
 
     @overload
-    def get(self, key: int, /) -> int | None: ...
+    def get(self, key: object, /) -> int | None: ...
     @overload
-    def get(self, key: int, /, default: int | _T) -> int | _T: ...
-    def get(self, key: int, /, default: object = None) -> object:
+    def get(self, key: object, /, default: int | _T) -> int | _T: ...
+    def get(self, key: object, /, default: object = None) -> Any:
         """``key``'s value, or ``default``: the mapping mixin's ``get`` raised a
         ``KeyError`` and caught it for every name not held, and a log of a new cluster per
         compilation asks for one at every compilation (50,000 instructions a miss)."""
@@ -149,16 +163,16 @@ class DigestTable(MutableMapping[int, int]):
                 return self._other[n]
         return default
 
-    def _get(self, key: object) -> int:
+    def _get(self, key: object) -> Any:
         """``key``'s value, read without any override of the lookups (the item view's
         ``in`` reads through it, as :meth:`keys`, :meth:`items` and :meth:`values` read
         through :meth:`_items`: a subclass that watches lookups does not see them)."""
         got = self._get_or(key, _NONE)
         if got is _NONE:
             raise KeyError(key)
-        return got  # type: ignore[return-value]
+        return got
 
-    def __setitem__(self, key: int, value: int) -> None:
+    def __setitem__(self, key: object, value: Any) -> None:
         d = _digest(key)
         if d is None:
             raise TypeError(f"not a name digest: {key!r}")
@@ -182,7 +196,7 @@ class DigestTable(MutableMapping[int, int]):
             self._other[n] = value
         self._len += 1
 
-    def __delitem__(self, key: int) -> None:
+    def __delitem__(self, key: object) -> None:
         n = self._find(key)
         if n is None or not self._has(n):
             raise KeyError(key)
@@ -204,7 +218,7 @@ class DigestTable(MutableMapping[int, int]):
     def values(self) -> ValuesView[int]:
         return _Values(self)
 
-    def _items(self) -> Iterator[tuple[int, int]]:
+    def _items(self) -> Iterator[tuple[int, Any]]:
         """(key, value) of each entry, in no order of their own."""
         values, other = self._values, self._other
         for d, n in self._numbered():
@@ -417,3 +431,6 @@ def _digest(key: object) -> bytes | None:
 def _key_of(d: bytes) -> int:
     """The digest whose fingerprint is ``d``."""
     return int.from_bytes(digest_of_fingerprint(d), "little")
+
+
+own_abc_checks(DigestTable, _Items, _Keys, _Values)  # (a compiled build's classes: see there)

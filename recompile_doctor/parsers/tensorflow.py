@@ -374,8 +374,11 @@ class TensorFlowDecoder:
     #: and 1.65 at 0.4; once named tuples were made in C, 1.625 and 1.661 at 0.4, 1.640
     #: and 1.615 at 0.41; once a worker's checkpoints read its table of clusters for a
     #: third of what they did, 1.613 and 1.330 at 0.405, 1.581 and 1.377 at 0.38, 1.565
-    #: and 1.406 at 0.37, 1.552 and 1.424 at 0.36, 1.596 and 1.441 at 0.35)
-    PARENT_SHARE: ClassVar[float] = 0.37
+    #: and 1.406 at 0.37, 1.552 and 1.424 at 0.36, 1.596 and 1.441 at 0.35; on 48 MB, once
+    #: the compact table of clusters was compiled: 2.52 and 2.82 at 0.35, 2.61 and 2.72 at
+    #: 0.37, 2.65 and 2.66 at 0.39, 2.74 and 2.58 at 0.41, 2.77 and 2.50 at 0.43, with 0.82
+    #: after them)
+    PARENT_SHARE: ClassVar[float] = 0.39
 
     def __init__(self, path: str) -> None:
         self.path = path
