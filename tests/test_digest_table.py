@@ -250,7 +250,8 @@ _WATCHED = st.lists(
 def test_a_watched_digest_table_records_what_a_watched_dict_records(
     inherited: dict[int, int], ops: list[tuple[str, int, int]]
 ) -> None:
-    from recompile_doctor.parsers._checkpoint import _MissDict, _MissDigests
+    from recompile_doctor.parsers._checkpoint import _MissDict, _value_state
+    from recompile_doctor.parsers._digest_table import WatchedDigests
 
     # GIVEN a worker's recording dictionary and recording digest table, each inheriting
     # the same entries from the lines before the worker's part
@@ -260,7 +261,7 @@ def test_a_watched_digest_table_records_what_a_watched_dict_records(
     missed_dict: list[tuple[object, ...]] = []
     missed_table: list[tuple[object, ...]] = []
     plain = _MissDict({}, "t", missed_dict, dict(inherited))
-    table = _MissDigests("t", missed_table, compact)
+    table = WatchedDigests("t", missed_table, compact, _value_state)
     # WHEN both are looked up, written and read alike
     for op, key, value in ops:
         got = []

@@ -33,13 +33,13 @@ from operator import itemgetter
 from typing import Any, Final
 
 from recompile_doctor.heap_trim import give_back
-from recompile_doctor.parsers._digest_table import DigestTable
+from recompile_doctor.parsers._digest_table import DigestTable, WatchedDigests
 from recompile_doctor.parsers._event_codec import PLAIN, PLAIN_TYPES
 from recompile_doctor.parsers._format import Decoder
 
 #: the types of looked-up tables: a plain dictionary, and the compact one of name digests
 #: (a worker records its lookups in a recording table of the same kind: _MissDict,
-#: _MissDigests)
+#: ``_digest_table.WatchedDigests``)
 _TABLES: tuple[type, ...] = (dict, DigestTable)
 #: the exact plain types (a value of one is its own state: :func:`state_of`)
 _P = PLAIN_TYPES
@@ -334,8 +334,8 @@ def record_misses(decoder: Decoder) -> list[tuple[object, ...]]:
             # (PART_FRESH_STATE: dictionaries a worker starts without the entries the lines
             # before its part left, as if it had not read them: a lookup of one is a miss)
             inherited = None if name in fresh else now
-            if type(now) is DigestTable:  # (a compact table stays compact: _MissDigests)
-                setattr(decoder, name, _MissDigests(name, missed, inherited))
+            if type(now) is DigestTable:  # (a compact table stays compact: WatchedDigests)
+                setattr(decoder, name, WatchedDigests(name, missed, inherited, _value_state))
             else:
                 setattr(decoder, name, _MissDict({}, name, missed, inherited))
         elif type(now) is set:
@@ -491,43 +491,7 @@ class _MissDict(dict):  # type: ignore[type-arg]
         return dict.pop(self, key, *default)
 
 
-class _MissDigests(DigestTable):
-    """A compact table of name digests (:class:`DigestTable`) that records the keys it was
-    asked for and did not hold, as :class:`_MissDict` does for a dictionary: its own
-    entries, and those of ``inherited`` copied in when first asked for.  Its items and
-    values are read without recording (as a dictionary's are)."""
-
-    __slots__ = ("_inherited", "_missed", "_name")
-
-    def __init__(
-        self,
-        name: str,
-        missed: list[tuple[object, ...]],
-        inherited: Mapping[Any, object] | None = None,
-    ) -> None:
-        super().__init__()
-        self._name = name
-        self._missed = missed
-        self._inherited: Mapping[Any, object] = inherited or {}
-
-    def _miss(self, key: object) -> bool:
-        return _watched_miss(self, DigestTable, key)
-
-    def __contains__(self, key: object) -> bool:
-        return not self._miss(key)
-
-    def __getitem__(self, key: object) -> Any:
-        self._miss(key)
-        return self._get(key)
-
-    def get(self, key: object, /, default: object = None) -> Any:
-        # (as the mapping mixin's get did through __getitem__: the miss recorded, then the
-        # value or the default)
-        self._miss(key)
-        return self._get_or(key, default)
-
-
-def _watched_miss(table: _MissDict | _MissDigests, base: Any, key: object) -> bool:
+def _watched_miss(table: _MissDict, base: Any, key: object) -> bool:
     """Whether ``table`` (a recording table, read and written through its ``base`` class's
     own methods) lacks ``key``, recorded as a miss; an entry of the lines before the
     worker's part is copied in when first asked for, and recorded with its value."""

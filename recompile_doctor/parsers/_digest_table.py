@@ -33,7 +33,7 @@ looks up in them from then on).
 
 It is a mapping like any other to the parallel reading's checkpoints (compared, looked up,
 iterated as a ``dict`` is, :mod:`._checkpoint`); a worker watches its lookups through a
-recording table of this class (``_checkpoint._MissDigests``), as through a recording
+recording table of this class (:class:`WatchedDigests`), as through a recording
 ``dict`` for a plain one.  A value that is not a small non-negative integer (or not of type
 ``int`` itself) is kept in a side dictionary.
 """
@@ -41,17 +41,17 @@ recording table of this class (``_checkpoint._MissDigests``), as through a recor
 from __future__ import annotations
 
 from array import array
-from collections.abc import ItemsView, Iterator, KeysView, MutableMapping, ValuesView
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterator,
+    KeysView,
+    Mapping,
+    MutableMapping,
+    ValuesView,
+)
 from itertools import chain
 from typing import Any, TypeVar, overload
-
-try:
-    from mypy_extensions import mypyc_attr
-except ImportError:  # (not installed: the decorator only tells mypyc something)
-
-    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
-        return lambda cls: cls
-
 
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.name_digest import WIDTH
@@ -88,9 +88,6 @@ _FILTER_AT = 4
 _SMALL = (1 << 32) - 2
 
 
-# (compiled in a compiled build, and still subclassed by interpreted code: a worker's
-# recording table, _checkpoint._MissDigests, whose lookups compiled callers then honour)
-@mypyc_attr(allow_interpreted_subclasses=True)
 class DigestTable(MutableMapping[int, int]):
     """A mapping from name digests (``int``, below 2**128) to integers."""
 
@@ -280,6 +277,58 @@ class DigestTable(MutableMapping[int, int]):
         return f"DigestTable({dict(self.items())!r})"
 
 
+class WatchedDigests(DigestTable):
+    """A worker's recording table of this kind (``_checkpoint.record_misses``): it records
+    the keys it was asked for and did not hold, as the recording ``dict`` does
+    (``_checkpoint._MissDict``).  It holds the worker's own entries: those it learnt, and
+    those of ``inherited`` (the table as the lines before the worker's part left it) that
+    it was asked for, each copied in when first asked for and recorded with ``state(value)``.
+    Its items and values are read without recording (as a dictionary's are).  A class of
+    this module, compiled with it: every lookup of the worker's decoder goes through it."""
+
+    __slots__ = ("_inherited", "_missed", "_name", "_state")
+
+    def __init__(
+        self,
+        name: str,
+        missed: list[tuple[object, ...]],
+        inherited: Mapping[Any, object] | None,
+        state: Callable[[object], object],
+    ) -> None:
+        super().__init__()
+        self._name = name
+        self._missed = missed
+        self._inherited: Mapping[Any, object] = inherited if inherited is not None else {}
+        self._state = state
+
+    def _miss(self, key: object) -> bool:
+        """Whether the table lacks ``key``, recorded as a miss; an entry of the lines before
+        the worker's part is copied in when first asked for, and recorded with its state."""
+        if DigestTable.__contains__(self, key):
+            return False
+        inherited = self._inherited
+        if key in inherited:
+            value = inherited[key]
+            DigestTable.__setitem__(self, key, value)
+            self._missed.append((self._name, key, self._state(value)))
+            return False
+        self._missed.append((self._name, key))
+        return True
+
+    def __contains__(self, key: object) -> bool:
+        return not self._miss(key)
+
+    def __getitem__(self, key: object) -> Any:
+        self._miss(key)
+        return self._get(key)
+
+    def get(self, key: object, /, default: object = None) -> Any:
+        # (as the mapping mixin's get did through __getitem__: the miss recorded, then the
+        # value or the default)
+        self._miss(key)
+        return self._get_or(key, default)
+
+
 class _Packed:
     """Fingerprints and their numbers packed, in one part per table of a :class:`NameIndex`
     (found by the same byte of the fingerprint as there: :data:`SHARDS`); from
@@ -433,4 +482,6 @@ def _key_of(d: bytes) -> int:
     return int.from_bytes(digest_of_fingerprint(d), "little")
 
 
-own_abc_checks(DigestTable, _Items, _Keys, _Values)  # (a compiled build's classes: see there)
+own_abc_checks(
+    DigestTable, WatchedDigests, _Items, _Keys, _Values
+)  # (a compiled build's classes: see there)
