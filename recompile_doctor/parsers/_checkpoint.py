@@ -33,7 +33,7 @@ from operator import itemgetter
 from typing import Any, Final
 
 from recompile_doctor.heap_trim import give_back
-from recompile_doctor.parsers._digest_table import DigestTable, WatchedDigests
+from recompile_doctor.parsers._digest_table import DigestTable, WatchedDigests, watched_miss
 from recompile_doctor.parsers._event_codec import PLAIN, PLAIN_TYPES
 from recompile_doctor.parsers._format import Decoder
 
@@ -447,7 +447,7 @@ class _MissDict(dict):  # type: ignore[type-arg]
     its checkpoints: a value the parent changed after those lines does not keep their
     states apart."""
 
-    __slots__ = ("_inherited", "_missed", "_name")
+    __slots__ = ("_inherited", "_missed", "_name", "_state")
 
     def __init__(
         self,
@@ -460,14 +460,15 @@ class _MissDict(dict):  # type: ignore[type-arg]
         self._name = name
         self._missed = missed
         self._inherited = inherited or {}
+        self._state = _value_state  # (for watched_miss)
 
     def _miss(self, key: object) -> bool:
-        return _watched_miss(self, dict, key)
+        return watched_miss(self, dict, key)
 
     # (a key held is answered by the dictionary's own method in one call: most lookups are
     # of the worker's own entries, and these methods run for every lookup of its decoder)
     def __contains__(self, key: object) -> bool:
-        return _has(self, key) or not _watched_miss(self, dict, key)
+        return _has(self, key) or not watched_miss(self, dict, key)
 
     def __getitem__(self, key: object) -> object:
         got = _dict_get(self, key, _ABSENT)
@@ -489,22 +490,6 @@ class _MissDict(dict):  # type: ignore[type-arg]
     def pop(self, key: object, *default: object) -> object:
         self._miss(key)
         return dict.pop(self, key, *default)
-
-
-def _watched_miss(table: _MissDict, base: Any, key: object) -> bool:
-    """Whether ``table`` (a recording table, read and written through its ``base`` class's
-    own methods) lacks ``key``, recorded as a miss; an entry of the lines before the
-    worker's part is copied in when first asked for, and recorded with its value."""
-    if base.__contains__(table, key):
-        return False
-    inherited = table._inherited
-    if key in inherited:
-        value = inherited[key]
-        base.__setitem__(table, key, value)
-        table._missed.append((table._name, key, _value_state(value)))
-        return False
-    table._missed.append((table._name, key))
-    return True
 
 
 class _MissWriteDict(_MissDict):

@@ -302,18 +302,7 @@ class WatchedDigests(DigestTable):
         self._state = state
 
     def _miss(self, key: object) -> bool:
-        """Whether the table lacks ``key``, recorded as a miss; an entry of the lines before
-        the worker's part is copied in when first asked for, and recorded with its state."""
-        if DigestTable.__contains__(self, key):
-            return False
-        inherited = self._inherited
-        if key in inherited:
-            value = inherited[key]
-            DigestTable.__setitem__(self, key, value)
-            self._missed.append((self._name, key, self._state(value)))
-            return False
-        self._missed.append((self._name, key))
-        return True
+        return watched_miss(self, DigestTable, key)
 
     def __contains__(self, key: object) -> bool:
         return not self._miss(key)
@@ -327,6 +316,24 @@ class WatchedDigests(DigestTable):
         # value or the default)
         self._miss(key)
         return self._get_or(key, default)
+
+
+def watched_miss(table: Any, base: Any, key: object) -> bool:
+    """Whether ``table`` (a worker's recording table, read and written through its ``base``
+    class's own methods; its ``_inherited``, ``_missed``, ``_name`` and ``_state`` as
+    :class:`WatchedDigests` has them) lacks ``key``, recorded as a miss; an entry of the
+    lines before the worker's part is copied in when first asked for, and recorded with
+    its state."""
+    if base.__contains__(table, key):
+        return False
+    inherited = table._inherited
+    if key in inherited:
+        value = inherited[key]
+        base.__setitem__(table, key, value)
+        table._missed.append((table._name, key, table._state(value)))
+        return False
+    table._missed.append((table._name, key))
+    return True
 
 
 class _Packed:
