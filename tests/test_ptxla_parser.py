@@ -181,3 +181,41 @@ def test_other_frameworks_logs_do_not_sniff_as_ptxla(path: str) -> None:
 )
 def test_garbage_never_raises(prefixes: list[str], texts: list[str]) -> None:
     _decode([p + t for p, t in zip(prefixes, texts, strict=False)])
+
+
+_GRAPH_BODIES = [
+    "=" * 80,
+    "Compilation Cause",
+    "  user torch_xla.sync",
+    "Graph Info: ",
+    "  Graph Hash: 6c1d8f0b",
+    "  Graph Hash: b7e2a94c",
+    "  Number of Graph Inputs: 6",
+    "  Number of Graph Outputs: 5",
+    "  Graph Name: step_fn",
+    "Python Frame Triggered Execution: ",
+    "  sync (/opt/venv/lib/python3.11/site-packages/torch_xla/torch_xla.py:87)",
+    "  train_loop (/tmp/ptxla/train.py:24)",
+    "  <module> (/tmp/ptxla/train.py:31)",
+    "  Analysis: inside a body",
+    "-" * 80,
+    "",
+]
+
+
+@settings(max_examples=examples(200))
+@given(
+    bodies=st.lists(st.sampled_from(_GRAPH_BODIES), min_size=1, max_size=300),
+    prefix=st.sampled_from(
+        ["Compilation Analysis: ", "Execution Analysis: ", "Post Compilation Analysis: "]
+    ),
+)
+def test_a_blocks_graph_read_from_its_text_is_the_one_read_from_its_lines(
+    bodies: list[str], prefix: str
+) -> None:
+    # GIVEN a block's lines (short blocks, and blocks of deep frames past the memo's bound)
+    from recompile_doctor.parsers.ptxla import _graph_of_block, _parse_graph
+
+    text = prefix + ("\n" + prefix).join(bodies)
+    # THEN the graph read from the block's text (memoized by it) is the one of its lines
+    assert _graph_of_block(text) == _parse_graph(bodies)
