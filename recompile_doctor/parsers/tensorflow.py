@@ -57,6 +57,7 @@ from recompile_doctor.parsers._format import (
     new_run,
 )
 from recompile_doctor.parsers._lazy_re import lazy_re
+from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
@@ -310,6 +311,28 @@ def _split_signature(sig: str) -> tuple[str, str]:
 
 def _signature_args(args: str) -> list[str]:
     return [hlo_type(m.group("type"), m.group("shape")) for m in _SIG_ARG_RE.finditer(args)]
+
+
+def _signature_parts(sig: str) -> tuple[str, str, tuple[str, ...] | None]:
+    """(cluster, its arguments as TF writes them, their HLO types or None) of a signature:
+    :func:`_split_signature`, then :func:`_signature_args` of the arguments."""
+    cluster, args = _split_signature(sig)
+    return cluster, args, (tuple(_signature_args(args)) if args else None)
+
+
+# (a function's signature is logged again at every call: read once while it is among the
+# last ones; the signature and cache lines of one call name the same one)
+_signature_memo: Final = memo(_signature_parts, 1024)
+#: the longest signature kept in that memo (a model of thousands of arguments has long
+#: ones: 1,024 of them must not hold much memory)
+_SIGNATURE_MEMO_MAX: Final = 4096
+
+
+def _signature_of(sig: str) -> tuple[str, str, tuple[str, ...] | None]:
+    """:func:`_signature_parts`, memoized for signatures of up to 4 kB."""
+    if len(sig) <= _SIGNATURE_MEMO_MAX:
+        return _signature_memo(sig)
+    return _signature_parts(sig)
 
 
 def classify(changes: Sequence[tuple[str, str]]) -> str:
@@ -685,10 +708,10 @@ class TensorFlowDecoder:
             raise _Bad("malformed 'DeviceCompilationClusterSignature: <cluster>,<args>' line")
         b = self._block if self._block is not None else _Block()
         self._block = b
-        cluster, args = _split_signature(m.group("sig"))
+        cluster, args, hlo = _signature_of(m.group("sig"))
         b.cluster = cluster
         b.arguments = args or None
-        b.hlo_args = _signature_args(args) if args else None
+        b.hlo_args = list(hlo) if hlo is not None else None
         b.lines.append(sp.line)
         return []
 
@@ -699,7 +722,7 @@ class TensorFlowDecoder:
                 "malformed 'Compilation cache entry hit: <state> signature: <signature>' line"
             )
         state = int(m[0])
-        cluster, _ = _split_signature(m[1])
+        cluster = _signature_of(m[1])[0]
         outcome = {0: "miss", 1: "active", 2: "hit"}.get(state)
         if outcome is None:
             raise _Bad(f"unknown compile state {state} (expected 0, 1 or 2)")
