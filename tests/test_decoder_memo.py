@@ -135,3 +135,21 @@ def test_lazy_regex_is_the_compiled_pattern() -> None:
     assert lazy.split(text) == real.split(text)
     with pytest.raises(AttributeError):
         _ = lazy.nonexistent  # type: ignore[attr-defined]
+
+
+def test_a_memo_keeps_no_string_longer_than_it_is_told() -> None:
+    # GIVEN a memo that keeps strings of up to 4 characters (and a counting function)
+    from recompile_doctor.parsers._memo import memo
+
+    calls: list[object] = []
+
+    def upper(s: object) -> object:
+        calls.append(s)
+        return str(s).upper()
+
+    got = memo(upper, 8, longest=4)
+    # WHEN short and long strings, and keys that are not strings, are asked twice each
+    for key in ("abcd", "abcde", 12345678, ("x" * 9,)):
+        assert got(key) == got(key) == str(key).upper()
+    # THEN only the long string was worked out twice
+    assert calls == ["abcd", "abcde", "abcde", 12345678, ("x" * 9,)]

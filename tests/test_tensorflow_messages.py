@@ -521,16 +521,12 @@ def test_an_absl_prefix_s_rest_read_by_str_methods_is_the_pattern_s(line: str) -
 
 
 def test_a_signature_is_read_the_same_whether_memoized_or_too_long_for_it() -> None:
-    from recompile_doctor.parsers.tensorflow import (
-        _SIGNATURE_MEMO_MAX,
-        _signature_of,
-        _signature_parts,
-    )
+    from recompile_doctor.parsers.tensorflow import _signature_of, _signature_parts
 
     head = "__inference_train_step_77[_XlaMustCompile=true,config_proto=1,executor_type=2]"
     short = head + ",float [32,784],int32 [32]"
-    long = head + ",float [32,784]" * (_SIGNATURE_MEMO_MAX // 10)
-    assert len(short) <= _SIGNATURE_MEMO_MAX < len(long)
+    long = head + ",float [32,784]" * 500
+    assert len(short) <= 4096 < len(long)
     assert (
         _signature_of(short)
         == _signature_parts(short)
@@ -543,5 +539,6 @@ def test_a_signature_is_read_the_same_whether_memoized_or_too_long_for_it() -> N
     assert _signature_of(short)[2] is _signature_of(short)[2]  # (memoized)
     got = _signature_of(long)
     assert got == _signature_parts(long)
-    assert got[2] is not None and len(got[2]) == _SIGNATURE_MEMO_MAX // 10
+    assert got[2] is not None and len(got[2]) == 500
+    assert _signature_of(long)[2] is not got[2]  # (too long to be kept)
     assert _signature_of(head) == (head, "", None)

@@ -18,8 +18,10 @@ _MEMOS: Final[list[dict[object, object]]] = []
 _ENABLED: Final = [True]
 
 
-def memo(fn: Callable[[K], V], limit: int = 4096) -> Callable[[K], V]:
-    """``fn`` with a bounded memo (``fn`` must be pure and its results immutable)."""
+def memo(fn: Callable[[K], V], limit: int = 4096, longest: int = -1) -> Callable[[K], V]:
+    """``fn`` with a bounded memo (``fn`` must be pure and its results immutable); a key
+    that is a string longer than ``longest`` characters (if given) is not kept, so that
+    ``limit`` such keys cannot hold much memory."""
     cache: dict[K, V] = {}
     _MEMOS.append(cache)  # type: ignore[arg-type]
     enabled = _ENABLED
@@ -29,7 +31,8 @@ def memo(fn: Callable[[K], V], limit: int = 4096) -> Callable[[K], V]:
         v = cache.get(key, missing)
         if v is missing:
             v = fn(key)
-            if enabled[0]:
+            k: object = key
+            if enabled[0] and not (longest >= 0 and type(k) is str and len(k) > longest):
                 if len(cache) >= limit:
                     cache.clear()
                 cache[key] = v

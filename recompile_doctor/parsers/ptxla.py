@@ -211,11 +211,9 @@ def _graph_of_block(text: str) -> _Graph:
     return _parse_graph([ln[cut:] for ln in text.split("\n")])
 
 
-# (an execution's block is the same, word for word, each time a step runs the same graph)
-_graph_of: Final = memo(_graph_of_block, 1024)
-#: the longest block text kept in that memo (a block of deep frames is parsed each time:
-#: 1,024 of them must not hold much memory)
-_GRAPH_TEXT_MAX: Final = 4096
+# (an execution's block is the same, word for word, each time a step runs the same graph;
+# a block of deep frames, longer than 4 kB, is parsed each time: the memo stays small)
+_graph_of: Final = memo(_graph_of_block, 1024, longest=4096)
 
 
 class PtxlaDecoder:
@@ -390,7 +388,7 @@ class PtxlaDecoder:
                 "compile-end", blk.lineno, text, detail={"graph_hash": key.graph_hash}
             )
             return [CompileFinished(span, rec, key)]
-        g = _graph_of(text) if len(text) <= _GRAPH_TEXT_MAX else _parse_graph(blk.lines)
+        g = _graph_of(text)
         uf = g.user_frame
         fn = uf[0] if uf is not None else None
         key = CompileKey(FRAMEWORK, fn, g.name, graph_hash=g.graph_hash)

@@ -321,18 +321,25 @@ def _signature_parts(sig: str) -> tuple[str, str, tuple[str, ...] | None]:
 
 
 # (a function's signature is logged again at every call: read once while it is among the
-# last ones; the signature and cache lines of one call name the same one)
-_signature_memo: Final = memo(_signature_parts, 1024)
-#: the longest signature kept in that memo (a model of thousands of arguments has long
-#: ones: 1,024 of them must not hold much memory)
-_SIGNATURE_MEMO_MAX: Final = 4096
+# last ones; the signature and cache lines of one call name the same one; one longer than
+# 4 kB, a model of thousands of arguments, is read each time: the memo stays small)
+_signature_of: Final = memo(_signature_parts, 1024, longest=4096)
 
 
-def _signature_of(sig: str) -> tuple[str, str, tuple[str, ...] | None]:
-    """:func:`_signature_parts`, memoized for signatures of up to 4 kB."""
-    if len(sig) <= _SIGNATURE_MEMO_MAX:
-        return _signature_memo(sig)
-    return _signature_parts(sig)
+def _read_argument(msg: str) -> tuple[int, str, str] | None:
+    """(index, HLO type, name) of a ``<i>: kind=<kind>[ name=<name>] type=<dtype>
+    shape=[<dims>]`` message (an unnamed argument is ``argument <i>``); None when it is not
+    of that form."""
+    m = _ARG_RE.match(msg)
+    if m is None:
+        return None
+    i = int(m.group("i"))
+    name = m.group("name") or f"argument {i}"
+    return i, hlo_type(m.group("type"), m.group("shape")), name
+
+
+# (a cluster's arguments are logged again, word for word, at each of its compilations)
+_argument_of: Final = memo(_read_argument, longest=1024)
 
 
 def classify(changes: Sequence[tuple[str, str]]) -> str:
@@ -692,14 +699,13 @@ class TensorFlowDecoder:
         return self._emit_compile(sp, rec, dur, count)
 
     def _argument(self, prefix: _Prefix, msg: str, sp: Span) -> list[TypedEvent] | None:
-        m = _ARG_RE.match(msg)
-        if m is None:
+        got = _argument_of(msg)
+        if got is None:
             return self._only_tf(prefix, "<i>: kind=<kind> type=<dtype> shape=[<dims>]")
         if self._block is None:
             self._block = _Block()
-        i = int(m.group("i"))
-        name = m.group("name") or f"argument {i}"
-        self._block.args[i] = (hlo_type(m.group("type"), m.group("shape")), sp.line, name)
+        i, hlo, name = got
+        self._block.args[i] = (hlo, sp.line, name)
         return []
 
     def _signature(self, msg: str, sp: Span) -> list[TypedEvent]:
