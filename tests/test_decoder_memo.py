@@ -153,3 +153,24 @@ def test_a_memo_keeps_no_string_longer_than_it_is_told() -> None:
         assert got(key) == got(key) == str(key).upper()
     # THEN only the long string was worked out twice
     assert calls == ["abcd", "abcde", "abcde", 12345678, ("x" * 9,)]
+
+
+def test_a_memo_holds_string_keys_of_bounded_length_in_all(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a memo whose string keys may hold 10 characters in all
+    from recompile_doctor.parsers import _memo
+
+    monkeypatch.setattr(_memo, "KEY_CHARS", 10)
+    calls: list[str] = []
+
+    def upper(s: str) -> str:
+        calls.append(s)
+        return s.upper()
+
+    got = _memo.memo(upper)
+    # WHEN keys of 4 characters are asked, then asked again
+    for key in ("aaaa", "bbbb", "aaaa", "bbbb", "cccc", "aaaa"):
+        assert got(key) == key.upper()
+    # THEN the third key emptied the memo before it was kept
+    assert calls == ["aaaa", "bbbb", "cccc", "aaaa"]

@@ -1,8 +1,10 @@
 """Bounded memos of pure per-message work (a message's regex fields, a module name's
 function), shared by the decoders of one process.
 
-A memo is a dict from the argument to the result, cleared when it holds ``limit`` entries;
-results must be immutable (tuples, strings, frozen objects).  :func:`set_enabled` turns every
+A memo is a dict from the argument to the result, cleared when it holds ``limit`` entries
+or string keys of :data:`KEY_CHARS` characters in all (a log of long distinct messages
+must not fill memory with them); results must be immutable (tuples, strings, frozen
+objects).  :func:`set_enabled` turns every
 memo off (and empties them), so a test can check that the events are the same either way.
 """
 
@@ -14,8 +16,12 @@ from typing import Final, TypeVar
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 
-_MEMOS: Final[list[dict[object, object]]] = []
+#: each memo's table and the count of the characters of its string keys
+_MEMOS: Final[list[tuple[dict[object, object], list[int]]]] = []
 _ENABLED: Final = [True]
+#: the characters of string keys a memo holds at most (a memo of short messages holds a
+#: few hundred thousand; 4,096 near-1-MiB lines would have held gigabytes)
+KEY_CHARS = 1 << 21  # (not Final: a test patches it)
 
 
 def memo(fn: Callable[[K], V], limit: int = 4096, longest: int = -1) -> Callable[[K], V]:
@@ -23,7 +29,8 @@ def memo(fn: Callable[[K], V], limit: int = 4096, longest: int = -1) -> Callable
     that is a string longer than ``longest`` characters (if given) is not kept, so that
     ``limit`` such keys cannot hold much memory."""
     cache: dict[K, V] = {}
-    _MEMOS.append(cache)  # type: ignore[arg-type]
+    chars = [0]  # (of the string keys held)
+    _MEMOS.append((cache, chars))  # type: ignore[arg-type]
     enabled = _ENABLED
     missing = object()
 
@@ -32,10 +39,13 @@ def memo(fn: Callable[[K], V], limit: int = 4096, longest: int = -1) -> Callable
         if v is missing:
             v = fn(key)
             k: object = key
-            if enabled[0] and not (longest >= 0 and type(k) is str and len(k) > longest):
-                if len(cache) >= limit:
+            n = len(k) if type(k) is str else 0
+            if enabled[0] and not (longest >= 0 and n > longest):
+                if len(cache) >= limit or chars[0] + n > KEY_CHARS:
                     cache.clear()
+                    chars[0] = 0
                 cache[key] = v
+                chars[0] += n
         return v  # type: ignore[return-value]
 
     return get
@@ -44,5 +54,6 @@ def memo(fn: Callable[[K], V], limit: int = 4096, longest: int = -1) -> Callable
 def set_enabled(on: bool) -> None:
     """Turn every memo on or off (off: each call computes its result; the memos empty)."""
     _ENABLED[0] = on
-    for m in _MEMOS:
-        m.clear()
+    for table, chars in _MEMOS:
+        table.clear()
+        chars[0] = 0
