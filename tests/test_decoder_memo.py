@@ -137,17 +137,18 @@ def test_lazy_regex_is_the_compiled_pattern() -> None:
         _ = lazy.nonexistent  # type: ignore[attr-defined]
 
 
-def test_a_memo_keeps_no_string_longer_than_it_is_told() -> None:
+def test_a_memo_keeps_no_string_longer_than_it_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a memo that keeps strings of up to 4 characters (and a counting function)
-    from recompile_doctor.parsers._memo import memo
+    from recompile_doctor.parsers import _memo
 
+    monkeypatch.setattr(_memo, "KEY_LONGEST", 4)
     calls: list[object] = []
 
     def upper(s: object) -> object:
         calls.append(s)
         return str(s).upper()
 
-    got = memo(upper, 8, longest=4)
+    got = _memo.memo(upper, 8)
     # WHEN short and long strings, and keys that are not strings, are asked twice each
     for key in ("abcd", "abcde", 12345678, ("x" * 9,)):
         assert got(key) == got(key) == str(key).upper()

@@ -272,7 +272,7 @@ take_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (get_index(args[5], "limit", &limit) < 0) {
         return NULL;
     }
-    if (open_args(args, 4, 4, "take_prefixed(data, pos, end, prefix, stop, limit)", NULL,
+    if (open_args(args, nargs, 6, "take_prefixed(data, pos, end, prefix, stop, limit)", NULL,
                   names, 2, idx, &view) < 0) {
         return NULL;
     }

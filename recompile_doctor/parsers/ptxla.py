@@ -211,9 +211,8 @@ def _graph_of_block(text: str) -> _Graph:
     return _parse_graph([ln[cut:] for ln in text.split("\n")])
 
 
-# (an execution's block is the same, word for word, each time a step runs the same graph;
-# a block of deep frames, longer than 4 kB, is parsed each time: the memo stays small)
-_graph_of: Final = memo(_graph_of_block, 1024, longest=4096)
+# (an execution's block is the same, word for word, each time a step runs the same graph)
+_graph_of: Final = memo(_graph_of_block, 1024)
 
 
 class PtxlaDecoder:

@@ -309,21 +309,20 @@ def _split_signature(sig: str) -> tuple[str, str]:
     return sig, ""
 
 
-def _signature_args(args: str) -> list[str]:
-    return [hlo_type(m.group("type"), m.group("shape")) for m in _SIG_ARG_RE.finditer(args)]
+def _signature_args(args: str) -> tuple[str, ...]:
+    return tuple([hlo_type(m.group("type"), m.group("shape")) for m in _SIG_ARG_RE.finditer(args)])
 
 
 def _signature_parts(sig: str) -> tuple[str, str, tuple[str, ...] | None]:
     """(cluster, its arguments as TF writes them, their HLO types or None) of a signature:
     :func:`_split_signature`, then :func:`_signature_args` of the arguments."""
     cluster, args = _split_signature(sig)
-    return cluster, args, (tuple(_signature_args(args)) if args else None)
+    return cluster, args, (_signature_args(args) if args else None)
 
 
 # (a function's signature is logged again at every call: read once while it is among the
-# last ones; the signature and cache lines of one call name the same one; one longer than
-# 4 kB, a model of thousands of arguments, is read each time: the memo stays small)
-_signature_of: Final = memo(_signature_parts, 1024, longest=4096)
+# last ones; the signature and cache lines of one call name the same one)
+_signature_of: Final = memo(_signature_parts, 1024)
 
 
 def _read_argument(msg: str) -> tuple[int, str, str] | None:
@@ -339,7 +338,7 @@ def _read_argument(msg: str) -> tuple[int, str, str] | None:
 
 
 # (a cluster's arguments are logged again, word for word, at each of its compilations)
-_argument_of: Final = memo(_read_argument, longest=1024)
+_argument_of: Final = memo(_read_argument)
 
 
 def classify(changes: Sequence[tuple[str, str]]) -> str:
