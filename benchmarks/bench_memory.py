@@ -3,13 +3,15 @@
 Generates, deterministically (the generators of ``bench_scale.py`` and ``bench_frameworks.py``),
 a compile-heavy JAX log (one compilation every ~6.5 kB), a JAX log where every compilation
 comes with JAX's explanation of the cache miss (one every ~2 kB: the 20 %-relevant log of
-``bench_frameworks.py``) and a Poplar log (20 % relevant lines) at a few sizes, then
+``bench_frameworks.py``), a Poplar log (20 % relevant lines) and a JAX log of a new
+function per compilation with an 8,000-character name (``jax-long-names``: not in the
+default kinds) at a few sizes, then
 runs, each in a fresh process, ``recompile-doctor analyze LOG --format FMT -o FILE`` and
 prints the peak RSS and wall time per log, size and format.  Figures are printed, never
 asserted.
 
     python benchmarks/bench_memory.py [--mb 25 100 250] [--formats json text]
-                                      [--kinds jax jax-explained poplar] [--dir DIR]
+                                      [--kinds jax jax-explained poplar jax-long-names] [--dir DIR]
 
 ``--dir`` keeps the generated logs there (reused by the next run; otherwise they go to a
 temporary folder removed at the end).  Flat means: the peak of the biggest size is close to
@@ -19,6 +21,7 @@ the peak of the smallest.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -34,10 +37,26 @@ import bench_scale
 #: the 20 %-relevant JAX case of bench_frameworks.py
 _JAX_EXPLAINED = next(c for c in bench_frameworks.CASES if c[0] == "jax")
 
+
+def _jax_long_names(width: int = 8_000) -> Iterator[str]:
+    """The first compilation of the JAX fixture again and again, each of a new function
+    whose name is ``width`` characters long (generated code's names): what a worker's
+    checkpoints hold grows with every name its decoder learns."""
+    lines = bench_scale.JAX_CASE.read_text().splitlines()
+    first = lines[: next(i for i, ln in enumerate(lines) if ln.startswith("step "))]
+    for k in itertools.count():
+        name = f"fn{k:09d}_" * (width // 12)
+        for line in first:
+            yield line.replace("summarize", name)
+        for n in range(k * 4, k * 4 + 4):
+            yield bench_scale.JAX_NOISE[n % len(bench_scale.JAX_NOISE)].format(n=n)
+
+
 KINDS: dict[str, Callable[[], Iterator[str]]] = {
     "jax": lambda: bench_scale._jax_lines(8),
     "jax-explained": lambda: bench_frameworks.case_lines("jax", *_JAX_EXPLAINED[2:]),
     "poplar": lambda: bench_scale._poplar_lines(4),
+    "jax-long-names": _jax_long_names,
 }
 
 
@@ -53,7 +72,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=int, nargs="+", default=[25, 100, 250], help="log sizes in MB")
     ap.add_argument("--formats", nargs="+", default=["json"], help="json, text, markdown")
-    ap.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
+    ap.add_argument("--kinds", nargs="+", default=list(KINDS)[:3], choices=list(KINDS))
     ap.add_argument("--dir", type=Path, default=None, help="keep the generated logs here")
     args = ap.parse_args()
     tmp = tempfile.TemporaryDirectory() if args.dir is None else None

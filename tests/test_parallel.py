@@ -1199,18 +1199,71 @@ def test_no_late_checkpoint_is_taken_of_a_decoder_whose_tables_are_big(
             self.names = {f"f{k}" for k in range(n - n // 2)}
 
     monkeypatch.setattr(_parallel, "LATE_MAX_ENTRIES", 10)
-    late = _parallel._Late()
+    kept = _parallel._Kept()
+    late = _parallel._Late(kept)
     try:
         # WHEN a late checkpoint is due for each
         late.take(Decoder(11), 100, _parallel.Counts(), 0, 6000)  # type: ignore[arg-type]
         # THEN the big one's is not taken (and the next is due after the usual spacing)
-        assert late.cps == [] and late.next == 6000 + late.every
+        assert kept.dumped == [] and late.next == 6000 + late.every
         late.take(Decoder(10), 200, _parallel.Counts(), 0, late.next)  # type: ignore[arg-type]
         # AND the other's is, whole
-        assert len(late.cps) == 1
-        assert late.cps[0].size > 0
+        assert len(kept.dumped) == 1
+        assert kept.dumped[0].size > 0
     finally:
-        late.close()
+        kept.close()
+
+
+def test_a_workers_checkpoints_stop_at_their_byte_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a worker's checkpoints of states that grow (a decoder that learns long names)
+    # and a budget of bytes for them all
+    monkeypatch.setattr(_parallel, "CHECKPOINT_BYTES", 10_000)
+    kept = _parallel._Kept()
+    try:
+        names: list[str] = []
+        taken = []
+        for k in range(12):
+            names.append(f"name{k}_" + "x" * 1_000)
+            cp = (k, (("names", tuple(names)),), 0, 0, 0, k)
+            taken.append(kept.add(cp))  # type: ignore[arg-type]
+        # THEN the first are written whole, in order, and none past the budget
+        assert taken == [True] * 3 + [False] * 9, taken  # (1 + 2 + 3 kB, then 4 more)
+        assert sum(d.size for d in kept.dumped) <= 10_000
+        # AND a state bigger than the budget on its own is refused, not written
+        assert kept.add((99, (("x" * 20_000,),), 0, 0, 0, 0)) is False  # type: ignore[arg-type]
+        assert len(kept.dumped) == 3
+    finally:
+        kept.close()
+
+
+def test_late_checkpoints_thinned_out_keep_the_first_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # GIVEN a worker's first checkpoints, then more late ones than it keeps
+    class Decoder:
+        def __init__(self, n: int) -> None:
+            self.continuing = False
+            self.counts = {k: 1 for k in range(n)}
+
+    monkeypatch.setattr(_parallel, "LATE_MAX", 4)
+    kept = _parallel._Kept()
+    late = _parallel._Late(kept)
+    try:
+        for k in range(3):
+            assert kept.add((k, (("first", k),), 0, 0, 0, k))  # type: ignore[arg-type]
+        first = list(kept.dumped)
+        every = late.every
+        for k in range(5):
+            late.take(Decoder(k), 100 + k, _parallel.Counts(), 0, late.next)  # type: ignore[arg-type]
+        # THEN every other late one is dropped, the first ones all stay, and the spacing
+        # doubles
+        assert kept.dumped[:3] == first
+        assert len(kept.dumped) == 3 + 2 and late.taken == 2
+        assert late.every == 2 * every
+    finally:
+        kept.close()
 
 
 def test_a_worker_is_met_again_at_a_late_checkpoint_after_a_name_it_missed(

@@ -321,19 +321,31 @@ class Dumped:
         self.fd, self.pos, self.size = fd, pos, size
 
     @classmethod
-    def to(cls, f: IO[bytes], value: Any) -> Dumped:
-        """``value`` marshalled to the end of the file ``f``."""
+    def to(cls, f: IO[bytes], value: Any, most: int | None = None) -> Dumped | None:
+        """``value`` marshalled to the end of the file ``f`` (None: it takes more than
+        ``most`` bytes, and is not written)."""
         data = marshal.dumps(value)
+        if most is not None and len(data) > most:
+            return None
         pos = f.seek(0, os.SEEK_END)
         f.write(data)
         f.flush()
         return cls(f.fileno(), pos, len(data))
 
-    def data(self) -> bytes:
-        got = os.pread(self.fd, self.size, self.pos)
-        if len(got) < self.size:
-            raise OSError("a dumped value is cut short")
-        return got
+    def copy_to(self, f: IO[bytes]) -> None:
+        """Write the value's bytes to ``f``, a piece at a time (a whole decoder state may
+        take tens of megabytes)."""
+        pos, end = self.pos, self.pos + self.size
+        while pos < end:
+            got = os.pread(self.fd, min(end - pos, _COPY_PIECE), pos)
+            if not got:
+                raise OSError("a dumped value is cut short")
+            f.write(got)
+            pos += len(got)
+
+
+#: the bytes of a :class:`Dumped` value copied at once
+_COPY_PIECE = 1 << 20
 
 
 def put_indexed(f: IO[bytes], head: tuple[Any, ...], values: Sequence[Any]) -> None:
@@ -349,9 +361,12 @@ def put_indexed(f: IO[bytes], head: tuple[Any, ...], values: Sequence[Any]) -> N
         pos += 8 + (d.size if isinstance(d, Dumped) else len(d))
     put_record(f, (at, pos, *head))
     for d in datas:
-        data = d.data() if isinstance(d, Dumped) else d
-        f.write(len(data).to_bytes(8, "little"))
-        f.write(data)
+        if isinstance(d, Dumped):
+            f.write(d.size.to_bytes(8, "little"))
+            d.copy_to(f)
+        else:
+            f.write(len(d).to_bytes(8, "little"))
+            f.write(d)
 
 
 class Indexed(Sequence[Any]):

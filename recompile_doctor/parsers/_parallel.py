@@ -115,6 +115,12 @@ CHECKPOINT_EVERY = 64
 LATE_EVERY = 1024
 LATE_COST = 0.02
 LATE_MAX = 64
+#: the bytes a worker's checkpoints take in all, marshalled (each written to a temporary file
+#: as it is taken, then copied after the worker's counts): past it, no more are taken.  A
+#: state holds what its decoder keeps (names, signatures), and each checkpoint is written
+#: whole: 47 checkpoints of a JAX log of distinct 20 kB function names were 540 MB, held at
+#: once.  The framework logs' worker writes 0.1-2.6 MB of them
+CHECKPOINT_BYTES = 64 << 20
 #: no late checkpoint is taken while the decoder's tables hold more entries than this: a
 #: state is built and marshalled whole, about 150 bytes an entry at once (90 MB more in the
 #: worker of an 8 GB TensorFlow log of a new cluster per compilation, 630,000 of them).
@@ -671,8 +677,9 @@ class Team:
             blocks = Blocks(f, self.path)
             c = Counts()
             out = EventWriter(events)
-            cps: list[Checkpoint] = []
-            late = _Late()
+            cps: list[Checkpoint] = []  # (the first ones, published: their states)
+            kept = _Kept()
+            late = _Late(kept)
             published = False
             blocks.limit = splits[k] - start if k < len(splits) else None
             fl = make_lines(blocks, c, before)
@@ -693,7 +700,10 @@ class Team:
                 ):
                     cp = checkpoint(decoder)
                     if cp is not None:
-                        cps.append((lineno, cp, *_counted(c), out.count))
+                        taken: Checkpoint = (lineno, cp, *_counted(c), out.count)
+                        if kept.add(taken):
+                            cps.append(taken)
+                    del cp
                 if decoded == CHECKPOINTS:  # all of them: the reader before may use them
                     self._publish(f"cp-{k}", cps)
                     published = True
@@ -735,10 +745,9 @@ class Team:
             read = (reading.lines.lineno, blocks.consumed - blocks.lost)
             # (the checkpoints, the late ones too, each in a record of their own, read when
             # asked for: Team.all_checkpoints)
-            every: list[Checkpoint | Dumped] = [*cps, *late.cps]
-            put_indexed(meta, (_counted(c), read, handoff, out.count, before + 1), every)
+            put_indexed(meta, (_counted(c), read, handoff, out.count, before + 1), kept.dumped)
             meta.flush()
-            late.close()
+            kept.close()
 
     # -- the parent's side ---------------------------------------------------------------
     def checkpoints(self, k: int) -> list[Checkpoint] | None:
@@ -815,14 +824,44 @@ class Team:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+class _Kept:
+    """A worker's checkpoints, each marshalled to a temporary file as it is taken (whole
+    decoder states: not held as bytes), :data:`CHECKPOINT_BYTES` of them at most."""
+
+    def __init__(self) -> None:
+        #: in the order taken (the first ones, then the late ones): their places in the file
+        self.dumped: list[Dumped] = []
+        self._file: IO[bytes] | None = None
+        self._bytes = 0  # (written to the file, those dropped since included)
+
+    def add(self, cp: Checkpoint) -> bool:
+        """Write ``cp`` to the file (False: it would take the worker's checkpoints past
+        :data:`CHECKPOINT_BYTES`: it is not kept)."""
+        if self._file is None:
+            import tempfile  # (only here: not at every start)
+
+            # (closed by close(); gone with the process whatever the way it ends)
+            self._file = tempfile.TemporaryFile(prefix="recompile-doctor-cp-")  # noqa: SIM115
+        got = Dumped.to(self._file, cp, CHECKPOINT_BYTES - self._bytes)
+        if got is None:
+            return False
+        self._bytes += got.size
+        self.dumped.append(got)
+        return True
+
+    def close(self) -> None:
+        """Remove the checkpoints' temporary file (once they are copied)."""
+        if self._file is not None:
+            self._file.close()
+
+
 class _Late:
     """A worker's late checkpoints (:data:`LATE_EVERY`): spaced so that writing them costs
     at most :data:`LATE_COST` of the worker's time, and no more than :data:`LATE_MAX`."""
 
-    def __init__(self) -> None:
-        #: each written to a temporary file as it is taken (not held: whole decoder states)
-        self.cps: list[Dumped] = []
-        self._file: IO[bytes] | None = None
+    def __init__(self, kept: _Kept) -> None:
+        self._kept = kept
+        self.taken = 0  # (the last entries of its list)
         self.every = LATE_EVERY
         self.next = CHECKPOINTS + LATE_EVERY
         self.since = time.perf_counter()  # (the end of the last one)
@@ -831,11 +870,6 @@ class _Late:
     def due(self, decoded: int) -> bool:
         return decoded >= self.next
 
-    def close(self) -> None:
-        """Remove the checkpoints' temporary file (once they are copied)."""
-        if self._file is not None:
-            self._file.close()
-
     def take(self, decoder: Decoder, lineno: int, c: Counts, events: int, decoded: int) -> None:
         t0 = time.perf_counter()
         if sum(n for _, n in sizes(decoder) if n is not None) > LATE_MAX_ENTRIES:
@@ -843,17 +877,15 @@ class _Late:
             self.since, self.decoded = t0, decoded
             return
         cp = checkpoint(decoder)
-        if cp is not None:
-            if self._file is None:
-                import tempfile  # (only here: not at every start)
-
-                # (closed by close(); gone with the process whatever the way it ends)
-                self._file = tempfile.TemporaryFile(prefix="recompile-doctor-late-")  # noqa: SIM115
-            self.cps.append(Dumped.to(self._file, (lineno, cp, *_counted(c), events)))
-            del cp
-            if len(self.cps) > LATE_MAX:  # (their bytes stay in the file, unread)
-                del self.cps[::2]
+        if cp is not None and self._kept.add((lineno, cp, *_counted(c), events)):
+            self.taken += 1
+            if self.taken > LATE_MAX:  # (their bytes stay in the file, unread)
+                dumped = self._kept.dumped
+                first = len(dumped) - self.taken
+                del dumped[first::2]
+                self.taken = len(dumped) - first
                 self.every *= 2
+        del cp
         t1 = time.perf_counter()
         # the next one once the worker has decoded for 1/LATE_COST times what this one took
         lines_per_s = (decoded - self.decoded) / max(t0 - self.since, 1e-9)
