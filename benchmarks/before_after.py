@@ -1,12 +1,19 @@
-"""Before and after: ``recompile-doctor analyze`` of this checkout against an older commit.
+"""Before and after: ``recompile-doctor analyze`` of this checkout against an older commit,
+or of two built packages against each other.
 
     .venv/bin/python benchmarks/before_after.py --rev 79eb392 --repeat 3 LOG [LOG ...]
+    .venv/bin/python benchmarks/before_after.py --builds /tmp/old-compiled build/compiled \
+        --repeat 8 LOG [LOG ...]
 
 The older commit's package is extracted (``git archive``) to a temporary folder and run with
-the same interpreter and installed dependencies (``PYTHONPATH``).  Both run ``analyze LOG
---format json -o /dev/null`` in turn, ``--repeat`` times, and the best wall and CPU seconds of
-each are printed: a shared machine's speed drifts between minutes, so only figures taken
-together compare.  Figures are printed, never asserted.
+the same interpreter and installed dependencies (``PYTHONPATH``); ``--builds`` names two
+folders holding a package each (a compiled build installed with ``pip install --target``).
+Both run ``analyze LOG --format json -o /dev/null`` in turn, ``--repeat`` times, and the best
+and the median wall and CPU seconds of each are printed: a shared machine's speed drifts
+between minutes, so only figures taken together compare.  Every package's bytecode is
+compiled first: a folder copied with ``cp -r`` (new times on its sources) and run with
+``PYTHONDONTWRITEBYTECODE`` set compiles its pure modules again at every start (about
+110 ms: a quarter of a 24 MB log's time) and looks that much slower.  Figures are printed, never asserted.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import statistics
 import subprocess
 import sys
 import tarfile
@@ -55,34 +63,51 @@ def run(package_dir: Path, log: str) -> tuple[float, float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rev", required=True, help="the older commit (any git revision)")
-    ap.add_argument("--repeat", type=int, default=3, help="best of N, the two taken in turn")
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--rev", help="the older commit (any git revision)")
+    which.add_argument(
+        "--builds", nargs=2, type=Path, metavar=("BEFORE", "NOW"), help="two package folders"
+    )
+    ap.add_argument("--repeat", type=int, default=3, help="N runs of each, the two in turn")
     ap.add_argument("logs", nargs="+", help="the logs to analyse")
     args = ap.parse_args()
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "recompile_doctor")])
     with tempfile.TemporaryDirectory() as tmp:
-        before = Path(tmp)
-        extract(args.rev, before)
-        print(machine_line(str(ROOT)))
+        if args.builds is not None:
+            before, now = (p.resolve() for p in args.builds)  # (run from another folder)
+            said = f"before: {before}; now: {now}"
+        else:
+            before, now = Path(tmp), ROOT
+            extract(args.rev, before)
+            said = f"before: {args.rev}; now: this checkout"
+        for where in (before, now):
+            subprocess.run([sys.executable, "-m", "compileall", "-q", str(where)], check=True)
+        print(machine_line(str(now)))
         print(
-            f"{'log':>28} {'MB':>7} {'before s':>9} {'cpu':>7} {'now s':>7} {'cpu':>7} "
-            f"{'wall now/before':>16} {'cpu now/before':>15}"
+            f"{'log':>24} {'MB':>5} {'before s':>9} {'cpu':>6} {'now s':>7} {'cpu':>6} "
+            f"{'wall now/before':>16} {'cpu now/before':>15} {'medians: wall':>14} {'cpu':>6}"
         )
         for log in map(os.path.abspath, args.logs):
-            best = {"before": (float("inf"),) * 2, "now": (float("inf"),) * 2}
+            runs: dict[str, list[tuple[float, float]]] = {"before": [], "now": []}
             for _ in range(max(1, args.repeat)):
-                for name, where in (("before", before), ("now", ROOT)):
-                    w, c = run(where, log)
-                    bw, bc = best[name]
-                    best[name] = (min(bw, w), min(bc, c))
-            (w0, c0), (w1, c1) = best["before"], best["now"]
+                for name, where in (("before", before), ("now", now)):
+                    runs[name].append(run(where, log))
+            (w0, c0), (w1, c1) = (_best(runs[k]) for k in ("before", "now"))
+            (mw0, mc0), (mw1, mc1) = (_median(runs[k]) for k in ("before", "now"))
             mb = os.path.getsize(log) / 1e6
             print(
-                f"{os.path.basename(log):>28} {mb:7.0f} {w0:9.2f} {c0:7.2f} {w1:7.2f} {c1:7.2f} "
-                f"{w1 / w0:16.2f} {c1 / c0:15.2f}",
+                f"{os.path.basename(log):>24} {mb:5.0f} {w0:9.2f} {c0:6.2f} {w1:7.2f} {c1:6.2f} "
+                f"{w1 / w0:16.3f} {c1 / c0:15.3f} {mw1 / mw0:14.3f} {mc1 / mc0:6.3f}",
                 flush=True,
             )
-    print(f"before: {args.rev}; now: this checkout; best of {args.repeat}, wall and CPU seconds")
+    print(f"{said}; best and median of {args.repeat}, wall and CPU seconds")
+
+
+def _best(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return min(w for w, _ in runs), min(c for _, c in runs)
+
+
+def _median(runs: list[tuple[float, float]]) -> tuple[float, float]:
+    return statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs)
 
 
 if __name__ == "__main__":
