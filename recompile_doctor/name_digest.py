@@ -8,13 +8,15 @@ digest is the same in every process (not Python's ``hash``, which a process may 
 
 from __future__ import annotations
 
+from typing import Final
+
 try:  # (the same function: hashlib's own import loads OpenSSL first, 3 ms of a start-up)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-#: bytes of a digest
-WIDTH = 16
+#: bytes of a digest (the C module's fingerprint tables are made for 16)
+WIDTH: Final = 16
 
 
 def name_digest(s: str) -> bytes:

@@ -3,10 +3,13 @@ set counts them and a dictionary numbers them."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from recompile_doctor.parsers._spans import NATIVE_ENV, native_module
 from recompile_doctor.timeline.distinct import (
     _EMPTY,
     DistinctCount,
@@ -14,6 +17,7 @@ from recompile_doctor.timeline.distinct import (
     _fingerprints,
     fingerprint,
 )
+from tests.conftest import examples
 
 
 @given(st.lists(st.text(max_size=6) | st.sampled_from(["\udcff", "a\ud800b", ""])))
@@ -130,3 +134,62 @@ def test_numbered_gives_each_fingerprint_with_its_number_the_first_too(n: int, b
     for s in names:
         d.add(s)
     assert sorted(_fingerprints(d)) == sorted(fingerprint(s) for s in names)
+
+
+# -- the tables' probing and growth in C against the Python they replace -----------------
+
+_NATIVE: Any = native_module()
+_needs_native = pytest.mark.skipif(_NATIVE is None, reason="the C module is not built here")
+
+
+@_needs_native
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    # fingerprints whose first bytes collide often (a small table: long probe runs)
+    keys=st.lists(
+        st.tuples(st.integers(0, 7), st.binary(min_size=15, max_size=15)).map(
+            lambda t: bytes([t[0] + 1]) + t[1]
+        ),
+        max_size=40,
+    ),
+    numbered=st.booleans(),
+)
+def test_the_c_tables_are_the_python_tables(keys: list[bytes], numbered: bool) -> None:
+    """GIVEN fingerprints put into a table (growing it as the count does) and looked up
+    WHEN the C module's fp_slot and fp_rehash do it, and the Python twins do THEN every
+    answer, the slots' bytes and the numbers are the same."""
+    from recompile_doctor.timeline.distinct import _Shard, fp_rehash_py, fp_slot_py
+
+    c = _Shard(numbered, 8, (_NATIVE.fp_slot, _NATIVE.fp_rehash))
+    py = _Shard(numbered, 8, (fp_slot_py, fp_rehash_py))
+    for n, d in enumerate(keys):
+        assert c.find(d) == py.find(d)
+        assert c.put(d, n) == py.put(d, n)
+        assert (c.mask, c.count, c.slots) == (py.mask, py.count, py.slots)
+        assert c.numbers == py.numbers
+    for d in keys:
+        assert c.find(d) == py.find(d) >= 0
+
+
+@_needs_native
+def test_the_c_table_refuses_what_is_not_a_table() -> None:
+    """The C functions check their arguments (a wrong table would be written past its end)."""
+    with pytest.raises(ValueError):
+        _NATIVE.fp_slot(bytearray(16 * 8), 15, b"x" * 16, True)  # (16 slots asked, 8 there)
+    with pytest.raises(ValueError):
+        _NATIVE.fp_slot(bytearray(16 * 8), 7, bytes(16), True)  # (the empty slot's bytes)
+    with pytest.raises(TypeError):
+        _NATIVE.fp_slot(bytearray(16 * 8), 7, b"x" * 15, True)
+    with pytest.raises(BufferError):
+        _NATIVE.fp_slot(bytes(16 * 8), 7, b"x" * 16, True)  # (read-only: nothing stored)
+    with pytest.raises(ValueError):
+        _NATIVE.fp_rehash(bytearray(16 * 16), bytearray(16 * 8), 7, None, None)
+
+
+def test_native_0_gives_the_python_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    from recompile_doctor.timeline.distinct import fp_rehash_py, fp_slot_py, table_work
+
+    monkeypatch.setenv(NATIVE_ENV, "0")
+    assert table_work() == (fp_slot_py, fp_rehash_py)
+    index = NameIndex()
+    assert [index.number(s) for s in ("a", "b", "a")] == [0, 1, 0]

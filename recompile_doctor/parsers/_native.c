@@ -820,6 +820,161 @@ tuple_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(tuple_dunder_new, args, (size_t)nargs, NULL);
 }
 
+/* -- open-addressed tables of 16-byte fingerprints (timeline/distinct.py's _Shard) ----- */
+
+#define FP_WIDTH 16
+
+/* the slot of fingerprint fp in the table's slots (mask + 1 of FP_WIDTH bytes; an empty one
+ * all zeros, which no fingerprint is): linear probing from its first eight bytes read as a
+ * little-endian number, & mask.  i >= 0: it is in slot i; -1 - i: slot i is the empty one
+ * where it would go */
+static Py_ssize_t
+fp_probe(const unsigned char *slots, Py_ssize_t mask, const unsigned char *fp)
+{
+    static const unsigned char empty[FP_WIDTH] = {0};
+    uint64_t h = 0;
+    for (int k = 7; k >= 0; k--) {
+        h = (h << 8) | fp[k];
+    }
+    Py_ssize_t i = (Py_ssize_t)(h & (uint64_t)mask);
+    for (;;) {
+        const unsigned char *at = slots + i * FP_WIDTH;
+        if (memcmp(at, fp, FP_WIDTH) == 0) {
+            return i;
+        }
+        if (memcmp(at, empty, FP_WIDTH) == 0) {
+            return -1 - i;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+/* the table's slots (writable when asked), checked to hold mask + 1 slots (mask + 1 a power
+ * of two) */
+static int
+fp_table(PyObject *obj, PyObject *mask_obj, int writable, Py_buffer *view, Py_ssize_t *mask)
+{
+    if (get_index(mask_obj, "mask", mask) < 0) {
+        return -1;
+    }
+    if (PyObject_GetBuffer(obj, view, writable ? PyBUF_WRITABLE : PyBUF_SIMPLE) < 0) {
+        return -1;
+    }
+    if ((*mask & (*mask + 1)) != 0 || view->len != (*mask + 1) * FP_WIDTH) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "the slots are not mask + 1 fingerprints");
+        return -1;
+    }
+    return 0;
+}
+
+/* fp_slot(slots, mask, fp, put) -> int: fingerprint fp's slot in the table (see fp_probe:
+ * i where it is, -1 - i where it is not); with put, stored in that empty slot */
+static PyObject *
+fp_slot(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 4 || !PyBytes_Check(args[2]) || PyBytes_GET_SIZE(args[2]) != FP_WIDTH) {
+        PyErr_SetString(PyExc_TypeError, "fp_slot(slots, mask, fp: 16 bytes, put)");
+        return NULL;
+    }
+    int put = PyObject_IsTrue(args[3]);
+    if (put < 0) {
+        return NULL;
+    }
+    Py_buffer view;
+    Py_ssize_t mask;
+    if (fp_table(args[0], args[1], put, &view, &mask) < 0) {
+        return NULL;
+    }
+    const unsigned char *fp = (const unsigned char *)PyBytes_AS_STRING(args[2]);
+    if (memcmp(fp, (const unsigned char[FP_WIDTH]){0}, FP_WIDTH) == 0) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "a fingerprint of all zeros is the empty slot's");
+        return NULL;
+    }
+    Py_ssize_t i = fp_probe((const unsigned char *)view.buf, mask, fp);
+    if (i < 0 && put) {
+        memcpy((unsigned char *)view.buf + (-1 - i) * FP_WIDTH, fp, FP_WIDTH);
+    }
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(i);
+}
+
+/* fp_rehash(old, new, mask, old_numbers, new_numbers) -> None: every fingerprint of the
+ * table old stored in the empty table new (mask + 1 slots), in slot order, with its number
+ * (an array of 4-byte numbers per table, or None for both) */
+static PyObject *
+fp_rehash(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "fp_rehash(old, new, mask, old_numbers, new_numbers)");
+        return NULL;
+    }
+    int numbered = args[3] != Py_None;
+    if (numbered != (args[4] != Py_None)) {
+        PyErr_SetString(PyExc_TypeError, "fp_rehash: both tables numbered, or neither");
+        return NULL;
+    }
+    Py_buffer old, new, on = {0}, nn = {0};
+    Py_ssize_t mask;
+    if (PyObject_GetBuffer(args[0], &old, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    if (fp_table(args[1], args[2], 1, &new, &mask) < 0) {
+        PyBuffer_Release(&old);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t n_old = old.len / FP_WIDTH;
+    if (old.len % FP_WIDTH != 0 || n_old > mask + 1) {
+        PyErr_SetString(PyExc_ValueError, "fp_rehash: the old slots do not fit the new");
+        goto done;
+    }
+    if (numbered) {
+        if (PyObject_GetBuffer(args[3], &on, PyBUF_FORMAT) < 0) {
+            goto done;
+        }
+        if (PyObject_GetBuffer(args[4], &nn, PyBUF_FORMAT | PyBUF_WRITABLE) < 0) {
+            goto done;
+        }
+        if (on.itemsize != 4 || nn.itemsize != 4 || on.len != n_old * 4 ||
+            nn.len != (mask + 1) * 4) {
+            PyErr_SetString(PyExc_ValueError, "fp_rehash: numbers of 4 bytes, one a slot");
+            goto done;
+        }
+    }
+    static const unsigned char empty[FP_WIDTH] = {0};
+    for (Py_ssize_t j = 0; j < n_old; j++) {
+        const unsigned char *fp = (const unsigned char *)old.buf + j * FP_WIDTH;
+        if (memcmp(fp, empty, FP_WIDTH) == 0) {
+            continue;
+        }
+        Py_ssize_t i = fp_probe((const unsigned char *)new.buf, mask, fp);
+        if (i >= 0) {
+            PyErr_SetString(PyExc_ValueError, "fp_rehash: a fingerprint twice");
+            goto done;
+        }
+        i = -1 - i;
+        memcpy((unsigned char *)new.buf + i * FP_WIDTH, fp, FP_WIDTH);
+        if (numbered) {
+            memcpy((char *)nn.buf + i * 4, (const char *)on.buf + j * 4, 4);
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    if (nn.obj != NULL) {
+        PyBuffer_Release(&nn);
+    }
+    if (on.obj != NULL) {
+        PyBuffer_Release(&on);
+    }
+    PyBuffer_Release(&new);
+    PyBuffer_Release(&old);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"line_spans", (PyCFunction)(void (*)(void))line_spans, METH_FASTCALL,
      "line_spans(data, start, end, cands) -> [start, end, lines before, ...] of each "
@@ -859,6 +1014,12 @@ static PyMethodDef methods[] = {
     {"json_fields", (PyCFunction)(void (*)(void))json_fields, METH_FASTCALL,
      "json_fields(pieces, values, level, step, fallback) -> the pieces around the values' "
      "texts"},
+    {"fp_slot", (PyCFunction)(void (*)(void))fp_slot, METH_FASTCALL,
+     "fp_slot(slots, mask, fp, put) -> fp's slot i in the table, or -1 - i: the empty one "
+     "where it would go (stored there with put)"},
+    {"fp_rehash", (PyCFunction)(void (*)(void))fp_rehash, METH_FASTCALL,
+     "fp_rehash(old, new, mask, old_numbers, new_numbers): every fingerprint of old (and "
+     "its number) stored in the empty table new"},
     {NULL, NULL, 0, NULL},
 };
 

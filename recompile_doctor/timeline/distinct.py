@@ -19,24 +19,25 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, compress, repeat
 from operator import add, itemgetter
 from struct import iter_unpack
+from typing import Final
 
 from recompile_doctor.name_digest import WIDTH, name_digest
 from recompile_doctor.timeline.blobs import Blob, Blobs
 
 #: an empty slot (a fingerprint of all zeros is stored as FULL_ZERO instead)
-_EMPTY = bytes(WIDTH)
-_FULL_ZERO = b"\x00" * (WIDTH - 1) + b"\x01"
+_EMPTY: Final = bytes(WIDTH)
+_FULL_ZERO: Final = b"\x00" * (WIDTH - 1) + b"\x01"
 #: a slot's bytes, as :func:`struct.iter_unpack` reads them
-_SLOT = f"{WIDTH}s"
+_SLOT: Final = f"{WIDTH}s"
 #: tables per count (a power of two), chosen by a fingerprint's last byte (its first eight
 #: choose its slot)
-SHARDS = 16
+SHARDS: Final = 16
 #: each table's slots at first (a power of two)
-FIRST_SLOTS = 64
+FIRST_SLOTS: Final = 64
 
 
 def fingerprint(s: str) -> bytes:
@@ -56,47 +57,100 @@ def digest_of_fingerprint(d: bytes) -> bytes:
     return _EMPTY if d == _FULL_ZERO else d
 
 
+# -- a table's probing and growth: in C where the package's C module is built ------------
+
+
+def fp_slot_py(slots: bytearray, mask: int, d: bytes, put: bool) -> int:
+    """Fingerprint ``d``'s slot in the table ``slots`` (``mask + 1`` slots; linear probing
+    from its first eight bytes, little-endian, ``& mask``): ``i`` where it is, ``-1 - i``
+    where it is not (the empty slot where it would go: stored there with ``put``).  The C
+    module's ``fp_slot`` does the same."""
+    i = int.from_bytes(d[:8], "little") & mask
+    while True:
+        at = i * WIDTH
+        got = slots[at : at + WIDTH]
+        if got == d:
+            return i
+        if got == _EMPTY:
+            if put:
+                slots[at : at + WIDTH] = d
+            return -1 - i
+        i = (i + 1) & mask
+
+
+def fp_rehash_py(
+    old: bytearray,
+    new: bytearray,
+    mask: int,
+    old_numbers: array[int] | None,
+    new_numbers: array[int] | None,
+) -> None:
+    """Store every fingerprint of the table ``old`` in the empty table ``new`` (``mask +
+    1`` slots), in slot order, with its number when the tables are numbered.  The C
+    module's ``fp_rehash`` does the same."""
+    for j, d in _held(old):
+        i = fp_slot_py(new, mask, d, True)
+        if i >= 0:
+            raise ValueError("fp_rehash: a fingerprint twice")
+        if new_numbers is not None and old_numbers is not None:
+            new_numbers[-1 - i] = old_numbers[j]
+
+
+SlotFn = Callable[[bytearray, int, bytes, bool], int]
+RehashFn = Callable[[bytearray, bytearray, int, "array[int] | None", "array[int] | None"], None]
+
+
+def table_work() -> tuple[SlotFn, RehashFn]:
+    """The tables' probing and growth: the C module's when it is in use (as the scanner's
+    byte work: ``RECOMPILE_DOCTOR_NATIVE=0`` chooses the Python), else the Python above.
+    In C a new fingerprint's slot is found and stored in a few dozen instructions; the
+    Python slices the table at each probe (about 5,000 instructions compiled: a TensorFlow
+    log's new cluster per compilation, and the summary's count of distinct graphs)."""
+    from recompile_doctor.parsers._spans import native_in_use  # (the parsers' C module)
+
+    mod = native_in_use()
+    if mod is None or not hasattr(mod, "fp_slot") or WIDTH != 16:  # (16: the C's width)
+        return fp_slot_py, fp_rehash_py
+    return mod.fp_slot, mod.fp_rehash
+
+
 class _Shard:
     """One open-addressed table of fingerprints (linear probing), and their numbers if
-    ``numbers`` is kept."""
+    ``numbers`` is kept; ``work``: :func:`table_work`'s."""
 
-    __slots__ = ("count", "mask", "numbers", "slots")
+    __slots__ = ("count", "mask", "numbers", "slots", "work")
 
-    def __init__(self, numbered: bool, slots: int = FIRST_SLOTS) -> None:
+    def __init__(
+        self, numbered: bool, slots: int = FIRST_SLOTS, work: tuple[SlotFn, RehashFn] | None = None
+    ) -> None:
         self.mask = slots - 1  # slots - 1
         self.slots = bytearray(WIDTH * slots)
         self.numbers: array[int] | None = array("I", bytes(4 * slots)) if numbered else None
         self.count = 0
+        self.work = table_work() if work is None else work
 
-    def slot(self, d: bytes) -> int:
-        """The slot of fingerprint ``d``: where it is, or the empty one where it would go."""
-        slots, mask = self.slots, self.mask
-        i = int.from_bytes(d[:8], "little") & mask
-        while True:
-            at = i * WIDTH
-            got = slots[at : at + WIDTH]
-            if got in (d, _EMPTY):
-                return i
-            i = (i + 1) & mask
+    def find(self, d: bytes) -> int:
+        """The slot of fingerprint ``d``: ``i`` where it is, ``-1 - i`` where it is not."""
+        return self.work[0](self.slots, self.mask, d, False)
 
     def copy(self) -> _Shard:
-        new = _Shard(False)
+        new = _Shard(False, work=self.work)
         new.mask, new.slots, new.count = self.mask, bytearray(self.slots), self.count
         new.numbers = None if self.numbers is None else array("I", self.numbers)
         return new
 
-    def holds(self, i: int, d: bytes) -> bool:
-        at = i * WIDTH
-        return self.slots[at : at + WIDTH] == d
-
-    def put(self, i: int, d: bytes, number: int) -> None:
-        """Store ``d`` (and its ``number``) in its empty slot ``i``."""
-        self.slots[i * WIDTH : (i + 1) * WIDTH] = d
+    def put(self, d: bytes, number: int) -> int:
+        """The slot of fingerprint ``d`` if it is there (``i``); else ``-1 - i``, ``d``
+        stored in the empty slot ``i`` with ``number``."""
+        i = self.work[0](self.slots, self.mask, d, True)
+        if i >= 0:
+            return i
         if self.numbers is not None:
-            self.numbers[i] = number
+            self.numbers[-1 - i] = number
         self.count += 1
         if 3 * self.count > 2 * self.mask:
             self._grow()
+        return i
 
     def _grow(self) -> None:
         old, old_numbers = self.slots, self.numbers
@@ -105,12 +159,7 @@ class _Shard:
         numbers = self.numbers = (
             None if old_numbers is None else array("I", bytes(4 * (self.mask + 1)))
         )
-        for j, d in _held(old):
-            i = self.slot(d)
-            self.slots[i * WIDTH : (i + 1) * WIDTH] = d
-            if numbers is not None:
-                assert old_numbers is not None
-                numbers[i] = old_numbers[j]
+        self.work[1](old, self.slots, self.mask, old_numbers, numbers)
 
 
 def _held(slots: bytearray) -> Iterator[tuple[int, bytes]]:
@@ -137,7 +186,8 @@ class DistinctCount:
         slots = FIRST_SLOTS
         while slots * SHARDS < 2 * expected:
             slots *= 2
-        self._shards = [_Shard(self._NUMBERED, slots) for _ in range(SHARDS)]
+        work = table_work()
+        self._shards = [_Shard(self._NUMBERED, slots, work) for _ in range(SHARDS)]
         self._count = 0
 
     def __len__(self) -> int:
@@ -147,8 +197,7 @@ class DistinctCount:
         if not isinstance(s, str):
             return False
         d = fingerprint(s)
-        shard = self._shards[d[-1] & (SHARDS - 1)]
-        return shard.holds(shard.slot(d), d)
+        return self._shards[d[-1] & (SHARDS - 1)].find(d) >= 0
 
     def add(self, s: str) -> None:
         """Count ``s`` if it was not added before."""
@@ -165,11 +214,10 @@ class DistinctCount:
         """The number of fingerprint ``d``, stored now (and counted) if it is new (without
         numbers kept: the count before it for a new one, anything for an old one)."""
         shard = self._shards[d[-1] & (SHARDS - 1)]
-        i = shard.slot(d)
-        if shard.holds(i, d):
-            return shard.numbers[i] if shard.numbers is not None else -1
         n = self._count
-        shard.put(i, d, n)
+        i = shard.put(d, n)
+        if i >= 0:
+            return shard.numbers[i] if shard.numbers is not None else -1
         self._count = n + 1
         return n
 
@@ -202,8 +250,8 @@ class NameIndex(DistinctCount):
     def find_fingerprint(self, d: bytes) -> int | None:
         """The number of fingerprint ``d``; None: it was never numbered."""
         shard = self._shards[d[-1] & (SHARDS - 1)]
-        i = shard.slot(d)
-        if not shard.holds(i, d):
+        i = shard.find(d)
+        if i < 0:
             return None
         assert shard.numbers is not None
         return shard.numbers[i]
@@ -219,7 +267,7 @@ class NameIndex(DistinctCount):
         whole at once): the index is empty afterwards."""
         shards = self._shards
         for k, shard in enumerate(shards):
-            shards[k] = _Shard(True)
+            shards[k] = _Shard(True, work=shard.work)
             yield Numbered(shard)
             del shard
         self._count = 0
