@@ -90,6 +90,7 @@ COMPILED = (
     "recompile_doctor.timeline.reason_facts",
     "recompile_doctor.parsers._digest_table",
     "recompile_doctor.timeline.distinct",
+    "recompile_doctor.timeline.compile_ids",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)
