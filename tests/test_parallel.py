@@ -298,6 +298,20 @@ def _big_log(tmp_path: Path) -> Path:
     return _repeated(src, tmp_path / "big.log", lines=20_000)
 
 
+@pytest.mark.parametrize("budget", [0, 300, 3_000])
+def test_workers_out_of_checkpoint_bytes_give_the_one_process_result(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    # GIVEN workers whose checkpoints may take no bytes, or a few (the first ones only),
+    # WHEN three processes read a log THEN the result is one process's (the readers before
+    # meet them at the checkpoints they kept, or read their parts themselves)
+    path = _big_log(tmp_path)
+    one = _run(path, 1)
+    monkeypatch.setattr(_parallel, "CHECKPOINT_BYTES", budget)
+    _few_checkpoints(monkeypatch)
+    assert _run(path, 3) == one
+
+
 @pytest.mark.parametrize(("processes", "failing"), [(2, 1), (3, 1), (3, 2), (4, 2), (4, 3)])
 def test_a_failed_worker_leaves_the_others_to_read_its_part(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: int, failing: int
@@ -1231,9 +1245,14 @@ def test_a_workers_checkpoints_stop_at_their_byte_budget(
         # THEN the first are written whole, in order, and none past the budget
         assert taken == [True] * 3 + [False] * 9, taken  # (1 + 2 + 3 kB, then 4 more)
         assert sum(d.size for d in kept.dumped) <= 10_000
+        assert kept.full  # (the worker takes no more: each would be built for nothing)
         # AND a state bigger than the budget on its own is refused, not written
-        assert kept.add((99, (("x" * 20_000,),), 0, 0, 0, 0)) is False  # type: ignore[arg-type]
-        assert len(kept.dumped) == 3
+        fresh = _parallel._Kept()
+        try:
+            assert fresh.add((99, (("x" * 20_000,),), 0, 0, 0, 0)) is False  # type: ignore[arg-type]
+            assert fresh.dumped == [] and fresh.full
+        finally:
+            fresh.close()
     finally:
         kept.close()
 

@@ -695,8 +695,9 @@ class Team:
                     break
                 if not decoded % PARENT_CHECK_EVERY:
                     self._parent_alive()
-                if decoded <= CHECKPOINTS_DENSE or (
-                    decoded <= CHECKPOINTS and decoded % CHECKPOINT_EVERY == 0
+                if not kept.full and (
+                    decoded <= CHECKPOINTS_DENSE
+                    or (decoded <= CHECKPOINTS and decoded % CHECKPOINT_EVERY == 0)
                 ):
                     cp = checkpoint(decoder)
                     if cp is not None:
@@ -833,10 +834,13 @@ class _Kept:
         self.dumped: list[Dumped] = []
         self._file: IO[bytes] | None = None
         self._bytes = 0  # (written to the file, those dropped since included)
+        #: one was refused: no more are taken (a decoder's state mostly grows, and each
+        #: refused one was built and marshalled whole for nothing)
+        self.full = False
 
     def add(self, cp: Checkpoint) -> bool:
         """Write ``cp`` to the file (False: it would take the worker's checkpoints past
-        :data:`CHECKPOINT_BYTES`: it is not kept)."""
+        :data:`CHECKPOINT_BYTES`: it is not kept, and none after it)."""
         if self._file is None:
             import tempfile  # (only here: not at every start)
 
@@ -844,6 +848,7 @@ class _Kept:
             self._file = tempfile.TemporaryFile(prefix="recompile-doctor-cp-")  # noqa: SIM115
         got = Dumped.to(self._file, cp, CHECKPOINT_BYTES - self._bytes)
         if got is None:
+            self.full = True
             return False
         self._bytes += got.size
         self.dumped.append(got)
@@ -872,7 +877,7 @@ class _Late:
 
     def take(self, decoder: Decoder, lineno: int, c: Counts, events: int, decoded: int) -> None:
         t0 = time.perf_counter()
-        if sum(n for _, n in sizes(decoder) if n is not None) > LATE_MAX_ENTRIES:
+        if self._kept.full or sum(n for _, n in sizes(decoder) if n is not None) > LATE_MAX_ENTRIES:
             self.next = decoded + self.every
             self.since, self.decoded = t0, decoded
             return
