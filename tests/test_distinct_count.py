@@ -186,6 +186,15 @@ def test_the_c_table_refuses_what_is_not_a_table() -> None:
         _NATIVE.fp_rehash(bytearray(16 * 16), bytearray(16 * 8), 7, None, None)
 
 
+def test_the_python_table_refuses_what_the_c_one_refuses() -> None:
+    from recompile_doctor.timeline.distinct import fp_slot_py
+
+    with pytest.raises(ValueError):
+        fp_slot_py(bytearray(16 * 8), 7, bytes(16), True)  # (the empty slot's bytes)
+    with pytest.raises(TypeError):
+        fp_slot_py(bytearray(16 * 8), 7, b"x" * 15, True)
+
+
 def test_native_0_gives_the_python_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     from recompile_doctor.timeline.distinct import fp_rehash_py, fp_slot_py, table_work
 

@@ -64,7 +64,11 @@ def fp_slot_py(slots: bytearray, mask: int, d: bytes, put: bool) -> int:
     """Fingerprint ``d``'s slot in the table ``slots`` (``mask + 1`` slots; linear probing
     from its first eight bytes, little-endian, ``& mask``): ``i`` where it is, ``-1 - i``
     where it is not (the empty slot where it would go: stored there with ``put``).  The C
-    module's ``fp_slot`` does the same."""
+    module's ``fp_slot`` does the same, and refuses what it refuses."""
+    if len(d) != WIDTH:
+        raise TypeError("fp_slot(slots, mask, fp: 16 bytes, put)")
+    if d == _EMPTY:
+        raise ValueError("a fingerprint of all zeros is the empty slot's")
     i = int.from_bytes(d[:8], "little") & mask
     while True:
         at = i * WIDTH
