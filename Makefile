@@ -11,15 +11,15 @@ MYPYC_OPT ?= 3
 #: tests beside it need the cores, and the compiled build's tests take a tenth longer
 TEST_COMPILED = build/compiled-O0
 #: the tests run again against the compiled build: all but those of modules it does not
-#: compile that take long (the fleet, the HTML page, the packed tables and compile ids, the
-#: framework decoders' takeovers on names, the workers' reading
+#: compile that take long (the fleet, the HTML page, the framework decoders' takeovers on
+#: names, the workers' reading
 #: of gzip logs: the scanner's own reading of gzip is tested in both; how the workers fail,
 #: are spared, are logged and report progress, all of them the team's own, uncompiled;
 #: and the compilations' columns' own tests, though compiled: every analysis reads the
 #: columns in both runs, and leaving out their 10 s keeps CI within its ten minutes);
 #: each property test draws a fifth of its examples (COMPILED_EXAMPLES)
-COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e test_digest_table.py \
-	test_compilation_table.py test_compile_ids.py test_fleet.py test_startup_imports.py \
+COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e \
+	test_compilation_table.py test_fleet.py test_startup_imports.py \
 	test_html_render.py test_html_plots.py test_html_goldens.py test_html_view.py) \
 	$(addprefix --deselect=tests/test_parallel.py::,\
 	test_a_tensorflow_takeover_with_the_parents_counts_packed_is_the_one_process_result \

@@ -78,9 +78,17 @@ def peak_while(table: object, parts: Iterable[str], run: Callable[[], object]) -
 
 def traced_merges(
     monkeypatch: pytest.MonkeyPatch, cls: type[Sized], parts: tuple[str, ...], from_len: int
-) -> list[tuple[int, int]]:
+) -> list[tuple[int, int]] | None:
     """The list to which each merge (``cls._merge``) of a table holding ``from_len`` entries
-    or more adds what :func:`peak_while` measures of it (the smaller ones run untraced)."""
+    or more adds what :func:`peak_while` measures of it (the smaller ones run untraced);
+    None where ``cls`` runs compiled (its own calls to ``_merge`` go past the class's
+    attribute, and no merge can be watched)."""
+    import sys
+
+    from recompile_doctor.compiled_modules import runs_compiled
+
+    if runs_compiled(sys.modules[cls.__module__].__file__ or ""):
+        return None
     peaks: list[tuple[int, int]] = []
     merge = cls._merge  # type: ignore[attr-defined]
 

@@ -86,8 +86,9 @@ def test_many_ids_are_packed_in_less_memory_and_stay_found(
     # while one doubled)
     assert index._packed_count >= 262_144
     assert held < 12 * len(ids), held / len(ids)
-    assert len(peaks) == 1
-    assert peaks[0][1] < 16 * len(ids), peaks[0][1] / len(ids)
+    if peaks is not None:  # (None: compiled, its merges cannot be watched)
+        assert len(peaks) == 1
+        assert peaks[0][1] < 16 * len(ids), peaks[0][1] / len(ids)
     # AND each is found, packed or open, and an id never given is not
     assert all(index.rows(ids[row]) == [row] for row in range(0, 300_000, 13))
     assert index.rows(ids[-1]) == [len(ids) - 1]

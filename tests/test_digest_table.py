@@ -128,8 +128,9 @@ def test_a_big_digest_table_holds_its_digests_packed_in_half_the_memory(
     # THEN it holds them in about half the memory of open tables alone (57 bytes an entry),
     # and never held much more while it merged them
     assert held < 32 * len(keys), held / len(keys)
-    assert len(peaks) == 1
-    assert peaks[0][1] < 40 * len(keys), peaks[0][1] / len(keys)
+    if peaks is not None:  # (None: compiled, its merges cannot be watched)
+        assert len(peaks) == 1
+        assert peaks[0][1] < 40 * len(keys), peaks[0][1] / len(keys)
     # AND it finds each and answers as a dict would
     assert all(table[keys[i]] == i % 5 for i in range(0, 300_000, 7))
     assert name_number("__inference_g") not in table and len(table) == len(keys)

@@ -202,3 +202,24 @@ def test_native_0_gives_the_python_tables(monkeypatch: pytest.MonkeyPatch) -> No
     assert table_work() == (fp_slot_py, fp_rehash_py)
     index = NameIndex()
     assert [index.number(s) for s in ("a", "b", "a")] == [0, 1, 0]
+
+
+@pytest.mark.parametrize("cls", [DistinctCount, NameIndex])
+def test_a_count_pickled_and_copied_holds_the_same(cls: type[DistinctCount]) -> None:
+    """GIVEN a count or an index of enough strings for its tables to grow WHEN it is
+    pickled and copied (compiled, a class is made again by its __init__) THEN the copies
+    hold the same strings (numbers), and go on counting on their own."""
+    import copy
+    import pickle
+
+    d = cls()
+    strings = [f"s{k}" for k in range(3_000)]
+    for s in strings:
+        d.add(s)
+    for again in (pickle.loads(pickle.dumps(d)), copy.deepcopy(d), d.copy()):
+        assert type(again) is type(d) or again.__class__ is DistinctCount
+        assert len(again) == len(d) and all(s in again for s in strings)
+        again.add("new")
+        assert len(again) == len(d) + 1 and "new" not in d
+        if isinstance(d, NameIndex) and isinstance(again, NameIndex):
+            assert [again.find(s) for s in strings[:50]] == [d.find(s) for s in strings[:50]]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, compress, repeat
 from operator import add, itemgetter
 from struct import iter_unpack
-from typing import Final
+from typing import Any, Final
 
 from recompile_doctor.name_digest import WIDTH, name_digest
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -156,6 +156,13 @@ class _Shard:
             self._grow()
         return i
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # (a compiled class is made again by its __init__; the copy chooses its own work)
+        return (
+            _shard_of,
+            (self.numbers is not None, self.mask, self.slots, self.numbers, self.count),
+        )
+
     def _grow(self) -> None:
         old, old_numbers = self.slots, self.numbers
         self.mask = 2 * self.mask + 1
@@ -164,6 +171,15 @@ class _Shard:
             None if old_numbers is None else array("I", bytes(4 * (self.mask + 1)))
         )
         self.work[1](old, self.slots, self.mask, old_numbers, numbers)
+
+
+def _shard_of(
+    numbered: bool, mask: int, slots: bytearray, numbers: array[int] | None, count: int
+) -> _Shard:
+    """A table of these slots (pickled: :meth:`_Shard.__reduce__`)."""
+    got = _Shard(numbered, 1)
+    got.mask, got.slots, got.numbers, got.count = mask, slots, numbers, count
+    return got
 
 
 def _held(slots: bytearray) -> Iterator[tuple[int, bytes]]:
