@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, compress, repeat
 from operator import add, itemgetter
 from struct import iter_unpack
-from typing import Any, Final
+from typing import Any, Final, Self
 
 from recompile_doctor.name_digest import WIDTH, name_digest
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -223,9 +223,10 @@ class DistinctCount:
         """Count ``s`` if it was not added before."""
         self._number(fingerprint(s))
 
-    def copy(self) -> DistinctCount:
-        """Another count of the same strings, counted on from there on its own."""
-        new = DistinctCount()
+    def copy(self) -> Self:
+        """Another count of the same strings (of its class: a :class:`NameIndex`'s copy
+        numbers them as it does), counted on from there on its own."""
+        new = type(self)()
         new._shards = [s.copy() for s in self._shards]
         new._count = self._count
         return new
