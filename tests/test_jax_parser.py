@@ -894,3 +894,49 @@ def test_traced_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
     # WHEN its fields are read THEN they are what the pattern reads
     m = re.search(_TRACED_WHOLE, msg)
     assert traced_fields(msg) == (None if m is None else (m["fn"], m["w"], m["s"]))
+
+
+def test_a_long_function_name_is_kept_once(tmp_path: Path) -> None:
+    """GIVEN a function whose name is longer than a memo keeps (generated code), named by
+    its explanation, its compilation's lines and a second compilation THEN every event
+    holds the one copy of its name and of its module's name (a log of such names kept one
+    copy a line: 190 MB for 100 MB of 8,000-character names), and reads as a short one."""
+    from recompile_doctor.parsers._memo import KEY_LONGEST
+
+    name = "f" + "x" * KEY_LONGEST
+    text = (
+        "TRACING CACHE MISS at /src/train.py:10:4 (main):\n"
+        "  never seen function:\n"
+        f"    {name} id=1 defined at /src/train.py:3\n"
+        f"Compiling jit({name}) with global shapes and types (ShapedArray(float32[1]),). "
+        "Argument mapping: (UnspecifiedValue,).\n"
+        f"Finished XLA compilation of jit({name}) in 0.1 sec\n"
+        f"Compiling jit({name}) with global shapes and types (ShapedArray(float32[2]),). "
+        "Argument mapping: (UnspecifiedValue,).\n"
+        f"Finished XLA compilation of jit({name}) in 0.1 sec\n"
+    )
+    events, c = parse_text(tmp_path, text)
+    keys = [e.key for e in events if isinstance(e, (CompileStarted, CompileFinished))]
+    assert len(keys) == 4 and c.malformed == 0
+    assert all(k.function == name and k.module == f"jit_{name}" for k in keys)
+    # every string of every event (its fields, its record's detail, its changes) that is
+    # the name or the module's name is one object
+    held: dict[str, set[int]] = {name: set(), f"jit_{name}": set()}
+
+    def walk(v: object, depth: int = 0) -> None:
+        if isinstance(v, str):
+            if v in held:
+                held[v].add(id(v))
+        elif depth < 6 and isinstance(v, (tuple, list)):
+            for x in v:
+                walk(x, depth + 1)
+        elif depth < 6 and isinstance(v, dict):
+            for x in v.values():
+                walk(x, depth + 1)
+        elif depth < 6 and hasattr(v, "__dataclass_fields__"):
+            for f in v.__dataclass_fields__:
+                walk(getattr(v, f, None), depth + 1)
+
+    for e in events:
+        walk(e)
+    assert [len(ids) for ids in held.values()] == [1, 1], held

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
@@ -48,6 +49,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
+from recompile_doctor.parsers import _memo
 from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
@@ -172,7 +174,18 @@ def _module_of(name: str) -> tuple[str, str]:
     if m is None:
         return function_name(name), name
     fn = m["fn"]
-    return fn, _MODULE_CHARS_RE.sub("_", f"{m['w']}_{fn}")
+    module = _MODULE_CHARS_RE.sub("_", f"{m['w']}_{fn}")
+    if len(name) > _memo.KEY_LONGEST:  # (not memoized: see _one_copy)
+        return _one_copy(fn), _one_copy(module)
+    return fn, module
+
+
+def _one_copy(name: str) -> str:
+    """``name``, the one copy of it when it is longer than a memo keeps (a log of long
+    generated function names: each line that names one would keep a copy of its own, in
+    the compilations and the decoder's tables; 100 MB of 8,000-character names peaked at
+    190 MB, 156 with one copy each)."""
+    return sys.intern(name) if len(name) > _memo.KEY_LONGEST else name
 
 
 #: ``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
@@ -392,7 +405,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
             expect_name = False
             nm = _NEVER_SEEN_NAME_RE.match(s)
             if nm is not None:
-                fn = nm["fn"]
+                fn = _one_copy(nm["fn"])
                 continue
         if s.startswith("* key with "):
             s = s[len("* key with ") :]
