@@ -607,6 +607,24 @@ def test_one_copy_is_bounded_and_gives_equal_strings() -> None:
     assert again == first and again is not first  # forgotten: the table stays bounded
 
 
+def test_one_copy_is_bounded_in_characters_too() -> None:
+    """GIVEN lines longer than OneCopy keeps, and lines that fill its characters WHEN
+    each is given THEN a long one is given back as it is, not remembered, and the table
+    never holds more than CHARS characters (each line of a MiB was kept: 4 GB)."""
+    from recompile_doctor.timeline.builder import OneCopy
+
+    one = OneCopy()
+    long = "x" * (OneCopy.LONGEST + 1)
+    assert one(long) is long and not one._seen
+    assert one("".join(["y" * OneCopy.LONGEST])) == "y" * OneCopy.LONGEST and one._seen
+    for i in range(2 * OneCopy.CHARS // OneCopy.LONGEST):
+        got = one(f"{i:08d}" * (OneCopy.LONGEST // 8))
+        assert got == f"{i:08d}" * (OneCopy.LONGEST // 8)
+        assert sum(map(len, one._seen)) <= OneCopy.CHARS
+    short = one("".join(["Compiling ", "jit(g)"]))
+    assert one("".join(["Compiling ", "jit(g)"])) is short  # (short ones still one copy)
+
+
 def test_a_written_out_copy_is_dataclasses_replace() -> None:
     """The timeline's copies with fields changed (slots set directly: ``replacer``) equal
     ``dataclasses.replace``'s, for a class with inherited fields too."""

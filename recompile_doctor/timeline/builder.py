@@ -32,6 +32,7 @@ from recompile_doctor.events import (
 from recompile_doctor.key_name import key_name
 from recompile_doctor.microseconds import round6
 from recompile_doctor.model import CacheOutcome, Event
+from recompile_doctor.parsers._memo import KEY_CHARS, KEY_LONGEST
 from recompile_doctor.parsers._tuples import tuple_new
 from recompile_doctor.slotted import replacer
 from recompile_doctor.timeline import column
@@ -832,15 +833,21 @@ class OneCopy:
     """One copy of each distinct string among the recent ones: equal strings made from
     different lines are different objects, and 100,000 compilations of a few signatures
     would otherwise hold 100,000 copies of a few lines.  At most :attr:`LIMIT` are
-    remembered (then forgotten at once), so a run whose lines are all different pays a
-    bounded table, not one entry per compilation."""
+    remembered, of :attr:`CHARS` characters in all (then forgotten at once), and none
+    longer than :attr:`LONGEST`, so a run whose lines are all different pays a bounded
+    table, not one entry per compilation (4,096 lines of 8,000 characters were 32 MB,
+    of a MiB each, the longest line read, 4 GB)."""
 
     LIMIT: ClassVar[int] = 4096
+    #: (the decoders' memos' rule for their keys: :mod:`recompile_doctor.parsers._memo`)
+    CHARS: ClassVar[int] = KEY_CHARS
+    LONGEST: ClassVar[int] = KEY_LONGEST
 
-    __slots__ = ("_seen",)
+    __slots__ = ("_chars", "_seen")
 
     def __init__(self) -> None:
         self._seen: dict[str, str] = {}
+        self._chars = 0  # (of the strings remembered)
 
     @overload
     def __call__(self, s: str) -> str: ...
@@ -852,9 +859,14 @@ class OneCopy:
         seen = self._seen
         got = seen.get(s)
         if got is None:
-            if len(seen) >= self.LIMIT:
+            n = len(s)
+            if n > self.LONGEST:
+                return s
+            if len(seen) >= self.LIMIT or self._chars + n > self.CHARS:
                 seen.clear()
+                self._chars = 0
             got = seen[s] = s
+            self._chars += n
         return got
 
 
