@@ -43,7 +43,7 @@ from recompile_doctor.model import Compilation
 from recompile_doctor.reports import render
 from recompile_doctor.timeline import column, function_key
 from recompile_doctor.timeline.column import Spilled
-from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, Lazy
+from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, Lazy, key_chars
 from recompile_doctor.timeline.types import Timeline
 from tests.conftest import JAX_RUN, timeline_of
 
@@ -151,6 +151,66 @@ def test_a_row_reads_back_as_the_compilation_of_its_fields(
             spilled=len(rows) >= after,
             early_spilled=len(rows) >= min(after, early_spill or 10**9),
         )
+
+
+@given(
+    st.lists(_rows(), min_size=1, max_size=12),
+    st.integers(1, 60),
+    st.integers(1, 40),
+    st.none() | st.integers(1, 12),
+)
+def test_long_lines_send_the_text_to_the_file_sooner_in_smaller_chunks(
+    rows: list[dict[str, Any]], chars: int, chunk_chars: int, after: int | None
+) -> None:
+    # GIVEN lines and key names that reach EARLY_SPILL_CHARS characters before
+    # EARLY_SPILL_AFTER compilations (long ones), chunks of the text and key columns held to
+    # TEXT_CHUNK_CHARS, and maybe every column going to the file later (its chunks of 8 rows
+    # beside those)
+    total = 0
+    early = False
+    for r in rows:
+        total += len(r["text"]) + key_chars(r["key"])
+        early = early or total >= chars
+    spilled = after is not None and len(rows) >= after
+    with (
+        _spilling(after or 10**9, 8, cached=1, early_after=10**9),
+        mock.patch.object(column, "EARLY_SPILL_CHARS", chars),
+        mock.patch.object(column, "TEXT_CHUNK_CHARS", chunk_chars),
+        mock.patch.object(column, "TEXT_ROWS_MIN", 1),
+    ):
+        # THEN those two columns go to the file once they hold that many characters, and
+        # every row reads back as it was given
+        _rows_read_back(rows, spilled=spilled, early_spilled=early or spilled)
+
+
+def test_a_chunk_of_long_lines_holds_fewer_rows() -> None:
+    assert column.text_rows(200 * 16_384, 16_384) == column.CHUNK_ROWS  # (lines of 200)
+    assert column.text_rows(8_000 * 2_000, 2_000) == 512  # (lines of 8,000: 4 MB a chunk)
+    assert column.text_rows(10**9, 1) == column.TEXT_ROWS_MIN
+    assert column.text_rows(0, 0) == column.CHUNK_ROWS
+
+
+def test_a_table_of_long_lines_holds_a_bounded_part_of_them() -> None:
+    """GIVEN 3,000 compilations of 8,000-character lines (24 MB of text) WHEN they are
+    added THEN the text and key columns went to the file past EARLY_SPILL_CHARS, in chunks
+    of 512 rows, and read back whole."""
+    table = CompilationTable()
+    texts = [f"{k:08d}" * 1_000 for k in range(3_000)]
+    try:
+        for k, text in enumerate(texts):
+            table.append(
+                module="m", hash=None, source="a.log", line=k + 1, t=None, ordinal=None,
+                text=text, key=None, rank=None, process=0,
+            )  # fmt: skip
+        assert isinstance(table.text, Spilled) and isinstance(table.key, Spilled)
+        assert table.text._rows == 512
+        assert len(table.text._tail) < 512
+        assert list(table.text) == texts
+        assert [table.evidence_of(k).text for k in (0, 1_500, 2_999)] == [
+            texts[0], texts[1_500], texts[2_999]
+        ]  # fmt: skip
+    finally:
+        table.close()
 
 
 def _rows_read_back(rows: list[dict[str, Any]], spilled: bool, early_spilled: bool) -> None:

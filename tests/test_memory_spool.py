@@ -715,3 +715,21 @@ def test_the_builder_remembers_recent_modules_and_keys_only() -> None:
     assert table[n - 1].end_line == 2 * n + 3 and table[n - 1].duration_s == 0.25
     assert table[0].end_line is None
     assert not proc.open and not b._keys and not b._by_compile_id  # (dropped at the end)
+
+
+def test_a_long_key_is_not_kept_by_the_builder() -> None:
+    """GIVEN compile keys whose names are longer than the memos keep WHEN the builder
+    takes them THEN it keeps none of them in its table of keys (each would stay there for
+    4,096 compilations), and gives each back with its names interned; a short one is
+    kept, one object for equal keys."""
+    from recompile_doctor.events import CompileKey
+    from recompile_doctor.parsers._memo import KEY_LONGEST
+    from recompile_doctor.timeline.builder import TimelineBuilder
+
+    b = TimelineBuilder()
+    long = "f" + "x" * KEY_LONGEST
+    got = b._key(CompileKey("jax", long, module="jit_" + long))
+    assert got.function == long and got.module == "jit_" + long
+    assert not b._keys
+    short = b._key(CompileKey("jax", "f", module="jit_f"))
+    assert b._key(CompileKey("jax", "f", module="jit_f")) is short and len(b._keys) == 1

@@ -48,6 +48,7 @@ from recompile_doctor.timeline.table import (
     CODE_OF,
     NO_FLOAT,
     CompilationTable,
+    key_chars,
 )
 from recompile_doctor.timeline.types import (
     NO_COMPILATION,
@@ -391,16 +392,14 @@ class TimelineBuilder:
         fields = _key_fields(key)
         got = keys.get(fields)
         if got is None:
-            got = kept(
-                keys,
-                fields,
-                _KEY_NAMES(
-                    key,
-                    sys.intern(key.framework),
-                    None if key.function is None else sys.intern(key.function),
-                    None if key.module is None else sys.intern(key.module),
-                ),
+            got = _KEY_NAMES(
+                key,
+                sys.intern(key.framework),
+                None if key.function is None else sys.intern(key.function),
+                None if key.module is None else sys.intern(key.module),
             )
+            if key_chars(key) <= KEY_LONGEST:  # (a long one is not kept: see OneCopy)
+                kept(keys, fields, got)
         self._last_key = key
         self._last_kept = got
         return got

@@ -42,8 +42,18 @@ SPILL_AFTER = 200_000
 #: 70 MB, and reading it peaked at 178 MB instead of 114), and one that many compilations
 #: share is one object a chunk
 EARLY_SPILL_AFTER = 16_384
+#: characters of line text and key names held in memory before the text and key columns
+#: go to the file, however few the compilations (long names: 2,259 compilations of a
+#: TensorFlow log of 8,000-character names held 20 MB of line texts and 48 MB of compile
+#: ids, modules and function names)
+EARLY_SPILL_CHARS = 16 << 20
 #: rows per chunk written at once (an 8-byte column: 64 kB)
 CHUNK_ROWS = 8192
+#: the characters of text and key names a chunk of those two columns holds at most, about
+#: (fewer rows than CHUNK_ROWS where they are long: :func:`text_rows`)
+TEXT_CHUNK_CHARS = 4 << 20
+#: the fewest rows such a chunk holds
+TEXT_ROWS_MIN = 64
 #: chunks of a column read back and kept at once
 CACHED = 4
 #: chunks of the text and key columns kept at once (8,192 lines are a few MB: a
@@ -106,6 +116,17 @@ def numbers(
     return Spilled.filled(codec, Blobs("recompile-doctor-numbers-"), n, fill, keep)
 
 
+def text_rows(chars: int, rows: int) -> int:
+    """Rows per chunk for the text and key columns, whose ``rows`` rows so far hold
+    ``chars`` characters: :data:`CHUNK_ROWS`, or the power of two that keeps a chunk of
+    such rows near :data:`TEXT_CHUNK_CHARS` (:data:`TEXT_ROWS_MIN` at least)."""
+    per = max(1, chars // max(1, rows))
+    got = CHUNK_ROWS
+    while got > TEXT_ROWS_MIN and got * per > TEXT_CHUNK_CHARS:
+        got //= 2
+    return got
+
+
 def codec_of(column: Any) -> Codec[Any]:
     """The codec of a plain column (an array, a byte array or a list)."""
     if isinstance(column, array):
@@ -131,7 +152,9 @@ class Spilled(Sequence[T]):
         "_tail",
     )
 
-    def __init__(self, codec: Codec[T], blobs: Blobs, keep: int | None = None) -> None:
+    def __init__(
+        self, codec: Codec[T], blobs: Blobs, keep: int | None = None, rows: int | None = None
+    ) -> None:
         self._codec = codec
         self._blobs = blobs
         self._places: list[Blob] = []  # the full chunks, in order
@@ -139,17 +162,23 @@ class Spilled(Sequence[T]):
         self._n = 0
         self._cached: dict[int, Any] = {}  # chunk number -> its rows (read back)
         self._dirty: set[int] = set()  # cached chunks with a row set since read
-        self._rows = CHUNK_ROWS  # (fixed for the column's life)
+        self._rows = CHUNK_ROWS if rows is None else rows  # (fixed for the column's life)
         self._keep = CACHED if keep is None else keep
 
     @classmethod
     def of(
-        cls, column: Iterable[T], codec: Codec[T], blobs: Blobs, keep: int | None = None
+        cls,
+        column: Iterable[T],
+        codec: Codec[T],
+        blobs: Blobs,
+        keep: int | None = None,
+        rows: int | None = None,
     ) -> Spilled[T]:
         """A spilled column of the rows of a plain one (an array, byte array or list is
         written a chunk at a time, from its slices); ``keep``: the chunks read back and
-        kept at once (default :data:`CACHED`)."""
-        new = cls(codec, blobs, keep)
+        kept at once (default :data:`CACHED`); ``rows``: per chunk (default
+        :data:`CHUNK_ROWS`)."""
+        new = cls(codec, blobs, keep, rows)
         if not isinstance(column, (array, bytearray, list)):
             new.extend(column)
             return new
@@ -301,14 +330,13 @@ class Spilled(Sequence[T]):
 
 def append_row(columns: Sequence[Spilled[Any]], values: Iterable[Any]) -> None:
     """Append one row to columns of the same length (a table's): each value goes straight
-    into its column's chunk being filled, and the chunks are written together when full
-    (one check for the row instead of a method call per column)."""
+    into its column's chunk being filled (no method call per column), written when full
+    (the text and key columns' chunks may hold fewer rows than the others')."""
     for col, v in zip(columns, values, strict=True):
-        col._tail.append(v)
+        tail = col._tail
+        tail.append(v)
         col._n += 1
-    first = columns[0]
-    if len(first._tail) >= first._rows:
-        for col in columns:
+        if len(tail) >= col._rows:
             col._close_tail()
 
 
@@ -321,11 +349,15 @@ __all__ = [
     "CHUNK_ROWS",
     "EARLY_CACHED",
     "EARLY_SPILL_AFTER",
+    "EARLY_SPILL_CHARS",
     "OBJECTS",
     "SPILL_AFTER",
+    "TEXT_CHUNK_CHARS",
+    "TEXT_ROWS_MIN",
     "Spilled",
     "append_row",
     "array_codec",
     "codec_of",
     "numbers",
+    "text_rows",
 ]

@@ -197,6 +197,7 @@ _TABLE_SLOTS: Final = (
     "_causes",
     "_fn_keys",
     "_spilled",
+    "_text_chars",
     "cache",
     "cache_file",
     "duration_s",
@@ -213,6 +214,19 @@ _TABLE_SLOTS: Final = (
     "text",
     "warmup",
 )
+
+
+def key_chars(key: CompileKey | None) -> int:
+    """The characters of a key's names (what it holds besides its fields' objects)."""
+    if key is None:
+        return 0
+    return (
+        len(key.function or "")
+        + len(key.module or "")
+        + len(key.compile_id or "")
+        + len(key.cache_key or "")
+        + len(key.graph_hash or "")
+    )
 
 
 class CompilationTable(Sequence[Compilation]):
@@ -248,6 +262,9 @@ class CompilationTable(Sequence[Compilation]):
         #: column.EARLY_SPILL_AFTER compilations, all of them past column.SPILL_AFTER
         self._blobs: Blobs | None = None
         self._spilled: tuple[Spilled[Any], ...] = ()  # the _PLAIN columns, once spilled
+        #: the characters of the texts and key names held in memory (until the text and
+        #: key columns go to the file: column.EARLY_SPILL_CHARS)
+        self._text_chars = 0
 
     def append(
         self,
@@ -282,17 +299,27 @@ class CompilationTable(Sequence[Compilation]):
         self.cache.append(0)
         self.warmup.append(0)
         self.end_line.append(NO_INT)
-        self.text.append(text)
+        texts = self.text
+        texts.append(text)
         self.key.append(key)
         self.process.append(process)
         n = len(self.source)
         if n >= column.SPILL_AFTER:
             self._spill()
-        elif n == column.EARLY_SPILL_AFTER:
-            for name in self._EARLY:
-                early = Spilled.of(getattr(self, name), OBJECTS, self._file(), column.EARLY_CACHED)
-                setattr(self, name, early)
+        elif type(texts) is list:
+            chars = self._text_chars = self._text_chars + len(text) + key_chars(key)
+            if n >= column.EARLY_SPILL_AFTER or chars >= column.EARLY_SPILL_CHARS:
+                self._spill_early(column.text_rows(chars, n))
         return n - 1
+
+    def _spill_early(self, rows: int) -> None:
+        """Keep the text and key columns in the temporary file from now on, in chunks of
+        ``rows`` (fewer than the other columns' where the lines or names are long)."""
+        blobs = self._file()
+        for name in self._EARLY:
+            early = Spilled.of(getattr(self, name), OBJECTS, blobs, column.EARLY_CACHED, rows)
+            setattr(self, name, early)
+        self._text_chars = 0
 
     #: the plain columns (arrays, byte arrays and lists) and the lazy ones
     _PLAIN = (
