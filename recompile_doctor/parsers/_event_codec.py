@@ -312,8 +312,8 @@ def put_record(f: IO[bytes], value: Any) -> None:
 class Dumped:
     """A value marshalled into a file already (``size`` bytes at byte ``pos`` of the file
     ``fd``): :func:`put_indexed` copies its bytes, and nobody holds the value meanwhile (a
-    worker's late checkpoints are whole states of its decoder: a dozen of them held 50 MB
-    in a worker of a 2 GB TensorFlow log)."""
+    worker's checkpoints are whole states of its decoder: a dozen late ones held 50 MB in a
+    worker of a 2 GB TensorFlow log)."""
 
     __slots__ = ("fd", "pos", "size")
 

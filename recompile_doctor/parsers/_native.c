@@ -1,7 +1,9 @@
 /* The log scanner's per-candidate byte work, in C: where each candidate line starts and
  * ends, how many lines lie between candidates, a line's text, where a line ends, the
  * lines a decoder lets pass by their first bytes, and the newlines of a span.  And the
- * objects of slotted dataclasses the parent makes for every event it takes back (below).
+ * objects of slotted dataclasses the parent makes for every event it takes back, and the
+ * probing and growth of the tables of name fingerprints (timeline/distinct.py's _Shard,
+ * whose Python twins are there) (below).
  *
  * The fast path (recompile_doctor/parsers/_scan.py) asks for these once per candidate line.
  * Done with bytearray.find, rfind and count, each is a method call that parses its
@@ -824,6 +826,9 @@ tuple_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 #define FP_WIDTH 16
 
+/* an empty slot's bytes (no fingerprint is all zeros) */
+static const unsigned char fp_empty[FP_WIDTH] = {0};
+
 /* the slot of fingerprint fp in the table's slots (mask + 1 of FP_WIDTH bytes; an empty one
  * all zeros, which no fingerprint is): linear probing from its first eight bytes read as a
  * little-endian number, & mask.  i >= 0: it is in slot i; -1 - i: slot i is the empty one
@@ -831,7 +836,6 @@ tuple_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 static Py_ssize_t
 fp_probe(const unsigned char *slots, Py_ssize_t mask, const unsigned char *fp)
 {
-    static const unsigned char empty[FP_WIDTH] = {0};
     uint64_t h = 0;
     for (int k = 7; k >= 0; k--) {
         h = (h << 8) | fp[k];
@@ -842,7 +846,7 @@ fp_probe(const unsigned char *slots, Py_ssize_t mask, const unsigned char *fp)
         if (memcmp(at, fp, FP_WIDTH) == 0) {
             return i;
         }
-        if (memcmp(at, empty, FP_WIDTH) == 0) {
+        if (memcmp(at, fp_empty, FP_WIDTH) == 0) {
             return -1 - i;
         }
         i = (i + 1) & mask;
@@ -888,7 +892,7 @@ fp_slot(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     const unsigned char *fp = (const unsigned char *)PyBytes_AS_STRING(args[2]);
-    if (memcmp(fp, (const unsigned char[FP_WIDTH]){0}, FP_WIDTH) == 0) {
+    if (memcmp(fp, fp_empty, FP_WIDTH) == 0) {
         PyBuffer_Release(&view);
         PyErr_SetString(PyExc_ValueError, "a fingerprint of all zeros is the empty slot's");
         return NULL;
@@ -945,10 +949,9 @@ fp_rehash(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             goto done;
         }
     }
-    static const unsigned char empty[FP_WIDTH] = {0};
     for (Py_ssize_t j = 0; j < n_old; j++) {
         const unsigned char *fp = (const unsigned char *)old.buf + j * FP_WIDTH;
-        if (memcmp(fp, empty, FP_WIDTH) == 0) {
+        if (memcmp(fp, fp_empty, FP_WIDTH) == 0) {
             continue;
         }
         Py_ssize_t i = fp_probe((const unsigned char *)new.buf, mask, fp);
@@ -1028,7 +1031,8 @@ static struct PyModuleDef module_def = {
     .m_name = "_native",
     .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces), "
              "slotted objects made (slotted.py), named tuples (_tuples.py), the workers' event "
-             "codec (_event_codec.py) and a report's JSON text (json_text.py).",
+             "codec (_event_codec.py), a report's JSON text (json_text.py) and the fingerprint "
+             "tables' probing (timeline/distinct.py).",
     .m_size = -1,
     .m_methods = methods,
 };

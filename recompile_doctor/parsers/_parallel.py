@@ -7,7 +7,8 @@ a copy of the parent's decoder as it was after the head of the input (detection'
 it already knows what the head set up (the log's first time stamp, the folding) but not what
 came between the head and its part (the clock, a block under way, the last step).  For its
 first :data:`CHECKPOINTS` decoded lines in its part it records the decoder's checkpoint (its
-state as plain values, :mod:`._checkpoint`) and publishes them.  Whoever reads up to the part
+state as plain values, :mod:`._checkpoint`; :data:`CHECKPOINT_BYTES` of them at most) and
+publishes them.  Whoever reads up to the part
 (the parent, or the worker before) goes on past its start, comparing its own checkpoint after
 each line the part's worker recorded; at the first line where the two are equal, everything
 after it is what that worker decoded (the same state, the same lines: the same events), so

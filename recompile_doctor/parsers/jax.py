@@ -174,10 +174,7 @@ def _module_of(name: str) -> tuple[str, str]:
     if m is None:
         return function_name(name), name
     fn = m["fn"]
-    module = _MODULE_CHARS_RE.sub("_", f"{m['w']}_{fn}")
-    if len(name) > _memo.KEY_LONGEST:  # (not memoized: see _one_copy)
-        return _one_copy(fn), _one_copy(module)
-    return fn, module
+    return _one_copy(fn), _one_copy(_MODULE_CHARS_RE.sub("_", f"{m['w']}_{fn}"))
 
 
 def _one_copy(name: str) -> str:

@@ -7,8 +7,10 @@ column becomes a :class:`Spilled` one: its rows in chunks of :data:`CHUNK_ROWS`,
 being filled in memory, the others in an anonymous temporary file (:mod:`.blobs`), read back
 :data:`CACHED` chunks at a time (a row set there is written back when its chunk leaves).
 What a column holds in memory is then bounded whatever the length of the run.  The lines'
-text and the keys go there sooner, past :data:`EARLY_SPILL_AFTER` compilations: they are
-most of a row's bytes when every compilation has a key of its own.
+text and the keys go there sooner, past :data:`EARLY_SPILL_AFTER` compilations or
+:data:`EARLY_SPILL_CHARS` characters, in chunks of fewer rows when they are long
+(:func:`text_rows`): they are most of a row's bytes when every compilation has a key of its
+own.
 
 A :class:`Spilled` column answers what the table's readers ask of its arrays, lists and
 byte arrays (index, set, slice, append, iterate, ``count``, ``find``), with the same
