@@ -25,7 +25,8 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: and the rule of a changed argument type, ``rules``, the bounded tables of pieces,
 #: ``bounded``, and the rounding of times, ``microseconds``, among it), for every event the
 #: timeline takes (and spools: ``timeline.spool``, 1.6 % of a JAX log's instructions; the
-#: name of a compilation's key it asks of each: ``key_name``),
+#: name of a compilation's key it asks of each: ``key_name``; a name as a table that tells
+#: names apart holds it, and its digest: ``name_digest``, interpreted a frame a call),
 #: for every instruction of an HLO diff, and for every value of a JSON report
 #: (``json_text``: an event's text 15-25 % faster), and for every recompilation and reason
 #: the analyses read after the reading (the verdicts, ``analyses.recompile``, the evidence
@@ -92,6 +93,7 @@ COMPILED = (
     "recompile_doctor.parsers._digest_table",
     "recompile_doctor.timeline.distinct",
     "recompile_doctor.timeline.compile_ids",
+    "recompile_doctor.name_digest",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

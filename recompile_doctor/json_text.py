@@ -18,7 +18,7 @@ from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
 from typing import Any, Final, NamedTuple, Protocol
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 
 _INF: Final = float("inf")
 
@@ -100,7 +100,8 @@ def _pieces(o: Any, level: int, step: str) -> Iterator[str]:
 #: an object's text in the pieces around its values' texts, per (keys, level, indent): made
 #: once per shape, up to :data:`~recompile_doctor.bounded.KEPT_MAX` shapes (the events'
 #: details of a saved report read back may each have keys of their own)
-_PIECES: Final[dict[tuple[tuple[Any, ...], int, int], tuple[str, ...]]] = {}
+_PIECES_KEPT: Final[Kept[tuple[tuple[Any, ...], int, int], tuple[str, ...]]] = Kept()
+_PIECES: Final = _PIECES_KEPT.table
 
 
 def object_pieces(keys: tuple[Any, ...], level: int, indent: int = 2) -> tuple[str, ...]:
@@ -132,7 +133,7 @@ def _shaped(keys: tuple[Any, ...], level: int, indent: int) -> tuple[str, ...]:
         parts = ["{" + inner + _key(keys[0]) + ": "]
         parts.extend([("," + inner + _key(k) + ": ") for k in keys[1:]])
         parts.append("\n" + " " * (indent * level) + "}")
-        p = kept(_PIECES, shape, tuple(parts))
+        p = _PIECES_KEPT.put(shape, tuple(parts))
     return p
 
 
@@ -176,14 +177,15 @@ def _dict_text(d: dict[Any, Any], level: int) -> str:
 
 #: the JSON strings of an event's names (kinds, sources, modules: few, each written for
 #: thousands of events), up to :data:`~recompile_doctor.bounded.KEPT_MAX` of them
-_NAMES: Final[dict[str, str]] = {}
+_NAMES_KEPT: Final[Kept[str, str]] = Kept()
+_NAMES: Final = _NAMES_KEPT.table
 
 
 def _name(s: str) -> str:
     """``encode_basestring(s)``, remembered."""
     t = _NAMES.get(s)
     if t is None:
-        t = kept(_NAMES, s, encode_basestring(s))
+        t = _NAMES_KEPT.put(s, encode_basestring(s))
     return t
 
 

@@ -393,20 +393,18 @@ def test_distinct_graphs_are_those_of_the_definition(
 def test_function_keys_are_remembered_for_recent_modules_only() -> None:
     # GIVEN 50 modules of two functions, WHEN a table remembers 8 modules' keys, THEN every
     # key is still function_key's, the memo stays bounded and equal keys are one string
-    from recompile_doctor.timeline import table as table_module
-
     table = CompilationTable()
+    table._fn_keys_kept.most = 8
     modules = [f"jit_{'fg'[k % 2]}_{k}" for k in range(50)]
     for k, m in enumerate(modules):
         table.append(
             module=m, hash=None, source="a.log", line=k + 1, t=None, ordinal=None, text="",
             key=None, rank=None, process=0,
         )  # fmt: skip
-    with mock.patch.object(table_module, "FN_KEYS_KEPT", 8):
-        keys = list(table.function_keys())
-        assert keys == [function_key(m) for m in modules]
-        assert [table.function_key_of(i) for i in range(50)] == keys
-        assert len(table._fn_keys) <= 8
+    keys = list(table.function_keys())
+    assert keys == [function_key(m) for m in modules]
+    assert [table.function_key_of(i) for i in range(50)] == keys
+    assert len(table._fn_keys) <= 8
     assert len({id(k) for k in keys}) == len(set(keys))
 
 

@@ -137,11 +137,10 @@ def test_lazy_regex_is_the_compiled_pattern() -> None:
         _ = lazy.nonexistent  # type: ignore[attr-defined]
 
 
-def test_a_memo_keeps_no_string_longer_than_it_is_told(monkeypatch: pytest.MonkeyPatch) -> None:
-    # GIVEN a memo that keeps strings of up to 4 characters (and a counting function)
+def test_a_memo_keeps_no_key_longer_than_it_is_told() -> None:
+    # GIVEN a memo that keeps keys of up to 4 characters (and a counting function)
     from recompile_doctor.parsers import _memo
 
-    monkeypatch.setattr(_memo, "KEY_LONGEST", 4)
     calls: list[object] = []
 
     def upper(s: object) -> object:
@@ -149,20 +148,21 @@ def test_a_memo_keeps_no_string_longer_than_it_is_told(monkeypatch: pytest.Monke
         return str(s).upper()
 
     got = _memo.memo(upper, 8)
-    # WHEN short and long strings, and keys that are not strings, are asked twice each
-    for key in ("abcd", "abcde", 12345678, ("x" * 9,)):
+    _memo._MEMOS[-1].longest = 4  # (its table)
+    # WHEN short and long strings, a number, and tuples of short and long strings are
+    # asked twice each
+    for key in ("abcd", "abcde", 12345678, ("ab", "cd"), ("ab", ("c", "de"))):
         assert got(key) == got(key) == str(key).upper()
-    # THEN only the long string was worked out twice
-    assert calls == ["abcd", "abcde", "abcde", 12345678, ("x" * 9,)]
+    # THEN only the long string and the tuple holding 5 characters were worked out twice
+    assert calls == [
+        "abcd", "abcde", "abcde", 12345678, ("ab", "cd"), ("ab", ("c", "de")), ("ab", ("c", "de"))
+    ]  # fmt: skip
 
 
-def test_a_memo_holds_string_keys_of_bounded_length_in_all(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_a_memo_holds_string_keys_of_bounded_length_in_all() -> None:
     # GIVEN a memo whose string keys may hold 10 characters in all
     from recompile_doctor.parsers import _memo
 
-    monkeypatch.setattr(_memo, "KEY_CHARS", 10)
     calls: list[str] = []
 
     def upper(s: str) -> str:
@@ -170,6 +170,7 @@ def test_a_memo_holds_string_keys_of_bounded_length_in_all(
         return s.upper()
 
     got = _memo.memo(upper)
+    _memo._MEMOS[-1].key_chars = 10  # (its table)
     # WHEN keys of 4 characters are asked, then asked again
     for key in ("aaaa", "bbbb", "aaaa", "bbbb", "cccc", "aaaa"):
         assert got(key) == key.upper()

@@ -901,7 +901,7 @@ def test_a_long_function_name_is_kept_once(tmp_path: Path) -> None:
     its explanation, its compilation's lines and a second compilation THEN every event
     holds the one copy of its name and of its module's name (a log of such names kept one
     copy a line: 190 MB for 100 MB of 8,000-character names), and reads as a short one."""
-    from recompile_doctor.parsers._memo import KEY_LONGEST
+    from recompile_doctor.bounded import KEY_LONGEST
 
     name = "f" + "x" * KEY_LONGEST
     text = (
@@ -940,3 +940,37 @@ def test_a_long_function_name_is_kept_once(tmp_path: Path) -> None:
     for e in events:
         walk(e)
     assert [len(ids) for ids in held.values()] == [1, 1], held
+
+
+def test_a_decoder_holds_long_names_by_their_digest() -> None:
+    """GIVEN functions of long generated names, each explained, compiled and served from
+    the persistent cache WHEN a decoder reads them THEN its sets and tables hold each long
+    name by its digest, never the name (a new function per compilation held 80 MB of them
+    at 400 MB of log), and its events name each as a short one is named."""
+    from recompile_doctor.name_digest import HELD_CHARS, held
+    from recompile_doctor.parsers.jax import JaxDecoder
+
+    names = [f"f{k}_" + "x" * HELD_CHARS for k in range(3)] + ["short"]
+    d = JaxDecoder("run.log")
+    events = []
+    n = 0
+    for fn in names:
+        for line in (
+            "TRACING CACHE MISS at /src/train.py:10:4 (main):",
+            "  never seen function:",
+            f"    {fn} id=1 defined at /src/train.py:3",
+            f"Compiling jit({fn}) with global shapes and types (ShapedArray(float32[1]),). "
+            "Argument mapping: (UnspecifiedValue,).",
+            f"Persistent compilation cache hit for 'jit_{fn}' with key 'k{n}'",
+            f"Finished XLA compilation of jit({fn}) in 0.1 sec",
+        ):
+            n += 1
+            events += d.decode(n, line).events
+    events += d.finish()
+    state = [*d._user_functions, *d._function_of, *d._function_of.values(), *d._eager_modules]
+    assert all(not isinstance(x, str) or len(x) <= HELD_CHARS for x in state)
+    assert {held(fn) for fn in names} <= set(d._user_functions)
+    keys = [e.key for e in events if isinstance(e, (CompileStarted, CompileFinished))]
+    assert [(k.function, k.module, k.eager) for k in keys] == [
+        (fn, f"jit_{fn}", False) for fn in names for _ in range(2)
+    ]

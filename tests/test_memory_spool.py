@@ -21,7 +21,7 @@ from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.model import Event
 from recompile_doctor.timeline import packed, spool
 from recompile_doctor.timeline.blobs import Blob, Blobs
-from recompile_doctor.timeline.packed import Packed
+from recompile_doctor.timeline.packed import PACK_CHARS, Packed
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents
 from tests.conftest import POPLAR_RUN, long_jax_log
 
@@ -302,6 +302,50 @@ def test_packed_reads_back_what_was_appended(
 
     copy = pickle.loads(pickle.dumps(p))
     assert isinstance(copy, Packed) and copy == expected and repr(copy) == repr(p)
+    p.close()
+    copy.close()
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.text(max_size=3),
+            st.sampled_from([0, 1, PACK_CHARS // 3, PACK_CHARS - 1, PACK_CHARS]),
+        )
+    ),
+    st.integers(1, 7),
+    st.integers(0, 3),
+)
+def test_packed_chunks_are_bounded_by_the_characters_of_their_items(
+    items: list[tuple[str, int]], size: int, plain: int
+) -> None:
+    """GIVEN items some of which hold a good part of PACK_CHARS characters (their number)
+    WHEN they are appended, each with its characters, THEN no chunk holds more than its items nor, but for its last
+    item, PACK_CHARS; the first chunks are plain; and the sequence reads back the same by
+    iteration, by index, once items are replaced and once copied."""
+    p: Packed[tuple[str, int]] = Packed(chunk=size, plain=plain)
+    for it in items:
+        p.append(it, it[1])
+    chunks = [Packed._unpacked(p, c) for c in p._chunks]
+    assert sum(map(len, chunks)) + len(p._tail) == len(items)
+    for c in [*chunks, p._tail]:
+        assert 0 < len(c) <= size or c is p._tail
+        assert sum(x[1] for x in c[:-1]) < PACK_CHARS
+    assert [isinstance(c, list) for c in p._chunks] == [k < plain for k in range(len(chunks))]
+    assert list(p) == items and len(p) == len(items)
+    assert [p[i] for i in range(-len(items), len(items))] == items + items
+    expected = list(items)
+    for i in sorted({0, len(items) // 3, len(items) // 2, len(items) - 1}):
+        if 0 <= i < len(items):
+            p[i] = expected[i] = ("new", i)
+    assert [p[i] for i in range(len(items))] == expected == list(p)
+    with pytest.raises(IndexError):
+        p[len(items)]
+    import pickle
+
+    copy = pickle.loads(pickle.dumps(p))
+    assert isinstance(copy, Packed) and copy == expected
+    assert [len(Packed._unpacked(copy, c)) for c in copy._chunks] == list(map(len, chunks))
     p.close()
     copy.close()
 
@@ -594,15 +638,16 @@ def test_repeated_compile_lines_are_kept_once(tmp_path: Path) -> None:
 
 
 def test_one_copy_is_bounded_and_gives_equal_strings() -> None:
+    from recompile_doctor.bounded import KEPT_MAX
     from recompile_doctor.timeline.builder import OneCopy
 
     one = OneCopy()
     first = one("".join(["Compiling ", "jit(f)"]))
     assert one("".join(["Compiling ", "jit(f)"])) is first
     assert one(None) is None
-    for i in range(OneCopy.LIMIT + 10):  # a run whose lines all differ
+    for i in range(KEPT_MAX + 10):  # a run whose lines all differ
         assert one(f"line {i}") == f"line {i}"
-    assert len(one._seen) <= OneCopy.LIMIT
+    assert len(one._seen) <= KEPT_MAX
     again = one("".join(["Compiling ", "jit(f)"]))
     assert again == first and again is not first  # forgotten: the table stays bounded
 
@@ -610,17 +655,18 @@ def test_one_copy_is_bounded_and_gives_equal_strings() -> None:
 def test_one_copy_is_bounded_in_characters_too() -> None:
     """GIVEN lines longer than OneCopy keeps, and lines that fill its characters WHEN
     each is given THEN a long one is given back as it is, not remembered, and the table
-    never holds more than CHARS characters (each line of a MiB was kept: 4 GB)."""
+    never holds more than KEY_CHARS characters (each line of a MiB was kept: 4 GB)."""
+    from recompile_doctor.bounded import KEY_CHARS, KEY_LONGEST
     from recompile_doctor.timeline.builder import OneCopy
 
     one = OneCopy()
-    long = "x" * (OneCopy.LONGEST + 1)
+    long = "x" * (KEY_LONGEST + 1)
     assert one(long) is long and not one._seen
-    assert one("".join(["y" * OneCopy.LONGEST])) == "y" * OneCopy.LONGEST and one._seen
-    for i in range(2 * OneCopy.CHARS // OneCopy.LONGEST):
-        got = one(f"{i:08d}" * (OneCopy.LONGEST // 8))
-        assert got == f"{i:08d}" * (OneCopy.LONGEST // 8)
-        assert sum(map(len, one._seen)) <= OneCopy.CHARS
+    assert one("".join(["y" * KEY_LONGEST])) == "y" * KEY_LONGEST and one._seen
+    for i in range(2 * KEY_CHARS // KEY_LONGEST):
+        got = one(f"{i:08d}" * (KEY_LONGEST // 8))
+        assert got == f"{i:08d}" * (KEY_LONGEST // 8)
+        assert sum(map(len, one._seen)) <= KEY_CHARS
     short = one("".join(["Compiling ", "jit(g)"]))
     assert one("".join(["Compiling ", "jit(g)"])) is short  # (short ones still one copy)
 
@@ -722,8 +768,8 @@ def test_a_long_key_is_not_kept_by_the_builder() -> None:
     takes them THEN it keeps none of them in its table of keys (each would stay there for
     4,096 compilations), and gives each back with its names interned; a short one is
     kept, one object for equal keys."""
+    from recompile_doctor.bounded import KEY_LONGEST
     from recompile_doctor.events import CompileKey
-    from recompile_doctor.parsers._memo import KEY_LONGEST
     from recompile_doctor.timeline.builder import TimelineBuilder
 
     b = TimelineBuilder()

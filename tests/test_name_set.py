@@ -31,6 +31,21 @@ def test_sorted_as_a_sorted_set(names: list[str], run: int, fan_in: int) -> None
     assert got == tuple(sorted(set(names)))
 
 
+@given(st.lists(st.text(min_size=1, max_size=12)), st.integers(1, 30))
+def test_a_set_of_long_names_is_written_by_their_characters(names: list[str], chars: int) -> None:
+    # GIVEN names held up to `chars` characters in all before a run is written
+    with mock.patch.object(name_set, "RUN_CHARS", chars):
+        ns = NameSet()
+        for n in names:
+            ns.add(n)
+            # THEN the set in memory never holds more (but for the name just given)
+            assert sum(map(len, ns._names)) == ns._chars < chars + len(n)
+            assert ns._chars < chars or not ns._names
+        got = ns.sorted()
+    # AND the names come back sorted, each once
+    assert list(got) == sorted(set(names))
+
+
 def test_many_names_are_kept_packed() -> None:
     # GIVEN 40,000 names given twice (more than RUN_NAMES: runs in temporary files)
     names = [f"a_inference_train_step_{k}__XlaMustCompile_true_.7" for k in range(40_000)]

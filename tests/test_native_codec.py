@@ -157,6 +157,39 @@ def test_the_tables_of_value_objects_stay_bounded() -> None:
     assert len(codec._ENCODED) < KEPT_MAX and len(codec._MADE) < KEPT_MAX  # (emptied once)
 
 
+def test_the_tables_of_value_objects_keep_the_bounded_tables_rule(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GIVEN keys whose names are longer than a bounded table keeps, and short ones of more
+    characters in all than it holds WHEN the C and the Python codec encode and decode them
+    THEN both keep no long one and empty their tables before their keys' strings (a value
+    object's, for the table of those encoded) would hold more than KEY_CHARS."""
+    from recompile_doctor import bounded
+
+    long = "f" * (bounded.KEY_LONGEST + 1)
+    codecs = ((c_encode, c_decode), (codec.encode_py, codec.decode_py))
+    for encode, decode in codecs:
+        codec._ENCODED_KEPT.clear()
+        codec._MADE_KEPT.clear()
+        key = CompileKey("jax", long)
+        item = marshal.loads(marshal.dumps(encode(_note({}, key), None)))
+        assert decode(item, None).key == key
+        assert not codec._ENCODED and not codec._MADE
+    monkeypatch.setattr(codec._ENCODED_KEPT, "key_chars", 100)
+    monkeypatch.setattr(codec._MADE_KEPT, "key_chars", 100)
+    for encode, decode in codecs:
+        codec._ENCODED_KEPT.clear()
+        codec._MADE_KEPT.clear()
+        for k in range(40):
+            key = CompileKey("jax", f"step_{k:04d}")  # (12 characters a key)
+            item = marshal.loads(marshal.dumps(encode(_note({}, key), None)))
+            assert decode(item, None).key == key
+            held = sum(bounded.chars_of(v[1]) for v in codec._ENCODED.values())
+            assert held == codec._ENCODED_KEPT.chars <= 100
+            assert sum(map(bounded.chars_of, codec._MADE)) == codec._MADE_KEPT.chars <= 100
+            assert codec._MADE and codec._ENCODED  # (the last one kept)
+
+
 def test_the_shared_empty_detail_comes_back_shared() -> None:
     rec = Event("note", "run.log", 3, None, "a line")
     ev = FrameworkNote(Span("run.log", 3, "a line"), rec, "noted", None, rec.detail)

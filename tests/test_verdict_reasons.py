@@ -342,7 +342,7 @@ def _findings_holding_every_verdict(tl: Timeline, opts: Options) -> list[Finding
                 f"{last.compilation.line}); first: {first.note}; last: {last.note}"
             )
         if len(by_fn) > 4:
-            parts.append(f"and {len(by_fn) - 4} more functions")
+            parts.append(f"and {plural(len(by_fn) - 4, 'more function')}")
         kept = [*evidence[rule_id]]
         for v in items:
             kept += [comp_evidence(v.previous), comp_evidence(v.compilation)]
@@ -446,3 +446,61 @@ def test_rules_are_ordered_once_each_by_rank_whatever_was_ordered_before(
     assert got == [expected] * 3
     assert set(expected) == set(rules) and len(expected) == len(set(rules))
     assert [cause_rank(r) for r in expected] == sorted(cause_rank(r) for r in expected)
+
+
+def _functions_recompiled_log(folder: Path, names: list[str]) -> Path:
+    """A JAX log in which each of ``names`` is traced and compiled, then each again for a
+    changed batch size."""
+    lines = []
+    for fn in names:
+        lines += [
+            "TRACING CACHE MISS at /tmp/x/run.py:10:5 (main):",
+            "  never seen function:",
+            f"    {fn} id=1 defined at /tmp/x/run.py:3",
+            f"Compiling jit({fn}) with global shapes and types (ShapedArray(float32[1,4]),). "
+            "Argument mapping: (UnspecifiedValue,).",
+            f"Finished XLA compilation of jit({fn}) in 0.01 sec",
+        ]
+    for fn in names:
+        lines += [
+            "TRACING CACHE MISS at /tmp/x/run.py:10:5 (main):",
+            f"  for {fn} defined at /tmp/x/run.py:3",
+            "  all previously seen cache keys differ. For the closest previous key:",
+            "  different input types:",
+            "  * at x, now f32[2,4] and before f32[1,4]",
+            f"Compiling jit({fn}) with global shapes and types (ShapedArray(float32[2,4]),). "
+            "Argument mapping: (UnspecifiedValue,).",
+            f"Finished XLA compilation of jit({fn}) in 0.01 sec",
+        ]
+    path = folder / "run.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        ([f"f{k}" for k in range(4)], None),
+        ([f"f{k}" for k in range(5)], "; and 1 more function."),
+        ([f"f{k}" for k in range(7)], "; and 3 more functions."),
+        ([f"f{k}_" + "x" * 5000 for k in range(6)], "; and 2 more functions."),
+    ],
+    ids=["four", "five", "seven", "six-long"],
+)
+def test_a_finding_describes_its_first_functions_and_counts_the_others(
+    tmp_path: Path, names: list[str], said: str | None
+) -> None:
+    # GIVEN a run that recompiles each of some functions once for a changed batch size
+    tl = timeline_of(_functions_recompiled_log(tmp_path, names))
+    # WHEN its recompilations are judged
+    (finding,) = [f for f in diagnose(tl, Options()) if f.count == len(names)]
+    # THEN the finding describes the first four functions, in the order first seen, and
+    # counts the others (each of which is held as a fingerprint, not by its name)
+    for fn in names[:4]:
+        assert f"{fn} (line " in finding.detail
+    for fn in names[4:]:
+        assert fn not in finding.detail
+    if said is None:
+        assert "more function" not in finding.detail
+    else:
+        assert finding.detail.endswith(said)

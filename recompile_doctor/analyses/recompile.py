@@ -29,7 +29,7 @@ from recompile_doctor.analyses._common import (
     make_finding,
 )
 from recompile_doctor.analyses.capped import Capped
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
@@ -37,6 +37,7 @@ from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.slotted import remade_from_fields
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.column import numbers
+from recompile_doctor.timeline.distinct import BoundedDistinctCount
 from recompile_doctor.timeline.name_set import NameSet
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.reason_facts import NOTHING_GREW
@@ -220,7 +221,8 @@ def _dump_rules(d: CompileDiff | None) -> tuple[str, ...]:
 #: each tuple of rules :func:`_ordered` was given, ordered: a run repeats a few, and the
 #: verdicts order two or three per recompilation (sorting by a key function each time was
 #: 5 % of the work after reading a compile-heavy JAX log)
-_ORDERED: Final[dict[tuple[str, ...], tuple[str, ...]]] = {}
+_ORDERED_KEPT: Final[Kept[tuple[str, ...], tuple[str, ...]]] = Kept()
+_ORDERED: Final = _ORDERED_KEPT.table
 
 
 def _ordered(rules: Iterable[str]) -> tuple[str, ...]:
@@ -228,7 +230,7 @@ def _ordered(rules: Iterable[str]) -> tuple[str, ...]:
     given = rules if isinstance(rules, tuple) else tuple(rules)
     got = _ORDERED.get(given)
     if got is None:
-        got = kept(_ORDERED, given, tuple(sorted(dict.fromkeys(given), key=cause_rank)))
+        got = _ORDERED_KEPT.put(given, tuple(sorted(dict.fromkeys(given), key=cause_rank)))
     return got
 
 
@@ -664,9 +666,12 @@ class _Cause:
         self.changes: list[ValueChange] = []
         self.modules = NameSet()
         self.frameworks: set[str] = set()
-        #: per function, in the order first seen: [its first verdict's index, its last's,
-        #: how many, the last one's compilation]
+        #: per function, in the order first seen, of the first few (those described):
+        #: [its first verdict's index, its last's, how many, the last one's compilation]
         self.functions: dict[str, list[int]] = {}
+        #: the other functions, counted (a run can compile 100,000 of them under names of
+        #: their own, of any length)
+        self.more_functions = BoundedDistinctCount()
         self._count = 0
         self._seconds = 0.0
         #: the recompilation last added, counted once however many verdicts name it
@@ -694,7 +699,10 @@ class _Cause:
         fn = function or function_key(module)
         seen = self.functions.get(fn)
         if seen is None:
-            self.functions[fn] = [v.at, v.at, 1, cid]
+            if len(self.functions) < _MAX_DETAIL_LINES:
+                self.functions[fn] = [v.at, v.at, 1, cid]
+            else:
+                self.more_functions.add(fn)
         elif seen[3] != cid:
             seen[1] = v.at
             seen[2] += 1
@@ -714,7 +722,7 @@ class _Cause:
         """Per function: the note of its recompilation, or the first and last of several
         (the only notes written)."""
         parts = []
-        for fn, (i, j, n, _cid) in islice(self.functions.items(), _MAX_DETAIL_LINES):
+        for fn, (i, j, n, _cid) in self.functions.items():
             first, last = self._verdicts[i], self._verdicts[j]
             if n == 1:
                 parts.append(f"{fn} (line {first.compilation.line}): {first.note}")
@@ -723,8 +731,9 @@ class _Cause:
                     f"{fn}, {n} times (lines {first.compilation.line} to "
                     f"{last.compilation.line}); first: {first.note}; last: {last.note}"
                 )
-        if len(self.functions) > _MAX_DETAIL_LINES:
-            parts.append(f"and {len(self.functions) - _MAX_DETAIL_LINES} more functions")
+        more = self.more_functions.count()  # (its file goes with it: see Blobs)
+        if more:
+            parts.append(f"and {plural(more, 'more function')}")
         return "; ".join(parts)
 
 

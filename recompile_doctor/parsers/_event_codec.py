@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any, Final, NamedTuple, overload
 
 from recompile_doctor import events as _events
-from recompile_doctor.bounded import KEPT_MAX, kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey, Span, TypedEvent
 from recompile_doctor.model import Event, ValueChange
@@ -76,11 +76,14 @@ _EMPTY: Final = Event("", "", 0, None, "").detail  # the shared empty detail
 
 
 #: the value objects decoded lately, by their encoded fields: frozen, so one is shared by all
-#: the events that hold an equal one (as the timeline shares its keys); at most
-#: :data:`~recompile_doctor.bounded.KEPT_MAX` of them, as of those below
-_MADE: Final[dict[tuple[Any, ...], Any]] = {}
+#: the events that hold an equal one (as the timeline shares its keys); a bounded table
+#: (:class:`~recompile_doctor.bounded.Kept`), as the one below, both filled by the C codec
+#: too (through their ``put``)
+_MADE_KEPT: Final[Kept[tuple[Any, ...], Any]] = Kept()
+_MADE: Final = _MADE_KEPT.table
 #: the value objects encoded lately, by identity: (the object, its encoding)
-_ENCODED: Final[dict[int, tuple[Any, list[Any]]]] = {}
+_ENCODED_KEPT: Final[Kept[int, tuple[Any, list[Any]]]] = Kept()
+_ENCODED: Final = _ENCODED_KEPT.table
 
 
 class Unencodable(Exception):
@@ -119,7 +122,8 @@ def _enc(v: Any) -> Any:
             return got[1]
         fields = _GET_VALUE_FIELDS[t](v)
         out = [tag, fields if _plain(fields) else tuple([_enc(x) for x in fields])]
-        kept(_ENCODED, id(v), (v, out))  # (holding v: its id is not another's meanwhile)
+        # (holding v: its id is not another's meanwhile; its strings count as the key's)
+        _ENCODED_KEPT.put(id(v), (v, out), out)
         return out
     if v is _EMPTY:
         return [_EMPTY_TAG]
@@ -145,7 +149,7 @@ def _dec(v: Any) -> Any:
     except TypeError:  # a field holding a list or a dict
         return _made(cls, tuple([_dec(x) for x in fields]))
     if got is None or type(got) is not cls:
-        got = kept(_MADE, fields, _made(cls, tuple([_dec(x) for x in fields])))
+        got = _MADE_KEPT.put(fields, _made(cls, tuple([_dec(x) for x in fields])))
     return got
 
 
@@ -236,7 +240,7 @@ def _native_codec() -> NativeCodec | None:
         {cls: (_CLASS_TAG[cls], plan) for cls, plan in zip(_CLASSES, plans, strict=True)},
         {cls: (_VALUE_TAG[cls], plan) for cls, plan in zip(_VALUES, value_plans, strict=True)},
         _ENCODED,
-        KEPT_MAX,
+        _ENCODED_KEPT.put,
         _enc,
         encode_py,
     )
@@ -246,7 +250,7 @@ def _native_codec() -> NativeCodec | None:
         Event,
         tuple(zip(_VALUES, value_plans, strict=True)),
         _MADE,
-        KEPT_MAX,
+        _MADE_KEPT.put,
         _EMPTY,
         _dec,
         decode_py,

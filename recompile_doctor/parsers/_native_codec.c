@@ -10,12 +10,13 @@
  *
  * Only what the Python does in the common case is done here: the exact plain types, lists,
  * tuples and dicts, and the value objects (compile keys, value changes), kept in the
- * codec's tables of those encoded or made lately as the Python keeps them (bounded.kept:
- * emptied when full).  Anything else -- the shared empty detail, a value the codec does not
- * know, an item of an unexpected shape -- goes to the Python function this replaces (a
- * value to the codec's _enc or _dec, a whole event to encode_py or decode_py before
- * anything is made), whose answer or error is then this one's.  The tests hold both
- * functions here to the Python, item for item and error for error.
+ * codec's tables of those encoded or made lately, each put there by its bounded table's
+ * put (bounded.Kept.put: the one rule of what is kept).  Anything else -- the shared empty
+ * detail, a value the codec does not know, an item of an unexpected shape -- goes to the
+ * Python function this replaces (a value to the codec's _enc or _dec, a whole event to
+ * encode_py or decode_py before anything is made), whose answer or error is then this
+ * one's.  The tests hold both functions here to the Python, item for item and error for
+ * error.
  *
  * An event's slots and an item's parts are held from the moment they are read: Python may
  * run before they are used (a collection when an object is allocated, a dict key's hash,
@@ -59,15 +60,19 @@ tagged(long tag, Py_ssize_t n)
     return out;
 }
 
-/* bounded.kept(table, key, value, most): value put in table under key, the table emptied
- * first when it holds most entries; 0, or -1 on an error */
+/* put(key, value, measure): value put under key by its table's bounded.Kept.put (which may
+ * not keep it; measure: what its characters are counted of, NULL for the key); 0, or -1 on
+ * an error */
 static int
-kept(PyObject *table, PyObject *key, PyObject *value, Py_ssize_t most)
+kept(PyObject *put, PyObject *key, PyObject *value, PyObject *measure)
 {
-    if (PyDict_GET_SIZE(table) >= most) {
-        PyDict_Clear(table);
+    PyObject *got =
+        PyObject_CallFunctionObjArgs(put, key, value, measure ? measure : Py_None, NULL);
+    if (got == NULL) {
+        return -1;
     }
-    return PyDict_SetItem(table, key, value);
+    Py_DECREF(got);
+    return 0;
 }
 
 /* A new tuple of the n slots of obj by the plan, or NULL with no error when one is unset */
@@ -110,7 +115,7 @@ pair_plan(PyObject *pair, const char *what, Py_ssize_t least)
 typedef struct {
     PyObject *values;  /* {value class: (tag, plan)} */
     PyObject *encoded; /* _event_codec._ENCODED: id -> (value object, its encoding) */
-    Py_ssize_t most;   /* the most entries it keeps (bounded.KEPT_MAX) */
+    PyObject *put;     /* what puts an entry there: _ENCODED_KEPT.put */
     PyObject *enc;     /* _event_codec._enc */
 } enc_ctx;
 
@@ -216,7 +221,7 @@ enc_value(PyObject *v, PyObject *key, PyObject *tag, const slot_plan_t *plan, co
     PyList_SET_ITEM(out, 1, fields);
     /* (holding v: its id is not another's meanwhile) */
     PyObject *entry = PyTuple_Pack(2, v, out);
-    if (entry == NULL || kept(c->encoded, key, entry, c->most) < 0) {
+    if (entry == NULL || kept(c->put, key, entry, out) < 0) {
         Py_XDECREF(entry);
         Py_DECREF(out);
         return NULL;
@@ -309,23 +314,8 @@ enc(PyObject *v, const enc_ctx *c)
     return out;
 }
 
-/* The most entries a table of the codec keeps: its table's item k, a positive int; -1 with
- * an error */
-static Py_ssize_t
-table_most(PyObject *table, Py_ssize_t k)
-{
-    PyObject *most = PyTuple_GET_ITEM(table, k);
-    Py_ssize_t n = PyLong_CheckExact(most) ? PyLong_AsSsize_t(most) : -1;
-    if (n < 1) {
-        PyErr_Clear();
-        PyErr_SetString(PyExc_TypeError, "the codec's table: its most entries is not a count");
-        return -1;
-    }
-    return n;
-}
-
 /* The table of codec_encode: (classes: {class: (tag, plan)}, values: {value class: (tag,
- * plan)}, encoded: _ENCODED, most: KEPT_MAX, enc: _enc, whole: encode_py) */
+ * plan)}, encoded: _ENCODED, put: _ENCODED_KEPT.put, enc: _enc, whole: encode_py) */
 static int
 enc_table(PyObject *table, PyObject **classes, enc_ctx *c, PyObject **whole)
 {
@@ -333,19 +323,20 @@ enc_table(PyObject *table, PyObject **classes, enc_ctx *c, PyObject **whole)
         !PyDict_CheckExact(PyTuple_GET_ITEM(table, 0)) ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(table, 1)) ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(table, 2)) ||
+        !PyCallable_Check(PyTuple_GET_ITEM(table, 3)) ||
         !PyCallable_Check(PyTuple_GET_ITEM(table, 4)) ||
         !PyCallable_Check(PyTuple_GET_ITEM(table, 5))) {
         PyErr_SetString(PyExc_TypeError, "codec_encode(ev, before, table): table is (classes, "
-                                         "values, encoded, most, enc, whole)");
+                                         "values, encoded, put, enc, whole)");
         return -1;
     }
     *classes = PyTuple_GET_ITEM(table, 0);
     c->values = PyTuple_GET_ITEM(table, 1);
     c->encoded = PyTuple_GET_ITEM(table, 2);
-    c->most = table_most(table, 3);
+    c->put = PyTuple_GET_ITEM(table, 3);
     c->enc = PyTuple_GET_ITEM(table, 4);
     *whole = PyTuple_GET_ITEM(table, 5);
-    return c->most < 0 ? -1 : 0;
+    return 0;
 }
 
 #define SLOT(obj, plan, i) (*(PyObject **)((char *)(obj) + (plan)->offsets[i]))
@@ -454,7 +445,7 @@ failed:
 typedef struct {
     PyObject *values; /* ((value class, plan), ...): tag -1, -2, ... */
     PyObject *made;   /* _event_codec._MADE: encoded fields -> value object */
-    Py_ssize_t most;  /* the most entries it keeps (bounded.KEPT_MAX) */
+    PyObject *put;    /* what puts an entry there: _MADE_KEPT.put */
     PyObject *empty;  /* the shared empty detail */
     PyObject *dec;    /* _event_codec._dec */
 } dec_ctx;
@@ -502,7 +493,7 @@ dec_value(PyObject *v, long tag, const dec_ctx *c)
             Py_XSETREF(*(PyObject **)((char *)obj + plan->offsets[i]), x);
         }
     }
-    if (obj != NULL && kept(c->made, fields, obj, c->most) < 0) {
+    if (obj != NULL && kept(c->put, fields, obj, NULL) < 0) {
         Py_CLEAR(obj);
     }
     Py_DECREF(fields);
@@ -671,20 +662,18 @@ codec_decode(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         !PyType_Check(PyTuple_GET_ITEM(table, 1)) || !PyType_Check(PyTuple_GET_ITEM(table, 2)) ||
         !PyTuple_CheckExact(PyTuple_GET_ITEM(table, 3)) ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(table, 4)) ||
+        !PyCallable_Check(PyTuple_GET_ITEM(table, 5)) ||
         !PyCallable_Check(PyTuple_GET_ITEM(table, 7)) ||
         !PyCallable_Check(PyTuple_GET_ITEM(table, 8))) {
         PyErr_SetString(PyExc_TypeError, "codec_decode(item, before, table): table is (classes, "
-                                         "span, event, values, made, most, empty, dec, whole)");
+                                         "span, event, values, made, put, empty, dec, whole)");
         return NULL;
     }
     PyObject *classes = PyTuple_GET_ITEM(table, 0), *whole = PyTuple_GET_ITEM(table, 8);
     PyTypeObject *span_tp = (PyTypeObject *)PyTuple_GET_ITEM(table, 1);
     PyTypeObject *event_tp = (PyTypeObject *)PyTuple_GET_ITEM(table, 2);
-    dec_ctx c = {PyTuple_GET_ITEM(table, 3), PyTuple_GET_ITEM(table, 4), table_most(table, 5),
+    dec_ctx c = {PyTuple_GET_ITEM(table, 3), PyTuple_GET_ITEM(table, 4), PyTuple_GET_ITEM(table, 5),
                  PyTuple_GET_ITEM(table, 6), PyTuple_GET_ITEM(table, 7)};
-    if (c.most < 0) {
-        return NULL;
-    }
     PyObject *item = args[0], *before = args[1];
     /* the shape checked before anything is made: else the Python says what is wrong */
     Py_ssize_t tag = -1;

@@ -21,7 +21,7 @@ import re
 from datetime import UTC, datetime
 from typing import Final, NamedTuple, cast
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.microseconds import round6
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._tuples import tuple_new
@@ -122,7 +122,8 @@ def safe_float(text: str | None, limit: float = MAX_FIELD_NUMBER) -> float | Non
 
 #: ``YYYY-MM-DD?HH:MM`` -> (epoch seconds of that midnight, seconds of the minute into the
 #: day), or None for a date or time that does not exist
-_MINUTES: Final[dict[str, tuple[float, int] | None]] = {}
+_MINUTES_KEPT: Final[Kept[str, tuple[float, int] | None]] = Kept()
+_MINUTES: Final = _MINUTES_KEPT.table
 
 
 def epoch_seconds(ts: str) -> float | None:
@@ -134,7 +135,7 @@ def epoch_seconds(ts: str) -> float | None:
     try:
         base = _MINUTES[key]
     except KeyError:
-        base = kept(_MINUTES, key, _minute(key))
+        base = _MINUTES_KEPT.put(key, _minute(key))
     if base is None:
         return None
     return _in_minute(base, ts[17:])
@@ -152,7 +153,7 @@ def _in_minute(base: tuple[float, int], seconds: str) -> float | None:
 
 #: clock -> ``YYYY-MM-DD?HH:MM:`` of the stamps of that clock read so far, each head seen in
 #: a well-formed stamp (:data:`STAMP_OF`) -> what :func:`epoch_seconds` reads of it
-_HEADS: Final[dict[str, dict[str, tuple[float, int] | None]]] = {clock: {} for clock in STAMP_OF}
+_HEADS: Final[dict[str, Kept[str, tuple[float, int] | None]]] = {c: Kept() for c in STAMP_OF}
 _HEAD_LEN: Final = 17
 _UNSEEN: Final = object()
 
@@ -165,11 +166,11 @@ def stamp_seconds(line: str, clock: str) -> float | None:
     minute of the log; the rest, ``SS.ffffff``, by str methods (``isdecimal`` is the
     pattern's ``\d``): a pattern matched on every line of a log cost 2-4 % of its reading."""
     heads = _HEADS[clock]
-    got = heads.get(line[:_HEAD_LEN], _UNSEEN)
+    got = heads.table.get(line[:_HEAD_LEN], _UNSEEN)
     if got is _UNSEEN:
         if STAMP_OF[clock].match(line) is None:
             return None  # (a head is remembered only once a whole stamp was well-formed)
-        got = kept(heads, line[:_HEAD_LEN], _minute(line[:16]))
+        got = heads.put(line[:_HEAD_LEN], _minute(line[:16]))
     if (
         len(line) < STAMP_LEN
         or line[19] != "."
@@ -240,8 +241,9 @@ _BRANCH_CLOCKS: Final = {
 #: file): a line that starts with a well-formed stamp of that clock and goes on with one of
 #: these has that prefix, the pattern's match (its branch and groups) being decided within
 #: them (each ends with the space the pattern takes last).  At most
-#: :data:`~recompile_doctor.bounded.KEPT_MAX` entries (:func:`~recompile_doctor.bounded.kept`).
-_RESTS: Final[dict[str, tuple[str, str, str | None, str | None]]] = {}
+#: :data:`~recompile_doctor.bounded.KEPT_MAX` entries (:class:`~recompile_doctor.bounded.Kept`).
+_RESTS_KEPT: Final[Kept[str, tuple[str, str, str | None, str | None]]] = Kept()
+_RESTS: Final = _RESTS_KEPT.table
 #: where each absolute clock's rest ends: the first of these after the stamp (its file and
 #: logger hold no ``]`` or ``: ``)
 _REST_ENDS: Final = {"local": "] ", "utc": ": "}
@@ -312,7 +314,7 @@ def _split_prefix(segment: str) -> tuple[Prefix, str, str]:
     if m.start() == 0 and p.seconds is not None:
         rest = segment[STAMP_LEN : m.end()]
         if rest.endswith(_REST_ENDS[p.clock]):
-            kept(_RESTS, rest, (p.clock, p.logger, p.level, p.source_file))
+            _RESTS_KEPT.put(rest, (p.clock, p.logger, p.level, p.source_file))
     return p, msg, segment[: m.start()]
 
 

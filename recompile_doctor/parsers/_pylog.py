@@ -26,7 +26,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Final
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._prefixes import Prefix
@@ -69,7 +69,8 @@ _LEVELS: Final = {
 _LEVEL_FIRST_STARTS: Final = tuple(f"{name}:" for name in _LEVEL_NAMES.split("|"))
 
 #: a date (``YYYY-MM-DD``) -> the epoch seconds of its midnight, read once per date
-_MIDNIGHTS: Final[dict[str, float]] = {}
+_MIDNIGHTS_KEPT: Final[Kept[str, float]] = Kept()
+_MIDNIGHTS: Final = _MIDNIGHTS_KEPT.table
 
 
 class PyLog:
@@ -124,7 +125,7 @@ def _epoch(ts: str) -> float | None:
             ).timestamp()
         except ValueError:
             return None
-        kept(_MIDNIGHTS, date, midnight)
+        _MIDNIGHTS_KEPT.put(date, midnight)
     return midnight + _time_of_day(ts[11:])
 
 

@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import BinaryIO, Final, Protocol
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.matcher_choice import has_hyperscan
 from recompile_doctor.parsers._format import Decoder, SkipMode
@@ -119,13 +119,13 @@ def make_matcher(literals: Sequence[str], engine: str | None = None) -> Matcher:
     lits = [s.encode("utf-8") for s in literals]
     if engine == "find" or (engine is None and not has_hyperscan()):
         return FindMatcher(lits)
-    made: dict[tuple[bytes, ...], HyperscanMatcher] | None = getattr(_MADE, "matchers", None)
+    made: Kept[tuple[bytes, ...], HyperscanMatcher] | None = getattr(_MADE, "matchers", None)
     if made is None:
-        made = _MADE.matchers = {}
+        made = _MADE.matchers = Kept(MATCHERS_KEPT)
     key = tuple(lits)
-    got = made.get(key)
+    got = made.table.get(key)
     if got is None:
-        got = kept(made, key, HyperscanMatcher(lits), MATCHERS_KEPT)
+        got = made.put(key, HyperscanMatcher(lits))
     return got
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, Final, TypeVar
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
 from recompile_doctor.parsers._lazy_re import lazy_re
@@ -278,7 +278,8 @@ def in_line_order(held: Iterable[tuple[K, RecompileReason]]) -> list[RecompileRe
 #: and what :func:`comment_frame` reads of it: the comments repeat at every compilation of
 #: a frame (their guards' values change, not their sources), at most
 #: :data:`_FRAME_TEXT_CHARS` characters of them
-_FRAMES: Final[dict[str, tuple[bool, tuple[str, bool] | None]]] = {}
+_FRAMES_KEPT: Final[Kept[str, tuple[bool, tuple[str, bool] | None]]] = Kept()
+_FRAMES: Final = _FRAMES_KEPT.table
 _FRAME_TEXT_CHARS: Final = 240
 
 
@@ -298,7 +299,7 @@ def comment_frame(text: str) -> tuple[str, bool] | None:
         got = _FRAMES.get(tail)
         if got is None:
             m = _COMMENT_FRAME_RE.match(tail)
-            got = kept(_FRAMES, tail, (False, None) if m is None else (True, _frame_of(m)))
+            got = _FRAMES_KEPT.put(tail, (False, None) if m is None else (True, _frame_of(m)))
         if got[0]:
             return got[1]
         at = text.rfind("# ", 0, at)

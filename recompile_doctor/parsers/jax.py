@@ -33,7 +33,7 @@ from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
-from recompile_doctor import rules
+from recompile_doctor import bounded, rules
 from recompile_doctor.events import (
     CacheLookup,
     CacheOutcomeKind,
@@ -49,7 +49,7 @@ from recompile_doctor.events import (
     TypedEvent,
 )
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.parsers import _memo
+from recompile_doctor.name_digest import held
 from recompile_doctor.parsers._format import RECOGNIZED, UNRECOGNIZED, Decoded, SkipMode
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
@@ -182,7 +182,7 @@ def _one_copy(name: str) -> str:
     generated function names: each line that names one would keep a copy of its own, in
     the compilations and the decoder's tables; 100 MB of 8,000-character names peaked at
     190 MB, 156 with one copy each)."""
-    return sys.intern(name) if len(name) > _memo.KEY_LONGEST else name
+    return sys.intern(name) if len(name) > bounded.KEY_LONGEST else name
 
 
 #: ``jit(train_step)`` -> (``train_step``, ``jit_train_step``): the function and the XLA
@@ -526,10 +526,12 @@ class JaxDecoder:
         self._block_t: float | None = None
         self._block_msg = ""
         self._explaining = False
-        self._user_functions: MutableSet[str] = set()
-        # module -> function (from Compiling lines)
-        self._function_of: MutableMapping[str, str] = {}
-        self._eager_modules: MutableSet[str] = set()
+        #: the functions an explanation named, and the modules compiled eagerly, each by
+        #: :func:`held`; the function each module compiles, from Compiling lines ("" for a
+        #: long module's where it is the one its name gives: function_name)
+        self._user_functions: MutableSet[str | int] = set()
+        self._function_of: MutableMapping[str | int, str] = {}
+        self._eager_modules: MutableSet[str | int] = set()
         self._current: CompileKey | None = None
         self._cache_on = False
         self._cache_off_here = False
@@ -623,11 +625,12 @@ class JaxDecoder:
         return compile_key((fn, module, cache_key, eager))
 
     def _key_of_module(self, module: str, cache_key: str | None = None) -> CompileKey:
-        fn = self._function_of.get(module) or function_name(module)
-        return compile_key((fn, module, cache_key, module in self._eager_modules))
+        h = held(module)
+        fn = self._function_of.get(h) or _one_copy(function_name(module))
+        return compile_key((fn, module, cache_key, h in self._eager_modules))
 
     def _is_eager(self, fn: str) -> bool:
-        if fn in self._user_functions:
+        if held(fn) in self._user_functions:
             return False
         if self._explaining:
             return True
@@ -712,7 +715,7 @@ class JaxDecoder:
             )
             return [FrameworkNote(sp, rec, "tracing-miss-unnamed", None, {"lines": lines})]
         if fn is not None:
-            self._user_functions.add(fn)
+            self._user_functions.add(held(fn))
         key = self._key(fn, module_of(f"jit({fn})")[1] if fn is not None else None)
         detail: dict[str, Any] = {
             "function": fn,
@@ -775,11 +778,15 @@ class JaxDecoder:
         fn, module = module_of(name)
         eager = self._is_eager(fn)
         key = self._key(fn, module, eager=eager)
-        self._function_of[module] = fn
+        h = held(module)
+        # (a long one held by its digest: "" when its function is the one its name gives,
+        # not held again; an entry all the same, so that the module is not looked up in
+        # vain in a worker, which notes each such look-up)
+        self._function_of[h] = "" if h is not module and fn == function_name(module) else fn
         if eager:
-            self._eager_modules.add(module)
+            self._eager_modules.add(h)
         else:
-            self._eager_modules.discard(module)
+            self._eager_modules.discard(h)
         self._current = key
         self._cache_off_here = False
         self._flags_here = set()

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.parsers._lazy_re import LazyRe, lazy_re
 from recompile_doctor.parsers._prefixes import safe_float, safe_int
 from recompile_doctor.slotted import remade_from_fields
@@ -474,8 +474,9 @@ def _claims(spec: _Spec, msg: str) -> bool:
 #: messages repeat (the same ``Execute`` or phase line thousands of times, only the time
 #: stamp differs): the match of each short message is remembered.  A Message is shared by
 #: every line that says the same; nothing may change its ``detail``.
-_MEMO: Final[dict[str, Message | Malformed | None]] = {}
 _MEMO_ENTRIES: Final = 8192
+_MEMO_KEPT: Final[Kept[str, Message | Malformed | None]] = Kept(_MEMO_ENTRIES)
+_MEMO: Final = _MEMO_KEPT.table
 _MEMO_CHARS = 400
 _UNSEEN: Final = object()
 
@@ -489,7 +490,7 @@ def match_message(msg: str) -> Message | Malformed | None:
     got = _MEMO.get(msg, _UNSEEN)
     if got is not _UNSEEN:
         return cast("Message | Malformed | None", got)
-    return kept(_MEMO, msg, _match(msg), _MEMO_ENTRIES)
+    return _MEMO_KEPT.put(msg, _match(msg))
 
 
 def _match(msg: str) -> Message | Malformed | None:

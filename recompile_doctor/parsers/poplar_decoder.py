@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, Final
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.events import (
     UNREAD_NOTES,
     CacheLookup,
@@ -96,8 +96,9 @@ _Tail = tuple[str, Prefix, bytes]
 #: carry numbers that change, a load its duration.)  Shared by the decoders of a process: a
 #: cache, not state (a checkpoint compares states, and two decoders must not differ by what
 #: each has seen).  It holds at most :data:`~recompile_doctor.bounded.KEPT_MAX` lines
-#: (:func:`~recompile_doctor.bounded.kept`).
-_SPLIT: Final[dict[str, tuple[Prefix, str, _Tail]]] = {}
+#: (:class:`~recompile_doctor.bounded.Kept`).
+_SPLIT_KEPT: Final[Kept[str, tuple[Prefix, str, _Tail]]] = Kept()
+_SPLIT: Final = _SPLIT_KEPT.table
 #: the longest text after a stamp :data:`_SPLIT` takes (a module name is far shorter: a line
 #: of garbage is not kept)
 _SPLIT_CHARS = 400
@@ -270,7 +271,7 @@ class PoplarDecoder:
                 and len(raw) <= STAMP_LEN + _SPLIT_CHARS
             ):
                 step_tail = _tail(tail, prefix)
-                kept(_SPLIT, tail, (prefix, msg, step_tail))
+                _SPLIT_KEPT.put(tail, (prefix, msg, step_tail))
             if self._fold:
                 if (
                     _FOLD_LOAD_START

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Final
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.compiled_modules import runs_compiled
 from recompile_doctor.events import (
     CacheLookup,
@@ -108,7 +108,8 @@ _NO_PREFIX: Final = _Prefix(None, None)
 
 #: absl heads read so far (:data:`_ABSL_HEAD`, ``I0000 00:00:``) -> the seconds of their
 #: hours and minutes, or None for a text that is no head
-_ABSL_HEADS: Final[dict[str, int | None]] = {}
+_ABSL_HEADS_KEPT: Final[Kept[str, int | None]] = Kept()
+_ABSL_HEADS: Final = _ABSL_HEADS_KEPT.table
 
 
 def _absl_head(head: str) -> int | None:
@@ -117,18 +118,19 @@ def _absl_head(head: str) -> int | None:
     got = _ABSL_HEADS.get(head, -1)
     if got == -1:
         m = _ABSL_HEAD.fullmatch(head)
-        got = kept(_ABSL_HEADS, head, None if m is None else int(m[1]) * 3600 + int(m[2]) * 60)
+        got = _ABSL_HEADS_KEPT.put(head, None if m is None else int(m[1]) * 3600 + int(m[2]) * 60)
     return got
 
 
 #: absl sources read so far (:data:`_ABSL_SOURCE`) -> their file, "" for a text that is
-#: none (a table of :func:`~recompile_doctor.bounded.kept`)
-_ABSL_SOURCES: Final[dict[str, str]] = {}
+#: none (a table of :class:`~recompile_doctor.bounded.Kept`)
+_ABSL_SOURCES_KEPT: Final[Kept[str, str]] = Kept()
+_ABSL_SOURCES: Final = _ABSL_SOURCES_KEPT.table
 
 
 def _absl_source(text: str) -> str:
     m = _ABSL_SOURCE_RE.fullmatch(text)
-    return kept(_ABSL_SOURCES, text, "" if m is None else m[1])
+    return _ABSL_SOURCES_KEPT.put(text, "" if m is None else m[1])
 
 
 def absl_rest(line: str) -> tuple[str, str, int] | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Final
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.compiled_modules import runs_compiled
 from recompile_doctor.events import (
     CompileKey,
@@ -91,25 +91,28 @@ _Tag = tuple[str | None, str | None, str | None, str | None]  # frame, comp, att
 #: head -> whether it is well-formed; a source -> (process id, file), ``("", "")`` when it
 #: is not one; a tag -> its groups, all None when it is not one.  At most
 #: :data:`~recompile_doctor.bounded.KEPT_MAX` each
-_HEADS: Final[dict[str, bool]] = {}
-_SOURCES: Final[dict[str, tuple[str, str]]] = {}
-_TAGS: Final[dict[str, _Tag]] = {}
+_HEADS_KEPT: Final[Kept[str, bool]] = Kept()
+_HEADS: Final = _HEADS_KEPT.table
+_SOURCES_KEPT: Final[Kept[str, tuple[str, str]]] = Kept()
+_SOURCES: Final = _SOURCES_KEPT.table
+_TAGS_KEPT: Final[Kept[str, _Tag]] = Kept()
+_TAGS: Final = _TAGS_KEPT.table
 _NOT_A_TAG: Final[_Tag] = (None, None, None, None)
 
 
 def _head(head: str) -> bool:
-    return kept(_HEADS, head, _STAMP_HEAD_RE.fullmatch(head) is not None)
+    return _HEADS_KEPT.put(head, _STAMP_HEAD_RE.fullmatch(head) is not None)
 
 
 def _source(tail: str) -> tuple[str, str]:
     m = _SOURCE_RE.fullmatch(tail)
-    return kept(_SOURCES, tail, ("", "") if m is None else (m["pid"], m["file"]))
+    return _SOURCES_KEPT.put(tail, ("", "") if m is None else (m["pid"], m["file"]))
 
 
 def _tag(tag: str) -> _Tag:
     m = _TAG_RE.fullmatch(tag)
     got = _NOT_A_TAG if m is None else (m["frame"], m["comp"], m["att"], m["art"])
-    return kept(_TAGS, tag, got)
+    return _TAGS_KEPT.put(tag, got)
 
 
 def _tag_at(text: str, q: int, n: int) -> tuple[_Tag, int]:

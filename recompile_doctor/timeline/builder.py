@@ -9,9 +9,9 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, TypeAlias, TypeVar, overload
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.events import (
     EXECUTABLE_STORES,
     UNREAD_NOTES,
@@ -32,7 +32,7 @@ from recompile_doctor.events import (
 from recompile_doctor.key_name import key_name
 from recompile_doctor.microseconds import round6
 from recompile_doctor.model import CacheOutcome, Event
-from recompile_doctor.parsers._memo import KEY_CHARS, KEY_LONGEST
+from recompile_doctor.name_digest import held
 from recompile_doctor.parsers._tuples import tuple_new
 from recompile_doctor.slotted import replacer
 from recompile_doctor.timeline import column
@@ -48,7 +48,6 @@ from recompile_doctor.timeline.table import (
     CODE_OF,
     NO_FLOAT,
     CompilationTable,
-    key_chars,
 )
 from recompile_doctor.timeline.types import (
     NO_COMPILATION,
@@ -246,10 +245,14 @@ class TimelineBuilder:
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
         self._executed_in_proc: set[tuple[int, str]] = set()
         #: with the compilation id; packed, as there can be one or more per compilation
+        #: (their chunks bounded by the characters of their lines, and a reason's words
+        #: and values, too: a log's lines can be long)
         self._lookups: Packed[tuple[CacheLookup, int | None]] = Packed()
         self._notes: Packed[FrameworkNote] = Packed()
         self._switches: Packed[Switch] = Packed(rows=Switch)
         self._reasons: Packed[RecompileReason] = Packed()
+        #: the characters of the line of the event taken last (what a kept one holds)
+        self._line_chars = 0
         #: the compilation of each reason (NO_COMPILATION)
         self._reason_ids: _Numbers = array("q")
         #: what the analysis of recompilations reads of each reason (taken as it comes)
@@ -267,10 +270,11 @@ class TimelineBuilder:
         #: each input's format, as the reader told it (tell_format)
         self._formats: dict[str, str] = {}
         #: one copy of each recent distinct compilation key (a function compiled 100,000
-        #: times has one key, not 100,000 equal ones), at most KEPT_MAX (:func:`kept`: then forgotten at
-        #: once, like OneCopy's strings: keys that hold a compile id are all different)
-        #: (by their fields: :data:`_key_fields`)
-        self._keys: dict[tuple[object, ...], CompileKey] = {}
+        #: times has one key, not 100,000 equal ones), in a bounded table (:class:`Kept`:
+        #: then forgotten at once, like OneCopy's strings: keys that hold a compile id are
+        #: all different), by their fields (:data:`_key_fields`), looked up in :attr:`_keys`
+        self._kept_keys: Kept[tuple[object, ...], CompileKey] = Kept()
+        self._keys = self._kept_keys.table
         #: the key :meth:`_key` was last asked for, and what it gave (the events of one
         #: compilation mostly carry the very same key object: a decoder's table of keys and
         #: the handover's give one object for one key; JAX 84 % of the asks, PyTorch/XLA
@@ -398,8 +402,7 @@ class TimelineBuilder:
                 None if key.function is None else sys.intern(key.function),
                 None if key.module is None else sys.intern(key.module),
             )
-            if key_chars(key) <= KEY_LONGEST:  # (a long one is not kept: see OneCopy)
-                kept(keys, fields, got)
+            self._kept_keys.put(fields, got)
         self._last_key = key
         self._last_kept = got
         return got
@@ -462,6 +465,7 @@ class TimelineBuilder:
         """Take the next event (events of one source must come in line order)."""
         sp = ev.span
         proc = self._streams.get((sp.source, sp.rank)) or self._new_process(sp)
+        self._line_chars = len(sp.text)
         # (by its class: the events' classes have no subclasses; a chain of isinstance asked
         # an event of the last class in it ten times)
         _ON_CLASS[type(ev)](self, ev, proc)
@@ -487,7 +491,7 @@ class TimelineBuilder:
     def _on_note(self, ev: FrameworkNote, proc: _Process) -> None:
         if ev.note not in UNREAD_NOTES:
             self._add_position(self._note_index, ev.note, len(self._notes))
-            self._notes.append(self._kept(ev))
+            self._notes.append(self._kept(ev), self._line_chars)
 
     def _on_compile_started(self, ev: CompileStarted, proc: _Process) -> None:
         c = proc.current
@@ -588,7 +592,7 @@ class TimelineBuilder:
         self._add_lookup(ev, c.id if c is not None else None)
 
     def _add_lookup(self, ev: CacheLookup, cid: int | None) -> None:
-        self._lookups.append((self._kept(ev), cid))
+        self._lookups.append((self._kept(ev), cid), self._line_chars)
         self._store_tally.add(ev)
 
     def _on_loaded(self, ev: ExecutableLoaded, proc: _Process) -> None:
@@ -650,10 +654,10 @@ class TimelineBuilder:
             and c.key is not None
             and c.key.compile_id == ev.key.compile_id
         ):
-            self._reasons.append(self._kept(ev))
+            self._reasons.append(self._kept(ev), _reason_chars(ev))
             self._reason_ids.append(c.id)
             return
-        self._reasons.append(self._kept(ev))
+        self._reasons.append(self._kept(ev), _reason_chars(ev))
         self._reason_ids.append(NO_COMPILATION)
         fn = ev.key.function or key_name(ev.key)
         self._waiting_reasons.setdefault((proc.index, fn), []).append(index)
@@ -732,7 +736,7 @@ class TimelineBuilder:
         # (a list, not a generator: mypyc cannot compile one over a bytearray)
         uncacheable = frozenset([i for i in range(len(flags)) if flags[i] & _UNCACHEABLE])
         self._drop_compile_ids()
-        self._keys.clear()
+        self._kept_keys.clear()
         self._last_key = self._last_kept = None
         for p in self._procs:
             p.open.clear()
@@ -765,7 +769,7 @@ class TimelineBuilder:
         """The compilations, with their cache outcome, warm-up and duration settled."""
         o = self._open
         table = o.table
-        seen: dict[tuple[int, str], int] = {}
+        seen: dict[tuple[int, str | int], int] = {}  # (a long name by its digest: held)
         flags = o.flags
         cache = table.cache
         unknown_code = CODE_OF["unknown"]
@@ -788,7 +792,7 @@ class TimelineBuilder:
                     cache[i] = disabled_code
                 else:
                     cache[i] = unknown_code
-            group = (process, fn)
+            group = (process, held(fn))
             n = seen.get(group, 0)
             seen[group] = n + 1
             if self.warmup is not None:
@@ -828,25 +832,26 @@ _ON_CLASS: Final[dict[type, Callable[[TimelineBuilder, Any, _Process], None]]] =
 }
 
 
+def _reason_chars(ev: RecompileReason) -> int:
+    """The characters a kept reason holds of its own: its line's and its words' (a JAX
+    explanation's every line; what changed is read from them, and as long)."""
+    return len(ev.span.text) + len(ev.reason)
+
+
 class OneCopy:
     """One copy of each distinct string among the recent ones: equal strings made from
     different lines are different objects, and 100,000 compilations of a few signatures
-    would otherwise hold 100,000 copies of a few lines.  At most :attr:`LIMIT` are
-    remembered, of :attr:`CHARS` characters in all (then forgotten at once), and none
-    longer than :attr:`LONGEST`, so a run whose lines are all different pays a bounded
-    table, not one entry per compilation (4,096 lines of 8,000 characters were 32 MB,
-    of a MiB each, the longest line read, 4 GB)."""
+    would otherwise hold 100,000 copies of a few lines.  They are remembered in a bounded
+    table (:class:`~recompile_doctor.bounded.Kept`: forgotten at once when it is full, none
+    longer than its longest key), so a run whose lines are all different pays a bounded
+    table, not one entry per compilation (4,096 lines of 8,000 characters were 32 MB, of a
+    MiB each, the longest line read, 4 GB)."""
 
-    LIMIT: ClassVar[int] = 4096
-    #: (the decoders' memos' rule for their keys: :mod:`recompile_doctor.parsers._memo`)
-    CHARS: ClassVar[int] = KEY_CHARS
-    LONGEST: ClassVar[int] = KEY_LONGEST
-
-    __slots__ = ("_chars", "_seen")
+    __slots__ = ("_kept", "_seen")
 
     def __init__(self) -> None:
-        self._seen: dict[str, str] = {}
-        self._chars = 0  # (of the strings remembered)
+        self._kept: Kept[str, str] = Kept()
+        self._seen = self._kept.table
 
     @overload
     def __call__(self, s: str) -> str: ...
@@ -855,17 +860,9 @@ class OneCopy:
     def __call__(self, s: str | None) -> str | None:
         if s is None:
             return None
-        seen = self._seen
-        got = seen.get(s)
+        got = self._seen.get(s)
         if got is None:
-            n = len(s)
-            if n > self.LONGEST:
-                return s
-            if len(seen) >= self.LIMIT or self._chars + n > self.CHARS:
-                seen.clear()
-                self._chars = 0
-            got = seen[s] = s
-            self._chars += n
+            got = self._kept.put(s, s)
         return got
 
 

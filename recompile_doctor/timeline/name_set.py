@@ -3,8 +3,8 @@
 A finding names every module it concerns, and a run that compiles each function once under a
 new name (TensorFlow's ``__inference_f_<n>``, retraced 263,000 times in a 2 GB log) gives it
 hundreds of thousands: 40 MB of names held from the analyses to the end of the report.
-:class:`NameSet` keeps at most :data:`RUN_NAMES` in a set; past that it writes them sorted as
-a run (a :class:`~recompile_doctor.timeline.packed.Packed` sequence: compressed chunks in a
+:class:`NameSet` keeps at most :data:`RUN_NAMES` in a set (of :data:`RUN_CHARS` characters
+in all: names can be long); past that it writes them sorted as a run (a :class:`~recompile_doctor.timeline.packed.Packed` sequence: compressed chunks in a
 temporary file) and begins another.  :meth:`NameSet.sorted` merges the runs into one
 ``Packed`` sequence, each name once (a tuple when there were few).
 
@@ -21,8 +21,10 @@ from collections.abc import Iterable, Sequence
 
 from recompile_doctor.timeline.packed import Packed
 
-#: names held in memory before they are written as a sorted run
+#: names held in memory before they are written as a sorted run, and the characters they
+#: may hold (16,384 generated names of 20,000 characters were 320 MB)
 RUN_NAMES = 16_384
+RUN_CHARS = 1 << 22
 #: runs merged at once (each holds a chunk of its names in memory meanwhile)
 FAN_IN = 16
 
@@ -30,10 +32,11 @@ FAN_IN = 16
 class NameSet:
     """Distinct names, sorted when asked (:meth:`sorted`)."""
 
-    __slots__ = ("_levels", "_names", "_runs")
+    __slots__ = ("_chars", "_levels", "_names", "_runs")
 
     def __init__(self, names: Iterable[str] = ()) -> None:
         self._names: set[str] = set()
+        self._chars = 0  # (of the names in the set)
         self._runs: list[Packed[str]] = []
         self._levels: list[int] = []  # each run's: merged from FAN_IN ** level runs
         for n in names:
@@ -43,14 +46,16 @@ class NameSet:
         names = self._names
         if name not in names:
             names.add(name)
-            if len(names) >= RUN_NAMES:
+            self._chars += len(name)
+            if len(names) >= RUN_NAMES or self._chars >= RUN_CHARS:
                 self._write_run()
 
     def _write_run(self) -> None:
         run: Packed[str] = Packed(plain=0, rows=str)
         for n in sorted(self._names):
-            run.append(n)
+            run.append(n, len(n))
         self._names = set()
+        self._chars = 0
         runs = self._runs
         runs.append(run)
         self._levels.append(0)
@@ -68,6 +73,7 @@ class NameSet:
         if not self._runs:
             out = tuple(sorted(self._names))
             self._names = set()
+            self._chars = 0
             return out
         if self._names:
             self._write_run()
@@ -86,7 +92,7 @@ def _merged(runs: list[Packed[str]]) -> Packed[str]:
     last = None
     for n in heapq.merge(*runs):
         if n != last:
-            merged.append(n)
+            merged.append(n, len(n))
             last = n
     for run in runs:
         run.close()

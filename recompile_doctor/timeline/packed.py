@@ -1,10 +1,11 @@
 """A sequence kept packed: what the timeline holds one of per compilation (cache lookups,
 framework reasons, notes) takes a few bytes of memory an item instead of a few hundred.
 
-Items are appended one at a time; every :data:`PACK_CHUNK` of them are encoded together
-(by ``marshal``, or pickled) and unpacked again, a chunk at a time, whenever the sequence is
-read.  The first :data:`PLAIN_CHUNKS` chunks stay as they are: a sequence of a few thousand
-items is never packed, and the analyses that pass over a long one many times unpack only its
+Items are appended one at a time; every :data:`PACK_CHUNK` of them (fewer, when their
+strings hold :data:`PACK_CHARS` characters) are encoded together (by ``marshal``, or
+pickled) and unpacked again, a chunk at a time, whenever the sequence is read.  The first
+:data:`PLAIN_CHUNKS` chunks stay as they are: a sequence of a few thousand short items is
+never packed, and the analyses that pass over a long one many times unpack only its
 rest.  Packed chunks are kept in an anonymous temporary file (:mod:`.blobs`), not in memory:
 what a sequence holds in memory does not grow with its length (a chunk's place, 70 bytes for
 1,024 items), and a run of a million compilations does not hold 25 MB of packed reasons and
@@ -20,8 +21,10 @@ for 24 MB of JAX log (:mod:`.spool`).
 from __future__ import annotations
 
 import marshal
+from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, Final, TypeVar, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -39,6 +42,12 @@ PLAIN_CHUNKS = 2
 #: packed chunks kept unpacked once read by index (the least recently read goes first): with
 #: one, a reading that alternates between two places unpacked a chunk for every item
 CACHED_CHUNKS = 3
+#: the characters of the items of a chunk (as :meth:`Packed.append` is told them) at which
+#: it is closed before it holds :data:`PACK_CHUNK` items: a chunk's items are in memory at
+#: once (being filled, kept plain, or read back), and 1,024 reasons of a log of
+#: 20,000-character function names held 40 MB each time (a parent read 400 MB of such a log
+#: at 327 MB)
+PACK_CHARS: Final = 1 << 20
 
 
 def sequence_eq(self: Sequence[Any], other: object) -> bool:
@@ -56,10 +65,19 @@ class Packed(Sequence[T]):
     """
 
     def __init__(
-        self, chunk: int | None = None, plain: int | None = None, rows: type | None = None
+        self,
+        chunk: int | None = None,
+        plain: int | None = None,
+        rows: type | None = None,
     ) -> None:
+        """``chunk`` items a chunk, the first ``plain`` chunks kept unpacked, ``rows``
+        the items' class (see below)."""
         self._size = PACK_CHUNK if chunk is None else chunk
         self._plain = PLAIN_CHUNKS if plain is None else plain
+        self._tail_chars = 0  # (of the items in _tail, as append was told)
+        #: the index of each chunk's first item, once a chunk was closed short (by its
+        #: characters); None while each holds ``chunk`` items
+        self._starts: array[int] | None = None
         #: the items' class when they are named tuples (or strings) of the plain values
         #: ``marshal`` writes: their chunks are packed as columns by marshal (three times
         #: faster than pickle; a chunk holding anything else is pickled)
@@ -72,13 +90,31 @@ class Packed(Sequence[T]):
         self._last: tuple[int, list[T]] | None = None  # the chunk read last
         self._cache: dict[int, list[T]] = {}  # packed chunks read lately, by number
 
-    def append(self, item: T) -> None:
+    def append(self, item: T, chars: int = 0) -> None:
+        """Append ``item``, which holds ``chars`` characters of its own (its chunk is
+        closed early once its items hold :data:`PACK_CHARS`)."""
         self._tail.append(item)
         self._n += 1
+        if chars:
+            self._tail_chars += chars
+            if self._tail_chars >= PACK_CHARS:
+                self._close_chunk()
+                return
         if len(self._tail) >= self._size:
-            full = self._tail
-            self._chunks.append(full if len(self._chunks) < self._plain else self._pack(full))
-            self._tail = []
+            self._close_chunk()
+
+    def _close_chunk(self) -> None:
+        full = self._tail
+        chunks = self._chunks
+        starts = self._starts
+        if starts is None and len(full) < self._size:
+            # (the first chunk closed short: the chunks' starts are counted from now on)
+            starts = self._starts = array("q", range(0, len(chunks) * self._size, self._size))
+        if starts is not None:
+            starts.append(self._n - len(full))
+        chunks.append(full if len(chunks) < self._plain else self._pack(full))
+        self._tail = []
+        self._tail_chars = 0
 
     def _pack(self, items: list[T]) -> Blob:
         blobs = self._blobs
@@ -144,7 +180,15 @@ class Packed(Sequence[T]):
     def _where(self, i: int) -> tuple[int, int]:
         if not -self._n <= i < self._n:
             raise IndexError("index out of range")
-        return divmod(i % self._n, self._size)
+        i %= self._n
+        starts = self._starts
+        if starts is None:
+            return divmod(i, self._size)
+        tail = self._n - len(self._tail)
+        if i >= tail:
+            return len(self._chunks), i - tail
+        k = bisect_right(starts, i) - 1
+        return k, i - starts[k]
 
     def __eq__(self, other: object) -> bool:
         return sequence_eq(self, other)
@@ -165,13 +209,33 @@ class Packed(Sequence[T]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         # a copy for another process carries the items (its temporary file stays here)
-        return (_repacked, (list(self), self._size, self._plain, self._rows))
+        # (with where its chunks start, and its tail, when they are not all of one size)
+        starts = self._starts
+        bounds = None if starts is None else [*starts[1:], self._n - len(self._tail)]
+        return (_repacked, (list(self), self._size, self._plain, self._rows, bounds))
 
 
-def _repacked(items: list[T], chunk: int, plain: int, rows: type | None = None) -> Packed[T]:
+def _repacked(
+    items: list[T],
+    chunk: int,
+    plain: int,
+    rows: type | None = None,
+    bounds: list[int] | None = None,
+) -> Packed[T]:
+    """A sequence of ``items`` in chunks as :meth:`Packed.__reduce__` gave them: of
+    ``chunk`` items each, or ending where ``bounds`` say (each chunk but the first, and
+    the tail, starts at one)."""
     p: Packed[T] = Packed(chunk, plain, rows)
-    for item in items:
+    ahead = iter(bounds or ())
+    bound = next(ahead, None)
+    for i, item in enumerate(items):
+        while i == bound:
+            if p._tail:  # (unless the chunk before was full)
+                p._close_chunk()
+            bound = next(ahead, None)
         p.append(item)
+    if bound == len(items) and p._tail:
+        p._close_chunk()
     return p
 
 

@@ -18,7 +18,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
-from recompile_doctor.bounded import kept
+from recompile_doctor.bounded import Kept
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
 from recompile_doctor.timeline.blobs import Blobs
@@ -34,7 +34,8 @@ Fact: TypeAlias = tuple[str | None, str, bool, frozenset[str]]
 NOTHING_GREW: Final[frozenset[str]] = frozenset()
 
 #: shape text -> its dimensions (a run's reasons repeat a few shapes)
-_DIMS: Final[dict[str, tuple[int, ...] | None]] = {}
+_DIMS_KEPT: Final[Kept[str, tuple[int, ...] | None]] = Kept()
+_DIMS: Final = _DIMS_KEPT.table
 #: what :data:`_DIMS` gives for a text it does not hold (no shape has a negative dimension)
 _UNSEEN: Final[tuple[int, ...]] = (-1,)
 
@@ -53,7 +54,7 @@ def dims(shape: str | None) -> tuple[int, ...] | None:
             got = tuple([int(x) for x in inner.split(",") if x.strip()])
         except ValueError:
             got = None
-    return kept(_DIMS, text, got)
+    return _DIMS_KEPT.put(text, got)
 
 
 def bracketed_dims(text: str) -> str | None:

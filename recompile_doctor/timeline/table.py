@@ -24,6 +24,7 @@ from functools import partial
 from itertools import repeat
 from typing import Any, Final, Generic, TypeVar, overload
 
+from recompile_doctor.bounded import Kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey
 from recompile_doctor.key_name import key_name
@@ -37,8 +38,6 @@ from recompile_doctor.timeline.packed import sequence_eq
 
 T = TypeVar("T")
 
-#: distinct modules whose function key a table remembers (CompilationTable._function_key)
-FN_KEYS_KEPT = 4096
 #: an integer column's "None"
 NO_INT = -(1 << 63)
 #: the rank column's "None" (a rank is a number of at most six digits)
@@ -196,6 +195,7 @@ _TABLE_SLOTS: Final = (
     "_blobs",
     "_causes",
     "_fn_keys",
+    "_fn_keys_kept",
     "_spilled",
     "_text_chars",
     "cache",
@@ -257,7 +257,9 @@ class CompilationTable(Sequence[Compilation]):
         #: the index of the process that compiled it
         self.process: array[int] | Spilled[int] = array("i")
         self._causes: Mapping[int, str] = {}
-        self._fn_keys: dict[str, str] = {}
+        #: the function keys of the modules met lately (_function_key), and its table
+        self._fn_keys_kept: Kept[str, str] = Kept()
+        self._fn_keys = self._fn_keys_kept.table
         #: the temporary file of the columns: the text's and keys' past
         #: column.EARLY_SPILL_AFTER compilations, all of them past column.SPILL_AFTER
         self._blobs: Blobs | None = None
@@ -436,14 +438,11 @@ class CompilationTable(Sequence[Compilation]):
             yield got if got is not None else self._function_key(m)
 
     def _function_key(self, module: str) -> str:
-        """``function_key(module)``, remembered for the last FN_KEYS_KEPT distinct modules
-        (a run of 100,000 modules named after their function, ``__inference_f_<N>``, would
-        keep one entry each), one copy of each key (interned)."""
-        keys = self._fn_keys
-        if len(keys) >= FN_KEYS_KEPT:
-            keys.clear()
-        got = keys[module] = sys.intern(function_key(module))
-        return got
+        """``function_key(module)``, remembered for the distinct modules met lately, in a
+        bounded table (:class:`~recompile_doctor.bounded.Kept`: a run of 100,000 modules
+        named after their function, ``__inference_f_<N>``, would keep one entry each), one
+        copy of each key (interned)."""
+        return self._fn_keys_kept.put(module, sys.intern(function_key(module)))
 
     def function_of(self, i: int) -> str | None:
         k = self.key[i]
