@@ -71,3 +71,14 @@ def test_a_full_table_is_emptied_before_the_next_key() -> None:
     assert table == {"a": 0, "b": 1, "c": 2}
     kept.put("d", 3)
     assert table == {"d": 3} and kept.table is table  # (emptied, never replaced)
+
+
+def test_a_long_name_is_held_by_its_digest() -> None:
+    from recompile_doctor.name_digest import HELD_CHARS, held, name_number
+
+    short = "f" * HELD_CHARS
+    assert held(short) is short
+    longs = ["f" * (HELD_CHARS + 1), "g" * (HELD_CHARS + 1), "f" * (HELD_CHARS + 2)]
+    got = [held(n) for n in longs]
+    assert got == [name_number(n) for n in longs] and len(set(got)) == 3
+    assert all(type(x) is int for x in got)

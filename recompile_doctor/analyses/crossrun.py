@@ -39,6 +39,7 @@ from recompile_doctor.analyses._common import (
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.events import EXECUTABLE_STORES, CacheLookup, FrameworkNote, Span
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
+from recompile_doctor.name_digest import held
 from recompile_doctor.rules import rule as rule_of
 from recompile_doctor.timeline import Timeline, function_key
 from recompile_doctor.timeline.table import NO_INT, CompilationTable
@@ -360,10 +361,10 @@ def after_earlier_runs(table: CompilationTable) -> Iterator[tuple[int, int]]:
     latest of those processes.  (Per function, the last compilation of each process so far:
     a few entries, where a list of every earlier compilation made this quadratic.)"""
     procs = table.process
-    seen: dict[str, dict[int, int]] = defaultdict(dict)
+    seen: dict[str | int, dict[int, int]] = defaultdict(dict)  # (a long name: held)
     for i, fn in enumerate(table.function_keys()):
         proc = procs[i]
-        last_of = seen[fn]
+        last_of = seen[held(fn)]
         earlier = [p for p in last_of if p < proc]
         last_of[proc] = i
         if earlier and not table.eager_of(i):

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from recompile_doctor.analyses._common import Options, make_finding, seconds
 from recompile_doctor.model import Evidence, Finding
+from recompile_doctor.name_digest import held
 from recompile_doctor.timeline import Load, Switch, Timeline, function_key
 from recompile_doctor.wording import plural
 
@@ -36,11 +37,12 @@ def _switching(tl: Timeline) -> bool:
     return not tally.unattributed and tally.reloads >= 2 and len(tally.modules) >= 2
 
 
-def _graphs_per_process(tl: Timeline) -> dict[int, set[str]]:
-    out: dict[int, set[str]] = {}
+def _graphs_per_process(tl: Timeline) -> dict[int, set[str | int]]:
+    """Per process, its functions (a long name by its digest: held)."""
+    out: dict[int, set[str | int]] = {}
     table = tl.compilations
     for key, p in zip(table.function_keys(), table.process, strict=True):
-        out.setdefault(p, set()).add(key)
+        out.setdefault(p, set()).add(held(key))
     return out
 
 

@@ -33,6 +33,7 @@ from recompile_doctor.bounded import Kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
+from recompile_doctor.name_digest import held
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.slotted import remade_from_fields
 from recompile_doctor.timeline import Timeline, function_key
@@ -112,14 +113,16 @@ def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
     (read from the timeline's columns: no compilation is made)."""
     table = tl.compilations
     hit = CODE_OF["hit"]
-    last_of: dict[str, int] = {}  # per function (in the order first seen): its last id
+    #: per function (in the order first seen, a long name by its digest): its last id
+    last_of: dict[str | int, int] = {}
     # (4 bytes each: ids fit; in a file of their own in a very long run)
     before, after = numbers("I", bound=len(table)), numbers("I", bound=len(table))
     # (the columns side by side: each read in order, a chunk at a time when spilled)
     rows = zip(table.function_keys(), table.warmup, table.cache, table.key, strict=True)
     for i, (fn, warmup, cache, key) in enumerate(rows):
-        prev = last_of.get(fn)
-        last_of[fn] = i
+        h = held(fn)
+        prev = last_of.get(h)
+        last_of[h] = i
         if prev is not None and not warmup and cache != hit and not is_eager(key):
             before.append(prev)
             after.append(i)
@@ -133,7 +136,7 @@ def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
             key=lambda k: (
                 source[after[k]],
                 line[after[k]],
-                rank[table.function_key_of(after[k])],
+                rank[held(table.function_key_of(after[k]))],
                 after[k],
             ),
         )
