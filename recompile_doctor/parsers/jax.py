@@ -782,7 +782,7 @@ class JaxDecoder:
         # (a long one held by its digest: "" when its function is the one its name gives,
         # not held again; an entry all the same, so that the module is not looked up in
         # vain in a worker, which notes each such look-up)
-        self._function_of[h] = "" if h is not module and fn == function_name(module) else fn
+        self._function_of[h] = "" if type(h) is int and fn == function_name(module) else fn
         if eager:
             self._eager_modules.add(h)
         else:

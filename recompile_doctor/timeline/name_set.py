@@ -4,8 +4,9 @@ A finding names every module it concerns, and a run that compiles each function 
 new name (TensorFlow's ``__inference_f_<n>``, retraced 263,000 times in a 2 GB log) gives it
 hundreds of thousands: 40 MB of names held from the analyses to the end of the report.
 :class:`NameSet` keeps at most :data:`RUN_NAMES` in a set (of :data:`RUN_CHARS` characters
-in all: names can be long); past that it writes them sorted as a run (a :class:`~recompile_doctor.timeline.packed.Packed` sequence: compressed chunks in a
-temporary file) and begins another.  :meth:`NameSet.sorted` merges the runs into one
+in all: names can be long); past that it writes them sorted as a run (a
+:class:`~recompile_doctor.timeline.packed.Packed` sequence: compressed chunks in a temporary
+file) and begins another.  :meth:`NameSet.sorted` merges the runs into one
 ``Packed`` sequence, each name once (a tuple when there were few).
 
 A run being merged holds a chunk of its names in memory (1,024 names, about 80 kB): the 255
