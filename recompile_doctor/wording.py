@@ -28,6 +28,19 @@ def counted(texts: Iterable[str], most: int, other: str, by_count: bool = False)
     )
 
 
+#: the names a finding's detail spells out before it counts the others (its ``modules`` list
+#: them all): a run that retraces 100,000 functions is not one detail of a megabyte
+NAMED_IN_DETAIL = 8
+
+
+def names_listed(names: Sequence[str], word: str = "function", most: int = NAMED_IN_DETAIL) -> str:
+    """The first ``most`` of ``names`` joined with ", ", then how many others there are
+    (``f, g and 3 more functions``, ``word`` naming them)."""
+    shown = list(islice(names, most))
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" and {plural(more, 'more ' + word)}" if more > 0 else "")
+
+
 def listed(first: Sequence[str], total: int, other: str) -> str:
     """The ``first`` of ``total`` distinct texts joined with "; ", then how many others
     (``and 2 other reasons``, ``other`` being the word): :func:`counted`'s wording, for a

@@ -28,10 +28,12 @@ from recompile_doctor.analyses.capped import Capped
 from recompile_doctor.analyses.recompile import verdicts
 from recompile_doctor.events import FrameworkNote, RecompileReason
 from recompile_doctor.model import Evidence, Finding
+from recompile_doctor.name_digest import held
 from recompile_doctor.rules import rule
 from recompile_doctor.timeline import Timeline
+from recompile_doctor.timeline.name_set import NameSet
 from recompile_doctor.timeline.table import NO_RANK
-from recompile_doctor.wording import counted, plural
+from recompile_doctor.wording import NAMED_IN_DETAIL, counted, names_listed, plural
 
 
 def _ev(e: RecompileReason | FrameworkNote) -> Evidence:
@@ -49,10 +51,10 @@ def recompile_limit(tl: Timeline, opts: Options) -> list[Finding]:
     hits = tl.reasons_of("recompile-limit")
     if not hits:
         return []
-    fns = sorted({r.key.function or r.key.name for r in hits})
+    fns = NameSet(r.key.function or r.key.name for r in hits).sorted()
     last = hits[-1]
     detail = (
-        f"{plural(len(hits), 'function')} hit the recompile limit ({', '.join(fns)}): from "
+        f"{plural(len(fns), 'function')} hit the recompile limit ({names_listed(fns)}): from "
         "then on the framework no longer compiles them (torch runs them eagerly). "
         f"Last reason: {last.reason.splitlines()[0] if last.reason else 'not given'}"
     )
@@ -75,10 +77,10 @@ def compile_failed(tl: Timeline, opts: Options) -> list[Finding]:
     fails = tl.reasons_of("compile-failed")
     if not fails:
         return []
-    fns = sorted({r.key.function or r.key.name for r in fails})
+    fns = NameSet(r.key.function or r.key.name for r in fails).sorted()
     ids = list(islice((r.key.compile_id for r in fails if r.key.compile_id), 8))
     detail = (
-        f"{plural(len(fails), 'compilation')} failed ({', '.join(fns)}"
+        f"{plural(len(fails), 'compilation')} failed ({names_listed(fns)}"
         + (f"; compile ids {', '.join(ids)}" if ids else "")
         + f"): {fails[0].reason.splitlines()[0] if fails[0].reason else ''}"
     )
@@ -123,8 +125,8 @@ def retracing(tl: Timeline, opts: Options) -> list[Finding]:
     if not warned:
         return []
     table = tl.compilations
-    explained = {  # (Compilation.function_name, from the columns)
-        table.function_of(cid) or table.module_of(cid)
+    explained = {  # (Compilation.function_name, from the columns; a long one by its digest)
+        held(table.function_of(cid) or table.module_of(cid))
         for cid, first in verdicts(tl, opts).first_rules()
         if first != "recompile-after-warmup"
     }
@@ -132,12 +134,12 @@ def retracing(tl: Timeline, opts: Options) -> list[Finding]:
     # every step, and each warning is a paragraph)
     first: RecompileReason | None = None
     count = 0
-    names: set[str] = set()
+    names = NameSet()
     frameworks: set[str] = set()
     evidence = Capped()
     for r in warned:
         name = r.key.function or r.key.name
-        if name in explained:
+        if held(name) in explained:
             continue
         if first is None:
             first = r
@@ -147,11 +149,11 @@ def retracing(tl: Timeline, opts: Options) -> list[Finding]:
         evidence.add(_ev(r))
     if first is None:
         return []
-    fns = sorted(names)
+    fns = names.sorted()
     return [
         make_finding(
             "retracing",
-            detail=f"The framework reported retracing of {', '.join(fns)}: "
+            detail=f"The framework reported retracing of {names_listed(fns)}: "
             + (first.reason.splitlines()[0] if first.reason else ""),
             modules=fns,
             count=count,
@@ -184,10 +186,14 @@ def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
         findings_items.append((fn, counts, extra_ranks, first))
     if not findings_items:
         return []
-    parts = []
+    parts: list[str] = []
     evidence: list[Evidence] = []
     wasted = 0.0
     for fn, counts, _extra, first in findings_items:
+        evidence += [comp_evidence(c) for c in first]
+        wasted += sum(seconds(c.duration_s) for c in first)
+        if len(parts) == NAMED_IN_DETAIL:
+            continue  # (counted below; the finding's modules name every one)
         where = ", ".join(
             f"rank {c.rank} at compile {c.compile_id or '#' + str(counts[c.rank or 0])} "
             f"(line {c.line})"
@@ -198,8 +204,8 @@ def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
             + ", ".join(f"{n}× on rank {r}" for r, n in counts.items())
             + f"; the ranks part at {where}"
         )
-        evidence += [comp_evidence(c) for c in first]
-        wasted += sum(seconds(c.duration_s) for c in first)
+    if len(findings_items) > len(parts):
+        parts.append(f"and {plural(len(findings_items) - len(parts), 'more function')}")
     return [
         make_finding(
             "rank-divergence",

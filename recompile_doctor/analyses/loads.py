@@ -19,7 +19,7 @@ from recompile_doctor.analyses._common import Options, make_finding, seconds
 from recompile_doctor.model import Evidence, Finding
 from recompile_doctor.name_digest import held
 from recompile_doctor.timeline import Load, Switch, Timeline, function_key
-from recompile_doctor.wording import plural
+from recompile_doctor.wording import names_listed, plural
 
 # A switching run has a re-load every few steps: hundreds of thousands in a big log.  The
 # analyses below pass over the timeline's loads as often as they need (they are kept packed)
@@ -122,7 +122,7 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
         mean_ms = 1000.0 * wasted / count
         detail = (
             f"After warm-up the device switched executables {plural(count, 'time')}"
-            + (f" between {', '.join(names)}" if len(names) > 1 else "")
+            + (f" between {names_listed(names, 'executable')}" if len(names) > 1 else "")
             + f"; each switch loads the executable again ({mean_ms:.0f} ms on average), "
             f"{wasted:.1f} s in all. Evidence: {basis}."
         )
@@ -143,7 +143,8 @@ def executable_switching(tl: Timeline, opts: Options) -> list[Finding]:
     names = sorted({function_key(m) for s in sw for m in (s.from_module, s.to_module)})
     detail = (
         f"After warm-up the device switched executables {plural(len(sw), 'time')} between "
-        f"{', '.join(names)}: each switch loads the other executable onto the device again. "
+        f"{names_listed(names, 'executable')}: each switch loads the other executable onto the "
+        "device again. "
         "Evidence: the Execute lines; the log does not show how long the loads took "
         "(POPLAR_LOG_LEVEL=INFO prints 'Loading executable' with its duration)."
     )

@@ -44,7 +44,7 @@ from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.reason_facts import NOTHING_GREW
 from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, is_eager
 from recompile_doctor.timeline.types import ReasonsAt
-from recompile_doctor.wording import counted, plural
+from recompile_doctor.wording import counted, names_listed, plural
 
 T = TypeVar("T")
 
@@ -803,7 +803,7 @@ def dump_only_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
         fns = sorted({fn for fn, _ in items})
         detail = (
             f"{plural(len(items), 'compilation')} that the log does not show, found in the "
-            f"dumps of {', '.join(fns)}: " + "; ".join(d.summary for _, d in items[:3])
+            f"dumps of {names_listed(fns)}: " + "; ".join(d.summary for _, d in items[:3])
         )
         frameworks = {table.framework_of(i) for fn in fns for i in by_fn.get(fn, [])}
         findings.append(
