@@ -511,13 +511,85 @@ def test_an_absl_prefix_is_read_as_the_whole_pattern_reads_it(line: str) -> None
 @example("I0000 00:00:1 123456789012345678901 x.cc:1] a long thread")
 @example("I0000 00:00:1 1 x.cc:1234567890] a long line number")
 @example("I0000 00:00:1 1 x].cc:1] a bracket in the file")
-def test_an_absl_prefix_s_rest_read_by_str_methods_is_the_pattern_s(line: str) -> None:
+@example("I0000 00:00:.5 1 x.cc:1] no whole seconds")
+@example("I0000 00:00:1a.5 1 x.cc:1] a letter")
+@example("I0000 00:00:1 1 x.cc:1")
+@example("I0000 00:00:")
+@example("I0000 00:00:1")
+@example("I0000 00:00:999999999999.999999999 1 x.cc:1] the largest")
+@example("I0000 00:00:\u0663.\u0663 \u0663 x.cc:\u0663] other digits")
+@example("I0000 00:00:1 1 x.cc:1] \u00e9 a message not ASCII")
+def test_an_absl_prefix_s_rest_read_by_str_methods_or_in_c_is_the_pattern_s(line: str) -> None:
     # GIVEN any line built of an absl prefix's parts, THEN its rest read by str methods (as
     # the compiled build reads it) is what the rest's pattern reads (as the pure build does)
+    from recompile_doctor.parsers import tensorflow
+    from recompile_doctor.parsers._spans import native_module
     from recompile_doctor.parsers.tensorflow import _absl_rest_by_pattern, absl_rest
 
     for _ in range(2):  # (the second time, its source is remembered)
         assert absl_rest(line) == _absl_rest_by_pattern(line)
+    # AND the C module's reading (seconds, source file, message start) is the Python one's,
+    # its seconds the same float: with its source text new (left to the Python, which
+    # remembers it) and known
+    native = native_module()
+    if native is None:
+        return
+    want = tensorflow._absl_tail_py(line)
+    for sources in ({}, {}, tensorflow._ABSL_SOURCES):
+        for _ in range(2):
+            got = native.absl_tail(line, sources, tensorflow._absl_tail_py)
+            assert got == want
+            assert got is None or want is None or repr(got[0]) == repr(want[0])
+
+
+@settings(max_examples=examples(3000))
+@given(
+    st.text("0123456789", min_size=1, max_size=12),
+    st.none() | st.text("0123456789", min_size=1, max_size=9),
+)
+@example("1795374922", "823029")
+@example("9007199254", "740993")  # (2^53 + 1: past the exact integers)
+@example("9007199254", "740992")
+@example("999999999999", "999999999")
+@example("000000000000", "000000001")
+@example("1", None)
+def test_an_absl_time_stamp_s_seconds_in_c_are_float_s(whole: str, fraction: str | None) -> None:
+    # GIVEN the seconds of a time stamp, any digits an absl prefix may hold, THEN the C
+    # module reads them as the double float() reads (bit for bit)
+    from recompile_doctor.parsers._spans import native_module
+
+    native = native_module()
+    if native is None:
+        pytest.skip("the C module is not built")
+    seconds = whole if fraction is None else f"{whole}.{fraction}"
+    line = f"I0000 00:00:{seconds} 1 x.cc:1] m"
+    got = native.absl_tail(line, {" 1 x.cc:1]": "x.cc"}, None)
+    assert got is not None
+    assert got[0].hex() == float(seconds).hex()
+
+
+def test_an_absl_prefix_s_rest_in_c_leaves_a_new_source_to_the_python() -> None:
+    from recompile_doctor.parsers._spans import native_module
+
+    native = native_module()
+    if native is None:
+        pytest.skip("the C module is not built")
+    line = "I0000 00:00:1795374921.5   24077 bfc_allocator.cc:1101] InUse"
+    asked: list[str] = []
+
+    def fallback(text: str) -> tuple[float, str, int] | None:
+        asked.append(text)
+        return None
+
+    assert native.absl_tail(line, {}, fallback) is None and asked == [line]
+    known = {"   24077 bfc_allocator.cc:1101]": "bfc_allocator.cc"}
+    start = line.index("InUse")
+    assert native.absl_tail(line, known, fallback) == (1795374921.5, "bfc_allocator.cc", start)
+    assert asked == [line]
+    # (a known text that is no source is no prefix)
+    assert native.absl_tail(line, {"   24077 bfc_allocator.cc:1101]": ""}, fallback) is None
+    with pytest.raises(TypeError):
+        native.absl_tail(line, [], fallback)
 
 
 def test_a_signature_is_read_the_same_whether_memoized_or_too_long_for_it() -> None:
@@ -542,3 +614,33 @@ def test_a_signature_is_read_the_same_whether_memoized_or_too_long_for_it() -> N
     assert got[2] is not None and len(got[2]) == 500
     assert _signature_of(long)[2] is not got[2]  # (too long to be kept)
     assert _signature_of(head) == (head, "", None)
+
+
+@pytest.mark.parametrize(
+    "case", sorted(p.parent.name for p in (FIXTURES / "tensorflow").glob("*/run.log"))
+)
+def test_a_message_s_remembered_branch_decodes_it_as_its_tests_do(
+    tmp_path: Path, case: str
+) -> None:
+    # GIVEN a TensorFlow capture, read with no message's branch remembered, then again with
+    # every one remembered, and once more with the table of branches too small to keep any
+    from recompile_doctor.parsers import tensorflow
+
+    lines = (FIXTURES / "tensorflow" / case / "run.log").read_text().splitlines()
+    kept = tensorflow._BRANCHES_KEPT
+    kept.clear()
+    cold = _parse(tmp_path, lines)
+    assert len(kept) > 0
+    warm = _parse(tmp_path, lines)
+    most = kept.most
+    try:
+        kept.most = 0
+        kept.clear()
+        none = _parse(tmp_path, lines)
+        assert len(kept) <= 1
+    finally:
+        kept.most = most
+    # THEN the events and counts are the same each time
+    for got in (warm, none):
+        assert got[0] == cold[0]
+        assert (got[1].recognized, got[1].malformed) == (cold[1].recognized, cold[1].malformed)

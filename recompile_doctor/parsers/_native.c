@@ -978,6 +978,143 @@ done:
     return result;
 }
 
+/* The characters of an absl prefix's head (``I0000 00:00:``): its rest starts there */
+#define ABSL_HEAD_LEN 12
+
+static int
+is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+/* The double of a decimal of ASCII digits with at most one dot (checked by the caller),
+ * when its digits make an integer m below 2^53 and it has at most 22 decimals: m / 10^k,
+ * one division of two doubles that are exact, is the double nearest the decimal (IEEE
+ * division rounds correctly), the one float() and strtod give -- in a twentieth of their
+ * instructions (a time stamp's 16 digits take strtod's slow path).  -1: not so. */
+static int
+decimal_fast(const char *p, Py_ssize_t len, double *out)
+{
+    static const double tens[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                  1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                  1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    unsigned long long m = 0;
+    int decimals = -1, digits = 0;
+    for (Py_ssize_t i = 0; i < len; i++) {
+        if (p[i] == '.') {
+            decimals = 0;
+            continue;
+        }
+        if (++digits > 16) {
+            return -1;
+        }
+        m = m * 10 + (unsigned long long)(p[i] - '0');
+        if (decimals >= 0) {
+            decimals++;
+        }
+    }
+    if (m >= (1ULL << 53) || decimals > 22) {
+        return -1;
+    }
+    *out = decimals > 0 ? (double)m / tens[decimals] : (double)m;
+    return 0;
+}
+
+/* absl_tail(line, sources, fallback) -> (seconds, file, end) | None: the rest of an absl
+ * prefix, after its head (``1795374604.570608   14320 device_compiler.h:208] ``), as
+ * tensorflow.absl_rest reads it, its seconds as float() reads them: the seconds (1 to 12
+ * digits, then a dot and 1 to 9 digits or not) end at the first space, the source text
+ * from there to the first ']' after it is looked up in sources (the text -> its file, ""
+ * for a text that is none), and the message starts after the ']' and one space.  A line
+ * that is not ASCII (str methods take other digits than 0-9) or whose source text is not
+ * in sources yet is fallback(line)'s (tensorflow._absl_tail_py: it puts the source there). */
+static PyObject *
+absl_tail(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "absl_tail(line: str, sources: dict, fallback)");
+        return NULL;
+    }
+    PyObject *line = args[0];
+    if (!PyUnicode_IS_ASCII(line)) {
+        return PyObject_CallOneArg(args[2], line);
+    }
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(line);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(line);
+    if (n <= ABSL_HEAD_LEN) {
+        Py_RETURN_NONE;
+    }
+    const char *space = memchr(s + ABSL_HEAD_LEN, ' ', (size_t)(n - ABSL_HEAD_LEN));
+    if (space == NULL) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t sp = space - s, i = ABSL_HEAD_LEN;
+    while (i < sp && is_digit(s[i])) {
+        i++;
+    }
+    Py_ssize_t whole = i - ABSL_HEAD_LEN;
+    if (whole == 0 || whole > 12) {
+        Py_RETURN_NONE;
+    }
+    if (i < sp) {
+        if (s[i] != '.') {
+            Py_RETURN_NONE;
+        }
+        Py_ssize_t dot = i++;
+        while (i < sp && is_digit(s[i])) {
+            i++;
+        }
+        if (i != sp || i - dot - 1 == 0 || i - dot - 1 > 9) {
+            Py_RETURN_NONE;
+        }
+    }
+    const char *bracket = memchr(space, ']', (size_t)(n - sp));
+    if (bracket == NULL) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t e = bracket - s + 1; /* (after the ']') */
+    PyObject *source = PyUnicode_Substring(line, sp, e);
+    if (source == NULL) {
+        return NULL;
+    }
+    PyObject *file = PyDict_GetItemWithError(args[1], source); /* (borrowed) */
+    Py_DECREF(source);
+    if (file == NULL) {
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(args[2], line);
+    }
+    if (!PyUnicode_Check(file)) {
+        PyErr_SetString(PyExc_TypeError, "absl_tail: a source's file is a str");
+        return NULL;
+    }
+    if (PyUnicode_GET_LENGTH(file) == 0) {
+        Py_RETURN_NONE;
+    }
+    double seconds;
+    if (decimal_fast(s + ABSL_HEAD_LEN, sp - ABSL_HEAD_LEN, &seconds) < 0) {
+        char digits[32]; /* (at most 12 + 1 + 9 characters) */
+        memcpy(digits, s + ABSL_HEAD_LEN, (size_t)(sp - ABSL_HEAD_LEN));
+        digits[sp - ABSL_HEAD_LEN] = '\0';
+        seconds = PyOS_string_to_double(digits, NULL, NULL);
+        if (seconds == -1.0 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    Py_ssize_t end = e < n && s[e] == ' ' ? e + 1 : e;
+    PyObject *out = PyTuple_New(3);
+    PyObject *secs = PyFloat_FromDouble(seconds), *at = PyLong_FromSsize_t(end);
+    if (out == NULL || secs == NULL || at == NULL) {
+        Py_XDECREF(out);
+        Py_XDECREF(secs);
+        Py_XDECREF(at);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, 0, secs);
+    PyTuple_SET_ITEM(out, 1, Py_NewRef(file));
+    PyTuple_SET_ITEM(out, 2, at);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"line_spans", (PyCFunction)(void (*)(void))line_spans, METH_FASTCALL,
      "line_spans(data, start, end, cands) -> [start, end, lines before, ...] of each "
@@ -1020,6 +1157,9 @@ static PyMethodDef methods[] = {
     {"fp_slot", (PyCFunction)(void (*)(void))fp_slot, METH_FASTCALL,
      "fp_slot(slots, mask, fp, put) -> fp's slot i in the table, or -1 - i: the empty one "
      "where it would go (stored there with put)"},
+    {"absl_tail", (PyCFunction)(void (*)(void))absl_tail, METH_FASTCALL,
+     "absl_tail(line, sources, fallback) -> (seconds, file, end) of an absl prefix's rest, "
+     "or None (tensorflow._absl_tail_py)"},
     {"fp_rehash", (PyCFunction)(void (*)(void))fp_rehash, METH_FASTCALL,
      "fp_rehash(old, new, mask, old_numbers, new_numbers): every fingerprint of old (and "
      "its number) stored in the empty table new"},
@@ -1032,7 +1172,7 @@ static struct PyModuleDef module_def = {
     .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces), "
              "slotted objects made (slotted.py), named tuples (_tuples.py), the workers' event "
              "codec (_event_codec.py), a report's JSON text (json_text.py) and the fingerprint "
-             "tables' probing (timeline/distinct.py).",
+             "tables' probing (timeline/distinct.py) and an absl prefix's rest (tensorflow.py).",
     .m_size = -1,
     .m_methods = methods,
 };

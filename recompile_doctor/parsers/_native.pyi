@@ -1,6 +1,7 @@
 # The C module's functions (parsers/_native.c); the Python they replace is in _spans.py, and
 # slotted.py's maker_py for the slotted objects, _tuples.py for tuple_new and json_text.py's
 # _text_py for the JSON text, _event_codec.py's encode_py and decode_py for the codec.
+from collections.abc import Callable
 from typing import Any, NewType
 
 def line_spans(data: bytes | bytearray, start: int, end: int, cands: list[int]) -> list[int]: ...
@@ -36,3 +37,6 @@ def fp_slot(slots: bytearray, mask: int, fp: bytes, put: bool, /) -> int: ...
 def fp_rehash(
     old: bytearray, new: bytearray, mask: int, old_numbers: Any, new_numbers: Any, /
 ) -> None: ...
+def absl_tail(
+    line: str, sources: dict[str, str], fallback: Callable[[str], tuple[float, str, int] | None], /
+) -> tuple[float, str, int] | None: ...

@@ -59,6 +59,7 @@ from recompile_doctor.parsers._format import (
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
+from recompile_doctor.parsers._spans import native_in_use
 from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
@@ -172,19 +173,44 @@ def _absl_rest_by_pattern(line: str) -> tuple[str, str, int] | None:
 _BY_STR: Final = runs_compiled(__file__)
 
 
+def _absl_tail_py(line: str) -> tuple[float, str, int] | None:
+    """The seconds (as ``float`` reads them), source file and message start of an absl
+    prefix's rest (:func:`absl_rest`, or its pattern where that is quicker), or None."""
+    rest = absl_rest(line) if _BY_STR else _absl_rest_by_pattern(line)
+    return None if rest is None else (float(rest[0]), rest[1], rest[2])
+
+
+#: the C module's twin of :func:`_absl_tail_py` (``parsers/_native.c``: a line's seconds,
+#: source and message start in one call, in a fifth of the instructions; a line that is not
+#: ASCII, or whose source text is new, is left to :func:`_absl_tail_py`), or None where the
+#: module is not built
+_NATIVE: Final = native_in_use()
+_ABSL_TAIL_C: Final[
+    Callable[
+        [str, dict[str, str], Callable[[str], tuple[float, str, int] | None]],
+        tuple[float, str, int] | None,
+    ]
+    | None
+] = None if _NATIVE is None else _NATIVE.absl_tail
+
+
 def _split(line: str) -> tuple[_Prefix, str]:
     """The line's prefix (time, source file) and its message.
 
     An absl prefix is read in two parts: its head once per head (:func:`_absl_head`), the
     rest by :data:`_ABSL_TAIL` (one pattern over the whole prefix, its hours and minutes
     read from its groups on every line, took a fifth of the reading of a TensorFlow log;
-    this, four fifths of that)."""
+    this, four fifths of that; in C, where the C module is built: :data:`_ABSL_TAIL_C`)."""
     c = line[:1]
     if c in "IWEFV" and (base := _absl_head(line[:_ABSL_HEAD_LEN])) is not None:
-        rest = absl_rest(line) if _BY_STR else _absl_rest_by_pattern(line)
+        rest = (
+            _absl_tail_py(line)
+            if _ABSL_TAIL_C is None
+            else _ABSL_TAIL_C(line, _ABSL_SOURCES, _absl_tail_py)
+        )
         if rest is not None:
             seconds, file, end = rest
-            s = base + float(seconds)
+            s = base + seconds
             return _Prefix(s if math.isfinite(s) else None, file), line[end:]
     m = _TF_OLD_RE.match(line) if c.isdigit() else None
     if m is not None:
@@ -385,6 +411,60 @@ class _Compile:
     line: int = 0
 
 
+#: the branch of a message that is none of :meth:`TensorFlowDecoder._message`'s
+_NO_BRANCH: Final = 18
+
+
+def _branch_of(msg: str) -> int:
+    """Which of :meth:`TensorFlowDecoder._message`'s branches ``msg`` takes: the number of
+    the first of these tests it passes, in this order (:data:`_NO_BRANCH`: none)."""
+    if "Compiled cluster using XLA!" in msg:
+        return 0
+    if " times, compile time: " in msg:
+        return 1
+    if " as megamorphic" in msg:
+        return 2
+    if "triggered tf.function retracing" in msg:
+        return 3
+    if msg.startswith("DeviceCompiler::Compile ") or msg == "DeviceCompiler::Compile":
+        return 4
+    if "num_inputs=" in msg:
+        return 5
+    if ": kind=" in msg:
+        return 6
+    if "DeviceCompilationClusterSignature: " in msg:
+        return 7
+    if "Compilation cache entry hit: " in msg:
+        return 8
+    if "Instantly compiling for signature: " in msg:
+        return 9
+    if "Already Compiled for signature: " in msg:
+        return 10
+    if "XlaCompiler::CompileFunction " in msg:
+        return 11
+    if " using JIT time: " in msg:
+        return 12
+    if msg.startswith("Compiling: "):
+        return 13
+    if "Compilation of XLA executable time: " in msg:
+        return 14
+    if msg == "Compilation finished":
+        return 15
+    if "HloModule dump enabled with path prefix" in msg:
+        return 16
+    if " initialized for platform " in msg:
+        return 17
+    return _NO_BRANCH
+
+
+#: the branch of each message text met (:func:`_branch_of`): a TensorFlow log repeats most
+#: of its messages word for word (an argument's, a signature's, "Compilation finished"), and
+#: a text is looked up in one step where its tests took ten ``in`` searches on average, 6 %
+#: of the reading of a TensorFlow log
+_BRANCHES_KEPT: Final[Kept[str, int]] = Kept()
+_BRANCHES: Final = _BRANCHES_KEPT.table
+
+
 class TensorFlowDecoder:
     """Decoder of one TensorFlow log."""
 
@@ -561,15 +641,20 @@ class TensorFlowDecoder:
 
     # -- messages -> events ---------------------------------------------------------------
     def _message(self, prefix: _Prefix, msg: str, sp: Span) -> list[TypedEvent] | None:
-        if "Compiled cluster using XLA!" in msg:
+        """The events of a message, by its branch (:func:`_branch_of`: the first of the
+        tests there it passes, remembered per message text)."""
+        b = _BRANCHES.get(msg, -1)
+        if b < 0:
+            b = _BRANCHES_KEPT.put(msg, _branch_of(msg))
+        if b == 0:
             rec = self._record("tf-xla-cluster-compiled", sp)
             return [
                 ProcessStarted(sp, rec, FRAMEWORK, None, new=False),
                 FrameworkNote(sp, None, "xla-cluster-compiled"),
             ]
-        if " times, compile time: " in msg:
+        if b == 1:
             return self._profiler(msg, sp)
-        if " as megamorphic" in msg:
+        if b == 2:
             m = _MEGAMORPHIC_RE.search(msg)
             if m is None:
                 raise _Bad(
@@ -582,32 +667,32 @@ class TensorFlowDecoder:
             }
             rec = self._record("tf-megamorphic", sp, cl, detail=dict(detail))
             return [FrameworkNote(sp, rec, "megamorphic", self._key(cl), detail)]
-        if "triggered tf.function retracing" in msg:
+        if b == 3:
             return self._retracing(msg, sp)
-        if msg.startswith("DeviceCompiler::Compile ") or msg == "DeviceCompiler::Compile":
+        if b == 4:
             self._block = _Block()
             self._pending_reason = None
             return []
-        if "num_inputs=" in msg:
+        if b == 5:
             if _NUM_INPUTS_RE.match(msg) is None:
                 return self._only_tf(prefix, "num_inputs=<n>")
             return []
-        if ": kind=" in msg:
+        if b == 6:
             return self._argument(prefix, msg, sp)
-        if "DeviceCompilationClusterSignature: " in msg:
+        if b == 7:
             return self._signature(msg, sp)
-        if "Compilation cache entry hit: " in msg:
+        if b == 8:
             return self._cache(msg, sp)
-        if "Instantly compiling for signature: " in msg:
+        if b == 9:
             if _INSTANT_RE.search(msg) is None:
                 raise _Bad("malformed 'Instantly compiling for signature: <signature>' line")
             return self._requested(msg, sp)
-        if "Already Compiled for signature: " in msg:
+        if b == 10:
             if _ALREADY_RE.search(msg) is None:
                 raise _Bad("malformed 'Already Compiled for signature: <signature>' line")
             self._block = None
             return []
-        if "XlaCompiler::CompileFunction " in msg:
+        if b == 11:
             m = _XLA_FN_RE.search(msg)
             if m is None:
                 raise _Bad("malformed 'XlaCompiler::CompileFunction <cluster>' line")
@@ -615,7 +700,7 @@ class TensorFlowDecoder:
             c.cluster = c.cluster or m.group("cluster")
             c.line = c.line or sp.line
             return []
-        if " using JIT time: " in msg:
+        if b == 12:
             m = _CPU_JIT_RE.match(msg)
             if m is None:
                 return self._only_tf(
@@ -626,7 +711,7 @@ class TensorFlowDecoder:
             c.backend_us = _us(m.group("us"))
             c.backend_span = sp
             return []
-        if msg.startswith("Compiling: "):
+        if b == 13:
             m = _CPU_START_RE.match(msg)
             if m is None:
                 return self._only_tf(prefix, "Compiling: <module>")
@@ -634,16 +719,16 @@ class TensorFlowDecoder:
             c.module = c.module or m.group("module")
             c.line = c.line or sp.line
             return []
-        if "Compilation of XLA executable time: " in msg:
+        if b == 14:
             m = _EXEC_TIMER_RE.search(msg)
             if m is None:
                 raise _Bad("malformed 'Compilation of XLA executable time: ... (<us> us)' line")
             if self._compile is None:
                 return []  # the profiler line reported this compilation already
             return self._emit_compile(sp, self._record("tf-compiled", sp), _us(m.group("us")))
-        if msg == "Compilation finished":
+        if b == 15:
             return []
-        if "HloModule dump enabled with path prefix" in msg:
+        if b == 16:
             m = _DUMP_RE.search(msg)
             if m is None:
                 raise _Bad(
@@ -652,7 +737,7 @@ class TensorFlowDecoder:
             detail = {"prefix": m.group("prefix"), "suffix": m.group("suffix")}
             rec = self._record("tf-hlo-dump-enabled", sp, detail=dict(detail))
             return [FrameworkNote(sp, rec, "hlo-dump-enabled", None, detail)]
-        if " initialized for platform " in msg:
+        if b == 17:
             m = _SERVICE_RE.search(msg)
             if m is None:
                 return None
