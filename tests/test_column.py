@@ -128,3 +128,97 @@ def test_a_pass_over_a_spilled_column_holds_one_chunk_read_back_at_a_time() -> N
     # THEN every chunk in the file was read back once, each after the one before was let go
     assert len(alive) == 100 // 8
     assert held == [0] * len(alive)
+
+
+_KEY_FIELDS = st.tuples(
+    st.sampled_from(["jax", "tensorflow", "torch"]),
+    st.none() | st.text(max_size=8),
+    st.none() | st.text(max_size=30),
+    st.none() | st.text("0123456789abcdef", max_size=16),
+    st.none() | st.text(max_size=5),
+    st.none() | st.text(max_size=6),
+    st.booleans(),
+)
+
+
+@given(st.lists(st.none() | st.integers(0, 7), max_size=40), st.lists(_KEY_FIELDS, min_size=8))
+def test_a_spilled_key_column_reads_back_its_keys_one_object_per_shared_key(
+    rows: list[int | None], fields: list[tuple[Any, ...]]
+) -> None:
+    from recompile_doctor.events import CompileKey
+
+    # GIVEN a column of compile keys and Nones, rows sharing keys (one object each)
+    keys = [CompileKey(*f) for f in fields]
+    plain = [None if k is None else keys[k] for k in rows]
+    codec = column.slotted_codec(CompileKey)
+    # WHEN a chunk of it is written and read back
+    data = codec.encode(plain)
+    got = codec.decode(data)
+    # THEN the keys are equal, their values of the same types, and the rows that shared an
+    # object share one again (a chunk holds each key once)
+    assert data[:1] == b"V"
+    assert got == plain
+    assert [None if k is None else tuple(map(type, vars_of(k))) for k in got] == [
+        None if k is None else tuple(map(type, vars_of(k))) for k in plain
+    ]
+    pairs = [(i, j) for i in range(len(rows)) for j in range(i) if rows[i] is not None]
+    assert all((got[i] is got[j]) == (plain[i] is plain[j]) for i, j in pairs)
+
+
+def vars_of(key: Any) -> tuple[Any, ...]:
+    import dataclasses
+
+    return tuple(getattr(key, f.name) for f in dataclasses.fields(key))
+
+
+class Text(str):
+    """A string of a class of its own (marshal does not write it)."""
+
+
+def test_a_key_column_holding_anything_else_is_pickled_whole() -> None:
+    from recompile_doctor.events import CompileKey
+
+    codec = column.slotted_codec(CompileKey)
+    key = CompileKey("jax", "f", "jit_f")
+    for odd in ([key, "not a key"], [CompileKey("jax", Text("f"), "jit_f"), key]):
+        data = codec.encode(odd)
+        assert data[:1] == b"P"
+        assert codec.decode(data) == odd
+    assert codec.decode(codec.encode([])) == []
+    with pytest.raises(TypeError):
+        column.slotted_codec(dict)
+
+
+def test_a_spilled_table_s_keys_read_back_as_they_were_given(tmp_path: Path) -> None:
+    from recompile_doctor.events import CompileKey
+    from recompile_doctor.timeline.table import CompilationTable
+
+    # GIVEN a table whose key column goes to the file early (its keys shared in runs)
+    keys = [
+        CompileKey("tensorflow", f"f{k % 3}", f"m{k % 5}", compile_id=f"c#{k}") for k in range(50)
+    ]
+    shared = CompileKey("jax", "g", "jit_g")
+    with (
+        mock.patch.object(column, "EARLY_SPILL_AFTER", 16),
+        mock.patch.object(column, "CHUNK_ROWS", 8),
+    ):
+        table = CompilationTable()
+        for k in range(120):
+            key = keys[k] if k < 50 else shared if k % 2 else None
+            table.append(
+                module=f"m{k}",
+                hash=None,
+                source="a.log",
+                line=k + 1,
+                t=None,
+                ordinal=None,
+                text=f"line {k}",
+                key=key,
+                rank=None,
+                process=0,
+            )
+        # THEN the column is spilled, and reads back every key (the shared one shared)
+        assert isinstance(table.key, Spilled)
+        got = list(table.key)
+        assert got == [keys[k] if k < 50 else shared if k % 2 else None for k in range(120)]
+        assert got[51] is got[53]

@@ -23,11 +23,13 @@ causes in the analyses) go to a file at the same count (:func:`numbers`).
 
 from __future__ import annotations
 
+import marshal
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
 from typing import Any, Generic, TypeVar, overload
 
+from recompile_doctor.slotted import maker_of, slot_setters
 from recompile_doctor.timeline.blobs import Blob, Blobs
 from recompile_doctor.timeline.pickled import dumps, loads
 
@@ -92,6 +94,59 @@ BYTES: Codec[int] = Codec(bytearray, bytes, bytearray, fixed=True)
 
 #: objects pickled as packed sequences pickle theirs (a slotted dataclass by its values)
 OBJECTS: Codec[Any] = Codec(list, dumps, loads, fixed=False)
+
+#: the first byte of a chunk of :func:`slotted_codec`: its objects' values by ``marshal``,
+#: or the chunk pickled
+_VALUES = b"V"
+_PICKLED = b"P"
+
+
+def slotted_codec(cls: type) -> Codec[Any]:
+    """The codec of a column of objects of the slotted dataclass ``cls`` or None (the
+    compilations' keys): each distinct object of a chunk (by identity: many rows share
+    one) as its field values, marshalled with each row's place among them, and made again
+    by the class's maker (:func:`~recompile_doctor.slotted.maker_of`: no interpreted frame,
+    no ``__init__``).  A chunk holding anything else, or a value ``marshal`` does not
+    write, is pickled (:data:`OBJECTS`).  The pickler took 28,000 instructions a key to
+    read back, a third of the analyses of a 250 MB TensorFlow log (33,000 compilations,
+    every key read three times)."""
+    setters = slot_setters(cls)
+    if setters is None:
+        raise TypeError(f"{cls.__name__} is not a slotted dataclass")
+    names = tuple(n for n, _ in setters)
+
+    def encode(items: list[Any]) -> bytes:
+        seen: dict[int, int] = {}
+        values: list[tuple[Any, ...]] = []
+        rows = array("i")
+        for obj in items:
+            if obj is None:
+                rows.append(-1)
+                continue
+            if type(obj) is not cls:
+                return _PICKLED + dumps(items)
+            k = seen.get(id(obj))
+            if k is None:
+                k = seen[id(obj)] = len(values)
+                values.append(tuple([getattr(obj, n) for n in names]))
+            rows.append(k)
+        try:
+            return _VALUES + marshal.dumps((values, rows.tobytes()))
+        except ValueError:  # (a value marshal does not write)
+            return _PICKLED + dumps(items)
+
+    def decode(data: bytes) -> list[Any]:
+        body = memoryview(data)[1:]
+        if data[:1] != _VALUES:
+            return loads(body)
+        values, places = marshal.loads(body)
+        make = maker_of(cls)
+        made = [make(v) for v in values]
+        rows = array("i")
+        rows.frombytes(places)
+        return [None if k < 0 else made[k] for k in rows]
+
+    return Codec(list, encode, decode, fixed=False)
 
 
 #: bytes of chunks a spilled column of numbers read at random keeps (:func:`numbers`): a
@@ -361,5 +416,6 @@ __all__ = [
     "array_codec",
     "codec_of",
     "numbers",
+    "slotted_codec",
     "text_rows",
 ]

@@ -32,7 +32,14 @@ from recompile_doctor.model import CacheOutcome, Compilation, Evidence
 from recompile_doctor.slotted import rebuilt
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
-from recompile_doctor.timeline.column import OBJECTS, Spilled, append_row, codec_of, numbers
+from recompile_doctor.timeline.column import (
+    OBJECTS,
+    Spilled,
+    append_row,
+    codec_of,
+    numbers,
+    slotted_codec,
+)
 from recompile_doctor.timeline.names import function_key
 from recompile_doctor.timeline.packed import sequence_eq
 
@@ -191,6 +198,9 @@ class Lazy(Generic[T]):
 
 #: the slots of :class:`CompilationTable` (named here: compiled code cannot read a class's
 #: ``__slots__``, and :meth:`CompilationTable.with_causes` copies them)
+#: the key column's codec once spilled (its keys as their values, many rows sharing one)
+_KEYS: Final = slotted_codec(CompileKey)
+
 _TABLE_SLOTS: Final = (
     "_blobs",
     "_causes",
@@ -319,7 +329,8 @@ class CompilationTable(Sequence[Compilation]):
         ``rows`` (fewer than the other columns' where the lines or names are long)."""
         blobs = self._file()
         for name in self._EARLY:
-            early = Spilled.of(getattr(self, name), OBJECTS, blobs, column.EARLY_CACHED, rows)
+            codec = _KEYS if name == "key" else OBJECTS
+            early = Spilled.of(getattr(self, name), codec, blobs, column.EARLY_CACHED, rows)
             setattr(self, name, early)
         self._text_chars = 0
 
@@ -353,7 +364,7 @@ class CompilationTable(Sequence[Compilation]):
         for name in self._PLAIN:
             plain = getattr(self, name)
             if not isinstance(plain, Spilled):  # (the _EARLY ones may be there already)
-                plain = Spilled.of(plain, codec_of(plain), blobs)
+                plain = Spilled.of(plain, _KEYS if name == "key" else codec_of(plain), blobs)
             spilled.append(plain)
             setattr(self, name, plain)
         self._spilled = tuple(spilled)
