@@ -32,8 +32,8 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: the analyses read after the reading (the verdicts, ``analyses.recompile``, the evidence
 #: lines they keep, ``analyses.capped``, and the
 #: timeline's tables and packed sequences they read: ``timeline.table``, ``.types``,
-#: ``.packed``, ``.distinct``, ``.compile_ids``; the serial work after a log read by two
-#: processes).  The rest of the
+#: ``.packed``, ``.column``, ``.distinct``, ``.compile_ids``; the serial work after a log
+#: read by two processes).  The rest of the
 #: package runs once per report, or per compilation;
 #: ``differ.align`` stops mypyc with an internal error.  Not among them, as
 #: ``tests/test_compiled_build.py`` checks: modules with generators that hold a resource
@@ -89,6 +89,7 @@ COMPILED = (
     "recompile_doctor.timeline.types",
     "recompile_doctor.timeline.table",
     "recompile_doctor.timeline.packed",
+    "recompile_doctor.timeline.column",
     "recompile_doctor.timeline.reason_facts",
     "recompile_doctor.parsers._digest_table",
     "recompile_doctor.timeline.distinct",

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import repeat
 from typing import Any, Generic, TypeVar, overload
 
+from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.slotted import maker_of, slot_setters
 from recompile_doctor.timeline.blobs import Blob, Blobs
 from recompile_doctor.timeline.pickled import dumps, loads
@@ -395,6 +396,9 @@ def append_row(columns: Sequence[Spilled[Any]], values: Iterable[Any]) -> None:
         col._n += 1
         if len(tail) >= col._rows:
             col._close_tail()
+
+
+own_abc_checks(Spilled)  # (a compiled build's classes: see there)
 
 
 def _same(column: T) -> T:
