@@ -34,6 +34,7 @@ from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import Compilation, DiffEvidence, Evidence, Finding, ValueChange
 from recompile_doctor.name_digest import held
+from recompile_doctor.parsers._tuples import tuple_new
 from recompile_doctor.rules import RULES, SHAPE_RULES, cause_rank, rule
 from recompile_doctor.slotted import remade_from_fields
 from recompile_doctor.timeline import Timeline, function_key
@@ -556,7 +557,9 @@ class Verdicts(Sequence[Verdict]):
         objects or its reasons (:class:`VerdictIds`; ``self[at]`` is the verdict)."""
         tuples, diffs = self._tuples, self._by_compilation
         for k, (prev, cid, _a, _b, rules, *_) in enumerate(self._rows()):
-            yield VerdictIds(k, prev, cid, tuples[rules], diffs.get(cid))
+            # (made by tuple.__new__ or its C twin: the named tuple's own __new__ is an
+            # interpreted frame per verdict)
+            yield tuple_new(VerdictIds, (k, prev, cid, tuples[rules], diffs.get(cid)))
 
     @overload
     def __getitem__(self, i: int) -> Verdict: ...
