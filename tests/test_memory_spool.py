@@ -728,6 +728,36 @@ def test_a_full_disk_while_spilling_is_a_one_line_error(
     assert "long" not in err.split("error:")[1].split(":")[0]
 
 
+def test_the_builder_s_recent_modules_hold_a_bounded_number_of_characters() -> None:
+    """GIVEN a run that compiles 300 modules of 8,000-character names, then one of 2 M
+    characters, THEN the builder keeps the most recent ones whose names hold OPEN_CHARS
+    characters at most (and the last whatever its length), and the count of their
+    characters is theirs."""
+    from recompile_doctor.events import CompileKey, CompileStarted, Span
+    from recompile_doctor.timeline import TimelineBuilder
+    from recompile_doctor.timeline import builder as builder_module
+
+    b = TimelineBuilder(None)
+    names = [f"m{i:03d}" + "x" * 7_996 for i in range(300)]
+    for i, name in enumerate(names):
+        sp = Span("a.log", i + 1, f"Compiling {i}", float(i))
+        b.feed(CompileStarted(sp, None, CompileKey("tensorflow", "f", name)))
+    proc = b._procs[0]
+    kept = builder_module.OPEN_CHARS // 8_000
+    assert list(proc.open) == names[-kept:]
+    assert proc.open_chars == sum(map(len, proc.open)) <= builder_module.OPEN_CHARS
+    # a module opened again moves to the end, counted once
+    sp = Span("a.log", 301, "Compiling again", 300.0)
+    b.feed(CompileStarted(sp, None, CompileKey("tensorflow", "f", names[-kept])))
+    assert list(proc.open)[-1] == names[-kept]
+    assert proc.open_chars == sum(map(len, proc.open))
+    huge = "h" * (2 << 20)
+    sp = Span("a.log", 302, "Compiling huge", 301.0)
+    b.feed(CompileStarted(sp, None, CompileKey("tensorflow", "f", huge)))
+    assert list(proc.open) == [huge] and proc.open_chars == len(huge)
+    assert b.finish().compilations[-1].module == huge
+
+
 def test_the_builder_remembers_recent_modules_and_keys_only() -> None:
     """GIVEN a run that compiles 5,000 differently named modules, each with its own compile
     id, THEN the builder keeps at most OPEN_KEPT modules open per process and KEPT_MAX

@@ -205,9 +205,11 @@ class _Process:
 
     index: int
     source: str
-    #: module -> its last compilation, for the last OPEN_KEPT modules compiled (a later line
-    #: names one of the recent ones; a run of 100,000 modules does not keep them all)
+    #: module -> its last compilation, for the last OPEN_KEPT modules compiled, whose names
+    #: hold OPEN_CHARS characters at most (a later line names one of the recent ones; a run
+    #: of 100,000 modules does not keep them all, nor 1,024 names of 20,000 characters)
     open: dict[str, _Pending] = field(default_factory=dict)
+    open_chars: int = 0  # (of the names in open)
     current: _Pending | None = None  # the compilation later lines belong to
     last: _Pending | None = None  # the last compilation opened
     unattributed: list[_PendingLoad] = field(default_factory=list)  # loads before Execute
@@ -344,10 +346,13 @@ class TimelineBuilder:
         o.flags.append(_SYNTHETIC if synthetic else 0)
         c = _Pending(o, cid)
         opened = proc.open
-        opened.pop(name, None)  # (the most recent last)
+        if opened.pop(name, None) is None:  # (the most recent last)
+            proc.open_chars += len(name)
         opened[name] = c
-        if len(opened) > OPEN_KEPT:
-            del opened[next(iter(opened))]
+        while len(opened) > OPEN_KEPT or (proc.open_chars > OPEN_CHARS and len(opened) > 1):
+            first = next(iter(opened))
+            del opened[first]
+            proc.open_chars -= len(first)
         proc.current = proc.last = c
         proc.compiled_since_load = True
         if key.compile_id is not None:
@@ -740,6 +745,7 @@ class TimelineBuilder:
         self._last_key = self._last_kept = None
         for p in self._procs:
             p.open.clear()
+            p.open_chars = 0
         comps = self._finish_compilations()
         loads = self._loads
         load_events = self._load_events.events()
@@ -809,8 +815,10 @@ class TimelineBuilder:
         return table
 
 
-#: modules of a process whose last compilation a later line can still name (_Process.open)
+#: modules of a process whose last compilation a later line can still name (_Process.open),
+#: and the characters their names may hold (the most recent one is kept whatever its length)
 OPEN_KEPT: Final = 1024
+OPEN_CHARS: Final = 1 << 20
 #: a compilation key's fields, in a tuple: the kept keys are looked up by it (compiled,
 #: making and hashing it takes half the time of the key's own ``__hash__`` and ``__eq__``,
 #: which ``dataclasses`` writes and which run interpreted)
