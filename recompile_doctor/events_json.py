@@ -167,17 +167,11 @@ def _none() -> None:
 def _write(events: Sequence[Event], f: IO[bytes], parent: int) -> None:
     """In the writer: the text of ``events`` to ``f``; stops if the parent is gone (no one
     would read it)."""
+    from recompile_doctor.json_text import batched
     from recompile_doctor.model import events_json
 
-    batch: list[str] = []
-    size = 0
-    for piece in events_json(events):
-        batch.append(piece)
-        size += len(piece)
-        if size >= PIECE:
-            if os.getppid() != parent:
-                return
-            f.write("".join(batch).encode(_ENCODING, _ERRORS))
-            batch, size = [], 0
-    f.write("".join(batch).encode(_ENCODING, _ERRORS))
+    for text in batched(events_json(events), PIECE):
+        if os.getppid() != parent:
+            return
+        f.write(text.encode(_ENCODING, _ERRORS))
     f.flush()

@@ -212,3 +212,16 @@ def test_a_runs_compilations_are_written_from_their_columns_as_from_their_object
             assert "".join(compilations_json(tuple(made))) == want  # (no columns)
             n += len(made)
     assert n > 100
+
+
+@given(st.lists(st.text(max_size=12), max_size=40), st.integers(1, 30))
+def test_batched_pieces_join_to_the_whole_each_batch_past_its_size(
+    pieces: list[str], size: int
+) -> None:
+    from recompile_doctor.json_text import batched
+
+    got = list(batched(pieces, size))
+    assert "".join(got) == "".join(pieces)
+    assert all(len(t) >= size for t in got[:-1])
+    # (each batch ends where a piece ends: at most one piece's length past the size)
+    assert all(len(t) < size + 12 for t in got)
