@@ -646,15 +646,15 @@ class TensorFlowDecoder:
         b = _BRANCHES.get(msg, -1)
         if b < 0:
             b = _BRANCHES_KEPT.put(msg, _branch_of(msg))
-        if b == 0:
+        if b == 0:  # 'Compiled cluster using XLA!'
             rec = self._record("tf-xla-cluster-compiled", sp)
             return [
                 ProcessStarted(sp, rec, FRAMEWORK, None, new=False),
                 FrameworkNote(sp, None, "xla-cluster-compiled"),
             ]
-        if b == 1:
+        if b == 1:  # 'times, compile time:'
             return self._profiler(msg, sp)
-        if b == 2:
+        if b == 2:  # 'as megamorphic'
             m = _MEGAMORPHIC_RE.search(msg)
             if m is None:
                 raise _Bad(
@@ -667,32 +667,32 @@ class TensorFlowDecoder:
             }
             rec = self._record("tf-megamorphic", sp, cl, detail=dict(detail))
             return [FrameworkNote(sp, rec, "megamorphic", self._key(cl), detail)]
-        if b == 3:
+        if b == 3:  # 'triggered tf.function retracing'
             return self._retracing(msg, sp)
-        if b == 4:
+        if b == 4:  # 'DeviceCompiler::Compile'
             self._block = _Block()
             self._pending_reason = None
             return []
-        if b == 5:
+        if b == 5:  # 'num_inputs='
             if _NUM_INPUTS_RE.match(msg) is None:
                 return self._only_tf(prefix, "num_inputs=<n>")
             return []
-        if b == 6:
+        if b == 6:  # ': kind='
             return self._argument(prefix, msg, sp)
-        if b == 7:
+        if b == 7:  # 'DeviceCompilationClusterSignature:'
             return self._signature(msg, sp)
-        if b == 8:
+        if b == 8:  # 'Compilation cache entry hit:'
             return self._cache(msg, sp)
-        if b == 9:
+        if b == 9:  # 'Instantly compiling for signature:'
             if _INSTANT_RE.search(msg) is None:
                 raise _Bad("malformed 'Instantly compiling for signature: <signature>' line")
             return self._requested(msg, sp)
-        if b == 10:
+        if b == 10:  # 'Already Compiled for signature:'
             if _ALREADY_RE.search(msg) is None:
                 raise _Bad("malformed 'Already Compiled for signature: <signature>' line")
             self._block = None
             return []
-        if b == 11:
+        if b == 11:  # 'XlaCompiler::CompileFunction'
             m = _XLA_FN_RE.search(msg)
             if m is None:
                 raise _Bad("malformed 'XlaCompiler::CompileFunction <cluster>' line")
@@ -700,7 +700,7 @@ class TensorFlowDecoder:
             c.cluster = c.cluster or m.group("cluster")
             c.line = c.line or sp.line
             return []
-        if b == 12:
+        if b == 12:  # 'using JIT time:'
             m = _CPU_JIT_RE.match(msg)
             if m is None:
                 return self._only_tf(
@@ -711,7 +711,7 @@ class TensorFlowDecoder:
             c.backend_us = _us(m.group("us"))
             c.backend_span = sp
             return []
-        if b == 13:
+        if b == 13:  # 'Compiling:'
             m = _CPU_START_RE.match(msg)
             if m is None:
                 return self._only_tf(prefix, "Compiling: <module>")
@@ -719,16 +719,16 @@ class TensorFlowDecoder:
             c.module = c.module or m.group("module")
             c.line = c.line or sp.line
             return []
-        if b == 14:
+        if b == 14:  # 'Compilation of XLA executable time:'
             m = _EXEC_TIMER_RE.search(msg)
             if m is None:
                 raise _Bad("malformed 'Compilation of XLA executable time: ... (<us> us)' line")
             if self._compile is None:
                 return []  # the profiler line reported this compilation already
             return self._emit_compile(sp, self._record("tf-compiled", sp), _us(m.group("us")))
-        if b == 15:
+        if b == 15:  # 'Compilation finished'
             return []
-        if b == 16:
+        if b == 16:  # 'HloModule dump enabled with path prefix'
             m = _DUMP_RE.search(msg)
             if m is None:
                 raise _Bad(
@@ -737,7 +737,7 @@ class TensorFlowDecoder:
             detail = {"prefix": m.group("prefix"), "suffix": m.group("suffix")}
             rec = self._record("tf-hlo-dump-enabled", sp, detail=dict(detail))
             return [FrameworkNote(sp, rec, "hlo-dump-enabled", None, detail)]
-        if b == 17:
+        if b == 17:  # 'initialized for platform'
             m = _SERVICE_RE.search(msg)
             if m is None:
                 return None
