@@ -124,14 +124,26 @@ class EventsText:
             return None
         return self._read(self._f)
 
-    def _read(self, f: IO[bytes]) -> Iterator[str]:
-        import codecs
+    def raw(self) -> Iterator[bytes] | None:
+        """:meth:`pieces` as the writer wrote them: UTF-8 bytes, not decoded (a writer of
+        the report's bytes copies them as they are)."""
+        if not self.done() or self._f is None:
+            return None
+        return self._read_raw(self._f)
 
-        decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
+    @staticmethod
+    def _read_raw(f: IO[bytes]) -> Iterator[bytes]:
         pos = 0
         # (read_at of a file closed meanwhile raises ValueError: never another file's bytes)
         while data := read_at(f, PIECE, pos):
             pos += len(data)
+            yield data
+
+    def _read(self, f: IO[bytes]) -> Iterator[str]:
+        import codecs
+
+        decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
+        for data in self._read_raw(f):
             yield decoder.decode(data)
         yield decoder.decode(b"", final=True)
 

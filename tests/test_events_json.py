@@ -74,6 +74,8 @@ def test_json_is_the_same_with_the_second_process(tmp_path: Path, forking: Path)
             assert ahead.done()
             assert got == expected
             assert report.dumps() == expected  # (the text can be read again)
+            # AND as bytes, the events' text copied as the second process wrote it
+            assert b"".join(report.iter_json_bytes()) + b"\n" == expected.encode("utf-8")
     assert os.listdir(forking) == []  # nameless files
 
 

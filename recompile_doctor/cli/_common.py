@@ -199,14 +199,15 @@ def _input_clash(output: str, inputs: Sequence[str]) -> str | None:
 
 
 def write_output(
-    data: str | bytes | Iterable[str],
+    data: str | bytes | Iterable[str] | Iterable[bytes],
     output: str | None,
     *,
     force: bool = False,
     inputs: Sequence[str] = (),
     binary_ok_on_tty: bool = True,
 ) -> None:
-    """Write to ``output`` (a path) or to stdout when ``output`` is None or ``-``."""
+    """Write to ``output`` (a path) or to stdout when ``output`` is None or ``-`` (text as
+    UTF-8; pieces of bytes as they are)."""
     if output is None or output == "-":
         if isinstance(data, bytes):
             if not binary_ok_on_tty and sys.stdout.isatty():
@@ -228,9 +229,9 @@ def write_output(
         elif isinstance(data, str):
             p.write_text(data, encoding="utf-8")
         else:
-            with p.open("w", encoding="utf-8") as f:
+            with p.open("wb") as f:
                 for piece in data:
-                    f.write(piece)
+                    f.write(piece if isinstance(piece, bytes) else piece.encode("utf-8"))
     except BrokenPipeError:
         raise  # -o /dev/stdout into `| head`: quiet, as on stdout
     except OSError as e:
