@@ -118,10 +118,11 @@ def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
     last_of: dict[str | int, int] = {}
     # (4 bytes each: ids fit; in a file of their own in a very long run)
     before, after = numbers("I", bound=len(table)), numbers("I", bound=len(table))
-    # (the columns side by side: each read in order, a chunk at a time when spilled)
-    rows = zip(table.function_keys(), table.warmup, table.cache, table.key, strict=True)
-    for i, (fn, warmup, cache, key) in enumerate(rows):
-        h = held(fn)
+    # (the columns side by side: each read in order, a chunk at a time when spilled; the
+    # keys once, for the function key too)
+    rows = zip(table.other_module, table.key, table.warmup, table.cache, strict=True)
+    for i, (other, key, warmup, cache) in enumerate(rows):
+        h = held(table.function_key_of_row(other, key))
         prev = last_of.get(h)
         last_of[h] = i
         if prev is not None and not warmup and cache != hit and not is_eager(key):

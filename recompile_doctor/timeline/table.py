@@ -448,6 +448,14 @@ class CompilationTable(Sequence[Compilation]):
             got = keys.get(m)
             yield got if got is not None else self._function_key(m)
 
+    def function_key_of_row(self, other: str | None, key: CompileKey | None) -> str:
+        """:meth:`function_key_of` of the row whose ``other_module`` and ``key`` these are
+        (for a pass that reads the key column already: a spilled one is read back a chunk
+        at a time, each pass over it a decoding of every chunk)."""
+        m = row_module(other, key)
+        got = self._fn_keys.get(m)
+        return got if got is not None else self._function_key(m)
+
     def _function_key(self, module: str) -> str:
         """``function_key(module)``, remembered for the distinct modules met lately, in a
         bounded table (:class:`~recompile_doctor.bounded.Kept`: a run of 100,000 modules
