@@ -1866,3 +1866,99 @@ def test_the_parent_packs_its_counts_while_it_takes_over_a_tensorflow_worker(
     said = [r.getMessage() for r in caplog.records if "processes:" in r.getMessage()]
     assert "missed a name this process knew" in said[0] and "line 2,601" in said[0], said
     assert sum("new=True" in e for e in got[0]) == 1
+
+
+def _jax_new_functions(n: int) -> list[str]:
+    """A bare JAX log (no time stamps) of a new function per compilation, each explained
+    first (``jax_explain_cache_misses``), with lines of the program between."""
+    out: list[str] = []
+    for i in range(n):
+        fn = f"step_{i:05d}"
+        out += [
+            "TRACING CACHE MISS at /tmp/run.py:10:4 (main):\n",
+            "  never seen function:\n",
+            f"    {fn} id=1400 defined at /tmp/run.py:3\n",
+            f"loss {i} 0.25\n",
+            f"Finished tracing {fn} for jit in 0.001 sec\n",
+            f"Compiling jit({fn}) with global shapes and types (ShapedArray(float32[4]),). "
+            "Argument mapping: (UnspecifiedValue,).\n",
+            f"loss {i} 0.50\n",
+            f"Finished XLA compilation of jit({fn}) in 0.01 sec\n",
+        ]
+    return out
+
+
+@pytest.mark.parametrize("seams", [True, False], ids=["at a seam", "without seams"])
+def test_a_jax_part_begins_at_an_explanation_not_between_it_and_its_compilation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seams: bool
+) -> None:
+    # GIVEN a bare JAX log of a new function per compilation, each explained before it is
+    # compiled, past the lines where the decoder stops looking for time stamps, and the
+    # worker's share ending between an explanation and its compilation, WHEN two processes
+    # read it, THEN the part begins at the next explanation and the parent takes the
+    # worker's part over; without the format's seams the worker takes the function it never
+    # saw named for an eager operation, and the parent reads the part again.  Either way
+    # the result is one process's
+    from recompile_doctor.parsers.jax import JaxDecoder
+
+    path = tmp_path / "run.log"
+    lines = _jax_new_functions(400)
+    path.write_text("".join(lines))
+    misses = [i for i, line in enumerate(lines) if line.startswith("TRACING CACHE MISS")]
+    k = next(i for i in misses if i > 2_000)
+    inside = sum(len(line.encode()) for line in lines[: k + 3]) - 1  # (before its tracing)
+    if not seams:
+        monkeypatch.setattr(JaxDecoder, "PART_SEAMS", ())
+    one = _run(path, 1)
+
+    def split_inside(line_start: Any, bom: int, *_a: Any) -> list[int]:
+        got = line_start(bom + inside)
+        return [] if got is None else [got - bom]
+
+    monkeypatch.setattr(_parallel, "splits_for", split_inside)
+    begun: list[int] = []
+    fork = _parallel.Team.__init__
+
+    def started(team: _parallel.Team, *a: Any) -> None:
+        fork(team, *a)
+        begun.extend(team.splits)
+
+    monkeypatch.setattr(_parallel.Team, "__init__", started)
+    spy = Spy(monkeypatch)
+    assert _run(path, 2) == one
+    seam = next(i for i in misses if i > k)
+    at = sum(len(line.encode()) for line in lines[: seam if seams else k + 3])
+    assert begun == [at]
+    assert spy.adopted["jax"] == (1 if seams else 0)
+
+
+def test_a_bare_jax_log_s_decoder_stops_looking_for_stamps_at_any_line_past_the_first_ones() -> (
+    None
+):
+    # GIVEN two JAX decoders of a bare log (no time stamps): one from its first line, one
+    # from the middle (a worker's), fed only JAX lines past the lines looked at for stamps
+    from recompile_doctor.parsers import _checkpoint
+    from recompile_doctor.parsers.jax import _LOOK_FOR_STAMPS, JaxDecoder
+
+    lines = _jax_new_functions(300)
+    start = next(
+        i for i, line in enumerate(lines) if i > _LOOK_FOR_STAMPS + 50 and "TRACING" in line
+    )
+    reader, worker = JaxDecoder("a.log"), JaxDecoder("a.log")
+    for n, line in enumerate(lines[:start], 1):
+        if line.startswith("loss"):
+            reader.skipped(n, line)
+        else:
+            reader.decode(n, line)
+    # WHEN the worker reads JAX lines only (no line it would skip) from there on
+    for n, line in enumerate(lines[start : start + 4], start + 1):
+        if not line.startswith("loss"):
+            reader.decode(n, line)
+            worker.decode(n, line)
+    # THEN both stopped looking for stamps, and their states meet (the reader's names
+    # are a superset of the worker's)
+    assert reader.wants_skipped == worker.wants_skipped == "none"
+    lookups = _checkpoint.lookups_of(reader)
+    assert _checkpoint.agrees(
+        _checkpoint.checkpoint(reader), _checkpoint.checkpoint(worker), lookups
+    )

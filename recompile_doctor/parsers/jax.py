@@ -493,6 +493,13 @@ class JaxDecoder:
     UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset(
         {"_function_of", "_user_functions", "_eager_modules"}
     )
+    #: a part begins at an explanation's first line when one comes soon after its split
+    #: (see :mod:`._parallel`): a worker begun between an explanation and the compilation
+    #: it explains takes the function for an eager operation (it never saw it named), keeps
+    #: the module among the eager ones, and never meets the parent (a log of a new
+    #: 8,000-character function per compilation, 800 MB: the parent read the worker's part
+    #: itself, 36 s where two processes take 13)
+    PART_SEAMS: ClassVar[tuple[bytes, ...]] = (b"TRACING CACHE MISS",)
     #: the parent's share of the log with two processes (see :mod:`._parallel`): the parent
     #: builds the timeline of every event, and a JAX log's events cost it more than a
     #: worker's decoding of their lines, so it leaves the worker nearly all (the
@@ -582,6 +589,11 @@ class JaxDecoder:
             self._stamped = True
         elif not self._stamped and pl.level is None:
             self._bare = True  # JAX's own lines are bare: no clock to take from other lines
+            if lineno > _LOOK_FOR_STAMPS:
+                # (given up here as at the next skipped line, which would not be looked at:
+                # a worker whose part holds no skipped line before its checkpoints gives up
+                # as the reader before it did, and their states can meet)
+                self._gave_up = True
         t = self._t if pl.seconds is None else self._tick(pl)
         sp = new_span(self.path, lineno, raw, t)
         status, events, problem = self._message(pl, sp)
