@@ -1418,6 +1418,26 @@ def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
     assert len(ended) == 1 and ended[0] > 3, ended
 
 
+def _split_at(monkeypatch: pytest.MonkeyPatch, inside: int) -> list[int]:
+    """Split the next log read by two processes at the line after byte ``inside``; the
+    list of where the parts begun then begin (filled as the team starts)."""
+
+    def split_inside(line_start: Any, bom: int, *_a: Any) -> list[int]:
+        got = line_start(bom + inside)
+        return [] if got is None else [got - bom]
+
+    monkeypatch.setattr(_parallel, "splits_for", split_inside)
+    begun: list[int] = []
+    fork = _parallel.Team.__init__
+
+    def started(team: _parallel.Team, *a: Any) -> None:
+        fork(team, *a)
+        begun.extend(team.splits)
+
+    monkeypatch.setattr(_parallel.Team, "__init__", started)
+    return begun
+
+
 @pytest.mark.parametrize("seams", [True, False], ids=["at a seam", "without seams"])
 def test_a_torch_part_begins_at_a_recompilation_not_inside_its_guard_dump(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seams: bool
@@ -1443,19 +1463,7 @@ def test_a_torch_part_begins_at_a_recompilation_not_inside_its_guard_dump(
         monkeypatch.setattr(TorchLogDecoder, "PART_SEAMS", ())
     one = _run(path, 1)
 
-    def split_inside(line_start: Any, bom: int, *_a: Any) -> list[int]:
-        got = line_start(bom + inside)
-        return [] if got is None else [got - bom]
-
-    monkeypatch.setattr(_parallel, "splits_for", split_inside)
-    begun: list[int] = []
-    fork = _parallel.Team.__init__
-
-    def started(team: _parallel.Team, *a: Any) -> None:
-        fork(team, *a)
-        begun.extend(team.splits)
-
-    monkeypatch.setattr(_parallel.Team, "__init__", started)
+    begun = _split_at(monkeypatch, inside)
     spy = Spy(monkeypatch)
     assert _run(path, 2) == one
     seam = next(i for i in recompiles if i > dump)
@@ -1911,19 +1919,7 @@ def test_a_jax_part_begins_at_an_explanation_not_between_it_and_its_compilation(
         monkeypatch.setattr(JaxDecoder, "PART_SEAMS", ())
     one = _run(path, 1)
 
-    def split_inside(line_start: Any, bom: int, *_a: Any) -> list[int]:
-        got = line_start(bom + inside)
-        return [] if got is None else [got - bom]
-
-    monkeypatch.setattr(_parallel, "splits_for", split_inside)
-    begun: list[int] = []
-    fork = _parallel.Team.__init__
-
-    def started(team: _parallel.Team, *a: Any) -> None:
-        fork(team, *a)
-        begun.extend(team.splits)
-
-    monkeypatch.setattr(_parallel.Team, "__init__", started)
+    begun = _split_at(monkeypatch, inside)
     spy = Spy(monkeypatch)
     assert _run(path, 2) == one
     seam = next(i for i in misses if i > k)
