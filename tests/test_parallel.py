@@ -1418,6 +1418,21 @@ def test_a_torch_worker_is_taken_over_with_the_reasons_the_parent_held(
     assert len(ended) == 1 and ended[0] > 3, ended
 
 
+def _read_split_before(
+    path: Path, lines: list[str], split: int, begins: int, monkeypatch: pytest.MonkeyPatch
+) -> Spy:
+    """Read the log ``lines`` at ``path`` by two processes, the worker's share ending at the
+    end of line ``split - 1``: the result is one process's, and the part begins at line
+    ``begins`` (0-based); the spy of the reading."""
+    inside = sum(len(line.encode()) for line in lines[:split]) - 1  # (the line before's end)
+    one = _run(path, 1)
+    begun = _split_at(monkeypatch, inside)
+    spy = Spy(monkeypatch)
+    assert _run(path, 2) == one
+    assert begun == [sum(len(line.encode()) for line in lines[:begins])]
+    return spy
+
+
 def _split_at(monkeypatch: pytest.MonkeyPatch, inside: int) -> list[int]:
     """Split the next log read by two processes at the line after byte ``inside``; the
     list of where the parts begun then begin (filled as the team starts)."""
@@ -1458,17 +1473,10 @@ def test_a_torch_part_begins_at_a_recompilation_not_inside_its_guard_dump(
     k = next(i for i in recompiles if i > len(lines) // 2)
     dump = next(i for i in range(k, len(lines)) if "[__guards]" in lines[i]) + 5
     assert all(f"[{lines[k].split('[')[1].split(']')[0]}]" in lines[i] for i in range(k, dump))
-    inside = sum(len(line.encode()) for line in lines[:dump]) - 1  # (the line before's end)
     if not seams:
         monkeypatch.setattr(TorchLogDecoder, "PART_SEAMS", ())
-    one = _run(path, 1)
-
-    begun = _split_at(monkeypatch, inside)
-    spy = Spy(monkeypatch)
-    assert _run(path, 2) == one
     seam = next(i for i in recompiles if i > dump)
-    at = sum(len(line.encode()) for line in lines[: seam if seams else dump])
-    assert begun == [at]
+    spy = _read_split_before(path, lines, dump, seam if seams else dump, monkeypatch)
     assert spy.adopted["torch"] == (1 if seams else 0)
 
 
@@ -1914,17 +1922,11 @@ def test_a_jax_part_begins_at_an_explanation_not_between_it_and_its_compilation(
     path.write_text("".join(lines))
     misses = [i for i, line in enumerate(lines) if line.startswith("TRACING CACHE MISS")]
     k = next(i for i in misses if i > 2_000)
-    inside = sum(len(line.encode()) for line in lines[: k + 3]) - 1  # (before its tracing)
     if not seams:
         monkeypatch.setattr(JaxDecoder, "PART_SEAMS", ())
-    one = _run(path, 1)
-
-    begun = _split_at(monkeypatch, inside)
-    spy = Spy(monkeypatch)
-    assert _run(path, 2) == one
     seam = next(i for i in misses if i > k)
-    at = sum(len(line.encode()) for line in lines[: seam if seams else k + 3])
-    assert begun == [at]
+    # (split before its tracing)
+    spy = _read_split_before(path, lines, k + 3, seam if seams else k + 3, monkeypatch)
     assert spy.adopted["jax"] == (1 if seams else 0)
 
 

@@ -437,30 +437,27 @@ class CompilationTable(Sequence[Compilation]):
     def function_key_of(self, i: int) -> str:
         """:func:`~recompile_doctor.timeline.names.function_key` of compilation ``i``'s
         module (one computation per distinct module)."""
-        m = self.module_of(i)
-        got = self._fn_keys.get(m)
-        return got if got is not None else self._function_key(m)
+        return self._function_key(self.module_of(i))
 
     def function_keys(self) -> Iterator[str]:
         """The function key of each compilation, in order."""
-        keys = self._fn_keys
         for m in self.modules():
-            got = keys.get(m)
-            yield got if got is not None else self._function_key(m)
+            yield self._function_key(m)
 
     def function_key_of_row(self, other: str | None, key: CompileKey | None) -> str:
         """:meth:`function_key_of` of the row whose ``other_module`` and ``key`` these are
         (for a pass that reads the key column already: a spilled one is read back a chunk
         at a time, each pass over it a decoding of every chunk)."""
-        m = row_module(other, key)
-        got = self._fn_keys.get(m)
-        return got if got is not None else self._function_key(m)
+        return self._function_key(row_module(other, key))
 
     def _function_key(self, module: str) -> str:
         """``function_key(module)``, remembered for the distinct modules met lately, in a
         bounded table (:class:`~recompile_doctor.bounded.Kept`: a run of 100,000 modules
         named after their function, ``__inference_f_<N>``, would keep one entry each), one
         copy of each key (interned)."""
+        got = self._fn_keys.get(module)
+        if got is not None:
+            return got
         return self._fn_keys_kept.put(module, sys.intern(function_key(module)))
 
     def function_of(self, i: int) -> str | None:
