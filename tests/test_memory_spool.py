@@ -809,3 +809,43 @@ def test_a_long_key_is_not_kept_by_the_builder() -> None:
     assert not b._keys
     short = b._key(CompileKey("jax", "f", module="jit_f"))
     assert b._key(CompileKey("jax", "f", module="jit_f")) is short and len(b._keys) == 1
+
+
+def test_kept_lookups_notes_and_reasons_count_their_keys_names() -> None:
+    """GIVEN a run of functions of 8,000-character names, each looked up in the tracing
+    cache, noted and explained on a short line WHEN the builder keeps them THEN a chunk of
+    each packed sequence closes once its items' keys hold PACK_CHARS characters, not at
+    PACK_CHUNK items (1,024 lookups of such keys held 16 MB each time, three chunks of
+    them in memory at once), and the items read back as they came."""
+    from recompile_doctor.events import (
+        CacheLookup,
+        CompileKey,
+        FrameworkNote,
+        RecompileReason,
+        Span,
+    )
+    from recompile_doctor.timeline import TimelineBuilder
+    from recompile_doctor.timeline.table import key_chars
+
+    b = TimelineBuilder(None)
+    n = 600
+    keys = [
+        CompileKey("jax", f"f{i:03d}" + "x" * 7_996, f"jit_f{i:03d}" + "x" * 7_996)
+        for i in range(n)
+    ]
+    for i, key in enumerate(keys):
+        sp = Span("a.log", 3 * i + 1, "TRACING CACHE MISS at a.py:1:1 (f):", float(i))
+        b.feed(CacheLookup(sp, None, "tracing", "miss", key))
+        sp = Span("a.log", 3 * i + 2, "retracing f", float(i))
+        b.feed(FrameworkNote(sp, None, "retrace-count", key))
+        sp = Span("a.log", 3 * i + 3, "f changed", float(i))
+        b.feed(RecompileReason(sp, None, key, "retracing", "never seen function"))
+    per_chunk = PACK_CHARS // key_chars(keys[0]) + 1
+    for packed_items in (b._lookups, b._notes, b._reasons):
+        assert len(packed_items) == n
+        assert len(packed_items._tail) <= per_chunk
+        plain = [c for c in packed_items._chunks if isinstance(c, list)]
+        assert plain and all(len(c) <= per_chunk for c in plain)
+    tl = b.finish()
+    assert [lk.key.function for lk, _ in tl.lookups] == [k.function for k in keys]
+    assert [r.key.module for r, _ in tl.reasons] == [k.module for k in keys]

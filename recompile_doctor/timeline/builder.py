@@ -48,6 +48,7 @@ from recompile_doctor.timeline.table import (
     CODE_OF,
     NO_FLOAT,
     CompilationTable,
+    key_chars,
 )
 from recompile_doctor.timeline.types import (
     NO_COMPILATION,
@@ -496,7 +497,8 @@ class TimelineBuilder:
     def _on_note(self, ev: FrameworkNote, proc: _Process) -> None:
         if ev.note not in UNREAD_NOTES:
             self._add_position(self._note_index, ev.note, len(self._notes))
-            self._notes.append(self._kept(ev), self._line_chars)
+            kept = self._kept(ev)
+            self._notes.append(kept, self._line_chars + key_chars(kept.key))
 
     def _on_compile_started(self, ev: CompileStarted, proc: _Process) -> None:
         c = proc.current
@@ -597,7 +599,8 @@ class TimelineBuilder:
         self._add_lookup(ev, c.id if c is not None else None)
 
     def _add_lookup(self, ev: CacheLookup, cid: int | None) -> None:
-        self._lookups.append((self._kept(ev), cid), self._line_chars)
+        kept = self._kept(ev)
+        self._lookups.append((kept, cid), self._line_chars + key_chars(kept.key))
         self._store_tally.add(ev)
 
     def _on_loaded(self, ev: ExecutableLoaded, proc: _Process) -> None:
@@ -841,9 +844,10 @@ _ON_CLASS: Final[dict[type, Callable[[TimelineBuilder, Any, _Process], None]]] =
 
 
 def _reason_chars(ev: RecompileReason) -> int:
-    """The characters a kept reason holds of its own: its line's and its words' (a JAX
-    explanation's every line; what changed is read from them, and as long)."""
-    return len(ev.span.text) + len(ev.reason)
+    """The characters a kept reason holds of its own: its line's, its words' (a JAX
+    explanation's every line; what changed is read from them, and as long) and its key's
+    names."""
+    return len(ev.span.text) + len(ev.reason) + key_chars(ev.key)
 
 
 class OneCopy:

@@ -46,7 +46,9 @@ CACHED_CHUNKS = 3
 #: it is closed before it holds :data:`PACK_CHUNK` items: a chunk's items are in memory at
 #: once (being filled, kept plain, or read back), and 1,024 reasons of a log of
 #: 20,000-character function names held 40 MB each time (a parent read 400 MB of such a log
-#: at 327 MB)
+#: at 327 MB); the builder counts a kept item's line, a reason's words and its key's names
+#: (lookups told their lines alone held 16 MB a chunk of 8,000-character functions' keys,
+#: three chunks at once: 800 MB of such a JAX log peaked at 151 MB, 87 since)
 PACK_CHARS: Final = 1 << 20
 
 
