@@ -644,3 +644,33 @@ def test_a_message_s_remembered_branch_decodes_it_as_its_tests_do(
     for got in (warm, none):
         assert got[0] == cold[0]
         assert (got[1].recognized, got[1].malformed) == (cold[1].recognized, cold[1].malformed)
+
+
+def test_the_decoder_holds_long_function_names_by_their_digest() -> None:
+    """GIVEN a run whose function has a generated name longer than HELD_CHARS, compiled
+    again with new signatures and retraced WHEN the decoder reads it THEN its tables of
+    each function's last signature and last compile id hold the name by its digest, never
+    the name (a new function per compilation under 8,000-character names held two copies of
+    each), and its events are those of the same run under a short name."""
+    from recompile_doctor.name_digest import HELD_CHARS
+    from recompile_doctor.parsers.tensorflow import TensorFlowDecoder
+
+    lines = (FIXTURES / "tensorflow" / "frozen_weights" / "run.log").read_text().splitlines()
+    long = "p" * HELD_CHARS + "predict"
+
+    def read(text: list[str]) -> tuple[TensorFlowDecoder, list[TypedEvent]]:
+        d = TensorFlowDecoder("run.log")
+        out: list[TypedEvent] = []
+        for n, line in enumerate(text, 1):
+            out += d.decode(n, line).events
+        return d, out
+
+    _, short_events = read(lines)
+    d, long_events = read([line.replace("predict", long) for line in lines])
+    assert len(long_events) == len(short_events) > 0
+    assert [repr(e).replace(long, "predict") for e in long_events] == [
+        repr(e) for e in short_events
+    ]
+    assert any(isinstance(e, RecompileReason) and e.key.compile_id for e in long_events)
+    held_keys = [*d._compiled_args, *d._last_id]
+    assert held_keys and all(not isinstance(k, str) or len(k) <= HELD_CHARS for k in held_keys)

@@ -48,7 +48,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.microseconds import round6
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.name_digest import name_number
+from recompile_doctor.name_digest import held, name_number
 from recompile_doctor.parsers._digest_table import DigestTable
 from recompile_doctor.parsers._format import (
     UNRECOGNIZED,
@@ -470,9 +470,7 @@ class TensorFlowDecoder:
 
     #: only looked up, never iterated: the order their entries came in makes no difference
     #: (a worker that read a later part of the log learns them in another order)
-    UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset(
-        {"_compiled_args", "_compiled_arg_names", "_counts", "_last_id"}
-    )
+    UNORDERED_STATE: ClassVar[frozenset[str]] = frozenset({"_compiled_args", "_counts", "_last_id"})
     #: the method that ends a run (a cluster compiled again fewer times than before: see
     #: _emit_compile): the one place besides finish() that empties the tables above (only a
     #: reader from the start runs it: a worker fails first, ReadAlone)
@@ -498,14 +496,14 @@ class TensorFlowDecoder:
         self._last: float | None = None
         self._block: _Block | None = None
         self._compile: _Compile | None = None
-        # function -> last compiled signature
-        self._compiled_args: MutableMapping[str, list[str]] = {}
-        self._compiled_arg_names: MutableMapping[str, list[str]] = {}
+        #: function (by :func:`held`: a log of a new function per compilation under
+        #: 8,000-character names held two copies of each name here) -> its last compiled
+        #: signature, its last compile id
+        self._compiled_args: MutableMapping[str | int, list[str]] = {}
         #: cluster (its name_number: a log of a new cluster per compilation held 80 bytes
         #: a name in each process, then 90 bytes a digest in a dict) -> compilations seen
         self._counts = DigestTable()
-        # function -> compile id of its last compilation
-        self._last_id: MutableMapping[str, str] = {}
+        self._last_id: MutableMapping[str | int, str] = {}
         self._pending_reason: RecompileReason | None = None
         #: the fast path's put-off search for the last stamped line skipped (see Decoder)
         self.pending_last: Callable[[], None] | None = None
@@ -593,14 +591,12 @@ class TensorFlowDecoder:
     def _end_run(self, keep: str | None) -> None:
         """Forget what the run before compiled (its clusters' counts, its functions'
         signatures but ``keep``'s), and a reason its signatures gave."""
-        signatures = (self._compiled_args, self._compiled_arg_names)
-        kept = [(table, table.get(keep)) for table in signatures] if keep else []
-        for table in (self._counts, *signatures, self._last_id):
+        signature = self._compiled_args.get(held(keep)) if keep else None
+        for table in (self._counts, self._compiled_args, self._last_id):
             table.clear()
         self._pending_reason = None
-        for table, value in kept:
-            if keep is not None and value is not None:
-                table[keep] = value
+        if keep and signature is not None:
+            self._compiled_args[held(keep)] = signature
 
     def _open(self) -> _Compile:
         if self._compile is None:
@@ -629,7 +625,7 @@ class TensorFlowDecoder:
         cid = f"{cluster}#{n}"
         key = self._key(name, cid, of=fn_source)
         if key.function is not None:
-            self._last_id[key.function] = cid
+            self._last_id[held(key.function)] = cid
         if self._pending_reason is not None:
             out.append(self._pending_reason)
             self._pending_reason = None
@@ -863,8 +859,7 @@ class TensorFlowDecoder:
         if args is None and b.args:
             args = [b.args[i][0] for i in sorted(b.args)]
         if args is not None:
-            self._compiled_args[fn] = args
-            self._compiled_arg_names[fn] = [b.args[i][2] for i in sorted(b.args)] if b.args else []
+            self._compiled_args[held(fn)] = args
 
     def _reason(self, sp: Span) -> RecompileReason | None:
         """The signature change that makes this call compile, against the function's
@@ -873,7 +868,7 @@ class TensorFlowDecoder:
         if b is None or b.cluster is None:
             return None
         fn = tf_function_name(b.cluster)
-        old = self._compiled_args.get(fn)
+        old = self._compiled_args.get(held(fn))
         new = b.hlo_args
         if new is None and b.args:
             new = [b.args[i][0] for i in sorted(b.args)]
@@ -948,7 +943,7 @@ class TensorFlowDecoder:
             "calls": int(m.group("m")),
             "function": qual,
         }
-        key = CompileKey(FRAMEWORK, fn, compile_id=self._last_id.get(fn))
+        key = CompileKey(FRAMEWORK, fn, compile_id=self._last_id.get(held(fn)))
         rec = self._record("tf-retracing-warning", sp, None, detail=dict(detail))
         reason = msg[m.start() :]
         return [
