@@ -36,10 +36,16 @@ from hypothesis import strategies as st
 from recompile_doctor import analyze
 from recompile_doctor.analyses._common import comp_evidence
 from recompile_doctor.analyses.crossrun import _Owners, after_earlier_runs
-from recompile_doctor.analyses.recompile import _growing, _Growth, recompilation_ids
+from recompile_doctor.analyses.recompile import (
+    _growing,
+    _Growth,
+    recompilation_ids,
+    recompilation_rows,
+)
 from recompile_doctor.api import summarize
 from recompile_doctor.events import CompileKey
 from recompile_doctor.model import Compilation
+from recompile_doctor.name_digest import held
 from recompile_doctor.reports import render
 from recompile_doctor.timeline import column, function_key
 from recompile_doctor.timeline.column import Spilled
@@ -347,6 +353,12 @@ def _check_columns_against_objects(tl: Timeline) -> None:
     comps = list(table)
     before, after = recompilation_ids(tl)
     assert list(zip(before, after, strict=True)) == _recompilations_by_objects(comps)
+    # each recompilation's function, numbered in the order the functions were first seen
+    numbered: dict[object, int] = {}
+    for c in comps:
+        numbered.setdefault(held(function_key(c.module)), len(numbered))
+    _, _, functions = recompilation_rows(tl)
+    assert list(functions) == [numbered[held(function_key(comps[b].module))] for b in after]
     procs = list(table.process)
     assert list(after_earlier_runs(table)) == _after_earlier_by_objects(comps, procs)
     owners = _Owners(table)

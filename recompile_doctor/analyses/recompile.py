@@ -112,39 +112,56 @@ def recompilations(tl: Timeline) -> list[tuple[Compilation, Compilation]]:
 def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
     """:func:`recompilations` as the ids of the two compilations of each, in two arrays
     (read from the timeline's columns: no compilation is made)."""
+    before, after, _ = recompilation_rows(tl)
+    return before, after
+
+
+def recompilation_rows(tl: Timeline) -> tuple[Sequence[int], Sequence[int], Sequence[int]]:
+    """:func:`recompilation_ids`, and the function of each recompilation by its number (the
+    functions numbered in the order first seen): what the verdicts tell functions apart by,
+    without reading a compilation's key back again (a spilled column of keys is decoded a
+    chunk at a time) or working its function key out again."""
     table = tl.compilations
     hit = CODE_OF["hit"]
-    #: per function (in the order first seen, a long name by its digest): its last id
-    last_of: dict[str | int, int] = {}
+    #: per function (a long name by its digest): its number, in the order first seen
+    number_of: dict[str | int, int] = {}
+    last = array("q")  # per function number: its last id
     # (4 bytes each: ids fit; in a file of their own in a very long run)
-    before, after = numbers("I", bound=len(table)), numbers("I", bound=len(table))
+    bound = len(table)
+    before, after, fns = (
+        numbers("I", bound=bound),
+        numbers("I", bound=bound),
+        numbers("I", bound=bound),
+    )
     # (the columns side by side: each read in order, a chunk at a time when spilled; the
     # keys once, for the function key too)
     rows = zip(table.other_module, table.key, table.warmup, table.cache, strict=True)
     for i, (other, key, warmup, cache) in enumerate(rows):
         h = held(table.function_key_of_row(other, key))
-        prev = last_of.get(h)
-        last_of[h] = i
-        if prev is not None and not warmup and cache != hit and not is_eager(key):
+        fn = number_of.get(h)
+        if fn is None:
+            fn = number_of[h] = len(last)
+            last.append(i)
+            continue
+        prev = last[fn]
+        last[fn] = i
+        if not warmup and cache != hit and not is_eager(key):
             before.append(prev)
             after.append(i)
+            fns.append(fn)
+    del number_of
     # in log order: by source, then line, then (for one line) as the functions were first
     # seen; in id order already unless sources are out of name order or a line opens two
     source, line = table.source, table.line
     if any((source[a], line[a]) >= (source[b], line[b]) for a, b in pairwise(after)):
-        rank = {fn: k for k, fn in enumerate(last_of)}
         order = sorted(
             range(len(after)),
-            key=lambda k: (
-                source[after[k]],
-                line[after[k]],
-                rank[held(table.function_key_of(after[k]))],
-                after[k],
-            ),
+            key=lambda k: (source[after[k]], line[after[k]], fns[k], after[k]),
         )
         before = array("I", (before[k] for k in order))
         after = array("I", (after[k] for k in order))
-    return before, after
+        fns = array("I", (fns[k] for k in order))
+    return before, after, fns
 
 
 _NO_REASONS: Sequence[RecompileReason] = ()
@@ -261,15 +278,16 @@ class _Growth:
     def __init__(self) -> None:
         #: function -> (its last recompilation, argument -> the recompilation its run of
         #: growth started at); only functions with a run under way
-        self._runs: dict[str, tuple[int, dict[str, int]]] = {}
+        self._runs: dict[str | int, tuple[int, dict[str, int]]] = {}
 
     def __bool__(self) -> bool:
         """True while a function has a run of growth under way."""
         return bool(self._runs)
 
-    def marks(self, fn: str, k: int, grown: frozenset[str]) -> Iterator[int]:
-        """Recompilation ``k`` of function ``fn`` (after its earlier ones) grew the
-        arguments ``grown``: the places to mark as growing (one may come twice)."""
+    def marks(self, fn: str | int, k: int, grown: frozenset[str]) -> Iterator[int]:
+        """Recompilation ``k`` of function ``fn`` (its number, or anything else that tells
+        it apart) after its earlier ones grew the arguments ``grown``: the places to mark as
+        growing (one may come twice)."""
         got = self._runs.get(fn)
         if got is None:
             if grown:  # (runs begin here: nothing grew twice yet)
@@ -303,7 +321,7 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
     if memo_key in opts.memo:
         cached: Verdicts = opts.memo[memo_key]
         return cached
-    before, after = recompilation_ids(tl)
+    before, after, functions = recompilation_rows(tl)
     table = tl.compilations
     # per recompilation, in one reading of its reasons (not all held: they are read again
     # only where a finding shows them): where its causes' reasons are, the rules they name,
@@ -329,8 +347,8 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         out.reasons_end[k] = len(out.reason_at)
         log_rules = _ordered(said)
         named[k] = out.number(log_rules)
-        if grown or growth:  # (a function's key is read only where a run may be)
-            for j in growth.marks(table.function_key_of(cid), k, grown):
+        if grown or growth:  # (only where a run may be)
+            for j in growth.marks(functions[k], k, grown):
                 growing[j] = 1
     del attached, growth
     for k, cid in enumerate(after):
