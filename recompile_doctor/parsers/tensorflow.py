@@ -500,10 +500,10 @@ class TensorFlowDecoder:
         #: 8,000-character names held two copies of each name here) -> its last compiled
         #: signature, its last compile id
         self._compiled_args: MutableMapping[str | int, list[str]] = {}
+        self._last_id: MutableMapping[str | int, str] = {}
         #: cluster (its name_number: a log of a new cluster per compilation held 80 bytes
         #: a name in each process, then 90 bytes a digest in a dict) -> compilations seen
         self._counts = DigestTable()
-        self._last_id: MutableMapping[str | int, str] = {}
         self._pending_reason: RecompileReason | None = None
         #: the fast path's put-off search for the last stamped line skipped (see Decoder)
         self.pending_last: Callable[[], None] | None = None
