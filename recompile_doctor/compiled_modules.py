@@ -95,6 +95,7 @@ COMPILED = (
     "recompile_doctor.timeline.distinct",
     "recompile_doctor.timeline.compile_ids",
     "recompile_doctor.name_digest",
+    "recompile_doctor.parsers._names",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

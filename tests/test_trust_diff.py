@@ -10,6 +10,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from recompile_doctor.cli.main import main
 from recompile_doctor.parsers.dumps import parse_dump_name
@@ -348,3 +350,27 @@ def test_text_and_markdown_say_what_to_change(fmt: str, capsys: pytest.CaptureFi
 
     code, out, _ = run(capsys, "diff", *BATCH, "--format", fmt)
     assert code == 1 and rule("batch-size-changed").advice in out
+
+
+@given(
+    st.text(alphabet="a_x1٣9.\n", max_size=30),
+    st.sampled_from(["a_inference_", "a_inference", "b_inference_", ""]),
+)
+@example("mlp_28__Xla__.626", "a_inference_")
+@example("mlp_28", "a_inference_")
+@example("mlp_28\n", "a_inference_")
+@example("m\nlp_28__", "a_inference_")
+@example("_1__", "a_inference_")
+@example("x_1_2__", "a_inference_")
+@example("x__1__", "a_inference_")
+@example("x_٣__", "a_inference_")
+def test_a_tensorflow_module_s_function_is_read_as_its_patterns_read_it(
+    rest: str, prefix: str
+) -> None:
+    """GIVEN any module name, TensorFlow's prefix or not (digits of other scripts, line
+    ends, underscores anywhere) THEN the str methods give the function the two patterns
+    ``^a_inference_(.+?)_\\d+__`` and ``^a_inference_(.+?)_\\d+$`` capture, or None."""
+    from recompile_doctor.parsers._names import inference_function, inference_function_by_patterns
+
+    module = prefix + rest
+    assert inference_function(module) == inference_function_by_patterns(module)

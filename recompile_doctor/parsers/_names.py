@@ -7,14 +7,16 @@ XLA modules carry the framework's decoration: TensorFlow's ``a_inference_<fn>_<n
 
 from __future__ import annotations
 
+from typing import Final
+
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 
-_INFERENCE_RE = lazy_re(r"^a_inference_(.+?)_\d+__")
-_INFERENCE_SHORT_RE = lazy_re(r"^a_inference_(.+?)_\d+$")
-_JIT_CALL_RE = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
-_JIT_MODULE_RE = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
-_UNIQUE_SUFFIX_RE = lazy_re(r"\.\d+$")
+_INFERENCE_RE: Final = lazy_re(r"^a_inference_(.+?)_\d+__")
+_INFERENCE_SHORT_RE: Final = lazy_re(r"^a_inference_(.+?)_\d+$")
+_JIT_CALL_RE: Final = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
+_JIT_MODULE_RE: Final = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
+_UNIQUE_SUFFIX_RE: Final = lazy_re(r"\.\d+$")
 
 
 def _function_name(module: str) -> str:
@@ -24,9 +26,10 @@ def _function_name(module: str) -> str:
     ``a_inference_train_function_1240__...__.911`` are ``train_function`` traced twice;
     ``jit_train_step``, ``jit(train_step)`` and ``pjit(train_step)`` are ``train_step``.
     """
-    m = _INFERENCE_RE.match(module) or _INFERENCE_SHORT_RE.match(module)
-    if m:
-        return m.group(1)
+    if module.startswith(_INFERENCE):
+        got = inference_function(module)
+        if got is not None:
+            return got
     m = _JIT_CALL_RE.match(module)
     if m:
         return m.group(1)
@@ -37,8 +40,48 @@ def _function_name(module: str) -> str:
     return base
 
 
+_INFERENCE: Final = "a_inference_"
+
+
+def inference_function(module: str) -> str | None:
+    """What ``^a_inference_(.+?)_\\d+__`` captures of ``module``, else what
+    ``^a_inference_(.+?)_\\d+$`` does, else None: the patterns of
+    :func:`inference_function_by_patterns`, by str methods (a TensorFlow log names a new
+    module per compilation, which no memo holds)."""
+    if not module.startswith(_INFERENCE):
+        return None
+    start = len(_INFERENCE)
+    # (``.`` stops at a line end: the name holds none)
+    stop = module.find("\n", start)
+    if stop < 0:
+        stop = len(module)
+    # the shortest name followed by ``_<digits>__``: at the first ``__`` that has digits
+    # and an underscore before it (the underscore before the digits is the last one before
+    # the ``__``: an earlier one would have it among the digits)
+    q = module.find("__", start + 1)
+    while q >= 0:
+        j = module.rfind("_", start + 1, q)
+        if j >= stop:
+            break
+        if j >= 0 and j + 1 < q and module[j + 1 : q].isdecimal():
+            return module[start:j]
+        q = module.find("__", q + 1)
+    # the name followed by ``_<digits>`` at the end (``$``: or before a last line end)
+    end = len(module) - 1 if module.endswith("\n") else len(module)
+    j = module.rfind("_", start + 1, end)
+    if 0 <= j < stop and j + 1 < end and module[j + 1 : end].isdecimal():
+        return module[start:j]
+    return None
+
+
+def inference_function_by_patterns(module: str) -> str | None:
+    """:func:`inference_function` by its patterns (the reference a test holds it to)."""
+    m = _INFERENCE_RE.match(module) or _INFERENCE_SHORT_RE.match(module)
+    return m.group(1) if m else None
+
+
 #: :func:`_function_name`, memoized (a log names the same modules over and over)
-function_name = memo(_function_name)
+function_name: Final = memo(_function_name)
 
 
 def file_basename(path: str) -> str:
