@@ -33,7 +33,7 @@ from recompile_doctor.rules import rule
 from recompile_doctor.timeline import Timeline
 from recompile_doctor.timeline.name_set import NameSet
 from recompile_doctor.timeline.table import NO_RANK
-from recompile_doctor.wording import NAMED_IN_DETAIL, counted, names_listed, plural
+from recompile_doctor.wording import NAMED_IN_DETAIL, counted, listed, names_listed, plural
 
 
 def _ev(e: RecompileReason | FrameworkNote) -> Evidence:
@@ -204,12 +204,10 @@ def rank_divergence(tl: Timeline, opts: Options) -> list[Finding]:
             + ", ".join(f"{n}× on rank {r}" for r, n in counts.items())
             + f"; the ranks part at {where}"
         )
-    if len(findings_items) > len(parts):
-        parts.append(f"and {plural(len(findings_items) - len(parts), 'more function')}")
     return [
         make_finding(
             "rank-divergence",
-            detail="; ".join(parts) + ".",
+            detail=listed(parts, len(findings_items), "more function") + ".",
             modules=[fn for fn, *_ in findings_items],
             count=sum(len(x[2]) for x in findings_items),
             wasted=wasted,

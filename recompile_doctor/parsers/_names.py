@@ -17,6 +17,8 @@ _INFERENCE_SHORT_RE: Final = lazy_re(r"^a_inference_(.+?)_\d+$")
 _JIT_CALL_RE: Final = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
 _JIT_MODULE_RE: Final = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
 _UNIQUE_SUFFIX_RE: Final = lazy_re(r"\.\d+$")
+#: TensorFlow's prefix of a module's name (:func:`inference_function`)
+_INFERENCE: Final = "a_inference_"
 
 
 def _function_name(module: str) -> str:
@@ -26,10 +28,9 @@ def _function_name(module: str) -> str:
     ``a_inference_train_function_1240__...__.911`` are ``train_function`` traced twice;
     ``jit_train_step``, ``jit(train_step)`` and ``pjit(train_step)`` are ``train_step``.
     """
-    if module.startswith(_INFERENCE):
-        got = inference_function(module)
-        if got is not None:
-            return got
+    got = inference_function(module)
+    if got is not None:
+        return got
     m = _JIT_CALL_RE.match(module)
     if m:
         return m.group(1)
@@ -38,9 +39,6 @@ def _function_name(module: str) -> str:
     if m:
         return m.group(1)
     return base
-
-
-_INFERENCE: Final = "a_inference_"
 
 
 def inference_function(module: str) -> str | None:

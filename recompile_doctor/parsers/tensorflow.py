@@ -591,12 +591,13 @@ class TensorFlowDecoder:
     def _end_run(self, keep: str | None) -> None:
         """Forget what the run before compiled (its clusters' counts, its functions'
         signatures but ``keep``'s), and a reason its signatures gave."""
-        signature = self._compiled_args.get(held(keep)) if keep else None
+        kept = held(keep) if keep else None
+        signature = self._compiled_args.get(kept) if kept is not None else None
         for table in (self._counts, self._compiled_args, self._last_id):
             table.clear()
         self._pending_reason = None
-        if keep and signature is not None:
-            self._compiled_args[held(keep)] = signature
+        if kept is not None and signature is not None:
+            self._compiled_args[kept] = signature
 
     def _open(self) -> _Compile:
         if self._compile is None:

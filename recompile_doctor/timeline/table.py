@@ -196,11 +196,11 @@ class Lazy(Generic[T]):
         return (remade, (Lazy, (self.fill, self._make), slots))
 
 
-#: the slots of :class:`CompilationTable` (named here: compiled code cannot read a class's
-#: ``__slots__``, and :meth:`CompilationTable.with_causes` copies them)
 #: the key column's codec once spilled (its keys as their values, many rows sharing one)
 _KEYS: Final = slotted_codec(CompileKey)
 
+#: the slots of :class:`CompilationTable` (named here: compiled code cannot read a class's
+#: ``__slots__``, and :meth:`CompilationTable.with_causes` copies them)
 _TABLE_SLOTS: Final = (
     "_blobs",
     "_causes",
