@@ -165,6 +165,25 @@ def test_a_spilled_key_column_reads_back_its_keys_one_object_per_shared_key(
     assert all((got[i] is got[j]) == (plain[i] is plain[j]) for i, j in pairs)
 
 
+def test_a_spilled_key_column_reads_its_names_back_uninterned_and_shared_in_a_chunk() -> None:
+    import sys
+
+    from recompile_doctor.events import CompileKey
+
+    # GIVEN keys whose names are interned (as the timeline keeps them), two sharing names
+    fn, module = sys.intern("train_step_" + "x" * 40), sys.intern("jit_train_step_" + "y" * 40)
+    keys = [CompileKey("jax", fn, module, compile_id="c#1"), CompileKey("jax", fn, module)]
+    codec = column.slotted_codec(CompileKey)
+    # WHEN a chunk of them is written and read back
+    got = codec.decode(codec.encode(keys))
+    # THEN the names are equal but not interned again (interning a chunk's names anew was
+    # two fifths of reading it back), and the keys of the chunk share one copy of each
+    assert got == keys
+    assert got[0].function is not sys.intern(got[0].function)
+    assert got[0].module is not sys.intern(got[0].module)
+    assert got[0].function is got[1].function and got[0].module is got[1].module
+
+
 def vars_of(key: Any) -> tuple[Any, ...]:
     import dataclasses
 

@@ -120,6 +120,11 @@ def slotted_codec(cls: type) -> Codec[Any]:
         seen: dict[int, int] = {}
         values: list[tuple[Any, ...]] = []
         rows = array("i")
+        # each distinct string of the chunk once, as a copy of its own (not interned):
+        # marshal writes an interned string as one to intern again where it is read, and
+        # interning a chunk's names anew took two fifths of each reading of a spilled column
+        # of keys (read over and over by the analyses; once written, never again)
+        copies: dict[int, str] = {}
         for obj in items:
             if obj is None:
                 rows.append(-1)
@@ -129,7 +134,14 @@ def slotted_codec(cls: type) -> Codec[Any]:
             k = seen.get(id(obj))
             if k is None:
                 k = seen[id(obj)] = len(values)
-                values.append(tuple([getattr(obj, n) for n in names]))
+                fields = [getattr(obj, n) for n in names]
+                for j, v in enumerate(fields):
+                    if type(v) is str:
+                        c = copies.get(id(v))
+                        if c is None:
+                            c = copies[id(v)] = "".join((v, ""))
+                        fields[j] = c
+                values.append(tuple(fields))
             rows.append(k)
         try:
             return _VALUES + marshal.dumps((values, rows.tobytes()))
