@@ -32,8 +32,9 @@ from importlib.machinery import EXTENSION_SUFFIXES
 #: the analyses read after the reading (the verdicts, ``analyses.recompile``, the evidence
 #: lines they keep, ``analyses.capped``, and the
 #: timeline's tables and packed sequences they read: ``timeline.table``, ``.types``,
-#: ``.packed``, ``.column``, ``.distinct``, ``.compile_ids``; the serial work after a log
-#: read by two processes).  The rest of the
+#: ``.packed``, ``.column``, ``.distinct``, ``.compile_ids``, and the modules a finding
+#: gathers and the function keys it asks of each, ``.name_set`` and ``.names``; the serial
+#: work after a log read by two processes).  The rest of the
 #: package runs once per report, or per compilation;
 #: ``differ.align`` stops mypyc with an internal error.  Not among them, as
 #: ``tests/test_compiled_build.py`` checks: modules with generators that hold a resource
@@ -96,6 +97,8 @@ COMPILED = (
     "recompile_doctor.timeline.compile_ids",
     "recompile_doctor.name_digest",
     "recompile_doctor.parsers._names",
+    "recompile_doctor.timeline.name_set",
+    "recompile_doctor.timeline.names",
 )
 
 #: the package's folder (the folder above it holds ``recompile_doctor/...``)

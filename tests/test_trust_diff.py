@@ -369,8 +369,15 @@ def test_a_tensorflow_module_s_function_is_read_as_its_patterns_read_it(
 ) -> None:
     """GIVEN any module name, TensorFlow's prefix or not (digits of other scripts, line
     ends, underscores anywhere) THEN the str methods give the function the two patterns
-    ``^a_inference_(.+?)_\\d+__`` and ``^a_inference_(.+?)_\\d+$`` capture, or None."""
-    from recompile_doctor.parsers._names import inference_function, inference_function_by_patterns
+    ``^a_inference_(.+?)_\\d+__`` and ``^a_inference_(.+?)_\\d+$`` capture, or None; and a
+    module's function key (read without the memo for TensorFlow's) is its function name."""
+    from recompile_doctor.parsers._names import (
+        _function_name,
+        inference_function,
+        inference_function_by_patterns,
+    )
+    from recompile_doctor.timeline.names import function_key
 
     module = prefix + rest
     assert inference_function(module) == inference_function_by_patterns(module)
+    assert function_key(module) == _function_name(module)

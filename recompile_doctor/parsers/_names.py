@@ -18,7 +18,8 @@ _JIT_CALL_RE: Final = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)\((.+)\)$")
 _JIT_MODULE_RE: Final = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
 _UNIQUE_SUFFIX_RE: Final = lazy_re(r"\.\d+$")
 #: TensorFlow's prefix of a module's name (:func:`inference_function`)
-_INFERENCE: Final = "a_inference_"
+INFERENCE_PREFIX: Final = "a_inference_"
+_INFERENCE: Final = INFERENCE_PREFIX
 
 
 def _function_name(module: str) -> str:

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from recompile_doctor.parsers._names import function_name
+from recompile_doctor.parsers._names import function_name, inference_function
 
 
 def function_key(module: str) -> str:
     """The function a module compiles (see :func:`~recompile_doctor.parsers._names.
-    function_name`): compilations with the same key are compilations of one function."""
-    return function_name(module)
+    function_name`): compilations with the same key are compilations of one function.  A
+    TensorFlow module's (``a_inference_<fn>_<n>__...``, a new one per compilation) is read
+    without the memo, which it would only fill: looked up and put, it took twice as long."""
+    fn = inference_function(module)
+    return fn if fn is not None else function_name(module)
 
 
 def graph_element(hash_: str | None, module: str) -> tuple[bool, str]:

@@ -29,6 +29,7 @@ from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey
 from recompile_doctor.key_name import key_name
 from recompile_doctor.model import CacheOutcome, Compilation, Evidence
+from recompile_doctor.parsers._names import INFERENCE_PREFIX
 from recompile_doctor.slotted import rebuilt
 from recompile_doctor.timeline import column
 from recompile_doctor.timeline.blobs import Blobs
@@ -455,6 +456,9 @@ class CompilationTable(Sequence[Compilation]):
         bounded table (:class:`~recompile_doctor.bounded.Kept`: a run of 100,000 modules
         named after their function, ``__inference_f_<N>``, would keep one entry each), one
         copy of each key (interned)."""
+        if module.startswith(INFERENCE_PREFIX):
+            # (a new module per compilation, which the table would only fill)
+            return sys.intern(function_key(module))
         got = self._fn_keys.get(module)
         if got is not None:
             return got
