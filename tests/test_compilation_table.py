@@ -725,3 +725,34 @@ def test_spilled_modules_numbered_by_sorting_are_those_numbered_by_table() -> No
                 assert list(got.of) == [firsts.index(m) for m in modules], path
                 assert got.count == len(firsts)
             table.close()
+
+
+@given(
+    st.lists(st.integers(0, 39), max_size=30),
+    st.booleans(),
+    st.lists(st.sampled_from([None, "other"]), min_size=40, max_size=40),
+)
+def test_names_in_order_are_names_of_whatever_the_order_asked(
+    asked: list[int], spill: bool, others: list[str | None]
+) -> None:
+    # GIVEN a table of 40 compilations (keys of two frameworks, rows without a key, modules
+    # of their own), spilled in small chunks or not
+    with _spilling() if spill else nullcontext():
+        table = CompilationTable()
+        for k in range(40):
+            key = (
+                None
+                if k % 7 == 3
+                else CompileKey("jax" if k % 2 else "tensorflow", f"f{k % 3}", f"m{k % 5}")
+            )
+            other = others[k] if key is not None else f"poplar{k}"
+            table.append(
+                module=other or f"m{k % 5}", hash=None, source="a.log", line=k + 1, t=None,
+                ordinal=None, text=f"line {k}", key=key, rank=None, process=0,
+            )  # fmt: skip
+        # WHEN their names are asked of one reader in order (repeats too), then out of order
+        names = table.names_in_order()
+        order = sorted(asked) + asked
+        # THEN each is what names_of says
+        assert [names(i) for i in order] == [table.names_of(i) for i in order]
+        table.close()

@@ -43,7 +43,13 @@ from recompile_doctor.timeline.distinct import BoundedDistinctCount
 from recompile_doctor.timeline.name_set import NameSet
 from recompile_doctor.timeline.packed import sequence_eq
 from recompile_doctor.timeline.reason_facts import NOTHING_GREW
-from recompile_doctor.timeline.table import CODE_OF, Causes, CompilationTable, is_eager
+from recompile_doctor.timeline.table import (
+    CODE_OF,
+    Causes,
+    CompilationTable,
+    NamesInOrder,
+    is_eager,
+)
 from recompile_doctor.timeline.types import ReasonsAt
 from recompile_doctor.wording import counted, names_listed, plural
 
@@ -629,11 +635,12 @@ def diagnose_recompilations(tl: Timeline, opts: Options) -> list[Finding]:
     groups: dict[str, _Cause] = {}
     table = tl.compilations
     made = verdicts(tl, opts)
+    names = table.names_in_order()  # (the verdicts come in log order: ids increasing)
     for v in made.light():
         for cause in v.rules:
             g = groups.get(cause)
             if g is None:
-                g = groups[cause] = _Cause(table, made)
+                g = groups[cause] = _Cause(table, made, names)
             g.add(v)
             if v.diff is not None:
                 _extend_to(g.diff, v.diff.evidence, _MAX_DIFF)
@@ -682,9 +689,11 @@ class _Cause:
     """What a finding shows of the recompilations of one cause, gathered one verdict at a
     time (their verdicts are not held: a run can have 100,000)."""
 
-    def __init__(self, table: CompilationTable, verdicts: Verdicts) -> None:
+    def __init__(self, table: CompilationTable, verdicts: Verdicts, names: NamesInOrder) -> None:
         self._table = table
         self._verdicts = verdicts
+        #: each recompilation's module, framework and function (one reader for all causes)
+        self._names = names
         self.diff: list[DiffEvidence] = []
         self.evidence = Capped()  # the reasons' lines
         self.compiled = Capped()  # the lines of each recompilation and the one before
@@ -711,7 +720,7 @@ class _Cause:
             # (a line's evidence is made only where it would be kept: most are not)
             if compiled.wants(table.source[i], table.line[i]):
                 compiled.add(table.evidence_of(i))
-        module, framework, function = table.names_of(cid)
+        module, framework, function = self._names(cid)
         self.modules.add(module)
         self.frameworks.add(framework)
         # the verdicts come in log order: two of one line are next to each other

@@ -385,9 +385,11 @@ class CompilationTable(Sequence[Compilation]):
 
     def names_of(self, i: int) -> tuple[str, str, str | None]:
         """Compilation ``i``'s module, framework and function (its key read once)."""
-        key = self.key[i]
-        function = key.function if key is not None else None
-        return row_module(self.other_module[i], key), key_framework(key), function
+        return row_names(self.other_module[i], self.key[i])
+
+    def names_in_order(self) -> NamesInOrder:
+        """:meth:`names_of` for compilations asked in increasing order (see there)."""
+        return NamesInOrder(self)
 
     def set_module(self, i: int, module: str) -> None:
         key = self.key[i]
@@ -641,6 +643,39 @@ class CompilationTable(Sequence[Compilation]):
 
     def __repr__(self) -> str:
         return f"CompilationTable({len(self)} compilations)"
+
+
+def row_names(other: str | None, key: CompileKey | None) -> tuple[str, str, str | None]:
+    """A row's module, framework and function, from its ``other_module`` and key."""
+    return row_module(other, key), key_framework(key), key.function if key is not None else None
+
+
+class NamesInOrder:
+    """:meth:`CompilationTable.names_of` of compilations asked in increasing order (the
+    recompilations of a finding, in log order), from one pass over the key column: read at
+    random, a spilled column's chunks were read back again and again, and each row through
+    the column's indexing (a quarter of the grouping of 33,000 TensorFlow recompilations by
+    cause).  One asked before the last one is read at random."""
+
+    __slots__ = ("_at", "_last", "_rows", "_table")
+
+    def __init__(self, table: CompilationTable) -> None:
+        self._table = table
+        self._rows = enumerate(zip(table.other_module, table.key, strict=True))
+        self._at = -1
+        self._last: tuple[str, str, str | None] = ("", "", None)
+
+    def __call__(self, i: int) -> tuple[str, str, str | None]:
+        if i == self._at:
+            return self._last
+        if i > self._at:
+            for k, (other, key) in self._rows:
+                if k == i:
+                    self._at = i
+                    self._last = row_names(other, key)
+                    return self._last
+            self._at = len(self._table)  # (the rows are all read: at random from now on)
+        return self._table.names_of(i)
 
 
 _HIT = CODE_OF["hit"]
