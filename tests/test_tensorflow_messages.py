@@ -651,7 +651,8 @@ def test_the_decoder_holds_long_function_names_by_their_digest() -> None:
     again with new signatures and retraced WHEN the decoder reads it THEN its tables of
     each function's last signature and last compile id hold the name by its digest, never
     the name (a new function per compilation under 8,000-character names held two copies of
-    each), and its events are those of the same run under a short name."""
+    each; and its last compile id, as long, by what it holds besides the name), and its
+    events are those of the same run under a short name."""
     from recompile_doctor.name_digest import HELD_CHARS
     from recompile_doctor.parsers.tensorflow import TensorFlowDecoder
 
@@ -674,3 +675,8 @@ def test_the_decoder_holds_long_function_names_by_their_digest() -> None:
     assert any(isinstance(e, RecompileReason) and e.key.compile_id for e in long_events)
     held_keys = [*d._compiled_args, *d._last_id]
     assert held_keys and all(not isinstance(k, str) or len(k) <= HELD_CHARS for k in held_keys)
+    # (and a long compile id by what it holds besides the function's name, made again whole
+    # for the retracing warning: the events above are the short run's)
+    ids = list(d._last_id.values())
+    assert any(isinstance(v, tuple) for v in ids)
+    assert all(len(v) <= HELD_CHARS if isinstance(v, str) else long not in "".join(v) for v in ids)

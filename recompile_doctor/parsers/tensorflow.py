@@ -48,7 +48,7 @@ from recompile_doctor.events import (
 )
 from recompile_doctor.microseconds import round6
 from recompile_doctor.model import Event, ValueChange
-from recompile_doctor.name_digest import held, name_number
+from recompile_doctor.name_digest import HELD_CHARS, held, name_number
 from recompile_doctor.parsers._digest_table import DigestTable
 from recompile_doctor.parsers._format import (
     UNRECOGNIZED,
@@ -298,6 +298,26 @@ def cluster_base(cluster: str) -> str:
     return cluster[:cut] if cut > 0 else cluster
 
 
+def id_held(cid: str, fn: str) -> str | tuple[str, str]:
+    """Compile id ``cid`` of a compilation of function ``fn`` as the decoder keeps it for the
+    function's next retracing warning: itself, or, longer than :data:`HELD_CHARS`, what it
+    holds before and after the function's name (a cluster is named after its function: a
+    log of a new function per compilation under 8,000-character names kept 8 kB a
+    function).  :func:`id_of_held` makes the id again."""
+    if len(cid) <= HELD_CHARS:
+        return cid
+    i = cid.find(fn)
+    return cid if i < 0 else (cid[:i], cid[i + len(fn) :])
+
+
+def id_of_held(kept: str | tuple[str, str] | None, fn: str) -> str | None:
+    """The compile id :func:`id_held` kept of a compilation of ``fn`` (``fn``: the name the
+    function is held by, so the one it was kept with)."""
+    if kept is None or isinstance(kept, str):
+        return kept
+    return kept[0] + fn + kept[1]
+
+
 def tf_function_name(name: str) -> str:
     """The user's function of a TF cluster or XLA module name: ``__inference_train_step_67``,
     ``__inference_train_step_67[...]`` and ``a_inference_train_step_67__...`` are
@@ -498,9 +518,10 @@ class TensorFlowDecoder:
         self._compile: _Compile | None = None
         #: function (by :func:`held`: a log of a new function per compilation under
         #: 8,000-character names held two copies of each name here) -> its last compiled
-        #: signature, its last compile id
+        #: signature, its last compile id (a long one by what it holds besides the
+        #: function's name: :func:`id_held`)
         self._compiled_args: MutableMapping[str | int, list[str]] = {}
-        self._last_id: MutableMapping[str | int, str] = {}
+        self._last_id: MutableMapping[str | int, str | tuple[str, str]] = {}
         #: cluster (its name_number: a log of a new cluster per compilation held 80 bytes
         #: a name in each process, then 90 bytes a digest in a dict) -> compilations seen
         self._counts = DigestTable()
@@ -626,7 +647,7 @@ class TensorFlowDecoder:
         cid = f"{cluster}#{n}"
         key = self._key(name, cid, of=fn_source)
         if key.function is not None:
-            self._last_id[held(key.function)] = cid
+            self._last_id[held(key.function)] = id_held(cid, key.function)
         if self._pending_reason is not None:
             out.append(self._pending_reason)
             self._pending_reason = None
@@ -944,7 +965,7 @@ class TensorFlowDecoder:
             "calls": int(m.group("m")),
             "function": qual,
         }
-        key = CompileKey(FRAMEWORK, fn, compile_id=self._last_id.get(held(fn)))
+        key = CompileKey(FRAMEWORK, fn, compile_id=id_of_held(self._last_id.get(held(fn)), fn))
         rec = self._record("tf-retracing-warning", sp, None, detail=dict(detail))
         reason = msg[m.start() :]
         return [
