@@ -755,4 +755,9 @@ def test_names_in_order_are_names_of_whatever_the_order_asked(
         order = sorted(asked) + asked
         # THEN each is what names_of says
         assert [names(i) for i in order] == [table.names_of(i) for i in order]
+        # and past the last row, every time, as names_of is
+        for _ in range(2):
+            with pytest.raises(IndexError):
+                names(40)
+        assert names(39) == table.names_of(39)
         table.close()

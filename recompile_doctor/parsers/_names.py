@@ -19,7 +19,6 @@ _JIT_MODULE_RE: Final = lazy_re(r"^(?:jit|pjit|pmap|xla_pmap)_(.+)$")
 _UNIQUE_SUFFIX_RE: Final = lazy_re(r"\.\d+$")
 #: TensorFlow's prefix of a module's name (:func:`inference_function`)
 INFERENCE_PREFIX: Final = "a_inference_"
-_INFERENCE: Final = INFERENCE_PREFIX
 
 
 def _function_name(module: str) -> str:
@@ -47,9 +46,9 @@ def inference_function(module: str) -> str | None:
     ``^a_inference_(.+?)_\\d+$`` does, else None: the patterns of
     :func:`inference_function_by_patterns`, by str methods (a TensorFlow log names a new
     module per compilation, which no memo holds)."""
-    if not module.startswith(_INFERENCE):
+    if not module.startswith(INFERENCE_PREFIX):
         return None
-    start = len(_INFERENCE)
+    start = len(INFERENCE_PREFIX)
     # (``.`` stops at a line end: the name holds none)
     stop = module.find("\n", start)
     if stop < 0:

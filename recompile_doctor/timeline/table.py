@@ -652,10 +652,11 @@ def row_names(other: str | None, key: CompileKey | None) -> tuple[str, str, str 
 
 class NamesInOrder:
     """:meth:`CompilationTable.names_of` of compilations asked in increasing order (the
-    recompilations of a finding, in log order), from one pass over the key column: read at
-    random, a spilled column's chunks were read back again and again, and each row through
-    the column's indexing (a quarter of the grouping of 33,000 TensorFlow recompilations by
-    cause).  One asked before the last one is read at random."""
+    recompilations of a finding, in log order), from one pass over the key and module
+    columns: read at random, a spilled column's chunks were read back again whenever the
+    two kept were others, and each row went through the column's indexing (225 M of the
+    1,801 M instructions of the grouping of 33,000 TensorFlow recompilations by cause, 179
+    M this way).  One asked before the last one is read at random."""
 
     __slots__ = ("_at", "_last", "_rows", "_table")
 
@@ -674,7 +675,7 @@ class NamesInOrder:
                     self._at = i
                     self._last = row_names(other, key)
                     return self._last
-            self._at = len(self._table)  # (the rows are all read: at random from now on)
+            # (the rows are all read: at random from now on, the pass giving nothing more)
         return self._table.names_of(i)
 
 
