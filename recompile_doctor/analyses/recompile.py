@@ -708,27 +708,32 @@ class _Cause:
         self.more_functions = BoundedDistinctCount()
         self._count = 0
         self._seconds = 0.0
-        #: the recompilation last added, counted once however many verdicts name it
-        self._last: tuple[str, int] | None = None
+        #: the recompilation last added (its input and line; -1: none), counted once however
+        #: many verdicts name it
+        self._last_source = ""
+        self._last_line = -1
         self._last_s = 0.0
 
     def add(self, v: VerdictIds) -> None:
         # (what the compilation objects would say, from the table's columns)
-        table, cid = self._table, v.compilation
+        # (each column read once, and no pair made: compiled, a pair is boxed and compared
+        # generically)
+        table, cid, previous = self._table, v.compilation, v.previous
         compiled = self.compiled
-        for i in (v.previous, cid):
-            # (a line's evidence is made only where it would be kept: most are not)
-            if compiled.wants(table.source[i], table.line[i]):
-                compiled.add(table.evidence_of(i))
+        # (a line's evidence is made only where it would be kept: most are not)
+        if compiled.wants(table.source[previous], table.line[previous]):
+            compiled.add(table.evidence_of(previous))
+        source, line = table.source[cid], table.line[cid]
+        if compiled.wants(source, line):
+            compiled.add(table.evidence_of(cid))
         module, framework, function = self._names(cid)
         self.modules.add(module)
         self.frameworks.add(framework)
         # the verdicts come in log order: two of one line are next to each other
-        at = (table.source[cid], table.line[cid])
-        if at != self._last:
+        if line != self._last_line or source != self._last_source:
             self._commit()
             self._count += 1
-            self._last = at
+            self._last_source, self._last_line = source, line
         self._last_s = table.seconds_of(cid)  # (the last of one line counts)
         fn = function or function_key(module)
         seen = self.functions.get(fn)
@@ -743,13 +748,13 @@ class _Cause:
             seen[3] = cid
 
     def _commit(self) -> None:
-        if self._last is not None:
+        if self._last_line != -1:
             self._seconds += self._last_s
 
     def recompilations(self) -> tuple[int, float]:
         """How many recompilations (one per line) and their seconds."""
         self._commit()
-        self._last = None
+        self._last_line = -1
         return self._count, self._seconds
 
     def describe(self) -> str:

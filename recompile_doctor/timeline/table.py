@@ -62,6 +62,10 @@ def opt_int(v: int) -> int | None:
     return None if v == NO_INT else v
 
 
+#: (``sys.intern`` as a constant: compiled code looked it up on the module at every call)
+_intern: Final = sys.intern
+
+
 def row_module(other: str | None, key: CompileKey | None) -> str:
     """A row's module: its key's name, unless the row's ``other_module`` says otherwise."""
     if other is not None:
@@ -460,11 +464,11 @@ class CompilationTable(Sequence[Compilation]):
         copy of each key (interned)."""
         if module.startswith(INFERENCE_PREFIX):
             # (a new module per compilation, which the table would only fill)
-            return sys.intern(function_key(module))
+            return _intern(function_key(module))
         got = self._fn_keys.get(module)
         if got is not None:
             return got
-        return self._fn_keys_kept.put(module, sys.intern(function_key(module)))
+        return self._fn_keys_kept.put(module, _intern(function_key(module)))
 
     def function_of(self, i: int) -> str | None:
         k = self.key[i]
