@@ -9,7 +9,9 @@ def function_key(module: str) -> str:
     """The function a module compiles (see :func:`~recompile_doctor.parsers._names.
     function_name`): compilations with the same key are compilations of one function.  A
     TensorFlow module's (``a_inference_<fn>_<n>__...``, a new one per compilation) is read
-    without the memo, which it would only fill: looked up and put, it took twice as long."""
+    without the memo, which it would only fill (the memos skipped here and in the table's
+    ``_function_key``: 51 M of the 1,853 M instructions of the grouping by cause of 33,000
+    TensorFlow recompilations)."""
     fn = inference_function(module)
     return fn if fn is not None else function_name(module)
 
