@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import os
 import signal  # (here: a report closed at the interpreter's exit can no longer import it)
-from collections.abc import Iterator, Sequence
-from typing import IO, TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, TYPE_CHECKING, Any
 
 from recompile_doctor.read_at import read_at
 
@@ -179,11 +179,51 @@ def _none() -> None:
 def _write(events: Sequence[Event], f: IO[bytes], parent: int) -> None:
     """In the writer: the text of ``events`` to ``f``; stops if the parent is gone (no one
     would read it)."""
-    from recompile_doctor.json_text import batched
-    from recompile_doctor.model import events_json
-
-    for text in batched(events_json(events), PIECE):
+    for data in utf8_texts(events):
         if os.getppid() != parent:
             return
-        f.write(text.encode(_ENCODING, _ERRORS))
+        f.write(data)
     f.flush()
+
+
+def utf8_texts(events: Sequence[Event]) -> Iterator[bytes]:
+    """The text of ``events`` (``model.events_json``'s, UTF-8 encoded, surrogates passed) in
+    pieces of about :data:`PIECE` bytes or more: the report's events read back from their
+    spool a chunk at a time where the chunk's bytes can be written as they are
+    (``json_text.chunk_text``: a chunk of 2,048 JAX events in a fifth of the instructions
+    of reading them back into objects and writing those), the others one at a time."""
+    from recompile_doctor.json_text import ITEM_HEADS, batched, chunk_text, event_text, native_text
+    from recompile_doctor.model import EVENT_KEYS, events_json
+    from recompile_doctor.timeline.spool import ReportEvents, SpooledChunk
+
+    if not isinstance(events, ReportEvents) or native_text() is None:
+        for text in batched(events_json(events), PIECE):
+            yield text.encode(_ENCODING, _ERRORS)
+        return
+    texts: list[str] = []
+    n = 0
+    first = True
+    for part in events.parts():
+        rows: Iterable[tuple[Any, ...]]
+        if isinstance(part, SpooledChunk):
+            data = chunk_text(part.data, EVENT_KEYS, first)
+            if data is not None:
+                if texts:
+                    yield "".join(texts).encode(_ENCODING, _ERRORS)
+                    texts, n = [], 0
+                yield data
+                first = first and not data
+                continue
+            rows = part.rows()
+        else:
+            rows = (part,)
+        for row in rows:
+            text = ITEM_HEADS[0 if first else 1] + event_text(EVENT_KEYS, row, 2)
+            first = False
+            texts.append(text)
+            n += len(text)
+            if n >= PIECE:
+                yield "".join(texts).encode(_ENCODING, _ERRORS)
+                texts, n = [], 0
+    if texts:
+        yield "".join(texts).encode(_ENCODING, _ERRORS)

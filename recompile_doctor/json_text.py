@@ -249,6 +249,20 @@ def event_items(events: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Ite
     return _items(events, keys, event_text)
 
 
+def chunk_text(data: bytes, keys: tuple[str, ...], first: bool) -> bytes | None:
+    """The text :func:`event_items` gives for the events of a chunk of the events' spool
+    (``timeline.spool.SpooledChunk``: ``data``, their rows as the spool wrote them), UTF-8
+    encoded (surrogates passed), the first led by the list's first head when ``first``:
+    written by the C module from those bytes (not read back into objects), in a fifth of
+    the instructions; None where the module is not built, or the chunk holds a value it
+    does not write (then the caller writes its rows)."""
+    native = native_text()
+    if native is None:
+        return None
+    heads = ITEM_HEADS if first else (ITEM_HEADS[1], ITEM_HEADS[1])
+    return native.chunk(data, object_pieces(keys, 2), 3, "  ", heads)
+
+
 def fields_items(rows: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Iterator[str]:
     """:func:`event_items` of objects given as their values in the order of ``keys`` (a
     report's compilations: :func:`fields_text` of each)."""
@@ -309,11 +323,21 @@ class _JsonFields(Protocol):
     ) -> str: ...
 
 
+class _JsonChunk(Protocol):
+    """The C module's ``json_chunk(data, pieces, level, step, heads)``: the UTF-8 text of a
+    spooled chunk's events (see :func:`chunk_text`), or None."""
+
+    def __call__(
+        self, data: bytes, pieces: tuple[str, ...], level: int, step: str, heads: tuple[str, str], /
+    ) -> bytes | None: ...
+
+
 class NativeText(NamedTuple):
     """The C functions that write the text (``parsers/_native_json.c``)."""
 
     value: _JsonValue
     fields: _JsonFields
+    chunk: _JsonChunk
 
 
 #: the C functions, chosen at the first text written (None in it: the C module is not
@@ -328,7 +352,9 @@ def native_text() -> NativeText | None:
         from recompile_doctor.parsers._spans import native_in_use
 
         mod = native_in_use()
-        _NATIVE.append(None if mod is None else NativeText(mod.json_value, mod.json_fields))
+        _NATIVE.append(
+            None if mod is None else NativeText(mod.json_value, mod.json_fields, mod.json_chunk)
+        )
     return _NATIVE[0]
 
 

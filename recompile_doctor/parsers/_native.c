@@ -1154,6 +1154,9 @@ static PyMethodDef methods[] = {
     {"json_fields", (PyCFunction)(void (*)(void))json_fields, METH_FASTCALL,
      "json_fields(pieces, values, level, step, fallback) -> the pieces around the values' "
      "texts"},
+    {"json_chunk", (PyCFunction)(void (*)(void))json_chunk, METH_FASTCALL,
+     "json_chunk(data, pieces, level, step, heads) -> the UTF-8 JSON text of a spooled "
+     "chunk's events, or None (timeline/spool.py)"},
     {"fp_slot", (PyCFunction)(void (*)(void))fp_slot, METH_FASTCALL,
      "fp_slot(slots, mask, fp, put) -> fp's slot i in the table, or -1 - i: the empty one "
      "where it would go (stored there with put)"},

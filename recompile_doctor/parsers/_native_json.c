@@ -368,7 +368,8 @@ escaped_char(char *w, Py_UCS1 c)
 /* characters of a string escaped at once (room is made for each of them at its longest) */
 #define ESCAPE_CHUNK 4096
 
-/* The JSON text of s, a string of one byte a character, into o's buffer: what
+/* The JSON text of the n characters at p (one byte each: Latin-1, or the bytes of UTF-8,
+ * whose escaped characters are all single bytes) into o's buffer: what
  * encode_basestring(s) gives (its escapes: \" \\ \n \r \t \b \f, and \u00xx for the
  * other control characters), written here in one pass (that function counts the text's
  * length in one pass over it and writes it in a second, into a str this would copy):
@@ -376,10 +377,9 @@ escaped_char(char *w, Py_UCS1 c)
  * one at a time by a table where one is (a structured trace's record: a quote every few
  * characters) */
 static int
-put_bytes_string(Out o, PyObject *s)
+put_escaped(Out o, const Py_UCS1 *p, Py_ssize_t n)
 {
-    const Py_UCS1 *p = PyUnicode_1BYTE_DATA(s);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s), i = 0;
+    Py_ssize_t i = 0;
     if (out_room(o, 1) < 0) {
         return -1;
     }
@@ -412,6 +412,16 @@ put_bytes_string(Out o, PyObject *s)
         return -1;
     }
     o->buf[o->len++] = '"';
+    return 0;
+}
+
+/* put_escaped of the characters of s, a string of one byte a character */
+static int
+put_bytes_string(Out o, PyObject *s)
+{
+    if (put_escaped(o, PyUnicode_1BYTE_DATA(s), PyUnicode_GET_LENGTH(s)) < 0) {
+        return -1;
+    }
     if (!PyUnicode_IS_ASCII(s)) {
         o->high = 1;
     }
@@ -495,11 +505,10 @@ short_decimal(double f, char *end, int places, double scale, double limit)
     return p;
 }
 
-/* The exact float o as float.__repr__ writes it (json's NaN and Infinity aside) */
+/* f as float.__repr__ writes it (json's NaN and Infinity aside) */
 static int
-put_float(Out out, PyObject *o)
+put_double(Out out, double f)
 {
-    double f = PyFloat_AS_DOUBLE(o);
     if (isnan(f)) {
         return out_lit(out, "NaN");
     }
@@ -657,7 +666,7 @@ put_value(Out out, PyObject *o, Py_ssize_t level, PyObject *step, PyObject *fall
         return put_string(out, o);
     }
     if (tp == &PyFloat_Type) {
-        return put_float(out, o);
+        return put_double(out, PyFloat_AS_DOUBLE(o));
     }
     if (tp == &PyLong_Type) {
         return put_int(out, o);
@@ -808,4 +817,505 @@ native_json_init(void)
     encode_basestring = PyObject_GetAttrString(json_encoder, "encode_basestring");
     Py_DECREF(json_encoder);
     return encode_basestring == NULL ? -1 : 0;
+}
+
+/* ---- A spooled chunk of a report's events, from the bytes marshal wrote ----
+ *
+ * The events' spool (timeline/spool.py) writes its events 2,048 at a time as marshal's
+ * bytes of a list of rows, each the event's eight values.  The process that writes the
+ * events' JSON text (events_json.py) used to read each chunk back into Python objects
+ * (half of its instructions: eight values, a dict and its items per event, made and freed)
+ * and write their text from those.  json_chunk writes the text from the bytes themselves:
+ * the same text, as UTF-8 (what that process writes), for the values marshal writes in a
+ * report's events (str, int, float, None, True, False, tuple, list, dict of str keys, and
+ * marshal's references back to an object written before).  A chunk holding anything else
+ * (a key of another type, an int past 60 bits, bytes, a set, a format this does not know)
+ * gives None, and the caller writes that chunk's events from its rows as before: the tests
+ * hold the two to the same text.
+ *
+ * marshal's format (Python/marshal.c, version 4): a type byte, FLAG_REF set on it when the
+ * object is numbered for references back to it (in the order their type bytes come: a
+ * container is numbered before its items), then the object: 'N' 'T' 'F'; 'i' a 4-byte
+ * int; 'l' a count of 15-bit digits (negative: a negative number) and the digits, 2 bytes
+ * each; 'g' an 8-byte double; 'a' 'A' (ASCII), 'u' 't' (UTF-8, surrogates passed) with a
+ * 4-byte length, 'z' 'Z' (ASCII) with a 1-byte one; '(' '[' a 4-byte count and the items,
+ * ')' a 1-byte count; '{' key and value pairs up to a '0'; 'r' the 4-byte number of an
+ * object written before.  All numbers little-endian. */
+
+#define M_FLAG_REF 0x80
+#define M_DEEPEST 100 /* nesting written here (deeper: None) */
+
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t size;
+    Py_ssize_t *refs; /* where each numbered object's type byte is, by its number */
+    Py_ssize_t nrefs, refcap;
+    /* objects still to be written: a reference back to a container being written (a list
+     * holding itself, which no event holds) would be written again and again */
+    Py_ssize_t budget;
+} Marshalled;
+
+/* The 4-byte little-endian signed number at pos (0: past the end) */
+static int
+m_long(const Marshalled *m, Py_ssize_t pos, int32_t *v)
+{
+    if (pos < 0 || pos + 4 > m->size) {
+        return 0;
+    }
+    const unsigned char *p = m->data + pos;
+    *v = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                   (uint32_t)p[3] << 24);
+    return 1;
+}
+
+/* Number the object whose type byte is at pos (-1: no memory) */
+static int
+m_number(Marshalled *m, Py_ssize_t pos)
+{
+    if (m->nrefs == m->refcap) {
+        Py_ssize_t cap = m->refcap ? m->refcap * 2 : 256;
+        Py_ssize_t *refs = PyMem_Realloc(m->refs, (size_t)cap * sizeof(Py_ssize_t));
+        if (refs == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        m->refs = refs;
+        m->refcap = cap;
+    }
+    m->refs[m->nrefs++] = pos;
+    return 0;
+}
+
+/* Where a string's characters are: the string at pos (its type byte), not a reference.
+ * Sets *chars and *n; 0 when pos holds no string of a kind written here. */
+static int
+m_string(const Marshalled *m, Py_ssize_t pos, const unsigned char **chars, Py_ssize_t *n)
+{
+    if (pos >= m->size) {
+        return 0;
+    }
+    int32_t len;
+    switch (m->data[pos] & ~M_FLAG_REF) {
+    case 'a':
+    case 'A':
+    case 'u':
+    case 't':
+        if (!m_long(m, pos + 1, &len) || len < 0 || len > m->size - pos - 5) {
+            return 0;
+        }
+        *chars = m->data + pos + 5;
+        *n = len;
+        return 1;
+    case 'z':
+    case 'Z':
+        if (pos + 2 > m->size || m->data[pos + 1] > m->size - pos - 2) {
+            return 0;
+        }
+        *chars = m->data + pos + 2;
+        *n = m->data[pos + 1];
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The object at pos passed over, the objects in it numbered as marshal numbers them:
+ * where the next one begins (-1: not one written here, or cut short; -2: an error set) */
+static Py_ssize_t
+m_skip(Marshalled *m, Py_ssize_t pos, int depth)
+{
+    if (pos >= m->size || depth > M_DEEPEST) {
+        return -1;
+    }
+    unsigned char code = m->data[pos];
+    if ((code & M_FLAG_REF) && m_number(m, pos) < 0) {
+        return -2;
+    }
+    const unsigned char *chars;
+    Py_ssize_t n;
+    int32_t count;
+    switch (code & ~M_FLAG_REF) {
+    case 'N':
+    case 'T':
+    case 'F':
+        return pos + 1;
+    case 'i':
+    case 'r':
+        return pos + 5 <= m->size ? pos + 5 : -1;
+    case 'g':
+        return pos + 9 <= m->size ? pos + 9 : -1;
+    case 'l':
+        if (!m_long(m, pos + 1, &count) || count < -4 || count > 4) {
+            return -1;
+        }
+        n = (count < 0 ? -(Py_ssize_t)count : count) * 2;
+        return pos + 5 + n <= m->size ? pos + 5 + n : -1;
+    case 'a':
+    case 'A':
+    case 'u':
+    case 't':
+    case 'z':
+    case 'Z':
+        if (!m_string(m, pos, &chars, &n)) {
+            return -1;
+        }
+        return chars - m->data + n;
+    case '(':
+    case '[':
+    case ')': {
+        Py_ssize_t at;
+        if ((code & ~M_FLAG_REF) == ')') {
+            if (pos + 2 > m->size) {
+                return -1;
+            }
+            count = m->data[pos + 1];
+            at = pos + 2;
+        }
+        else {
+            if (!m_long(m, pos + 1, &count) || count < 0) {
+                return -1;
+            }
+            at = pos + 5;
+        }
+        for (int32_t i = 0; i < count && at >= 0; i++) {
+            at = m_skip(m, at, depth + 1);
+        }
+        return at;
+    }
+    case '{': {
+        Py_ssize_t at = pos + 1;
+        while (at >= 0 && at < m->size && m->data[at] != '0') {
+            at = m_skip(m, at, depth + 1);
+            if (at >= 0) {
+                at = m_skip(m, at, depth + 1);
+            }
+        }
+        return at < 0 ? at : (at < m->size ? at + 1 : -1);
+    }
+    default:
+        return -1;
+    }
+}
+
+/* The object a reference at pos (its type byte 'r') names: where that one's type byte is
+ * (-1: a number not given yet) */
+static Py_ssize_t
+m_referred(const Marshalled *m, Py_ssize_t pos)
+{
+    int32_t k;
+    if (!m_long(m, pos + 1, &k) || k < 0 || k >= m->nrefs) {
+        return -1;
+    }
+    return m->refs[k];
+}
+
+/* "\n" + step * k, after a comma when comma */
+static int
+put_indent_bytes(Out out, const char *step, Py_ssize_t step_len, Py_ssize_t k, int comma)
+{
+    if (k > 0 && step_len > (PY_SSIZE_T_MAX / 2) / k) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t n = comma + 1 + step_len * k;
+    if (out_room(out, n) < 0) {
+        return -1;
+    }
+    char *w = out->buf + out->len;
+    if (comma) {
+        *w++ = ',';
+    }
+    *w++ = '\n';
+    for (Py_ssize_t i = 0; i < k; i++) {
+        memcpy(w, step, (size_t)step_len);
+        w += step_len;
+    }
+    out->len = w - out->buf;
+    return 0;
+}
+
+/* The 64-bit two's complement of an int marshal wrote as 'l' at pos, within 60 bits */
+static int
+m_bigger_int(const Marshalled *m, Py_ssize_t pos, long long *v)
+{
+    int32_t count;
+    if (!m_long(m, pos + 1, &count) || count < -4 || count > 4) {
+        return 0;
+    }
+    int n = count < 0 ? -count : count;
+    unsigned long long u = 0;
+    for (int i = 0; i < n; i++) {
+        const unsigned char *d = m->data + pos + 5 + 2 * i;
+        unsigned int digit = (unsigned int)d[0] | (unsigned int)d[1] << 8;
+        if (digit >= (1u << 15)) {
+            return 0;
+        }
+        u |= (unsigned long long)digit << (15 * i);
+    }
+    *v = count < 0 ? -(long long)u : (long long)u;
+    return 1;
+}
+
+static int
+put_long_long(Out out, long long v)
+{
+    char buf[24];
+    char *end = buf + sizeof(buf);
+    char *p = decimal_digits(end, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v);
+    if (v < 0) {
+        *--p = '-';
+    }
+    return out_ascii(out, p, end - p);
+}
+
+/* The JSON text of the object at pos (passed over before: its references numbered) at
+ * level, as json_value writes the object marshal reads there: where the next object
+ * begins, or -1 with no error set (not one written here: the caller gives up) or with one */
+static Py_ssize_t
+m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const char *step,
+      Py_ssize_t step_len, int depth)
+{
+    if (pos < 0 || pos >= m->size || depth > M_DEEPEST || m->budget-- <= 0) {
+        return -1;
+    }
+    unsigned char code = m->data[pos] & ~M_FLAG_REF;
+    const unsigned char *chars;
+    Py_ssize_t n;
+    int32_t count;
+    switch (code) {
+    case 'N':
+        return out_lit(out, "null") < 0 ? -1 : pos + 1;
+    case 'T':
+        return out_lit(out, "true") < 0 ? -1 : pos + 1;
+    case 'F':
+        return out_lit(out, "false") < 0 ? -1 : pos + 1;
+    case 'i':
+        if (!m_long(m, pos + 1, &count) || put_long_long(out, count) < 0) {
+            return -1;
+        }
+        return pos + 5;
+    case 'l': {
+        long long v;
+        if (!m_bigger_int(m, pos, &v) || !m_long(m, pos + 1, &count) ||
+            put_long_long(out, v) < 0) {
+            return -1;
+        }
+        return pos + 5 + 2 * (Py_ssize_t)(count < 0 ? -count : count);
+    }
+    case 'g': {
+        if (pos + 9 > m->size) {
+            return -1;
+        }
+        double f = PyFloat_Unpack8((const char *)m->data + pos + 1, 1);
+        if ((f == -1.0 && PyErr_Occurred()) || put_double(out, f) < 0) {
+            return -1;
+        }
+        return pos + 9;
+    }
+    case 'a':
+    case 'A':
+    case 'u':
+    case 't':
+    case 'z':
+    case 'Z':
+        if (!m_string(m, pos, &chars, &n) || put_escaped(out, chars, n) < 0) {
+            return -1;
+        }
+        return chars - m->data + n;
+    case 'r':
+        if (m_put(out, m, m_referred(m, pos), level, step, step_len, depth + 1) < 0) {
+            return -1;
+        }
+        return pos + 5;
+    case '(':
+    case '[':
+    case ')': {
+        Py_ssize_t at;
+        if (code == ')') {
+            count = pos + 1 < m->size ? m->data[pos + 1] : -1;
+            at = pos + 2;
+        }
+        else if (!m_long(m, pos + 1, &count)) {
+            return -1;
+        }
+        else {
+            at = pos + 5;
+        }
+        if (count <= 0) {
+            return count == 0 && out_lit(out, "[]") == 0 ? at : -1;
+        }
+        if (out_lit(out, "[") < 0) {
+            return -1;
+        }
+        for (int32_t i = 0; i < count; i++) {
+            if (put_indent_bytes(out, step, step_len, level + 1, i > 0) < 0) {
+                return -1;
+            }
+            at = m_put(out, m, at, level + 1, step, step_len, depth + 1);
+            if (at < 0) {
+                return -1;
+            }
+        }
+        if (put_indent_bytes(out, step, step_len, level, 0) < 0 || out_lit(out, "]") < 0) {
+            return -1;
+        }
+        return at;
+    }
+    case '{': {
+        Py_ssize_t at = pos + 1;
+        if (at < m->size && m->data[at] == '0') {
+            return out_lit(out, "{}") < 0 ? -1 : at + 1;
+        }
+        if (out_lit(out, "{") < 0) {
+            return -1;
+        }
+        int first = 1;
+        while (at < m->size && m->data[at] != '0') {
+            Py_ssize_t key = at;
+            if ((m->data[key] & ~M_FLAG_REF) == 'r') {
+                key = m_referred(m, key);
+                at += 5;
+            }
+            if (key < 0 || !m_string(m, key, &chars, &n)) {
+                return -1; /* (a key of another type: the Python writes it) */
+            }
+            if (key == at) {
+                at = chars - m->data + n;
+            }
+            if (put_indent_bytes(out, step, step_len, level + 1, !first) < 0 ||
+                put_escaped(out, chars, n) < 0 || out_lit(out, ": ") < 0) {
+                return -1;
+            }
+            at = m_put(out, m, at, level + 1, step, step_len, depth + 1);
+            if (at < 0) {
+                return -1;
+            }
+            first = 0;
+        }
+        if (at >= m->size || put_indent_bytes(out, step, step_len, level, 0) < 0 ||
+            out_lit(out, "}") < 0) {
+            return -1;
+        }
+        return at + 1;
+    }
+    default:
+        return -1;
+    }
+}
+
+/* the order of an event's values in its JSON (kind, source, line, t, module, hash, detail,
+ * text: model.EVENT_KEYS) by their places in its row (kind, source, line, t, text, module,
+ * hash, detail: model.Event) */
+static const int EVENT_ORDER[8] = {0, 1, 2, 3, 5, 6, 7, 4};
+
+PyObject *
+json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "json_chunk(data, pieces, level, step, heads)");
+        return NULL;
+    }
+    PyObject *data = args[0], *pieces = args[1], *heads = args[4];
+    Py_ssize_t level;
+    if (!PyBytes_CheckExact(data) || !PyTuple_CheckExact(pieces) ||
+        PyTuple_GET_SIZE(pieces) != 9 || !PyTuple_CheckExact(heads) ||
+        PyTuple_GET_SIZE(heads) != 2) {
+        PyErr_SetString(PyExc_TypeError,
+                        "json_chunk: data must be bytes, pieces a tuple of 9 str, heads of 2");
+        return NULL;
+    }
+    if (level_and_step(args, 2, &level) < 0) {
+        return NULL;
+    }
+    const char *piece[9], *head[2], *step;
+    Py_ssize_t piece_len[9], head_len[2], step_len;
+    for (int i = 0; i < 11; i++) {
+        PyObject *s = i < 9 ? PyTuple_GET_ITEM(pieces, i) : PyTuple_GET_ITEM(heads, i - 9);
+        if (!PyUnicode_CheckExact(s)) {
+            PyErr_SetString(PyExc_TypeError, "json_chunk: the pieces and heads must be str");
+            return NULL;
+        }
+        const char *u = PyUnicode_AsUTF8AndSize(s, i < 9 ? &piece_len[i] : &head_len[i - 9]);
+        if (u == NULL) {
+            return NULL;
+        }
+        if (i < 9) {
+            piece[i] = u;
+        }
+        else {
+            head[i - 9] = u;
+        }
+    }
+    step = PyUnicode_AsUTF8AndSize(args[3], &step_len);
+    if (step == NULL) {
+        return NULL;
+    }
+    Marshalled m = {(const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data),
+                    NULL, 0, 0, 0};
+    /* (an object is written once for each time it comes, and each takes a byte or more,
+     * but for the ones referred to again: a chunk's details share a few of their strings) */
+    m.budget = m.size < PY_SSIZE_T_MAX / 8 ? 8 * m.size + (1 << 16) : PY_SSIZE_T_MAX;
+    OutText text_out;
+    Out out = &text_out;
+    if (out_open(out, (Py_ssize_t)1 << 16) < 0) {
+        return NULL;
+    }
+    PyObject *made = NULL;
+    int32_t rows;
+    Py_ssize_t at = 1;
+    /* (the chunk: b"M" and marshal's bytes of a list of rows; else the caller reads it) */
+    if (m.size < 6 || m.data[0] != 'M' || (m.data[1] & ~M_FLAG_REF) != '[' ||
+        !m_long(&m, 2, &rows) || rows < 0 || ((m.data[1] & M_FLAG_REF) && m_number(&m, 1) < 0)) {
+        goto done;
+    }
+    at = 6;
+    for (int32_t r = 0; r < rows; r++) {
+        Py_ssize_t start[8];
+        unsigned char code = at < m.size ? m.data[at] : 0;
+        int32_t count = -1;
+        if ((code & ~M_FLAG_REF) == ')') { /* (a row: a tuple of the event's 8 values) */
+            count = at + 1 < m.size ? m.data[at + 1] : -1;
+            start[0] = at + 2;
+        }
+        else if ((code & ~M_FLAG_REF) == '(' && m_long(&m, at + 1, &count)) {
+            start[0] = at + 5;
+        }
+        if (count != 8) {
+            goto done;
+        }
+        if ((code & M_FLAG_REF) && m_number(&m, at) < 0) {
+            goto done;
+        }
+        at = start[0];
+        for (int i = 0; i < 8; i++) {
+            start[i] = at;
+            at = m_skip(&m, at, 1);
+            if (at < 0) {
+                goto done;
+            }
+        }
+        int k = r == 0 ? 0 : 1;
+        if (out_ascii(out, head[k], head_len[k]) < 0) {
+            goto done;
+        }
+        for (int i = 0; i < 8; i++) {
+            if (out_ascii(out, piece[i], piece_len[i]) < 0 ||
+                m_put(out, &m, start[EVENT_ORDER[i]], level, step, step_len, 1) < 0) {
+                goto done;
+            }
+        }
+        if (out_ascii(out, piece[8], piece_len[8]) < 0) {
+            goto done;
+        }
+    }
+    if (at == m.size) {
+        made = PyBytes_FromStringAndSize(out->buf, out->len);
+    }
+done:
+    out_release(out);
+    PyMem_Free(m.refs);
+    if (made == NULL && !PyErr_Occurred()) {
+        Py_RETURN_NONE;
+    }
+    return made;
 }

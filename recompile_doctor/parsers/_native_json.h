@@ -11,4 +11,10 @@ PyObject *json_value(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
  * pieces[1] + ... + pieces[-1], each value's text that of json_value at level */
 PyObject *json_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* json_chunk(data, pieces, level, step, heads) -> the UTF-8 text of the events of a spooled
+ * chunk (timeline/spool.py: b"M" and marshal's bytes of their rows), each led by heads[0]
+ * (the first) or heads[1], its values at level between the pieces; None when the chunk holds
+ * a value not written here (the caller writes its rows) */
+PyObject *json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

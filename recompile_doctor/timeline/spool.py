@@ -63,6 +63,8 @@ class EventSpool:
         self._buffer: list[Event] = []
         self._blobs = Blobs("recompile-doctor-events-")
         self._chunks: list[Blob] = []  # each written chunk
+        #: each written chunk's last event's input and line
+        self._chunk_last: list[tuple[str, int]] = []
         self._n = 0
         #: runs of consecutive events of one input: [source, first line, last line]
         self._runs: list[list[Any]] = []
@@ -169,6 +171,8 @@ class EventSpool:
 
     def _write_chunk(self, rows: list[tuple[Any, ...]]) -> None:
         self._chunks.append(self._blobs.put(_chunk_bytes(rows)))
+        last = rows[-1]
+        self._chunk_last.append((last[1], last[2]))
 
     def in_order(self, order: Mapping[str, int]) -> bool:
         """True when the events came sorted by (``order`` of their input, line)."""
@@ -211,6 +215,15 @@ class EventSpool:
                 yield _new(Event, row)
         yield from list(self._buffer)
 
+    def main_parts(self) -> Iterator[tuple[SpooledChunk, str, int] | Event]:
+        """:meth:`main` with each written chunk as it was written, with its last event's
+        input and line, then the events still in memory."""
+        if self._closed:
+            raise ValueError("the events' temporary file was closed")
+        for blob, (source, line) in zip(self._chunks, self._chunk_last, strict=True):
+            yield (SpooledChunk(Blobs.get(blob)), source, line)
+        yield from list(self._buffer)
+
     def close(self) -> None:
         """Remove the temporary file (reading the events afterwards is an error)."""
         if self._chunks:
@@ -241,6 +254,20 @@ def _chunk_rows(data: bytes) -> list[_EventTuple]:
     body = memoryview(data)[1:]
     rows: list[_EventTuple] = marshal.loads(body) if data[:1] == _MARSHALLED else pickle.loads(body)
     return rows
+
+
+class SpooledChunk:
+    """A chunk of spooled events as :func:`_chunk_bytes` wrote it (``data``), for a reader
+    of those bytes themselves (the events' JSON writer: ``json_text.chunk_text``); its
+    :meth:`rows` are the events' values (:class:`~recompile_doctor.model.Event`'s order)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def rows(self) -> list[_EventTuple]:
+        return _chunk_rows(self.data)
 
 
 class ReportEvents(Sequence[Event]):
@@ -284,6 +311,37 @@ class ReportEvents(Sequence[Event]):
             return first
         # stable: of two events on the same line, the spooled one first (as a sort would)
         return heapq.merge(first, self._extra, key=self._key)
+
+    def parts(self) -> Iterator[SpooledChunk | Event]:
+        """The events in the order of iterating, each spooled chunk that no other event
+        comes in the middle of as it was written (:class:`SpooledChunk`), the other events
+        one by one."""
+        if self._sorted is not None:
+            yield from self._sorted
+            return
+        key = self._key
+        # (merged as __iter__ merges, the late events and the loads first: of events of one
+        # line, a spooled one comes first, then a late one, then a load)
+        others = iter(heapq.merge(self._late, self._extra, key=key) if self._late else self._extra)
+        nxt = next(others, None)
+        for part in self._spool.main_parts():
+            if isinstance(part, Event):
+                evs: Iterable[Event] = (part,)
+            else:
+                chunk, source, line = part
+                if nxt is None or key(nxt) >= (self._order.get(source, 0), line):
+                    yield chunk  # (its events, in log order, all come before the next other)
+                    continue
+                evs = [_new(Event, row) for row in chunk.rows()]
+            for ev in evs:
+                at = key(ev)
+                while nxt is not None and key(nxt) < at:
+                    yield nxt
+                    nxt = next(others, None)
+                yield ev
+        while nxt is not None:
+            yield nxt
+            nxt = next(others, None)
 
     @overload
     def __getitem__(self, i: int) -> Event: ...
