@@ -118,7 +118,7 @@ def _analyze(
     if events_json:  # the events are final: their JSON text may be written meanwhile
         from recompile_doctor.events_json import EventsText
 
-        ahead = EventsText.start(tl.events)
+        ahead = EventsText.start(tl.events, tl.compilations)
     try:
         if isinstance(dumps, (str, os.PathLike)):
             dumps = [dumps]

@@ -27,7 +27,8 @@ from typing import IO, TYPE_CHECKING, Any
 from recompile_doctor.read_at import read_at
 
 if TYPE_CHECKING:
-    from recompile_doctor.model import Event
+    from recompile_doctor.model import Compilation, Event
+    from recompile_doctor.timeline.table import CompilationTable
 
 #: fewer events than this are written by the report itself (counting their lines' text as
 #: more events: :data:`CHARS_PER_EVENT`)
@@ -39,6 +40,9 @@ CHARS_PER_EVENT = 200
 #: bytes of JSON text an event takes beside its line, for the room the file needs (a JAX
 #: event: about 500 in all)
 EVENT_BYTES = 1024
+#: bytes of JSON text a compilation takes, for the room the file needs (a JAX compilation:
+#: about 650, its line's text in them; a TensorFlow one about 800)
+COMPILATION_BYTES = 2048
 #: bytes of text written (and read back) at once
 PIECE = 1 << 20
 #: how the text is stored: any ``str`` goes through unchanged, lone surrogates included
@@ -56,19 +60,33 @@ def text_chars(events: Sequence[Event]) -> int:
 
 class EventsText:
     """The JSON text of ``events`` (the items of the report's ``events`` list), written by a
-    forked process.  :meth:`pieces` waits for it; :meth:`close` stops it and removes the
-    file.  A copy for another process (pickled) carries no text: ``None``."""
+    forked process, and that of the timeline's compilations but for their causes, which the
+    analyses give meanwhile (:meth:`compilation_pieces` puts them in).  :meth:`pieces` waits
+    for it; :meth:`close` stops it and removes the files.  A copy for another process
+    (pickled) carries no text: ``None``."""
 
-    def __init__(self, events: Sequence[Event], pid: int, f: IO[bytes]) -> None:
+    def __init__(
+        self,
+        events: Sequence[Event],
+        pid: int,
+        f: IO[bytes],
+        compilations: CompilationTable | None = None,
+        fc: IO[bytes] | None = None,
+    ) -> None:
         self.events = events
+        #: the compilations whose text (each cause left out) the second file holds
+        self.compilations = compilations
         self._pid: int | None = pid
         self._f: IO[bytes] | None = f
+        self._fc = fc
         self._ok: bool | None = None  # the writer's outcome, once known
 
     @classmethod
-    def start(cls, events: Sequence[Event]) -> EventsText | None:
-        """Start writing the text of ``events`` in a forked process (None: not worth it,
-        not safe here, or the fork failed)."""
+    def start(
+        cls, events: Sequence[Event], compilations: CompilationTable | None = None
+    ) -> EventsText | None:
+        """Start writing the text of ``events`` (and of ``compilations``, the timeline's)
+        in a forked process (None: not worth it, not safe here, or the fork failed)."""
         text = text_chars(events)
         if len(events) + text // CHARS_PER_EVENT < MIN_EVENTS:
             return None
@@ -83,24 +101,34 @@ class EventsText:
             free = shutil.disk_usage(tempfile.gettempdir()).free
         except OSError:
             return None
-        if len(events) * EVENT_BYTES + 2 * text > free // 2:  # (a line's escapes, UTF-8)
+        room = len(events) * EVENT_BYTES + 2 * text  # (a line's escapes, UTF-8)
+        if compilations is not None:
+            room += len(compilations) * COMPILATION_BYTES
+        if room > free // 2:
             return None
         f = tempfile.TemporaryFile(prefix="recompile-doctor-json-")  # noqa: SIM115 - close()
+        fc = None
+        if compilations is not None:
+            fc = tempfile.TemporaryFile(prefix="recompile-doctor-json-")  # noqa: SIM115
         parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
             f.close()
+            if fc is not None:
+                fc.close()
             return None
         if pid == 0:  # the writer: never returns
             code = 1
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
+                if compilations is not None and fc is not None:
+                    _write_compilations(compilations, fc, parent)
                 _write(events, f, parent)
                 code = 0
             finally:
                 os._exit(code)
-        return cls(events, pid, f)
+        return cls(events, pid, f, compilations, fc)
 
     def done(self) -> bool:
         """Wait for the writer; True when it wrote the whole text."""
@@ -116,6 +144,26 @@ class EventsText:
                     status = -1
                 self._ok = status == 0 and self._f is not None
         return self._ok
+
+    def compilation_pieces(
+        self, compilations: Sequence[Compilation], raw: bool
+    ) -> Iterator[str] | Iterator[bytes] | None:
+        """The text of the report's compilations, ``compilations`` (the writer's table with
+        the causes the analyses gave: ``CompilationTable.with_causes``), once the writer is
+        done: its text with each cause put in its place (``raw``: as UTF-8 bytes).  None:
+        the writer failed, wrote none, or ``compilations`` is another table."""
+        from recompile_doctor.timeline.table import CompilationTable
+
+        fc = self._fc
+        if fc is None or not isinstance(compilations, CompilationTable) or not self.done():
+            return None
+        causes = compilations.causes_over(self.compilations)
+        if causes is None:
+            return None
+        from recompile_doctor.json_text import spliced
+
+        pieces = spliced(fc, causes, PIECE)
+        return pieces if raw else _decoded(pieces)
 
     def pieces(self) -> Iterator[str] | None:
         """The text, once the writer is done (None: it failed or the file is closed; the
@@ -140,12 +188,7 @@ class EventsText:
             yield data
 
     def _read(self, f: IO[bytes]) -> Iterator[str]:
-        import codecs
-
-        decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
-        for data in self._read_raw(f):
-            yield decoder.decode(data)
-        yield decoder.decode(b"", final=True)
+        return _decoded(self._read_raw(f))
 
     def close(self) -> None:
         """Stop the writer if it still writes, and remove the file."""
@@ -162,10 +205,13 @@ class EventsText:
         if self._f is not None:
             self._f.close()
             self._f = None
+        if self._fc is not None:
+            self._fc.close()
+            self._fc = None
 
     def __del__(self) -> None:
         # a report dropped unclosed: the writer is reaped and its file goes with it
-        if getattr(self, "_f", None) is not None or getattr(self, "_pid", None) is not None:
+        if any(getattr(self, name, None) is not None for name in ("_f", "_fc", "_pid")):
             self.close()
 
     def __reduce__(self) -> tuple[object, tuple[()]]:
@@ -174,6 +220,16 @@ class EventsText:
 
 def _none() -> None:
     return None
+
+
+def _decoded(pieces: Iterable[bytes]) -> Iterator[str]:
+    """UTF-8 pieces (a character's bytes may be split between two) as text."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder(_ENCODING)(_ERRORS)
+    for data in pieces:
+        yield decoder.decode(data)
+    yield decoder.decode(b"", final=True)
 
 
 def _write(events: Sequence[Event], f: IO[bytes], parent: int) -> None:
@@ -227,3 +283,38 @@ def utf8_texts(events: Sequence[Event]) -> Iterator[bytes]:
                 texts, n = [], 0
     if texts:
         yield "".join(texts).encode(_ENCODING, _ERRORS)
+
+
+def _write_compilations(table: CompilationTable, f: IO[bytes], parent: int) -> None:
+    """In the writer: the text of ``table``'s compilations (``model.compilations_json``'s)
+    to ``f`` but for their causes, which the analyses give meanwhile: the text, then where
+    each compilation's cause goes in it (8 bytes each), then the text's length (8 bytes)."""
+    from array import array
+
+    from recompile_doctor.json_text import ITEM_HEADS, fields_text_apart
+    from recompile_doctor.model import COMPILATION_KEYS
+
+    at = COMPILATION_KEYS.index("cause")
+    cuts = array("q")
+    out: list[bytes] = []
+    n = pos = 0
+    head = ITEM_HEADS[0]
+    for row in table.value_rows():
+        before, after = fields_text_apart(COMPILATION_KEYS, row, 2, at)
+        a = (head + before).encode(_ENCODING, _ERRORS)
+        b = after.encode(_ENCODING, _ERRORS)
+        head = ITEM_HEADS[1]
+        pos += len(a)
+        cuts.append(pos)
+        pos += len(b)
+        out += (a, b)
+        n += len(a) + len(b)
+        if n >= PIECE:
+            if os.getppid() != parent:
+                return
+            f.write(b"".join(out))
+            out, n = [], 0
+    f.write(b"".join(out))
+    f.write(cuts.tobytes())
+    f.write(pos.to_bytes(8, "little"))
+    f.flush()

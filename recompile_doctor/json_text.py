@@ -13,12 +13,15 @@ values.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import os
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
-from typing import Any, Final, NamedTuple, Protocol
+from typing import IO, Any, Final, NamedTuple, Protocol
 
 from recompile_doctor.bounded import Kept
+from recompile_doctor.read_at import read_at
 
 _INF: Final = float("inf")
 
@@ -160,6 +163,76 @@ def fields_text(keys: tuple[str, ...], values: tuple[Any, ...], level: int, inde
     if native is not None:
         return native.fields(object_pieces(keys, level, indent), values, deeper, step, _text_py)
     return _joined(object_pieces(keys, level, indent), [_text_py(v, deeper, step) for v in values])
+
+
+def fields_text_apart(
+    keys: tuple[str, ...], values: tuple[Any, ...], level: int, at: int
+) -> tuple[str, str]:
+    """:func:`fields_text` (indent 2) in the two texts around the text of ``values[at]``
+    (the text is ``before + text of that value + after``): a report's compilations written
+    ahead of the causes the analyses give them (``events_json``)."""
+    if len(keys) != len(values) or not 0 <= at < len(keys):
+        raise ValueError(f"{len(keys)} keys for {len(values)} values, value {at} apart")
+    pieces = object_pieces(keys, level)
+    native = native_text()
+    if native is not None:
+        deeper = level + 1
+        return (
+            native.fields(pieces[: at + 1], values[:at], deeper, "  ", _text_py),
+            native.fields(pieces[at + 1 :], values[at + 1 :], deeper, "  ", _text_py),
+        )
+    texts = [_text_py(v, level + 1, "  ") for v in values]
+    return _joined(pieces[: at + 1], texts[:at]), _joined(pieces[at + 1 :], texts[at + 1 :])
+
+
+#: the cuts :func:`spliced` reads at once
+CUTS_READ = 1 << 16
+
+
+def spliced(f: IO[bytes], causes: Mapping[int, str], piece: int) -> Iterator[bytes]:
+    """The compilations' text ``events_json`` wrote to ``f`` ahead of their causes (the
+    text, where each cause goes in it, 8 bytes each, and the text's length, 8 bytes), with
+    each compilation's cause (by its id: its number among them) put in its place, in pieces
+    of about ``piece`` bytes, reading ``piece`` bytes of text and :data:`CUTS_READ` cuts at
+    a time (compiled: a loop over a run's compilations)."""
+    size = os.fstat(f.fileno()).st_size
+    end = int.from_bytes(read_at(f, 8, size - 8), "little")
+    count = (size - 8 - end) // 8
+    texts: dict[str | None, bytes] = {None: b"null"}
+    out: list[bytes] = []
+    n = 0
+    block = b""  # the text read last, from block_at
+    block_at = pos = 0
+    for first in range(0, count + 1, CUTS_READ):
+        cuts = array("q")
+        cuts.frombytes(read_at(f, 8 * min(CUTS_READ, count - first), end + 8 * first))
+        if first + CUTS_READ > count:
+            cuts.append(end)  # (the text after the last cause)
+        i = first
+        for cut in cuts:
+            while pos < cut:
+                if not block_at <= pos < block_at + len(block):
+                    block = read_at(f, piece, pos)
+                    block_at = pos
+                    if not block:
+                        raise OSError(f"temporary file cut short at {pos} of {end} bytes")
+                k = min(cut, block_at + len(block))
+                out.append(block[pos - block_at : k - block_at])
+                n += k - pos
+                pos = k
+            if i < count:
+                cause = causes.get(i)
+                got = texts.get(cause)
+                if got is None:
+                    got = texts[cause] = _text_py(cause, 3, "  ").encode("utf-8", "surrogatepass")
+                out.append(got)
+                n += len(got)
+                i += 1
+            if n >= piece:
+                yield b"".join(out)
+                out = []
+                n = 0
+    yield b"".join(out)
 
 
 def _dict_text(d: dict[Any, Any], level: int) -> str:

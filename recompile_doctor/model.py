@@ -617,6 +617,8 @@ class Report:
                 if ahead is not None and ahead.events is items:
                     # (None: the second process failed)
                     written = ahead.raw() if raw else ahead.pieces()
+                if written is None and key == "compilations" and ahead is not None:
+                    written = ahead.compilation_pieces(self.compilations, raw)
                 if written is None and key == "events":
                     written = events_json(self.events)
                 if written is None and key == "compilations":

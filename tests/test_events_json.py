@@ -17,7 +17,7 @@ import pytest
 
 from recompile_doctor import analyze
 from recompile_doctor import events_json as ej
-from recompile_doctor.model import Event, list_items_json
+from recompile_doctor.model import Event, compilations_json, list_items_json
 from recompile_doctor.parsers import _parallel
 from recompile_doctor.timeline import spool
 from tests.conftest import POPLAR_RUN, long_jax_log
@@ -62,6 +62,7 @@ def _alone(log: Path) -> str:
 
 
 def test_json_is_the_same_with_the_second_process(tmp_path: Path, forking: Path) -> None:
+    causes: list[bool] = []
     for log in (long_jax_log(tmp_path, 20), POPLAR_RUN):
         # GIVEN the JSON a report writes of its events itself
         expected = _alone(log)
@@ -76,7 +77,38 @@ def test_json_is_the_same_with_the_second_process(tmp_path: Path, forking: Path)
             assert report.dumps() == expected  # (the text can be read again)
             # AND as bytes, the events' text copied as the second process wrote it
             assert b"".join(report.iter_json_bytes()) + b"\n" == expected.encode("utf-8")
+            # AND the compilations' text is the second process's, the analyses' causes put
+            # in their places (the report's table is the timeline's, with its causes)
+            comps = report.compilations
+            written = ahead.compilation_pieces(comps, raw=True)
+            assert written is not None
+            assert b"".join(written) == "".join(compilations_json(comps)).encode("utf-8")
+            causes += [c.cause is not None for c in comps]
+            # (another sequence of the same compilations is not that table: written anew)
+            assert ahead.compilation_pieces(list(comps), raw=True) is None
     assert os.listdir(forking) == []  # nameless files
+    assert any(causes) and not all(causes)
+
+
+def test_compilations_spliced_across_pieces_and_blocks_of_cuts(
+    tmp_path: Path, forking: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN the compilations' text read back a few cuts and 64 bytes at a time (a cause's
+    # place at a piece's first or last byte, blocks of cuts ending at the last compilation)
+    from recompile_doctor import json_text
+
+    log = long_jax_log(tmp_path, 20)
+    expected = _alone(log)
+    for cuts in (1, 3, 4):
+        monkeypatch.setattr(json_text, "CUTS_READ", cuts)
+        with analyze([str(log)], events_json=True) as report:
+            ahead = report.events_text
+            assert ahead is not None
+            assert ahead.compilation_pieces(report.compilations, raw=True) is not None
+            assert len(report.compilations) % 4 == 0  # (the last block of cuts is full)
+            # THEN the report is the one written alone, as text and as bytes
+            assert report.dumps() == expected
+            assert b"".join(report.iter_json_bytes()) + b"\n" == expected.encode("utf-8")
 
 
 def test_a_failing_writer_leaves_the_report_to_write_its_events(
@@ -241,8 +273,8 @@ def test_the_command_line_writes_json_with_the_second_process(
     started: list[ej.EventsText] = []
     start = ej.EventsText.start
 
-    def watched(events: object) -> ej.EventsText | None:
-        got = start(events)  # type: ignore[arg-type]
+    def watched(events: object, *rest: object) -> ej.EventsText | None:
+        got = start(events, *rest)  # type: ignore[arg-type]
         if got is not None:
             started.append(got)
         return got
@@ -272,8 +304,10 @@ def test_no_second_process_when_the_text_could_fill_the_temporary_folder(
     with analyze([str(log)]) as report:
         n = len(report.events)
         text = ej.text_chars(report.events)
+        compilations = len(report.compilations)
     # GIVEN a temporary folder with room for the text of fewer events than the report has
-    room = n * ej.EVENT_BYTES + 2 * text  # (half of it: the text of n / 2 events)
+    # (and of its compilations)
+    room = n * ej.EVENT_BYTES + 2 * text + compilations * ej.COMPILATION_BYTES  # (half)
 
     def usage(free: int) -> Callable[[str], Usage]:
         return lambda path: Usage(free * 4, free * 3, free)

@@ -15,8 +15,15 @@ from hypothesis import strategies as st
 
 from recompile_doctor import events_json as ej
 from recompile_doctor import json_text
-from recompile_doctor.json_text import ITEM_HEADS, _joined, _text_py, object_pieces
-from recompile_doctor.model import EVENT_KEYS, Event, events_json
+from recompile_doctor.json_text import (
+    ITEM_HEADS,
+    _joined,
+    _text_py,
+    fields_text,
+    fields_text_apart,
+    object_pieces,
+)
+from recompile_doctor.model import COMPILATION_KEYS, EVENT_KEYS, Event, events_json
 from recompile_doctor.parsers._spans import native_module
 from recompile_doctor.timeline import spool
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents, SpooledChunk
@@ -291,3 +298,22 @@ def test_the_utf8_text_is_the_events_text(monkeypatch: pytest.MonkeyPatch, nativ
     assert b"".join(ej.utf8_texts(few)) == "".join(events_json(few)).encode()
     events.close()
     plain.close()
+
+
+@pytest.mark.parametrize("native", [True, False])
+@settings(max_examples=examples(200))
+@given(data=st.data())
+def test_a_text_apart_is_the_text_around_its_value(native: bool, data: st.DataObject) -> None:
+    # GIVEN a compilation's values (any of them), and one of them set apart
+    values = tuple(data.draw(_values) for _ in COMPILATION_KEYS)
+    at = data.draw(st.integers(0, len(COMPILATION_KEYS) - 1))
+    with pytest.MonkeyPatch.context() as mp:
+        if not native:
+            mp.setattr(json_text, "native_text", lambda: None)
+        before, after = fields_text_apart(COMPILATION_KEYS, values, 2, at)
+    # THEN the text around it and its own text are the object's text
+    assert before + _text_py(values[at], 3, "  ") + after == fields_text(
+        COMPILATION_KEYS, values, 2
+    )
+    with pytest.raises(ValueError):
+        fields_text_apart(COMPILATION_KEYS, values[1:], 2, at)

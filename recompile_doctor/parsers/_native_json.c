@@ -293,6 +293,21 @@ any_special(uint64_t x)
     return ((((x - ones * 0x20) & ~x) | ((q - ones) & ~q) | ((b - ones) & ~b)) & highs) != 0;
 }
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+/* any_special of sixteen characters: a quote, a backslash, or one below 0x20 (the bytes
+ * whose maximum with 0x1f is 0x1f) */
+static inline int
+special16(__m128i x)
+{
+    const __m128i low = _mm_set1_epi8(0x1f);
+    __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                               _mm_cmpeq_epi8(x, _mm_set1_epi8('\\')));
+    hit = _mm_or_si128(hit, _mm_cmpeq_epi8(_mm_max_epu8(x, low), low));
+    return _mm_movemask_epi8(hit) != 0;
+}
+#endif
+
 /* Whether any of the n bytes at p (one a character) is one JSON escapes */
 static int
 has_special(const Py_UCS1 *p, Py_ssize_t n)
@@ -390,6 +405,20 @@ put_escaped(Out o, const Py_UCS1 *p, Py_ssize_t n)
             return -1;
         }
         char *w = o->buf + o->len;
+#ifdef __SSE2__
+        while (i + 16 <= stop) { /* (sixteen at a time where the machine compares them) */
+            __m128i x = _mm_loadu_si128((const __m128i *)(p + i));
+            if (!special16(x)) {
+                _mm_storeu_si128((__m128i *)w, x);
+                w += 16;
+                i += 16;
+                continue;
+            }
+            for (int k = 0; k < 16; k++) {
+                w = escaped_char(w, p[i++]);
+            }
+        }
+#endif
         while (i + 8 <= stop) {
             uint64_t x;
             memcpy(&x, p + i, 8);
@@ -1009,15 +1038,28 @@ m_referred(const Marshalled *m, Py_ssize_t pos)
     return m->refs[k];
 }
 
+/* The indents of one chunk's text: ",\n" and step INDENT_STEPS times, made once (an
+ * indent is one copy of a part of it, not a copy per step) */
+#define INDENT_STEPS 24
+typedef struct {
+    const char *step;
+    Py_ssize_t step_len;
+    char *ready; /* ",\n" + step * INDENT_STEPS, or NULL (step too long: step by step) */
+} Indents;
+
 /* "\n" + step * k, after a comma when comma */
 static int
-put_indent_bytes(Out out, const char *step, Py_ssize_t step_len, Py_ssize_t k, int comma)
+put_indent_bytes(Out out, const Indents *in, Py_ssize_t k, int comma)
 {
+    Py_ssize_t step_len = in->step_len;
     if (k > 0 && step_len > (PY_SSIZE_T_MAX / 2) / k) {
         PyErr_NoMemory();
         return -1;
     }
     Py_ssize_t n = comma + 1 + step_len * k;
+    if (in->ready != NULL && k <= INDENT_STEPS) {
+        return out_ascii(out, in->ready + 1 - comma, n);
+    }
     if (out_room(out, n) < 0) {
         return -1;
     }
@@ -1027,7 +1069,7 @@ put_indent_bytes(Out out, const char *step, Py_ssize_t step_len, Py_ssize_t k, i
     }
     *w++ = '\n';
     for (Py_ssize_t i = 0; i < k; i++) {
-        memcpy(w, step, (size_t)step_len);
+        memcpy(w, in->step, (size_t)step_len);
         w += step_len;
     }
     out->len = w - out->buf;
@@ -1072,8 +1114,7 @@ put_long_long(Out out, long long v)
  * level, as json_value writes the object marshal reads there: where the next object
  * begins, or -1 with no error set (not one written here: the caller gives up) or with one */
 static Py_ssize_t
-m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const char *step,
-      Py_ssize_t step_len, int depth)
+m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const Indents *in, int depth)
 {
     if (pos < 0 || pos >= m->size || depth > M_DEEPEST || m->budget-- <= 0) {
         return -1;
@@ -1123,7 +1164,7 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const char *step
         }
         return chars - m->data + n;
     case 'r':
-        if (m_put(out, m, m_referred(m, pos), level, step, step_len, depth + 1) < 0) {
+        if (m_put(out, m, m_referred(m, pos), level, in, depth + 1) < 0) {
             return -1;
         }
         return pos + 5;
@@ -1148,15 +1189,15 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const char *step
             return -1;
         }
         for (int32_t i = 0; i < count; i++) {
-            if (put_indent_bytes(out, step, step_len, level + 1, i > 0) < 0) {
+            if (put_indent_bytes(out, in, level + 1, i > 0) < 0) {
                 return -1;
             }
-            at = m_put(out, m, at, level + 1, step, step_len, depth + 1);
+            at = m_put(out, m, at, level + 1, in, depth + 1);
             if (at < 0) {
                 return -1;
             }
         }
-        if (put_indent_bytes(out, step, step_len, level, 0) < 0 || out_lit(out, "]") < 0) {
+        if (put_indent_bytes(out, in, level, 0) < 0 || out_lit(out, "]") < 0) {
             return -1;
         }
         return at;
@@ -1182,17 +1223,17 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const char *step
             if (key == at) {
                 at = chars - m->data + n;
             }
-            if (put_indent_bytes(out, step, step_len, level + 1, !first) < 0 ||
+            if (put_indent_bytes(out, in, level + 1, !first) < 0 ||
                 put_escaped(out, chars, n) < 0 || out_lit(out, ": ") < 0) {
                 return -1;
             }
-            at = m_put(out, m, at, level + 1, step, step_len, depth + 1);
+            at = m_put(out, m, at, level + 1, in, depth + 1);
             if (at < 0) {
                 return -1;
             }
             first = 0;
         }
-        if (at >= m->size || put_indent_bytes(out, step, step_len, level, 0) < 0 ||
+        if (at >= m->size || put_indent_bytes(out, in, level, 0) < 0 ||
             out_lit(out, "}") < 0) {
             return -1;
         }
@@ -1250,6 +1291,16 @@ json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (step == NULL) {
         return NULL;
     }
+    char ready[2 + 8 * INDENT_STEPS];
+    Indents indents = {step, step_len, NULL};
+    if (step_len <= 8) {
+        ready[0] = ',';
+        ready[1] = '\n';
+        for (int i = 0; i < INDENT_STEPS; i++) {
+            memcpy(ready + 2 + i * step_len, step, (size_t)step_len);
+        }
+        indents.ready = ready;
+    }
     Marshalled m = {(const unsigned char *)PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data),
                     NULL, 0, 0, 0};
     /* (an object is written once for each time it comes, and each takes a byte or more,
@@ -1300,7 +1351,7 @@ json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         for (int i = 0; i < 8; i++) {
             if (out_ascii(out, piece[i], piece_len[i]) < 0 ||
-                m_put(out, &m, start[EVENT_ORDER[i]], level, step, step_len, 1) < 0) {
+                m_put(out, &m, start[EVENT_ORDER[i]], level, &indents, 1) < 0) {
                 goto done;
             }
         }

@@ -415,6 +415,16 @@ class CompilationTable(Sequence[Compilation]):
         new._causes = causes
         return new
 
+    def causes_over(self, base: object) -> Mapping[int, str] | None:
+        """The causes this table gives ``base``'s compilations when it is ``base`` with
+        causes (:meth:`with_causes`: the same column objects), else None."""
+        if not isinstance(base, CompilationTable):
+            return None
+        for name in _TABLE_SLOTS:
+            if not name.startswith("_") and getattr(self, name) is not getattr(base, name):
+                return None
+        return self._causes
+
     def _slot_values(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in _TABLE_SLOTS if hasattr(self, name)}
 
