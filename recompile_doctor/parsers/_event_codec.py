@@ -430,6 +430,9 @@ class EventWriter:
         self._batch: list[Any] = []
         self._chars = 0
         self._last: Event | None = None
+        # (read once: a module's global is looked up in its dict at each use, a line's)
+        self._most = BATCH
+        self._most_chars = BATCH_CHARS
 
     def add(self, events: Iterable[TypedEvent]) -> None:
         batch = self._batch
@@ -438,7 +441,7 @@ class EventWriter:
             self._last = ev.record
             self._chars += len(ev.span.text)
             self.count += 1
-        if len(batch) >= BATCH or self._chars >= BATCH_CHARS:
+        if len(batch) >= self._most or self._chars >= self._most_chars:
             put_record(self.f, batch)
             self.f.flush()  # (the parent reads each record as soon as it is whole)
             self._batch = []

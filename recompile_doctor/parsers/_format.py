@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, NamedTuple, Protocol
+from typing import Final, Literal, NamedTuple, Protocol
 
 from recompile_doctor.events import ProcessStarted, Span, TypedEvent
 
@@ -39,10 +39,10 @@ class Counted(Protocol):
     malformed: int
 
 
-UNRECOGNIZED = Decoded("unrecognized")
+UNRECOGNIZED: Final = Decoded("unrecognized")
 #: a recognized line without events (most of them: one answer for all, not one per line;
 #: one with events: :func:`recompile_doctor.parsers._tuples.recognized`)
-RECOGNIZED = Decoded("recognized")
+RECOGNIZED: Final = Decoded("recognized")
 
 
 class Decoder(Protocol):

@@ -42,15 +42,22 @@ def chosen_tuple_new() -> TupleNew:
 #: looks the method up on ``tuple`` at every call)
 tuple_new: Final = chosen_tuple_new()
 
+#: the classes made here, as constants (compiled code looks an imported name up in the
+#: module's dictionary at each use: a lookup for every decoded line)
+_SPAN: Final = Span
+_EVENT: Final = Event
+_DECODED: Final = Decoded
+_RECOGNIZED: Final = RECOGNIZED
+
 #: an event's detail when it has none (the named tuple's own default: one shared mapping)
-_NO_DETAIL: Mapping[str, Any] = Event._field_defaults["detail"]
+_NO_DETAIL: Final[Mapping[str, Any]] = Event._field_defaults["detail"]
 
 
 def new_span(
     source: str, line: int, text: str, t: float | None = None, rank: str | None = None
 ) -> Span:
     """``Span(source, line, text, t, rank)``."""
-    return tuple_new(Span, (source, line, text, t, rank))
+    return tuple_new(_SPAN, (source, line, text, t, rank))
 
 
 def new_event(
@@ -64,11 +71,11 @@ def new_event(
     detail: Mapping[str, Any] = _NO_DETAIL,
 ) -> Event:
     """``Event(kind, source, line, t, text, module, hash, detail)``."""
-    return tuple_new(Event, (kind, source, line, t, text, module, hash, detail))
+    return tuple_new(_EVENT, (kind, source, line, t, text, module, hash, detail))
 
 
 def recognized(events: list[TypedEvent]) -> Decoded:
     """The answer for a recognized line with these ``events``."""
     if not events:
-        return RECOGNIZED
-    return tuple_new(Decoded, ("recognized", tuple(events), None))
+        return _RECOGNIZED
+    return tuple_new(_DECODED, ("recognized", tuple(events), None))

@@ -5,10 +5,11 @@ is read, so that detecting another format does not load it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from recompile_doctor.parsers._format import Decoder, LogFormat
 
-FRAMEWORK = "jax"
+FRAMEWORK: Final = "jax"
 
 #: literal strings: a line containing none of them holds no JAX message
 ANCHORS: tuple[str, ...] = (

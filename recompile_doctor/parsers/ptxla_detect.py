@@ -5,10 +5,11 @@ format is read, so that detecting another format does not load it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from recompile_doctor.parsers._format import Decoder, LogFormat
 
-FRAMEWORK = "ptxla"
+FRAMEWORK: Final = "ptxla"
 _COMPILE = "Compilation Analysis: "
 _EXECUTE = ("Execution Analysis: ", "Unexpected Execution Analysis: ")
 _POST = "Post Compilation Analysis: "

@@ -5,10 +5,11 @@ this format is read, so that detecting another format does not load it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from recompile_doctor.parsers._format import Decoder, LogFormat
 
-FRAMEWORK = "tensorflow"
+FRAMEWORK: Final = "tensorflow"
 
 #: literal strings of the lines this decoder reads
 ANCHORS: tuple[str, ...] = (

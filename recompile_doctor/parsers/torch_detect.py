@@ -5,11 +5,12 @@ this format is read, so that detecting another format does not load it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from recompile_doctor.parsers._format import Decoder, LogFormat
 from recompile_doctor.parsers._lazy_re import lazy_re
 
-FRAMEWORK = "torch"
+FRAMEWORK: Final = "torch"
 ANCHORS = ("torch/_dynamo/", "torch/_inductor/", "torch/_functorch/", "torch/fx/")
 
 # The pieces of a line, in order (the decoder's fast path checks each piece by its own

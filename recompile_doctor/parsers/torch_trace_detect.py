@@ -6,11 +6,12 @@ not load it."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from recompile_doctor.parsers._format import Decoder, LogFormat
 from recompile_doctor.parsers._lazy_re import lazy_re
 
-FRAMEWORK = "torch"
+FRAMEWORK: Final = "torch"
 ANCHORS = ('] {"',)
 _ENV_RE = lazy_re(
     r"^(?P<lvl>[VIWEFC])(?P<md>\d{4}) (?P<ts>\d\d:\d\d:\d\d\.\d{6}) +\d+ [^\s\]]+:\d+\] (?P<json>\{.*)$"

@@ -93,6 +93,13 @@ _CACHE_VISIBLE: Final = 8  # the log would show a cache lookup for it
 _ELAPSED: Final = 16  # the log gave its duration (else it runs to its last line's time)
 
 
+#: imported names the builder asks about for every event, as constants (compiled code looks
+#: an imported name up in the module's dictionary at each use)
+_EXECUTED: Final = Executed
+_CACHE_LOOKUP: Final = CacheLookup
+_EXECUTABLE_STORES: Final = EXECUTABLE_STORES
+
+
 class _Open:
     """What the builder knows of the compilations while it reads, beside the table: the
     flags that settle the cache outcome, and the compile phases seen.  Until the table is
@@ -246,6 +253,9 @@ class TimelineBuilder:
         self._events = EventSpool()
         self._procs: list[_Process] = []
         self._streams: dict[tuple[str, Any], _Process] = {}  # (source, rank tag) -> process
+        #: the stream of the event fed last and its process (events come in runs of one
+        #: stream: a look-up of the pair, 500 instructions, for each of them otherwise)
+        self._last_stream: tuple[str | None, Any, _Process | None] = (None, None, None)
         self._executed_in_proc: set[tuple[int, str]] = set()
         #: with the compilation id; packed, as there can be one or more per compilation
         #: (their chunks bounded by the characters of their lines, and a reason's words
@@ -315,6 +325,7 @@ class TimelineBuilder:
         p = _Process(len(self._procs), sp.source)
         self._procs.append(p)
         self._streams[stream] = p
+        self._last_stream = (None, None, None)
         return p
 
     def _process(self, sp: Span) -> _Process:
@@ -419,7 +430,7 @@ class TimelineBuilder:
         of a cache file's hash (read by the cache listing)."""
         record = ev.record
         if record is not None and not (
-            isinstance(ev, CacheLookup) and "file_hash" in record.detail
+            isinstance(ev, _CACHE_LOOKUP) and "file_hash" in record.detail
         ):
             record = None
         key = ev.key
@@ -470,12 +481,15 @@ class TimelineBuilder:
     def feed(self, ev: TypedEvent) -> None:
         """Take the next event (events of one source must come in line order)."""
         sp = ev.span
-        proc = self._streams.get((sp.source, sp.rank)) or self._new_process(sp)
+        source, rank, proc = self._last_stream
+        if proc is None or sp.source is not source or sp.rank is not rank:
+            proc = self._streams.get((sp.source, sp.rank)) or self._new_process(sp)
+            self._last_stream = (sp.source, sp.rank, proc)
         self._line_chars = len(sp.text)
         # (by its class: the events' classes have no subclasses; a chain of isinstance asked
         # an event of the last class in it ten times)
         _ON_CLASS[type(ev)](self, ev, proc)
-        if ev.record is not None and ev.keep and type(ev) is not Executed:
+        if ev.record is not None and ev.keep and type(ev) is not _EXECUTED:
             self._events.append(ev.record)  # (a step's: kept once per process and module)
 
     def _on_activity(self, ev: CompileActivity, proc: _Process) -> None:
@@ -566,14 +580,14 @@ class TimelineBuilder:
             # one compilation can look up several graphs (torch: forward and backward)
             if (
                 ev.outcome in ("hit", "miss")
-                and ev.store in EXECUTABLE_STORES
+                and ev.store in _EXECUTABLE_STORES
                 and (same.cache is None or (same.cache == "hit" and ev.outcome == "miss"))
             ):
                 same.cache = ev.outcome
             self._touch(same, ev.span)
             self._add_lookup(ev, same.id)
             return
-        if ev.outcome == "hit" and ev.store in EXECUTABLE_STORES:
+        if ev.outcome == "hit" and ev.store in _EXECUTABLE_STORES:
             name = key_name(ev.key) if ev.key is not None else "?"
             c = proc.open.get(name)
             if c is None or c.cache is not None:
@@ -581,7 +595,7 @@ class TimelineBuilder:
             c.cache = "hit"
             c.cache_file = self._one_copy(ev.entry)
             self._touch(c, ev.span)
-        elif ev.outcome == "miss" and ev.store in EXECUTABLE_STORES:
+        elif ev.outcome == "miss" and ev.store in _EXECUTABLE_STORES:
             c = proc.current
             if c is None or c.cache is not None:
                 c = self._open_compilation(ev, ev.key or CompileKey("?", None), True, proc)

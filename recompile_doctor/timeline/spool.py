@@ -60,6 +60,9 @@ class EventSpool:
         """``late``: put events that come too late in a :attr:`late` spool (else: this is
         one, and keeps the arrival order exactly, putting no event back in its place)."""
         self._spool_after = SPOOL_AFTER if spool_after is None else spool_after
+        # (read once: a module's global is looked up in its dict at each use, twice an event)
+        self._chunk = CHUNK
+        self._most_chars = SPOOL_CHARS
         self._buffer: list[Event] = []
         self._blobs = Blobs("recompile-doctor-events-")
         self._chunks: list[Blob] = []  # each written chunk
@@ -116,8 +119,8 @@ class EventSpool:
         self._chars += chars
         self._text += chars
         if (
-            len(self._buffer) >= (CHUNK if self._chunks else self._spool_after)
-            or self._chars >= SPOOL_CHARS
+            len(self._buffer) >= (self._chunk if self._chunks else self._spool_after)
+            or self._chars >= self._most_chars
         ):
             self._spill()
 
@@ -153,13 +156,15 @@ class EventSpool:
         out, kept = buf[:-RETAIN], buf[-RETAIN:]
         rows: list[tuple[Any, ...]] = []  # (_EventTuple's)
         chars = 0
+        chunk, most = self._chunk, self._most_chars
         for e in out:
-            # (the event's own values, as a plain tuple: its detail a dictionary, written
-            # before anything can change it)
+            # (the event's own values, as a plain tuple -- a slice of a named tuple is one,
+            # copied in a sixth of tuple()'s time -- its detail a dictionary, written before
+            # anything can change it)
             detail = e.detail
-            rows.append(tuple(e) if type(detail) is dict else (*e[:7], dict(detail)))
+            rows.append(e[:] if type(detail) is dict else (*e[:7], dict(detail)))
             chars += len(e.text)
-            if len(rows) >= CHUNK or chars >= SPOOL_CHARS:
+            if len(rows) >= chunk or chars >= most:
                 # (a chunk is read back at once: it is bounded in events and in text)
                 self._write_chunk(rows)
                 rows = []

@@ -47,11 +47,11 @@ from recompile_doctor.timeline.packed import sequence_eq
 T = TypeVar("T")
 
 #: an integer column's "None"
-NO_INT = -(1 << 63)
+NO_INT: Final = -(1 << 63)
 #: the rank column's "None" (a rank is a number of at most six digits)
-NO_RANK = -1
+NO_RANK: Final = -1
 #: a float column's "None"
-NO_FLOAT = math.nan
+NO_FLOAT: Final = math.nan
 #: the cache outcomes by their code in :attr:`CompilationTable.cache` (0: not known yet,
 #: while the builder reads; never in a finished table)
 CACHE_CODES: tuple[CacheOutcome | None, ...] = (None, "hit", "miss", "disabled", "unknown")

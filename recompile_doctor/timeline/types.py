@@ -124,7 +124,7 @@ class StoreTally:
 T = TypeVar("T")
 
 #: where an item of :class:`Attributed` belongs to no compilation
-NO_COMPILATION = -1
+NO_COMPILATION: Final = -1
 
 
 class Attributed(Sequence[tuple[T, "int | None"]], Generic[T]):
