@@ -7,7 +7,12 @@ json``) forks a process that writes their text, with the same function the repor
 (:func:`~recompile_doctor.model.list_items_json`), into an anonymous temporary file while
 this process runs the analyses; :meth:`Report.iter_json` then copies that text.  Where the
 process cannot be forked or fails, the report writes its events itself: the JSON is the
-same either way (a test compares them byte for byte).
+same either way (a test compares them byte for byte).  The events read back from their spool
+are written a chunk at a time from the chunk's bytes where the C module is built
+(:func:`utf8_texts`).  The same process writes the timeline's compilations too, but for
+their causes, which the analyses give meanwhile: it writes each one's text in the two parts
+around its cause, and the report puts the causes in as it copies that text
+(:meth:`EventsText.compilation_pieces`).
 
 Not for fewer than :data:`MIN_EVENTS` events, every :data:`CHARS_PER_EVENT` characters of
 their lines counted as one more (a fork costs more than it saves), not where the
