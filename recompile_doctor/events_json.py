@@ -76,14 +76,14 @@ class EventsText:
         pid: int,
         f: IO[bytes],
         compilations: CompilationTable | None = None,
-        fc: IO[bytes] | None = None,
+        fc: tuple[IO[bytes], IO[bytes]] | None = None,
     ) -> None:
         self.events = events
         #: the compilations whose text (each cause left out) the second file holds
         self.compilations = compilations
         self._pid: int | None = pid
         self._f: IO[bytes] | None = f
-        self._fc = fc
+        self._fc = fc  # (the compilations' text, and where their causes go in it)
         self._ok: bool | None = None  # the writer's outcome, once known
 
     @classmethod
@@ -114,21 +114,24 @@ class EventsText:
         f = tempfile.TemporaryFile(prefix="recompile-doctor-json-")  # noqa: SIM115 - close()
         fc = None
         if compilations is not None:
-            fc = tempfile.TemporaryFile(prefix="recompile-doctor-json-")  # noqa: SIM115
+            fc = (
+                tempfile.TemporaryFile(prefix="recompile-doctor-json-"),  # noqa: SIM115
+                tempfile.TemporaryFile(prefix="recompile-doctor-json-"),  # noqa: SIM115
+            )
         parent = os.getpid()
         try:
             pid = os.fork()
         except OSError:
             f.close()
-            if fc is not None:
-                fc.close()
+            for g in fc or ():
+                g.close()
             return None
         if pid == 0:  # the writer: never returns
             code = 1
             try:
                 signal.signal(signal.SIGINT, signal.SIG_DFL)
                 if compilations is not None and fc is not None:
-                    _write_compilations(compilations, fc, parent)
+                    _write_compilations(compilations, *fc, parent)
                 _write(events, f, parent)
                 code = 0
             finally:
@@ -167,7 +170,7 @@ class EventsText:
             return None
         from recompile_doctor.json_text import spliced
 
-        pieces = spliced(fc, causes, PIECE)
+        pieces = spliced(*fc, causes, PIECE)
         return pieces if raw else _decoded(pieces)
 
     def pieces(self) -> Iterator[str] | None:
@@ -210,9 +213,9 @@ class EventsText:
         if self._f is not None:
             self._f.close()
             self._f = None
-        if self._fc is not None:
-            self._fc.close()
-            self._fc = None
+        for g in self._fc or ():
+            g.close()
+        self._fc = None
 
     def __del__(self) -> None:
         # a report dropped unclosed: the writer is reaped and its file goes with it
@@ -290,10 +293,17 @@ def utf8_texts(events: Sequence[Event]) -> Iterator[bytes]:
         yield "".join(texts).encode(_ENCODING, _ERRORS)
 
 
-def _write_compilations(table: CompilationTable, f: IO[bytes], parent: int) -> None:
+#: the compilations' cuts the writer holds before writing them
+_CUTS_HELD = 1 << 14
+
+
+def _write_compilations(
+    table: CompilationTable, f: IO[bytes], cuts_f: IO[bytes], parent: int
+) -> None:
     """In the writer: the text of ``table``'s compilations (``model.compilations_json``'s)
-    to ``f`` but for their causes, which the analyses give meanwhile: the text, then where
-    each compilation's cause goes in it (8 bytes each), then the text's length (8 bytes)."""
+    to ``f`` but for their causes, which the analyses give meanwhile, and where each
+    compilation's cause goes in that text to ``cuts_f`` (8 bytes each: written as they come,
+    not held, as the text is)."""
     from array import array
 
     from recompile_doctor.json_text import ITEM_HEADS, fields_text_apart
@@ -314,12 +324,13 @@ def _write_compilations(table: CompilationTable, f: IO[bytes], parent: int) -> N
         pos += len(b)
         out += (a, b)
         n += len(a) + len(b)
-        if n >= PIECE:
+        if n >= PIECE or len(cuts) >= _CUTS_HELD:
             if os.getppid() != parent:
                 return
             f.write(b"".join(out))
-            out, n = [], 0
+            cuts_f.write(cuts.tobytes())
+            out, n, cuts = [], 0, array("q")
     f.write(b"".join(out))
-    f.write(cuts.tobytes())
-    f.write(pos.to_bytes(8, "little"))
+    cuts_f.write(cuts.tobytes())
     f.flush()
+    cuts_f.flush()

@@ -189,15 +189,16 @@ def fields_text_apart(
 CUTS_READ = 1 << 16
 
 
-def spliced(f: IO[bytes], causes: Mapping[int, str], piece: int) -> Iterator[bytes]:
-    """The compilations' text ``events_json`` wrote to ``f`` ahead of their causes (the
-    text, where each cause goes in it, 8 bytes each, and the text's length, 8 bytes), with
-    each compilation's cause (by its id: its number among them) put in its place, in pieces
-    of about ``piece`` bytes, reading ``piece`` bytes of text and :data:`CUTS_READ` cuts at
-    a time (compiled: a loop over a run's compilations)."""
-    size = os.fstat(f.fileno()).st_size
-    end = int.from_bytes(read_at(f, 8, size - 8), "little")
-    count = (size - 8 - end) // 8
+def spliced(
+    f: IO[bytes], cuts_f: IO[bytes], causes: Mapping[int, str], piece: int
+) -> Iterator[bytes]:
+    """The compilations' text ``events_json`` wrote to ``f`` ahead of their causes, with
+    each compilation's cause (by its id: its number among them) put in its place (``cuts_f``:
+    where each goes in the text, 8 bytes each), in pieces of about ``piece`` bytes, reading
+    ``piece`` bytes of text and :data:`CUTS_READ` cuts at a time (compiled: a loop over a
+    run's compilations)."""
+    end = os.fstat(f.fileno()).st_size
+    count = os.fstat(cuts_f.fileno()).st_size // 8
     texts: dict[str | None, bytes] = {None: b"null"}
     out: list[bytes] = []
     n = 0
@@ -205,7 +206,7 @@ def spliced(f: IO[bytes], causes: Mapping[int, str], piece: int) -> Iterator[byt
     block_at = pos = 0
     for first in range(0, count + 1, CUTS_READ):
         cuts = array("q")
-        cuts.frombytes(read_at(f, 8 * min(CUTS_READ, count - first), end + 8 * first))
+        cuts.frombytes(read_at(cuts_f, 8 * min(CUTS_READ, count - first), 8 * first))
         if first + CUTS_READ > count:
             cuts.append(end)  # (the text after the last cause)
         i = first
