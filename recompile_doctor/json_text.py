@@ -323,15 +323,22 @@ def event_items(events: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Ite
     return _items(events, keys, event_text)
 
 
+#: the biggest chunk :func:`chunk_text` writes: its text is made whole, a few times the
+#: chunk's size at the most (a chunk of long lines and names, 20 MB, is written a row at a
+#: time instead; a JAX log's chunks of 2,048 events are about 0.5 MB)
+CHUNK_BYTES_MOST = 2 << 20
+
+
 def chunk_text(data: bytes, keys: tuple[str, ...], first: bool) -> bytes | None:
     """The text :func:`event_items` gives for the events of a chunk of the events' spool
     (``timeline.spool.SpooledChunk``: ``data``, their rows as the spool wrote them), UTF-8
     encoded (surrogates passed), the first led by the list's first head when ``first``:
     written by the C module from those bytes (not read back into objects), in a fifth of
-    the instructions; None where the module is not built, or the chunk holds a value it
-    does not write (then the caller writes its rows)."""
+    the instructions; None where the module is not built, the chunk is bigger than
+    :data:`CHUNK_BYTES_MOST`, or it holds a value the module does not write (then the
+    caller writes its rows)."""
     native = native_text()
-    if native is None:
+    if native is None or len(data) > CHUNK_BYTES_MOST:
         return None
     heads = ITEM_HEADS if first else (ITEM_HEADS[1], ITEM_HEADS[1])
     return native.chunk(data, object_pieces(keys, 2), 3, "  ", heads)

@@ -138,6 +138,17 @@ class _Name(str):
 
 
 @needs_native
+def test_a_chunk_too_big_to_hold_its_text_whole_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    # GIVEN a chunk bigger than the most written from bytes (its text is made whole)
+    rows = [("k", "a.log", n, None, "x" * 100, None, None, {}) for n in range(40)]
+    chunk = _chunk(rows)
+    assert json_text.chunk_text(chunk, EVENT_KEYS, True) == _python_text(rows, True)
+    monkeypatch.setattr(json_text, "CHUNK_BYTES_MOST", len(chunk) - 1)
+    # THEN it is left to the caller, which writes its rows a piece at a time
+    assert json_text.chunk_text(chunk, EVENT_KEYS, True) is None
+
+
+@needs_native
 def test_a_pickled_chunk_gives_none() -> None:
     # GIVEN a chunk the spool pickled (a value marshal does not write)
     rows = [("k", "a.log", 1, None, "t", None, None, {"c": _Name("red")})]
