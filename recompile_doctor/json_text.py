@@ -333,7 +333,7 @@ def chunk_text(data: bytes, keys: tuple[str, ...], first: bool) -> bytes | None:
     """The text :func:`event_items` gives for the events of a chunk of the events' spool
     (``timeline.spool.SpooledChunk``: ``data``, their rows as the spool wrote them), UTF-8
     encoded (surrogates passed), the first led by the list's first head when ``first``:
-    written by the C module from those bytes (not read back into objects), in a fifth of
+    written by the C module from those bytes (not read back into objects), in less than half
     the instructions; None where the module is not built, the chunk is bigger than
     :data:`CHUNK_BYTES_MOST`, or it holds a value the module does not write (then the
     caller writes its rows)."""
