@@ -948,6 +948,55 @@ m_string(const Marshalled *m, Py_ssize_t pos, const unsigned char **chars, Py_ss
     }
 }
 
+/* The items of the tuple or list at pos (its type byte '(', ')' or '['): their count, and
+ * where the first begins (-1: another type, or cut short) */
+static Py_ssize_t
+m_items(const Marshalled *m, Py_ssize_t pos, int32_t *count)
+{
+    if (pos >= m->size) {
+        return -1;
+    }
+    switch (m->data[pos] & ~M_FLAG_REF) {
+    case ')':
+        if (pos + 2 > m->size) {
+            return -1;
+        }
+        *count = m->data[pos + 1];
+        return pos + 2;
+    case '(':
+    case '[':
+        return m_long(m, pos + 1, count) && *count >= 0 ? pos + 5 : -1;
+    default:
+        return -1;
+    }
+}
+
+/* The value of an int marshal wrote as 'l' at pos, within 60 bits: where the next object
+ * begins (-1: a bigger one, or cut short) */
+static Py_ssize_t
+m_bigger_int(const Marshalled *m, Py_ssize_t pos, long long *v)
+{
+    int32_t count;
+    if (!m_long(m, pos + 1, &count) || count < -4 || count > 4) {
+        return -1;
+    }
+    int n = count < 0 ? -count : count;
+    if (pos + 5 + 2 * n > m->size) {
+        return -1;
+    }
+    unsigned long long u = 0;
+    for (int i = 0; i < n; i++) {
+        const unsigned char *d = m->data + pos + 5 + 2 * i;
+        unsigned int digit = (unsigned int)d[0] | (unsigned int)d[1] << 8;
+        if (digit >= (1u << 15)) {
+            return -1;
+        }
+        u |= (unsigned long long)digit << (15 * i);
+    }
+    *v = count < 0 ? -(long long)u : (long long)u;
+    return pos + 5 + 2 * n;
+}
+
 /* The object at pos passed over, the objects in it numbered as marshal numbers them:
  * where the next one begins (-1: not one written here, or cut short; -2: an error set) */
 static Py_ssize_t
@@ -963,6 +1012,7 @@ m_skip(Marshalled *m, Py_ssize_t pos, int depth)
     const unsigned char *chars;
     Py_ssize_t n;
     int32_t count;
+    long long v;
     switch (code & ~M_FLAG_REF) {
     case 'N':
     case 'T':
@@ -974,38 +1024,11 @@ m_skip(Marshalled *m, Py_ssize_t pos, int depth)
     case 'g':
         return pos + 9 <= m->size ? pos + 9 : -1;
     case 'l':
-        if (!m_long(m, pos + 1, &count) || count < -4 || count > 4) {
-            return -1;
-        }
-        n = (count < 0 ? -(Py_ssize_t)count : count) * 2;
-        return pos + 5 + n <= m->size ? pos + 5 + n : -1;
-    case 'a':
-    case 'A':
-    case 'u':
-    case 't':
-    case 'z':
-    case 'Z':
-        if (!m_string(m, pos, &chars, &n)) {
-            return -1;
-        }
-        return chars - m->data + n;
+        return m_bigger_int(m, pos, &v);
     case '(':
     case '[':
     case ')': {
-        Py_ssize_t at;
-        if ((code & ~M_FLAG_REF) == ')') {
-            if (pos + 2 > m->size) {
-                return -1;
-            }
-            count = m->data[pos + 1];
-            at = pos + 2;
-        }
-        else {
-            if (!m_long(m, pos + 1, &count) || count < 0) {
-                return -1;
-            }
-            at = pos + 5;
-        }
+        Py_ssize_t at = m_items(m, pos, &count);
         for (int32_t i = 0; i < count && at >= 0; i++) {
             at = m_skip(m, at, depth + 1);
         }
@@ -1021,8 +1044,8 @@ m_skip(Marshalled *m, Py_ssize_t pos, int depth)
         }
         return at < 0 ? at : (at < m->size ? at + 1 : -1);
     }
-    default:
-        return -1;
+    default: /* (a string, else not one written here) */
+        return m_string(m, pos, &chars, &n) ? chars - m->data + n : -1;
     }
 }
 
@@ -1076,28 +1099,6 @@ put_indent_bytes(Out out, const Indents *in, Py_ssize_t k, int comma)
     return 0;
 }
 
-/* The 64-bit two's complement of an int marshal wrote as 'l' at pos, within 60 bits */
-static int
-m_bigger_int(const Marshalled *m, Py_ssize_t pos, long long *v)
-{
-    int32_t count;
-    if (!m_long(m, pos + 1, &count) || count < -4 || count > 4) {
-        return 0;
-    }
-    int n = count < 0 ? -count : count;
-    unsigned long long u = 0;
-    for (int i = 0; i < n; i++) {
-        const unsigned char *d = m->data + pos + 5 + 2 * i;
-        unsigned int digit = (unsigned int)d[0] | (unsigned int)d[1] << 8;
-        if (digit >= (1u << 15)) {
-            return 0;
-        }
-        u |= (unsigned long long)digit << (15 * i);
-    }
-    *v = count < 0 ? -(long long)u : (long long)u;
-    return 1;
-}
-
 static int
 put_long_long(Out out, long long v)
 {
@@ -1137,11 +1138,8 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const Indents *i
         return pos + 5;
     case 'l': {
         long long v;
-        if (!m_bigger_int(m, pos, &v) || !m_long(m, pos + 1, &count) ||
-            put_long_long(out, v) < 0) {
-            return -1;
-        }
-        return pos + 5 + 2 * (Py_ssize_t)(count < 0 ? -count : count);
+        Py_ssize_t end = m_bigger_int(m, pos, &v);
+        return end < 0 || put_long_long(out, v) < 0 ? -1 : end;
     }
     case 'g': {
         if (pos + 9 > m->size) {
@@ -1153,16 +1151,6 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const Indents *i
         }
         return pos + 9;
     }
-    case 'a':
-    case 'A':
-    case 'u':
-    case 't':
-    case 'z':
-    case 'Z':
-        if (!m_string(m, pos, &chars, &n) || put_escaped(out, chars, n) < 0) {
-            return -1;
-        }
-        return chars - m->data + n;
     case 'r':
         if (m_put(out, m, m_referred(m, pos), level, in, depth + 1) < 0) {
             return -1;
@@ -1171,19 +1159,9 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const Indents *i
     case '(':
     case '[':
     case ')': {
-        Py_ssize_t at;
-        if (code == ')') {
-            count = pos + 1 < m->size ? m->data[pos + 1] : -1;
-            at = pos + 2;
-        }
-        else if (!m_long(m, pos + 1, &count)) {
-            return -1;
-        }
-        else {
-            at = pos + 5;
-        }
-        if (count <= 0) {
-            return count == 0 && out_lit(out, "[]") == 0 ? at : -1;
+        Py_ssize_t at = m_items(m, pos, &count);
+        if (at < 0 || count == 0) {
+            return at < 0 || out_lit(out, "[]") < 0 ? -1 : at;
         }
         if (out_lit(out, "[") < 0) {
             return -1;
@@ -1239,8 +1217,11 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const Indents *i
         }
         return at + 1;
     }
-    default:
-        return -1;
+    default: /* (a string, else not one written here) */
+        if (!m_string(m, pos, &chars, &n) || put_escaped(out, chars, n) < 0) {
+            return -1;
+        }
+        return chars - m->data + n;
     }
 }
 
@@ -1315,23 +1296,17 @@ json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     int32_t rows;
     Py_ssize_t at = 1;
     /* (the chunk: b"M" and marshal's bytes of a list of rows; else the caller reads it) */
-    if (m.size < 6 || m.data[0] != 'M' || (m.data[1] & ~M_FLAG_REF) != '[' ||
-        !m_long(&m, 2, &rows) || rows < 0 || ((m.data[1] & M_FLAG_REF) && m_number(&m, 1) < 0)) {
+    if (m.size < 2 || m.data[0] != 'M' || (m.data[1] & ~M_FLAG_REF) != '[' ||
+        (at = m_items(&m, 1, &rows)) < 0 || ((m.data[1] & M_FLAG_REF) && m_number(&m, 1) < 0)) {
         goto done;
     }
-    at = 6;
     for (int32_t r = 0; r < rows; r++) {
         Py_ssize_t start[8];
         unsigned char code = at < m.size ? m.data[at] : 0;
         int32_t count = -1;
-        if ((code & ~M_FLAG_REF) == ')') { /* (a row: a tuple of the event's 8 values) */
-            count = at + 1 < m.size ? m.data[at + 1] : -1;
-            start[0] = at + 2;
-        }
-        else if ((code & ~M_FLAG_REF) == '(' && m_long(&m, at + 1, &count)) {
-            start[0] = at + 5;
-        }
-        if (count != 8) {
+        /* (a row: a tuple of the event's 8 values) */
+        start[0] = (code & ~M_FLAG_REF) == '[' ? -1 : m_items(&m, at, &count);
+        if (start[0] < 0 || count != 8) {
             goto done;
         }
         if ((code & M_FLAG_REF) && m_number(&m, at) < 0) {

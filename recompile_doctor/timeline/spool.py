@@ -208,17 +208,12 @@ class EventSpool:
 
     def main(self) -> Iterator[Event]:
         """The events in arrival order, without the :attr:`late` ones."""
-        if self._closed:
-            raise ValueError("the events' temporary file was closed")
-        for blob in self._chunks:
-            # (the file's offset stays where it is, for a forked process reading the same
-            # file -- :mod:`recompile_doctor.events_json`)
-            rows: list[_EventTuple] = _chunk_rows(Blobs.get(blob))
-            for row in rows:
-                # (``tuple.__new__`` or its C twin: the row is the event's eight values, as
-                # _spill made it; the named tuple's own ``__new__`` takes twice as long)
-                yield _new(Event, row)
-        yield from list(self._buffer)
+        for part in self.main_parts():
+            if isinstance(part, Event):
+                yield part
+            else:  # (a loop here: a generator yielded from costs a call an event)
+                for row in part[0].rows():
+                    yield _new(Event, row)
 
     def main_parts(self) -> Iterator[tuple[SpooledChunk, str, int] | Event]:
         """:meth:`main` with each written chunk as it was written, with its last event's
@@ -226,6 +221,8 @@ class EventSpool:
         if self._closed:
             raise ValueError("the events' temporary file was closed")
         for blob, (source, line) in zip(self._chunks, self._chunk_last, strict=True):
+            # (the file's offset stays where it is, for a forked process reading the same
+            # file -- :mod:`recompile_doctor.events_json`)
             yield (SpooledChunk(Blobs.get(blob)), source, line)
         yield from list(self._buffer)
 
@@ -273,6 +270,11 @@ class SpooledChunk:
 
     def rows(self) -> list[_EventTuple]:
         return _chunk_rows(self.data)
+
+    def events(self) -> Iterator[Event]:
+        # (``tuple.__new__`` or its C twin: a row is the event's eight values, as _spill
+        # made it; the named tuple's own ``__new__`` takes twice as long)
+        return (_new(Event, row) for row in self.rows())
 
 
 class ReportEvents(Sequence[Event]):
@@ -337,7 +339,7 @@ class ReportEvents(Sequence[Event]):
                 if nxt is None or key(nxt) >= (self._order.get(source, 0), line):
                     yield chunk  # (its events, in log order, all come before the next other)
                     continue
-                evs = [_new(Event, row) for row in chunk.rows()]
+                evs = chunk.events()
             for ev in evs:
                 at = key(ev)
                 while nxt is not None and key(nxt) < at:
