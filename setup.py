@@ -34,10 +34,12 @@ NATIVE = Extension(
         "recompile_doctor/parsers/_native.c",
         "recompile_doctor/parsers/_native_codec.c",
         "recompile_doctor/parsers/_native_json.c",
+        "recompile_doctor/parsers/_native_marshal.c",
     ],
     depends=[
         "recompile_doctor/parsers/_native_codec.h",
         "recompile_doctor/parsers/_native_json.h",
+        "recompile_doctor/parsers/_native_marshal.h",
         "recompile_doctor/parsers/_native_slots.h",
     ],
     optional=True,

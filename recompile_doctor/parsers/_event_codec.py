@@ -22,6 +22,7 @@ from recompile_doctor import events as _events
 from recompile_doctor.bounded import Kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey, Span, TypedEvent
+from recompile_doctor.marshal_bytes import dumps as marshal_dumps
 from recompile_doctor.model import Event, ValueChange
 from recompile_doctor.parsers._decoding import RUN_MAX as RUN_MAX
 from recompile_doctor.parsers._tuples import new_event, tuple_new
@@ -307,8 +308,9 @@ ENDING: Final = -2
 
 def put_record(f: IO[bytes], value: Any) -> None:
     """Write one record: its length, then its marshal encoding (``marshal.load`` from a
-    file reads a few bytes at a time: ten times slower than ``loads`` of the record)."""
-    data = marshal.dumps(value)
+    file reads a few bytes at a time: ten times slower than ``loads`` of the record;
+    written by the C writer where it is built: :mod:`recompile_doctor.marshal_bytes`)."""
+    data = marshal_dumps(value)
     f.write(len(data).to_bytes(8, "little"))
     f.write(data)
 

@@ -23,6 +23,7 @@
 
 #include "_native_codec.h" /* the workers' event codec (_event_codec.py's in C) */
 #include "_native_json.h"  /* a report's JSON text (json_text.py's _text_py in C) */
+#include "_native_marshal.h" /* marshal's bytes of plain values (the workers', the spool's) */
 #include "_native_slots.h" /* slot plans and named tuples, shared with the parts above */
 
 static int
@@ -1154,6 +1155,10 @@ static PyMethodDef methods[] = {
     {"json_fields", (PyCFunction)(void (*)(void))json_fields, METH_FASTCALL,
      "json_fields(pieces, values, level, step, fallback) -> the pieces around the values' "
      "texts"},
+    {"marshal_dumps", (PyCFunction)(void (*)(void))marshal_dumps, METH_FASTCALL,
+     "marshal_dumps(value, rows) -> bytes marshal.loads reads as marshal.dumps(value)'s "
+     "(rows: a list of tuples and named tuples, each as a plain tuple); None: not written "
+     "here"},
     {"json_chunk", (PyCFunction)(void (*)(void))json_chunk, METH_FASTCALL,
      "json_chunk(data, pieces, level, step, heads) -> the UTF-8 JSON text of a spooled "
      "chunk's events, or None (timeline/spool.py)"},

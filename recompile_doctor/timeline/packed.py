@@ -27,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Final, TypeVar, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
+from recompile_doctor.marshal_bytes import dumps as marshal_dumps
 from recompile_doctor.timeline.blobs import Blob, Blobs
 from recompile_doctor.timeline.pickled import dumps, loads
 
@@ -254,7 +255,7 @@ def _pack(items: list[T], rows: type | None = None) -> bytes:
     types kept: a bool stays a bool), else pickled."""
     if rows is not None and all(type(x) is rows for x in items):
         try:
-            data = marshal.dumps(items if rows is str else list(zip(*items, strict=True)))
+            data = marshal_dumps(items if rows is str else list(zip(*items, strict=True)))
         except ValueError:  # (a value marshal does not write)
             pass
         else:
@@ -294,7 +295,7 @@ def _events_data(items: list[Any]) -> bytes | None:
             rows: list[Any] = [encode(ev, None) for ev in items]
         else:
             rows = [[encode(ev, None), x] for ev, x in items]
-        return marshal.dumps((shape, rows))
+        return marshal_dumps((shape, rows))
     except (codec.Unencodable, ValueError):  # (ValueError: a value marshal does not write)
         return None
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
+from recompile_doctor.marshal_bytes import TAKES_NAMED_ROWS, plain_rows, rows_dumps
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._tuples import tuple_new
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -157,12 +158,17 @@ class EventSpool:
         rows: list[tuple[Any, ...]] = []  # (_EventTuple's)
         chars = 0
         chunk, most = self._chunk, self._most_chars
+        named = TAKES_NAMED_ROWS
         for e in out:
-            # (the event's own values, as a plain tuple -- a slice of a named tuple is one,
-            # copied in a sixth of tuple()'s time -- its detail a dictionary, written before
-            # anything can change it)
+            # (the event's own values -- the named tuple itself where the C writer takes it,
+            # else a plain tuple: a slice of a named tuple is one, copied in a sixth of
+            # tuple()'s time -- its detail a dictionary, written before anything can change
+            # it)
             detail = e.detail
-            rows.append(e[:] if type(detail) is dict else (*e[:7], dict(detail)))
+            if type(detail) is dict:
+                rows.append(e if named else e[:])
+            else:
+                rows.append((*e[:7], dict(detail)))
             chars += len(e.text)
             if len(rows) >= chunk or chars >= most:
                 # (a chunk is read back at once: it is bounded in events and in text)
@@ -241,14 +247,19 @@ _PICKLED: Final = b"P"
 
 
 def _chunk_bytes(rows: list[tuple[Any, ...]]) -> bytes:
-    """A chunk's rows as written: by ``marshal`` when they hold only the plain values it
+    """A chunk's rows (named tuples among them: the C writer's, :data:`TAKES_NAMED_ROWS`)
+    as written, each a plain tuple: by ``marshal`` when they hold only the plain values it
     writes (their exact types kept: a bool stays a bool, a tuple a tuple; a JAX log's rows
     are written in 60 % of the pickler's time and read back in 40 %), else pickled (a
     detail holding a value of another type: an enum, an object of a test's)."""
+    data = rows_dumps(rows)
+    if data is not None:
+        return _MARSHALLED + data
+    plain = plain_rows(rows)
     try:
-        return _MARSHALLED + marshal.dumps(rows)
+        return _MARSHALLED + marshal.dumps(plain)
     except ValueError:  # (a value marshal does not write)
-        return _PICKLED + pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+        return _PICKLED + pickle.dumps(plain, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _chunk_rows(data: bytes) -> list[_EventTuple]:
