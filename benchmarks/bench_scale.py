@@ -146,6 +146,7 @@ def timed(
         assert p.stdout is not None
         while p.stdout.read(1 << 16):
             pass
+        p.stdout.close()
         _, status, usage = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t
         if err is not None:

@@ -21,6 +21,7 @@ QUICK = {
     "bench_memory.py": ["--mb", "10", "40"],
     "bench_fleet.py": ["--small"],
     "bench_instructions.py": ["--mb", "1", "--only", "jax,tensorflow"],
+    "bench_matchers.py": ["--mb", "10"],
 }
 
 

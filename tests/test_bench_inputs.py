@@ -156,3 +156,18 @@ def test_instruction_counts_cover_every_framework_log_and_the_poplar_debug_one()
     # AND each framework case's lines are bench_frameworks.py's
     name, fmt, rels, noise = bf.CASES[0]
     assert list(islice(got[name][1](), 500)) == list(islice(bf.case_lines(fmt, rels, noise), 500))
+
+
+def test_the_matcher_benchmark_finds_the_same_lines_with_every_matcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # GIVEN the matcher benchmark over small logs of JAX's and the DEBUG Poplar one
+    bm = _benchmark("bench_matchers")
+    argv = ["bench_matchers.py", "--mb", "0.3", "--dir", str(tmp_path), "--repeat", "1"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--only", "jax,poplar-debug"])
+    # WHEN it runs THEN every matcher here finds the same candidate lines in each
+    bm.main()
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    got = {r[0]: r for r in rows if r and r[0] in ("jax", "poplar-debug")}
+    assert set(got) == {"jax", "poplar-debug"}
+    assert all(r[-1] != "DIFFER" and int(r[-1]) > 0 for r in got.values())

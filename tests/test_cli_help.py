@@ -9,7 +9,7 @@ import pytest
 from recompile_doctor import __version__, compiled_modules
 from recompile_doctor.cli.main import cli
 from recompile_doctor.compiled_modules import compiled
-from recompile_doctor.matcher_choice import has_hyperscan
+from recompile_doctor.matcher_choice import has_hyperscan, has_native_scan
 from recompile_doctor.parsers._spans import native_module
 from tests.conftest import ROOT, run_cli
 
@@ -34,8 +34,12 @@ def test_every_subcommand_has_help_and_is_in_the_readme(
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run_cli("--version", capsys=capsys)
     assert code == 0 and out.startswith(f"recompile-doctor, version {__version__}\n")
-    # the matcher big logs are read with: hyperscan where its wheel imports
-    expected = "hyperscan " if has_hyperscan() else "bytes.find ("
+    # the matcher big logs are read with: the C scan where the C module is built (hyperscan
+    # after buffers of few candidates, where its wheel imports), else hyperscan or bytes.find
+    if has_native_scan():
+        expected = "the C scan; hyperscan " if has_hyperscan() else "the C scan (hyperscan is not"
+    else:
+        expected = "hyperscan " if has_hyperscan() else "bytes.find ("
     assert out.splitlines()[1].startswith("log matcher: " + expected)
     # and the build: pure, or compiled with mypyc (`make compiled`)
     build = "compiled with mypyc (" if compiled() else "pure Python, "
@@ -51,13 +55,22 @@ def test_version_names_the_fallback_matcher_and_how_to_get_hyperscan(
     """GIVEN no hyperscan wheel WHEN --version runs THEN it says the log reader falls back
     to bytes.find, and how to install the faster matcher (a slow run can be traced to it)."""
     monkeypatch.setitem(sys.modules, "hyperscan", None)  # import hyperscan: ImportError
-    assert not has_hyperscan()
+    monkeypatch.setenv("RECOMPILE_DOCTOR_NATIVE", "0")  # (nor the C scan)
+    assert not has_hyperscan() and not has_native_scan()
     code, out, _ = run_cli("--version", capsys=capsys)
     assert code == 0
     assert out.splitlines()[1] == (
         "log matcher: bytes.find (hyperscan is not installed; "
         "pip install 'recompile-doctor[fast]' reads big logs faster)"
     )
+    # with the C module but no hyperscan: the C scan, and what hyperscan would add
+    monkeypatch.delenv("RECOMPILE_DOCTOR_NATIVE")
+    if has_native_scan():
+        code, out, _ = run_cli("--version", capsys=capsys)
+        assert out.splitlines()[1] == (
+            "log matcher: the C scan (hyperscan is not installed; pip install "
+            "'recompile-doctor[fast]' reads logs with few candidate lines faster)"
+        )
 
 
 def test_version_says_where_the_scanner_does_its_byte_work(

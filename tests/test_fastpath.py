@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.matcher_choice import has_hyperscan
+from recompile_doctor.matcher_choice import has_hyperscan, has_native_scan
 from recompile_doctor.parsers import LOG_FORMATS, ParseCounter, _scan, parse_log
 from recompile_doctor.parsers import logs as logs_module
 from recompile_doctor.parsers._scan import FindMatcher, regex_literals
@@ -37,7 +37,12 @@ def _fixture_logs() -> list[Path]:
     return sorted(p for p in found if p.is_file())
 
 
-ENGINES = ["find"] + (["hyperscan"] if has_hyperscan() else [])
+ENGINES = (
+    ["find"]
+    + (["hyperscan"] if has_hyperscan() else [])
+    + (["native"] if has_native_scan() else [])
+    + (["density"] if has_native_scan() and has_hyperscan() else [])
+)
 
 
 def _run(path: Path, fast: bool, engine: str | None = None, fmt: str | None = None) -> Any:

@@ -28,13 +28,13 @@ def _in_thread(run: object) -> object:
 
 def test_the_same_literals_give_this_threads_matcher_and_another_thread_its_own() -> None:
     # GIVEN a matcher made for some literals
-    first = _scan.make_matcher(LITERALS)
+    first = _scan.make_matcher(LITERALS, "hyperscan")
     # THEN the same literals give it again in this thread, other literals another one
-    assert _scan.make_matcher(list(LITERALS)) is first
-    assert _scan.make_matcher([*LITERALS, "Tracing"]) is not first
+    assert _scan.make_matcher(list(LITERALS), "hyperscan") is first
+    assert _scan.make_matcher([*LITERALS, "Tracing"], "hyperscan") is not first
     # AND another thread gets a matcher of its own (a database's scratch space serves one
     # scan at a time), finding the same
-    other = _in_thread(lambda: _scan.make_matcher(LITERALS))
+    other = _in_thread(lambda: _scan.make_matcher(LITERALS, "hyperscan"))
     assert other is not first
     assert other.positions(DATA, len(DATA)) == first.positions(DATA, len(DATA))  # type: ignore[attr-defined]
     # AND what they find is what a matcher made anew finds
@@ -44,11 +44,11 @@ def test_the_same_literals_give_this_threads_matcher_and_another_thread_its_own(
 
 
 def test_threads_scanning_at_once_each_find_what_one_finds() -> None:
-    want = _scan.make_matcher(LITERALS).positions(DATA, len(DATA))
+    want = _scan.make_matcher(LITERALS, "hyperscan").positions(DATA, len(DATA))
     wrong: list[int] = []
 
     def scan() -> None:
-        m = _scan.make_matcher(LITERALS)
+        m = _scan.make_matcher(LITERALS, "hyperscan")
         for _ in range(200):
             if m.positions(DATA, len(DATA)) != want:
                 wrong.append(1)
@@ -65,7 +65,7 @@ def test_a_thread_keeps_a_bounded_number_of_matchers() -> None:
     def make_many() -> int:
         most = 0
         for i in range(_scan.MATCHERS_KEPT * 2 + 3):
-            _scan.make_matcher([f"literal {i}"])
+            _scan.make_matcher([f"literal {i}"], "hyperscan")
             most = max(most, len(_scan._MADE.matchers))
         return most
 

@@ -315,6 +315,151 @@ take_prefixed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nN)", pos, bodies);
 }
 
+/* literal_positions(data, end, literals) -> list[int]
+ *
+ * Where a line of data[:end] (whole lines) holding one of literals (bytes, at least 2 long,
+ * no newline) begins to hold it: the first such place of each such line, ascending (the
+ * lines hyperscan's matches or a find per literal give; _scan.NativeMatcher).  After a
+ * line's first literal the scan goes on at the next line.
+ *
+ * One literal: memmem.  Several: Wu and Manber's scan over 2-byte blocks.  The window is
+ * as long as the shortest literal (m bytes, at most 256); the block of its last 2 bytes
+ * tells how far the window may move on without passing over a literal's start (m - 1 for a
+ * block in no literal's first m bytes).  Where it may not move, the literals whose first m
+ * bytes end with that block are compared in place.  The table is made at each call (65,536
+ * bytes: microseconds, for megabytes scanned).  (Blocks of 3 bytes hashed to 16 bits were
+ * slower on every format's log: a multiplication a step, and no longer moves.) */
+#define LITERALS_MOST 256
+static inline unsigned
+block_at(const unsigned char *p)
+{
+    return p[0] | ((unsigned)p[1] << 8);
+}
+
+static PyObject *
+literal_positions(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    const char *usage = "literal_positions(data, end, literals)";
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    Py_ssize_t end;
+    if (get_index(args[1], "end", &end) < 0) {
+        return NULL;
+    }
+    PyObject *lits = args[2];
+    if (!PyTuple_Check(lits) || PyTuple_GET_SIZE(lits) == 0 ||
+        PyTuple_GET_SIZE(lits) > LITERALS_MOST) {
+        PyErr_Format(PyExc_TypeError, "%s: literals must be a tuple of 1 to %d bytes", usage,
+                     LITERALS_MOST);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(lits);
+    const char *lit[LITERALS_MOST];
+    Py_ssize_t len[LITERALS_MOST];
+    Py_ssize_t m = PY_SSIZE_T_MAX;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *b = PyTuple_GET_ITEM(lits, k);
+        if (!PyBytes_Check(b) || PyBytes_GET_SIZE(b) < 2 ||
+            memchr(PyBytes_AS_STRING(b), '\n', (size_t)PyBytes_GET_SIZE(b)) != NULL) {
+            PyErr_Format(PyExc_ValueError, "%s: a literal must be bytes, 2 or more, no newline",
+                         usage);
+            return NULL;
+        }
+        lit[k] = PyBytes_AS_STRING(b);
+        len[k] = PyBytes_GET_SIZE(b);
+        m = Py_MIN(m, len[k]);
+    }
+    m = Py_MIN(m, 256);
+    unsigned char *shift = NULL;
+    unsigned last[LITERALS_MOST];
+    if (n > 1) {
+        shift = PyMem_Malloc(65536);
+        if (shift == NULL) {
+            return PyErr_NoMemory();
+        }
+        memset(shift, (int)(m - 1), 65536);
+        for (Py_ssize_t k = 0; k < n; k++) {
+            const unsigned char *p = (const unsigned char *)lit[k];
+            for (Py_ssize_t q = 1; q < m; q++) {
+                unsigned blk = block_at(p + q - 1);
+                if (shift[blk] > m - 1 - q) {
+                    shift[blk] = (unsigned char)(m - 1 - q);
+                }
+            }
+            last[k] = block_at(p + m - 2);
+        }
+    }
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
+        PyMem_Free(shift);
+        return NULL;
+    }
+    if (end > view.len) {
+        end = view.len;
+    }
+    const char *buf = (const char *)view.buf;
+    const unsigned char *u = (const unsigned char *)view.buf;
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        goto done;
+    }
+    Py_ssize_t i = m - 1; /* the window's last byte (several literals) */
+    Py_ssize_t from = 0;  /* where to look next (one literal) */
+    for (;;) {
+        Py_ssize_t at;
+        if (shift == NULL) {
+            const char *hit = end - from >= len[0]
+                                  ? memmem(buf + from, (size_t)(end - from), lit[0], (size_t)len[0])
+                                  : NULL;
+            if (hit == NULL) {
+                break;
+            }
+            at = hit - buf;
+        }
+        else {
+            if (i >= end) {
+                break;
+            }
+            unsigned blk = block_at(u + i - 1);
+            unsigned s = shift[blk];
+            if (s != 0) {
+                i += s;
+                continue;
+            }
+            at = i - m + 1;
+            int found = 0;
+            for (Py_ssize_t k = 0; k < n; k++) {
+                if (last[k] == blk && len[k] <= end - at &&
+                    memcmp(buf + at, lit[k], (size_t)len[k]) == 0) {
+                    found = 1;
+                    break;
+                }
+            }
+            if (!found) {
+                i += 1;
+                continue;
+            }
+        }
+        if (append_index(out, at) < 0) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        const char *nl = memchr(buf + at, '\n', (size_t)(end - at));
+        if (nl == NULL) {
+            break;
+        }
+        from = (nl - buf) + 1; /* (the next line) */
+        i = from + m - 1;
+    }
+done:
+    PyBuffer_Release(&view);
+    PyMem_Free(shift);
+    return out;
+}
+
 /* newlines(data, start, end) -> int: the newlines in data[start:end] */
 static PyObject *
 newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -1124,6 +1269,9 @@ static PyMethodDef methods[] = {
      "line_text(data, a, b, limit) -> the text of the physical line data[a:b]"},
     {"line_end", (PyCFunction)(void (*)(void))line_end, METH_FASTCALL,
      "line_end(data, pos, end) -> where the line starting at pos ends"},
+    {"literal_positions", (PyCFunction)(void (*)(void))literal_positions, METH_FASTCALL,
+     "literal_positions(data, end, literals) -> where each line of data[:end] "
+     "holding a literal first holds one"},
     {"newlines", (PyCFunction)(void (*)(void))newlines, METH_FASTCALL,
      "newlines(data, start, end) -> the newlines in data[start:end]"},
     {"after_lines", (PyCFunction)(void (*)(void))after_lines, METH_FASTCALL,

@@ -3,8 +3,8 @@ only for the lines that may hold a message.
 
 A log of a gigabyte is mostly lines no decoder wants.  Instead of decoding every line, the
 reader fills a reused buffer with whole lines, a matcher finds where the format's literal
-anchors occur (hyperscan when its wheel is installed, ``bytes.find`` otherwise -- the same
-candidates either way), newlines are counted only between candidates for line numbers, and
+anchors occur (the C module's scan, hyperscan when its wheel is installed, or ``bytes.find``:
+:mod:`recompile_doctor.matcher_choice`; the same candidate lines either way), newlines are counted only between candidates for line numbers, and
 only candidate lines are decoded to text and checked with the driver's exact anchor test.
 The lines around them are handed to the decoder's ``skipped`` as its ``wants_skipped``
 asks (see :class:`~recompile_doctor.parsers._format.Decoder`), and every line while the
@@ -22,11 +22,11 @@ from typing import BinaryIO, Final, Protocol
 
 from recompile_doctor.bounded import Kept
 from recompile_doctor.errors import RecompileDoctorError
-from recompile_doctor.matcher_choice import has_hyperscan
+from recompile_doctor.matcher_choice import engine_for
 from recompile_doctor.parsers._format import Decoder, SkipMode
 from recompile_doctor.parsers._line_text import MAX_LINE_BYTES, line_text
 from recompile_doctor.parsers._reader import BROKEN_STREAM
-from recompile_doctor.parsers._spans import chosen
+from recompile_doctor.parsers._spans import chosen, native_in_use
 
 #: the reused read buffer (whole lines are moved to its front between reads)
 CHUNK_BYTES = 4 << 20
@@ -94,6 +94,52 @@ class HyperscanMatcher:
         return out
 
 
+class NativeMatcher:
+    """The C module's scan (``literal_positions``: Wu and Manber's over 2-byte blocks, or
+    ``memmem`` for one literal), one position a line, all in one call: hyperscan calls a
+    Python function for every match (with the interpreter's lock taken back each time),
+    about 1,700 instructions of a compiled reading's, a third of its scan of a JAX log."""
+
+    def __init__(self, literals: Sequence[bytes], positions: _Positions) -> None:
+        self._literals = tuple(_minimal(literals))
+        self._positions = positions
+
+    def positions(self, data: bytearray, end: int) -> list[int]:
+        return self._positions(data, end, self._literals)
+
+
+class DensityMatcher:
+    """The C scan where a log's candidate lines are dense, hyperscan where they are sparse,
+    chosen for each buffer by the one before (the first: the C scan).  Both give the same
+    lines; hyperscan's scan of the bytes is faster where a log's words nearly hold an
+    anchor (Poplar's ``Poplar `` in lines full of ``poplar/``: the C scan moves on a byte at
+    a time there), its call per match the slower part where matches are many (measured:
+    ``benchmarks/bench_matchers.py``)."""
+
+    def __init__(self, native: NativeMatcher, hyperscan: Matcher) -> None:
+        self._native = native
+        self._hyperscan = hyperscan
+        self._sparse = False
+
+    def positions(self, data: bytearray, end: int) -> list[int]:
+        got = (self._hyperscan if self._sparse else self._native).positions(data, end)
+        if end >= SPARSE_JUDGED_BYTES:
+            self._sparse = len(got) * (1 << 20) < SPARSE_LINES_PER_MB * end
+        return got
+
+
+#: candidate lines a MB under which a buffer's scan is left to hyperscan (hyperscan's call
+#: per match: about 1,700 instructions of compiled reading; the C scan's slower moves over
+#: the DEBUG Poplar log's bytes: about as much for 500 lines a MB)
+SPARSE_LINES_PER_MB: Final = 1000
+#: a buffer is judged once it holds this many bytes (a log's last short one is not)
+SPARSE_JUDGED_BYTES: Final = 1 << 20
+
+
+class _Positions(Protocol):
+    def __call__(self, data: bytearray, end: int, literals: tuple[bytes, ...], /) -> list[int]: ...
+
+
 def _minimal(literals: Sequence[bytes]) -> list[bytes]:
     """The literals without those containing another (a line holding the longer one holds
     the shorter one too), without duplicates."""
@@ -115,10 +161,21 @@ MATCHERS_KEPT: Final = 64
 
 
 def make_matcher(literals: Sequence[str], engine: str | None = None) -> Matcher:
-    """The fastest matcher available (``engine``: "hyperscan" or "find" to choose)."""
+    """The fastest matcher available for ``literals`` (:func:`~recompile_doctor.
+    matcher_choice.engine_for`; ``engine``: "native", "density" (the C scan or hyperscan,
+    a buffer at a time), "hyperscan" or "find" to choose)."""
     lits = [s.encode("utf-8") for s in literals]
-    if engine == "find" or (engine is None and not has_hyperscan()):
+    engine = engine or engine_for(_minimal(lits))
+    if engine == "find":
         return FindMatcher(lits)
+    if engine in ("native", "density"):
+        native = native_in_use()
+        if native is None:
+            raise ValueError("the C scan was asked for, and the C module is not in use")
+        scan = NativeMatcher(lits, native.literal_positions)
+        if engine == "native":
+            return scan
+        return DensityMatcher(scan, make_matcher(literals, "hyperscan"))
     made: Kept[tuple[bytes, ...], HyperscanMatcher] | None = getattr(_MADE, "matchers", None)
     if made is None:
         made = _MADE.matchers = Kept(MATCHERS_KEPT)
