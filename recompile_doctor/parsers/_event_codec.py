@@ -176,7 +176,10 @@ def encode(ev: TypedEvent, before: Event | None) -> list[Any]:
     c = _NATIVE[0] if _NATIVE else native_codec()
     if c is None:
         return encode_py(ev, before)
-    got: list[Any] = c.encode(ev, before, c.enc_table)
+    # (the C function taken out first: compiled code calls ``c.encode(...)`` as a method
+    # of the named tuple, looked up on its class at each call)
+    fn = c.encode
+    got: list[Any] = fn(ev, before, c.enc_table)
     return got
 
 
@@ -186,7 +189,8 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
     c = _NATIVE[0] if _NATIVE else native_codec()
     if c is None:
         return decode_py(item, before)
-    got: TypedEvent = c.decode(item, before, c.dec_table)
+    fn = c.decode  # (as in encode)
+    got: TypedEvent = fn(item, before, c.dec_table)
     return got
 
 

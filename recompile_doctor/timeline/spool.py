@@ -18,7 +18,7 @@ import marshal
 import pickle
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Final, overload
+from typing import Any, Final, cast, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.marshal_bytes import TAKES_NAMED_ROWS, plain_rows, rows_dumps
@@ -159,17 +159,21 @@ class EventSpool:
         chars = 0
         chunk, most = self._chunk, self._most_chars
         named = TAKES_NAMED_ROWS
-        for e in out:
+        # (the events as tuples of any items, their fields read by place: compiled code
+        # checks each field of an Event it appends to these rows against its type and makes
+        # a new plain tuple of them)
+        events = cast(list[tuple[Any, ...]], out)
+        for e in events:
             # (the event's own values -- the named tuple itself where the C writer takes it,
             # else a plain tuple: a slice of a named tuple is one, copied in a sixth of
-            # tuple()'s time -- its detail a dictionary, written before anything can change
-            # it)
-            detail = e.detail
+            # tuple()'s time -- its detail (7) a dictionary, written before anything can
+            # change it)
+            detail = e[7]
             if type(detail) is dict:
                 rows.append(e if named else e[:])
             else:
                 rows.append((*e[:7], dict(detail)))
-            chars += len(e.text)
+            chars += len(e[4])  # (its text)
             if len(rows) >= chunk or chars >= most:
                 # (a chunk is read back at once: it is bounded in events and in text)
                 self._write_chunk(rows)
