@@ -10,7 +10,7 @@ from recompile_doctor import __version__, compiled_modules
 from recompile_doctor.cli.main import cli
 from recompile_doctor.compiled_modules import compiled
 from recompile_doctor.matcher_choice import has_hyperscan, has_native_scan
-from recompile_doctor.parsers._spans import native_module
+from recompile_doctor.parsers._spans import native_in_use
 from tests.conftest import ROOT, run_cli
 
 COMMANDS = sorted(cli.commands)
@@ -45,7 +45,7 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     build = "compiled with mypyc (" if compiled() else "pure Python, "
     assert out.splitlines()[2].startswith("build: " + build)
     # and where the scanner does its byte work: in C where the C module is built
-    native = "in C" if native_module() is not None else "in Python ("
+    native = "in C" if native_in_use() is not None else "in Python ("
     assert f"the scanner's byte work {native}" in out.splitlines()[2]
 
 

@@ -18,12 +18,14 @@ from hypothesis import strategies as st
 
 from recompile_doctor import marshal_bytes
 from recompile_doctor.model import Event
-from recompile_doctor.parsers._spans import native_module
+from recompile_doctor.parsers._spans import native_in_use
 from recompile_doctor.timeline import spool
 from tests.conftest import examples
 
-NATIVE: Any = native_module()
-needs_native = pytest.mark.skipif(NATIVE is None, reason="the C module is not built here")
+NATIVE: Any = native_in_use()
+needs_native = pytest.mark.skipif(
+    NATIVE is None, reason="the C module is not built here, or turned off"
+)
 
 _texts = st.text(st.characters(codec=None, exclude_categories=()), max_size=12)
 _long_texts = st.text(st.characters(codec=None, exclude_categories=()), min_size=250, max_size=300)
@@ -177,7 +179,7 @@ def test_rows_as_plain_tuples() -> None:
     assert NATIVE.marshal_dumps([("a", _Pair(1, 2))], True) is None
 
 
-@pytest.mark.skipif(NATIVE is not None, reason="the C module is built here")
+@pytest.mark.skipif(NATIVE is not None, reason="the C module is in use here")
 def test_without_the_c_module_rows_are_plain() -> None:
     assert marshal_bytes.rows_dumps([("a",)]) is None
     assert not marshal_bytes.TAKES_NAMED_ROWS
