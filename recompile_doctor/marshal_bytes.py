@@ -16,7 +16,6 @@ import marshal
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-#: the C writer (None: the C module is not built, or it is turned off)
 _Writer = Callable[[Any, bool], bytes | None]
 
 
@@ -30,6 +29,7 @@ def _chosen() -> _Writer | None:
     return writer
 
 
+#: the C writer (None: the C module is not built, or it is turned off)
 _NATIVE: Final = _chosen()
 
 #: whether :func:`rows_dumps` takes named tuples as they are (the C writer's); without it

@@ -3,9 +3,10 @@ only for the lines that may hold a message.
 
 A log of a gigabyte is mostly lines no decoder wants.  Instead of decoding every line, the
 reader fills a reused buffer with whole lines, a matcher finds where the format's literal
-anchors occur (the C module's scan, hyperscan when its wheel is installed, or ``bytes.find``:
-:mod:`recompile_doctor.matcher_choice`; the same candidate lines either way), newlines are counted only between candidates for line numbers, and
-only candidate lines are decoded to text and checked with the driver's exact anchor test.
+anchors occur (the C module's scan, hyperscan when its wheel is installed, or
+``bytes.find``: :mod:`recompile_doctor.matcher_choice`; the same candidate lines either
+way), newlines are counted only between candidates for line numbers, and only candidate
+lines are decoded to text and checked with the driver's exact anchor test.
 The lines around them are handed to the decoder's ``skipped`` as its ``wants_skipped``
 asks (see :class:`~recompile_doctor.parsers._format.Decoder`), and every line while the
 decoder is ``continuing``.  The events, statuses and line numbers are those of the plain
@@ -124,6 +125,8 @@ class DensityMatcher:
     def positions(self, data: bytearray, end: int) -> list[int]:
         got = (self._hyperscan if self._sparse else self._native).positions(data, end)
         if end >= SPARSE_JUDGED_BYTES:
+            # (the C scan gives a position a line, hyperscan one a match: a line holding
+            # two anchors counts twice there, which only makes a buffer look denser)
             self._sparse = len(got) * (1 << 20) < SPARSE_LINES_PER_MB * end
         return got
 
