@@ -43,14 +43,16 @@ help:  ## list the targets
 
 #: the set-up, timed (CI's log says where its minutes go); the bytecode is made by compileall
 #: on every core (pip makes it one file at a time: half of the step's minute; as with pip, a
-#: file that does not compile is left to its import)
+#: file that does not compile is left to its import); by the venv's own python whatever PY
+#: says (`make compiled PY=/elsewhere/.venv/bin/python` in a clone pointed that other venv's
+#: editable install at the clone)
 $(STAMP): pyproject.toml
 	@s=$$(date +%s); set -e; \
 	echo "$(PYTHON) -m venv $(VENV) and pip install -e '.[test]'"; \
 	$(PYTHON) -m venv $(VENV); \
-	$(PY) -m pip install -q --upgrade pip; \
-	$(PY) -m pip install -q --no-compile -e '.[test]'; \
-	$(PY) -m compileall -qq -j 0 $(VENV)/lib || true; \
+	$(VENV)/bin/python -m pip install -q --upgrade pip; \
+	$(VENV)/bin/python -m pip install -q --no-compile -e '.[test]'; \
+	$(VENV)/bin/python -m compileall -qq -j 0 $(VENV)/lib || true; \
 	rm -f $(VENV)/.installed-*; touch $@; \
 	echo "set-up: done in $$(( $$(date +%s) - s )) s"
 setup: $(STAMP)  ## create .venv and install the package with its test tools
