@@ -254,8 +254,8 @@ def utf8_texts(events: Sequence[Event]) -> Iterator[bytes]:
     """The text of ``events`` (``model.events_json``'s, UTF-8 encoded, surrogates passed) in
     pieces of about :data:`PIECE` bytes or more: the report's events read back from their
     spool a chunk at a time where the chunk's bytes can be written as they are
-    (``json_text.chunk_text``: a chunk of 2,048 JAX events in less than half the
-    instructions of reading them back into objects and writing those), the others one at a time."""
+    (``json_text.chunk_text``: a chunk of JAX events in less than half the instructions of
+    reading them back into objects and writing those), the others one at a time."""
     from recompile_doctor.json_text import ITEM_HEADS, batched, chunk_text, event_text, native_text
     from recompile_doctor.model import EVENT_KEYS, events_json
     from recompile_doctor.timeline.spool import ReportEvents, SpooledChunk

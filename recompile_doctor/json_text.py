@@ -325,7 +325,7 @@ def event_items(events: Iterable[tuple[Any, ...]], keys: tuple[str, ...]) -> Ite
 
 #: the biggest chunk :func:`chunk_text` writes: its text is made whole, a few times the
 #: chunk's size at the most (a chunk of long lines and names, 20 MB, is written a row at a
-#: time instead; a JAX log's chunks of 2,048 events are about 0.5 MB)
+#: time instead; a JAX log's chunks of ``spool.CHUNK`` events, 512, are about 0.13 MB)
 CHUNK_BYTES_MOST = 2 << 20
 
 

@@ -230,3 +230,14 @@ def test_a_chunk_s_json_is_the_same_either_way() -> None:
     a = NATIVE.json_chunk(mine, pieces, 3, "  ", ITEM_HEADS)
     b = NATIVE.json_chunk(theirs, pieces, 3, "  ", ITEM_HEADS)
     assert a is not None and a == b
+
+
+@needs_native
+def test_a_value_of_many_objects_then_small_ones() -> None:
+    # (a value of more shared objects than the writer keeps its table for, then others:
+    # each call's references are its own)
+    words = [f"w{i}" for i in range(100_000)]
+    big = [words, words[::-1], (1.5, words[0])]
+    _same_read(NATIVE.marshal_dumps(big, False), marshal.dumps(big))
+    for small in (["a", "a"], [words[1], words[1]], {"k": words[2]}):
+        _same_read(NATIVE.marshal_dumps(small, False), marshal.dumps(small))

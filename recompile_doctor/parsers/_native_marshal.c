@@ -79,6 +79,9 @@ static uint32_t kept_stamp = 0;
 
 #define KEPT_BUF_MOST (4 << 20)
 #define SEEN_FIRST 1024
+/* the biggest table kept for the next call (16 bytes an entry: 1 MB; one value of many
+ * objects, a table of more, is not held on to after it) */
+#define KEPT_SEEN_MOST (1 << 16)
 
 static int
 room(Writer *w, Py_ssize_t n)
@@ -463,7 +466,7 @@ marshal_dumps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     else if (w.unwritten && !PyErr_Occurred()) {
         out = Py_NewRef(Py_None);
     }
-    /* keep the buffer (when not too big) and the table for the next call */
+    /* keep the buffer and the table for the next call (when not too big) */
     if (w.cap <= KEPT_BUF_MOST) {
         kept_buf = w.buf;
         kept_cap = w.cap;
@@ -471,7 +474,12 @@ marshal_dumps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     else {
         PyMem_Free(w.buf);
     }
-    kept_seen = w.seen;
-    kept_mask = w.mask;
+    if (w.mask + 1 <= KEPT_SEEN_MOST) {
+        kept_seen = w.seen;
+        kept_mask = w.mask;
+    }
+    else {
+        PyMem_Free(w.seen);
+    }
     return out;
 }
