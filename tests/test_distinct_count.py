@@ -15,6 +15,8 @@ from recompile_doctor.timeline.distinct import (
     DistinctCount,
     NameIndex,
     _fingerprints,
+    _held,
+    _numbered,
     fingerprint,
 )
 from tests.conftest import examples
@@ -134,6 +136,27 @@ def test_numbered_gives_each_fingerprint_with_its_number_the_first_too(n: int, b
     for s in names:
         d.add(s)
     assert sorted(_fingerprints(d)) == sorted(fingerprint(s) for s in names)
+
+
+@settings(max_examples=examples(60))
+@given(
+    st.lists(st.integers(0, 3_000), unique=True, max_size=400),
+    st.integers(0, 1_000),
+    st.integers(0, 2_000),
+)
+def test_numbered_is_each_held_slot_in_slot_order(keys: list[int], first: int, base: int) -> None:
+    # GIVEN an index numbering strings from ``first`` on (the one numbered 0 among them
+    # when ``first`` is 0: its slot is not marked by its number), its tables sparse or full
+    index = NameIndex()
+    for _ in range(first):
+        index.number(f"before_{_}")
+    for k in keys:
+        index.number(f"s{k}")
+    # THEN each table gives exactly its held slots, in slot order, as read slot by slot
+    for shard in index._shards:
+        assert shard.numbers is not None
+        want = [(d, shard.numbers[j] + base) for j, d in _held(shard.slots)]
+        assert list(_numbered(shard, base)) == want
 
 
 # -- the tables' probing and growth in C against the Python they replace -----------------

@@ -20,9 +20,9 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain, compress, repeat
-from operator import add, itemgetter
-from struct import iter_unpack
+from itertools import chain, compress, islice, repeat
+from operator import add, itemgetter, mul, not_
+from struct import Struct
 from typing import Any, Final, Self
 
 from recompile_doctor.name_digest import WIDTH, name_digest
@@ -31,7 +31,7 @@ from recompile_doctor.timeline.blobs import Blob, Blobs
 #: an empty slot (a fingerprint of all zeros is stored as FULL_ZERO instead)
 _EMPTY: Final = bytes(WIDTH)
 _FULL_ZERO: Final = b"\x00" * (WIDTH - 1) + b"\x01"
-#: a slot's bytes, as :func:`struct.iter_unpack` reads them
+#: a slot's bytes, as :mod:`struct` reads them
 _SLOT: Final = f"{WIDTH}s"
 #: tables per count (a power of two), chosen by a fingerprint's last byte (its first eight
 #: choose its slot)
@@ -312,18 +312,51 @@ class Numbered:
 
 def _numbered(shard: _Shard, base: int = 0) -> Iterator[tuple[bytes, int]]:
     """(fingerprint, number + ``base``) of each fingerprint a numbered table holds, in slot
-    order.  A slot's number marks it as held (an empty one's is 0), so the slots are taken
-    in C, without a Python frame each (a worker's checkpoints read every table of its
-    decoder); the one table that holds the entry numbered 0 is read slot by slot."""
+    order.  A slot's number marks it as held (an empty one's is 0): the held slots are
+    found in C (``compress``), a few instructions an empty slot, and only theirs are read
+    (a worker's checkpoints read every table of its decoder, a hundred times, while its
+    tables are mostly empty: unpacking every slot was a tenth of a TensorFlow worker's
+    instructions); the slot of the entry numbered 0, in one table, is looked for among
+    those whose number is 0.  All of it iterators of C: taken as they are read (a table is
+    let go while another is made of its entries, never both whole at once; compiled, a
+    generator expression here was made a list)."""
     numbers = shard.numbers
     assert numbers is not None
-    if numbers.count(0) != len(numbers) - shard.count:
-        return ((d, numbers[j] + base) for j, d in _held(shard.slots))
-    fingerprints = compress(map(itemgetter(0), iter_unpack(_SLOT, shard.slots)), numbers)
-    got: Iterator[int] = filter(None, numbers)
+    n = len(numbers)
+    zero = _slot_of_zero(shard.slots, numbers) if numbers.count(0) != n - shard.count else -1
+    fingerprints = map(
+        _FIRST,
+        map(_read_slot, repeat(shard.slots), map(mul, _held_slots(numbers, zero), repeat(WIDTH))),
+    )
+    got: Iterator[int] = map(numbers.__getitem__, _held_slots(numbers, zero))
     if base:
         got = map(add, got, repeat(base))
     return zip(fingerprints, got, strict=True)
+
+
+def _held_slots(numbers: array[int], zero: int) -> Iterator[int]:
+    """The slots a table holds, in order, by their numbers (``zero``: the slot of the entry
+    numbered 0, or -1)."""
+    if zero < 0:
+        return compress(range(len(numbers)), numbers)
+    return chain(
+        compress(range(zero), numbers),
+        (zero,),
+        compress(range(zero + 1, len(numbers)), islice(numbers, zero + 1, None)),
+    )
+
+
+def _slot_of_zero(slots: bytearray, numbers: array[int]) -> int:
+    """The slot of the entry numbered 0: the one whose number is 0 that is not empty."""
+    for j in compress(range(len(numbers)), map(not_, numbers)):
+        if slots[j * WIDTH : (j + 1) * WIDTH] != _EMPTY:
+            return j
+    raise AssertionError("a table counts an entry numbered 0 that it does not hold")
+
+
+#: the fingerprint in a table's slots at a byte offset, as a 1-tuple, and its item
+_read_slot: Final = Struct(_SLOT).unpack_from
+_FIRST: Final = itemgetter(0)
 
 
 #: fingerprints a :class:`BoundedDistinctCount` holds in memory (about 4 MB of tables)
