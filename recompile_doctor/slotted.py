@@ -237,7 +237,42 @@ def faster_init(cls: type[T]) -> type[T]:
     new.__doc__ = old.__doc__
     native = _native_init(cls, new, [*positional, *keywords], len(positional), defaults)
     c.__init__ = new if native is None else native
+    _reads_from_slots(cls)
     return cls
+
+
+def _reads_from_slots(cls: type) -> None:
+    """Have the C module answer reads of the fields of ``cls`` (a slotted dataclass) from
+    their slots (``fast_fields`` in ``parsers/_native.c``) where the package runs compiled:
+    compiled code reads an interpreted class's field through the generic attribute look-up
+    (about 150 instructions, and the parent of a JAX log read by two processes reads 1.5
+    million of them for 24 MB: a tenth of its reading).  Not where it runs interpreted: the
+    interpreter's own fast path for a slot read wants the generic look-up, and would not be
+    taken.  Nothing where the C module is not built, is turned off
+    (``RECOMPILE_DOCTOR_NATIVE=0``), or has no such function."""
+    if not _runs_compiled():
+        return
+    got = native_plan(cls)
+    fast = getattr(got[0], "fast_fields", None) if got is not None else None
+    if got is None or fast is None:
+        return
+    setters = slot_setters(cls)
+    assert setters is not None
+    fast(got[1], tuple(name for name, _ in setters))
+
+
+def _runs_compiled() -> bool:
+    """Whether the timeline's builder, the reader of the events' fields, runs compiled
+    (asked once)."""
+    if not _COMPILED_BUILDER:
+        from recompile_doctor.compiled_modules import compiled
+
+        _COMPILED_BUILDER.append("recompile_doctor.timeline.builder" in compiled())
+    return _COMPILED_BUILDER[0]
+
+
+#: whether the builder runs compiled, once asked (:func:`_runs_compiled`)
+_COMPILED_BUILDER: list[bool] = []
 
 
 #: the default of a parameter that has none, for :func:`_native_init`

@@ -336,6 +336,26 @@ block_at(const unsigned char *p)
     return p[0] | ((unsigned)p[1] << 8);
 }
 
+/* The tables of Wu and Manber's scan of the n literals lit (each m or more long, m >= 2):
+ * shift[block] (65,536 of them), how far a window of m bytes ending in that block may move
+ * without passing over a literal's start, and last[k], the block ending literal k's first
+ * m bytes (where shift is 0, the literals to compare in place). */
+static void
+wm_tables(unsigned char *shift, const unsigned char *const *lit, Py_ssize_t n, Py_ssize_t m,
+          unsigned *last)
+{
+    memset(shift, (int)(m - 1), 65536);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        for (Py_ssize_t q = 1; q < m; q++) {
+            unsigned blk = block_at(lit[k] + q - 1);
+            if (shift[blk] > m - 1 - q) {
+                shift[blk] = (unsigned char)(m - 1 - q);
+            }
+        }
+        last[k] = block_at(lit[k] + m - 2);
+    }
+}
+
 static PyObject *
 literal_positions(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -380,17 +400,7 @@ literal_positions(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (shift == NULL) {
             return PyErr_NoMemory();
         }
-        memset(shift, (int)(m - 1), 65536);
-        for (Py_ssize_t k = 0; k < n; k++) {
-            const unsigned char *p = (const unsigned char *)lit[k];
-            for (Py_ssize_t q = 1; q < m; q++) {
-                unsigned blk = block_at(p + q - 1);
-                if (shift[blk] > m - 1 - q) {
-                    shift[blk] = (unsigned char)(m - 1 - q);
-                }
-            }
-            last[k] = block_at(p + m - 2);
-        }
+        wm_tables(shift, (const unsigned char *const *)lit, n, m, last);
     }
     Py_buffer view;
     if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
@@ -458,6 +468,147 @@ done:
     PyBuffer_Release(&view);
     PyMem_Free(shift);
     return out;
+}
+
+/* literal_mask(text, literals) -> int
+ *
+ * Which of literals (a tuple of at most 64 ASCII strings, each 2 or more long) occur in the
+ * str text: bit k set where `literals[k] in text` is true.  A decoder's message tests, all
+ * in one pass, where it tested a message for one literal after another, a search of the
+ * whole message each (5.5 searches of about 400 instructions a JAX message, 15 for one
+ * that none names).  The scan is literal_positions' (Wu and Manber's over 2-byte blocks, a
+ * window as long as the shortest literal), each place where literals may start compared
+ * with those not found yet, until all are.  Characters of two or four bytes are read as
+ * they are (a block holding one above 127 is in no literal).  The tables are of the
+ * literals last given, kept with them (a decoder gives the same each time; compiled code
+ * may box its constant tuple anew for each call, of the same strings). */
+#define MASK_MOST 64
+static PyObject *mask_of = NULL; /* the tuple the tables are of (held: its strings too) */
+static unsigned char *mask_shift = NULL; /* 65,536: how far a window ending in a block moves */
+static unsigned mask_last[MASK_MOST];    /* each literal's block ending its first m chars */
+static const unsigned char *mask_lit[MASK_MOST];
+static Py_ssize_t mask_len[MASK_MOST];
+static Py_ssize_t mask_n = 0, mask_m = 2;
+
+/* whether lits holds the very strings of the tuple the tables are of */
+static int
+same_literals(PyObject *lits)
+{
+    if (mask_of == NULL || !PyTuple_CheckExact(lits) ||
+        PyTuple_GET_SIZE(lits) != PyTuple_GET_SIZE(mask_of)) {
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(lits); k++) {
+        if (PyTuple_GET_ITEM(lits, k) != PyTuple_GET_ITEM(mask_of, k)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int
+mask_tables(PyObject *lits, const char *usage)
+{
+    if (lits == mask_of || same_literals(lits)) {
+        return 0;
+    }
+    if (!PyTuple_CheckExact(lits) || PyTuple_GET_SIZE(lits) > MASK_MOST) {
+        PyErr_Format(PyExc_TypeError, "%s: literals must be a tuple of at most %d str", usage,
+                     MASK_MOST);
+        return -1;
+    }
+    Py_CLEAR(mask_of); /* (no tables until these are whole) */
+    Py_ssize_t n = PyTuple_GET_SIZE(lits), m = 256;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *lit = PyTuple_GET_ITEM(lits, k);
+        if (!PyUnicode_CheckExact(lit) || PyUnicode_READY(lit) < 0 || !PyUnicode_IS_ASCII(lit) ||
+            PyUnicode_GET_LENGTH(lit) < 2) {
+            PyErr_Format(PyExc_ValueError, "%s: a literal must be an ASCII str, 2 or more long",
+                         usage);
+            return -1;
+        }
+        mask_lit[k] = PyUnicode_1BYTE_DATA(lit);
+        mask_len[k] = PyUnicode_GET_LENGTH(lit);
+        m = Py_MIN(m, mask_len[k]);
+    }
+    if (mask_shift == NULL && (mask_shift = PyMem_Malloc(65536)) == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    m = n ? m : 2;
+    wm_tables(mask_shift, mask_lit, n, m, mask_last);
+    mask_n = n;
+    mask_m = m;
+    mask_of = Py_NewRef(lits);
+    return 0;
+}
+
+static PyObject *
+literal_mask(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    const char *usage = "literal_mask(text, literals)";
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return NULL;
+    }
+    PyObject *text = args[0];
+    if (!PyUnicode_Check(text) || PyUnicode_READY(text) < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_Format(PyExc_TypeError, "%s: text must be a str", usage);
+        }
+        return NULL;
+    }
+    if (mask_tables(args[1], usage) < 0) {
+        return NULL;
+    }
+    uint64_t all = mask_n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << mask_n) - 1), found = 0;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), m = mask_m;
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    const unsigned char *s = (const unsigned char *)data; /* (one byte a character) */
+    /* i: the window's last character */
+    for (Py_ssize_t i = m - 1; i < n && found != all;) {
+        unsigned blk;
+        if (kind == PyUnicode_1BYTE_KIND) {
+            blk = block_at(s + i - 1);
+        }
+        else {
+            Py_UCS4 a = PyUnicode_READ(kind, data, i - 1), b = PyUnicode_READ(kind, data, i);
+            if (a > 127 || b > 127) {
+                i += m - 1 > 0 ? m - 1 : 1; /* (in no literal) */
+                continue;
+            }
+            blk = a | (b << 8);
+        }
+        unsigned shift = mask_shift[blk];
+        if (shift) {
+            i += shift;
+            continue;
+        }
+        Py_ssize_t at = i - m + 1;
+        for (Py_ssize_t k = 0; k < mask_n; k++) {
+            uint64_t bit = (uint64_t)1 << k;
+            Py_ssize_t len = mask_len[k];
+            if ((found & bit) || mask_last[k] != blk || len > n - at) {
+                continue;
+            }
+            Py_ssize_t j = 0;
+            if (kind == PyUnicode_1BYTE_KIND) {
+                j = memcmp(s + at, mask_lit[k], (size_t)len) == 0 ? len : 0;
+            }
+            else {
+                while (j < len && PyUnicode_READ(kind, data, at + j) == mask_lit[k][j]) {
+                    j++;
+                }
+            }
+            if (j == len) {
+                found |= bit;
+            }
+        }
+        i += 1;
+    }
+    return PyLong_FromUnsignedLongLong(found);
 }
 
 /* newlines(data, start, end) -> int: the newlines in data[start:end] */
@@ -660,6 +811,127 @@ copy_slotted(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     return obj;
+}
+
+/* fast_fields(plan, names) -> None
+ *
+ * Reads of the fields of the plan's class (names[i], a str, the field whose slot is at the
+ * plan's offsets[i]) answered from the slot, without the generic look-up: compiled code
+ * reads a field of an interpreted class (the typed events, the compile keys) through
+ * PyObject_GetAttr, the type's method cache, the member descriptor and its getter, about
+ * 150 instructions (a tenth of the parent's reading of a JAX log); here a probe of a
+ * table by class and a comparison of the name's object with each field's.  Any other
+ * name, a name that is another string object (the names are compared as the interned
+ * strings compiled code and the interpreter use), an empty slot, an object of a subclass:
+ * the generic look-up, whose answer or error it is.  Only for a class whose reads are the
+ * generic ones (no __getattribute__ or __getattr__ of its own), and whose fields are its
+ * slots' member descriptors, as a slotted dataclass's are (nothing sets others on it after).
+ * The interpreter does not specialize its reads of such a class's fields (its own fast
+ * path wants the generic function): for compiled callers only (slotted.faster_init). */
+#define FAST_TYPES 128 /* a power of two; at most half of them taken */
+#define FAST_FIELDS 32
+typedef struct {
+    PyTypeObject *tp; /* (a strong reference) */
+    Py_ssize_t n;
+    PyObject *names[FAST_FIELDS]; /* (strong references, interned) */
+    Py_ssize_t offsets[FAST_FIELDS];
+} fast_entry;
+static fast_entry fast_table[FAST_TYPES];
+static Py_ssize_t fast_count = 0;
+
+static inline size_t
+fast_home(PyTypeObject *tp)
+{
+    return ((uintptr_t)tp >> 4) & (FAST_TYPES - 1);
+}
+
+static PyObject *
+fast_getattro(PyObject *obj, PyObject *name)
+{
+    PyTypeObject *tp = Py_TYPE(obj);
+    for (size_t h = fast_home(tp); fast_table[h].tp != NULL; h = (h + 1) & (FAST_TYPES - 1)) {
+        if (fast_table[h].tp == tp) {
+            const fast_entry *e = &fast_table[h];
+            for (Py_ssize_t k = 0; k < e->n; k++) {
+                if (e->names[k] == name) {
+                    PyObject *v = *(PyObject **)((char *)obj + e->offsets[k]);
+                    if (v != NULL) {
+                        return Py_NewRef(v);
+                    }
+                    break;
+                }
+            }
+            break;
+        }
+    }
+    return PyObject_GenericGetAttr(obj, name);
+}
+
+static PyObject *
+fast_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    slot_plan_t *plan = nargs == 2 ? (slot_plan_t *)PyCapsule_GetPointer(args[0], NATIVE_PLAN) : NULL;
+    if (plan == NULL || !PyTuple_CheckExact(args[1]) || PyTuple_GET_SIZE(args[1]) != plan->n) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_TypeError, "fast_fields(plan, names): a plan and a name a slot");
+        return NULL;
+    }
+    PyTypeObject *tp = plan->tp;
+    if (tp->tp_getattro == fast_getattro) {
+        Py_RETURN_NONE; /* (already) */
+    }
+    if (tp->tp_getattro != PyObject_GenericGetAttr) {
+        PyErr_Format(PyExc_TypeError, "fast_fields: %s reads its attributes its own way",
+                     tp->tp_name);
+        return NULL;
+    }
+    if (plan->n > FAST_FIELDS || fast_count >= FAST_TYPES / 2) {
+        PyErr_Format(PyExc_ValueError, "fast_fields: %s: too many fields or classes",
+                     tp->tp_name);
+        return NULL;
+    }
+    PyObject *names[FAST_FIELDS];
+    for (Py_ssize_t k = 0; k < plan->n; k++) {
+        PyObject *name = PyTuple_GET_ITEM(args[1], k);
+        if (!PyUnicode_CheckExact(name)) {
+            for (Py_ssize_t j = 0; j < k; j++) {
+                Py_DECREF(names[j]);
+            }
+            PyErr_SetString(PyExc_TypeError, "fast_fields: a name must be a str");
+            return NULL;
+        }
+        Py_INCREF(name);
+        PyUnicode_InternInPlace(&name);
+        names[k] = name;
+    }
+    size_t h = fast_home(tp);
+    while (fast_table[h].tp != NULL) {
+        h = (h + 1) & (FAST_TYPES - 1);
+    }
+    fast_entry *e = &fast_table[h];
+    e->n = plan->n;
+    for (Py_ssize_t k = 0; k < plan->n; k++) {
+        e->names[k] = names[k];
+        e->offsets[k] = plan->offsets[k];
+    }
+    e->tp = (PyTypeObject *)Py_NewRef(tp); /* (last: the entry is whole once found) */
+    fast_count++;
+    tp->tp_getattro = fast_getattro;
+    PyType_Modified(tp);
+    Py_RETURN_NONE;
+}
+
+/* fast_fields_on(cls) -> bool: whether reads of cls's attributes go through fast_fields' */
+static PyObject *
+fast_fields_on(PyObject *module, PyObject *cls)
+{
+    (void)module;
+    if (!PyType_Check(cls)) {
+        PyErr_SetString(PyExc_TypeError, "fast_fields_on(cls): a class");
+        return NULL;
+    }
+    return PyBool_FromLong(((PyTypeObject *)cls)->tp_getattro == fast_getattro);
 }
 
 /* slot_init(plan, names, positional, fields, defaults, factories, required, wrapped) ->
@@ -1272,6 +1544,8 @@ static PyMethodDef methods[] = {
     {"literal_positions", (PyCFunction)(void (*)(void))literal_positions, METH_FASTCALL,
      "literal_positions(data, end, literals) -> where each line of data[:end] "
      "holding a literal first holds one"},
+    {"literal_mask", (PyCFunction)(void (*)(void))literal_mask, METH_FASTCALL,
+     "literal_mask(text, literals) -> int: bit k set where literals[k] is in the str text"},
     {"newlines", (PyCFunction)(void (*)(void))newlines, METH_FASTCALL,
      "newlines(data, start, end) -> the newlines in data[start:end]"},
     {"after_lines", (PyCFunction)(void (*)(void))after_lines, METH_FASTCALL,
@@ -1289,6 +1563,10 @@ static PyMethodDef methods[] = {
     {"copy_slotted", (PyCFunction)(void (*)(void))copy_slotted, METH_FASTCALL,
      "copy_slotted(plan, positions, obj, *values) -> a copy of obj with the slots at "
      "positions set to values"},
+    {"fast_fields", (PyCFunction)(void (*)(void))fast_fields, METH_FASTCALL,
+     "fast_fields(plan, names): reads of the plan's class's fields answered from the slots"},
+    {"fast_fields_on", (PyCFunction)fast_fields_on, METH_O,
+     "fast_fields_on(cls) -> bool: whether cls's attributes are read by fast_fields'"},
     {"slot_init", (PyCFunction)(void (*)(void))slot_init, METH_FASTCALL,
      "slot_init(plan, names, positional, fields, defaults, factories, required, wrapped) -> "
      "an __init__ that sets the plan's slots from its arguments"},
