@@ -151,7 +151,7 @@ def test_the_events_read_from_their_slots_where_the_builder_runs_compiled() -> N
     for cls in (events.CompileKey, events.CacheLookup, events.RecompileReason):
         assert cls.__getattribute__ is object.__getattribute__
         if NATIVE is not None:
-            assert NATIVE.fast_fields_on(cls) is on
+            assert NATIVE.sped_up(cls)[0] is on
     if on:
         _register(Point)
-        assert NATIVE.fast_fields_on(Point) and not NATIVE.fast_fields_on(Twin)
+        assert NATIVE.sped_up(Point)[0] and not NATIVE.sped_up(Twin)[0]

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from recompile_doctor import events, model
 from recompile_doctor.compiled_modules import NATIVE_ENV
 from recompile_doctor.model import ValueChange
-from recompile_doctor.parsers._spans import native_module
+from recompile_doctor.parsers._spans import native_in_use, native_module
 from recompile_doctor.slotted import (
     _native_maker,
     faster_init,
@@ -480,3 +480,75 @@ def test_native_0_inits_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(NATIVE_ENV)
     cls = faster_init(_shape("Shape"))
     assert inspect.isfunction(cls.__init__) == (NATIVE is None)
+
+
+# -- a call of the class made in one C call (class_calls) --------------------------------
+
+
+@needs_native
+def test_every_class_with_a_c_init_is_called_in_c_where_the_module_is_in_use() -> None:
+    on = native_in_use() is not None
+    for cls in (*FASTER, FAST):
+        assert NATIVE.sped_up(cls)[1] is on, cls
+    assert not NATIVE.sped_up(PLAIN)[1]
+
+
+@pytest.mark.skipif(native_in_use() is None, reason="the C module is not built, or turned off")
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.data())
+def test_a_call_of_the_class_makes_what_its_python_init_makes(data: st.DataObject) -> None:
+    # GIVEN any class given the C __init__ and any call (by position or keyword, some left
+    # to their defaults, some unknown, repeated or too many) THEN calling the class makes
+    # what its Python __init__ makes on a new object, or is refused with its words
+    cls = data.draw(st.sampled_from([*FASTER, FAST]))
+    python = cls.__init__.__wrapped__
+    names = list(inspect.signature(python).parameters)[1:]
+    n = data.draw(st.integers(0, len(names) + 2))
+    args = tuple(data.draw(st.lists(st.integers(), min_size=n, max_size=n)))
+    kwargs = data.draw(
+        st.dictionaries(st.sampled_from([*names, "z", "self"]), st.integers(), max_size=4)
+    )
+    try:
+        got: Any = ("made", cls(*args, **kwargs))
+    except TypeError as e:
+        got = ("refused", str(e))
+    want = _init_made(cls, python, args, kwargs)
+    assert got[0] == want[0]
+    if got[0] == "refused":
+        assert got[1] == want[1]
+    else:
+        assert type(got[1]) is cls
+        for f in dataclasses.fields(cls):
+            assert getattr(got[1], f.name) == getattr(want[1], f.name), f.name
+
+
+@needs_native
+def test_a_class_whose_init_is_set_anew_or_a_subclass_is_called_the_generic_way() -> None:
+    cls = faster_init(_shape("Renewed"))
+    assert NATIVE.sped_up(cls)[1] is (native_in_use() is not None)
+    made = cls(1, 2)
+    assert (made.a, made.b, made.c, made.k) == (1, 2, [], 7)
+
+    def init(self: Any, a: int) -> None:
+        object.__setattr__(self, "a", -a)
+        object.__setattr__(self, "b", 0)
+        object.__setattr__(self, "c", [])
+        object.__setattr__(self, "d", None)
+        object.__setattr__(self, "k", 0)
+
+    cls.__init__ = init
+    assert cls(5).a == -5
+    with pytest.raises(TypeError):
+        cls(5, 6)
+
+    @dataclass(frozen=True, slots=True)
+    class Sub(FAST):  # type: ignore[misc,valid-type]
+        e: int = 3
+
+    s = Sub(1, e=4)
+    assert (s.a, s.b, s.e, type(s)) == (1, 1, 4, Sub)
+    # a class whose __init__ is another, or an __init__ not of the C module: refused
+    with pytest.raises(TypeError):
+        NATIVE.class_calls(PLAIN, FAST.__init__)
+    with pytest.raises(TypeError):
+        NATIVE.class_calls(FAST, object())
