@@ -257,7 +257,8 @@ def _calls_in_c(cls: type, init: Any) -> None:
     calls = getattr(native, "class_calls", None)
     if calls is None:
         return
-    with contextlib.suppress(TypeError):  # (a class called in a way of its own: left so)
+    # (a class called in a way of its own, or the module's table of classes full: left so)
+    with contextlib.suppress(TypeError, ValueError):
         calls(cls, init)
 
 
@@ -278,7 +279,9 @@ def _reads_from_slots(cls: type) -> None:
         return
     setters = slot_setters(cls)
     assert setters is not None
-    fast(got[1], tuple(name for name, _ in setters))
+    # (a class that reads its attributes its own way, or the module's table full: left so)
+    with contextlib.suppress(TypeError, ValueError):
+        fast(got[1], tuple(name for name, _ in setters))
 
 
 def _runs_compiled() -> bool:
