@@ -506,9 +506,9 @@ class TensorFlowDecoder:
     #: and 1.406 at 0.37, 1.552 and 1.424 at 0.36, 1.596 and 1.441 at 0.35; on 48 MB, once
     #: the compact table of clusters was compiled: 2.52 and 2.82 at 0.35, 2.61 and 2.72 at
     #: 0.37, 2.65 and 2.66 at 0.39, 2.74 and 2.58 at 0.41, 2.77 and 2.50 at 0.43, with 0.82
-    #: after them; instructions, not time: the parent's run slower, and on 250 MB it ran
-    #: 0.2-1.0 s of CPU longer than the worker at 0.39 (six runs), as long at 0.27-0.32,
-    #: 48 MB alike: 0.31, 2026-12-02)
+    #: after them; instructions, not time: the parent's run slower, and on 250 MB its
+    #: reading took 0.57 s of CPU more than the worker's on average at 0.39, 0.35 at 0.31,
+    #: six rounds in turns each, the wall the same within this VM's spread; 2026-12-02)
     PARENT_SHARE: ClassVar[float] = 0.31
 
     def __init__(self, path: str) -> None:
