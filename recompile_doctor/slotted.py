@@ -284,18 +284,13 @@ def _reads_from_slots(cls: type) -> None:
         fast(got[1], tuple(name for name, _ in setters))
 
 
+@functools.cache
 def _runs_compiled() -> bool:
     """Whether the timeline's builder, the reader of the events' fields, runs compiled
     (asked once)."""
-    if not _COMPILED_BUILDER:
-        from recompile_doctor.compiled_modules import compiled
+    from recompile_doctor.compiled_modules import compiled
 
-        _COMPILED_BUILDER.append("recompile_doctor.timeline.builder" in compiled())
-    return _COMPILED_BUILDER[0]
-
-
-#: whether the builder runs compiled, once asked (:func:`_runs_compiled`)
-_COMPILED_BUILDER: list[bool] = []
+    return "recompile_doctor.timeline.builder" in compiled()
 
 
 #: the default of a parameter that has none, for :func:`_native_init`

@@ -17,13 +17,10 @@ from typing import Final
 
 from recompile_doctor.parsers._spans import native_in_use
 
-#: the most literals one call takes (the C module's tables are of 64 bits)
-LITERALS_MOST: Final = 64
-
 
 def literal_mask_py(text: str, literals: tuple[str, ...]) -> int:
     """Bit ``k`` set where ``literals[k] in text`` (each literal an ASCII string of two or
-    more characters, at most :data:`LITERALS_MOST` of them, as the C module asks)."""
+    more characters, at most 64 of them, as the C module asks: its masks are 64 bits)."""
     mask = 0
     bit = 1
     for lit in literals:
