@@ -1,5 +1,6 @@
-"""The timeline's packed lookups, reasons and notes: their chunks encoded by the event codec
-(the one the log readers' workers hand their events over with) and marshalled, not pickled.
+"""The timeline's packed lookups, reasons and notes: their chunks packed as the log readers'
+workers pack their batches (where the C module is in use), else encoded by the event codec
+and marshalled, not pickled.
 
 GIVEN the typed events of every fixture log, alone or paired with a plain value as the
 timeline keeps its lookups, WHEN they are packed in chunks and read back, THEN each comes
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from recompile_doctor.events import CacheLookup, RecompileReason, TypedEvent
+from recompile_doctor.parsers import _event_codec as codec
 from recompile_doctor.parsers import parse_log
 from recompile_doctor.timeline.blobs import Blobs
 from recompile_doctor.timeline.packed import Packed
@@ -45,15 +47,26 @@ def test_the_fixtures_hold_lookups_and_reasons_with_records_and_keys() -> None:
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 256])
-def test_events_and_pairs_read_back_equal_from_the_codecs_chunks(chunk: int) -> None:
-    pairs = [(ev, i if i % 3 else None) for i, ev in enumerate(EVENTS)]
-    for items in (EVENTS, pairs):
-        p = _packed(items, chunk)
-        assert set(_tags(p)) == {b"E"}
-        for got in (list(p), [p[i] for i in range(len(items))]):
-            assert got == items
-            assert [repr(x) for x in got] == [repr(x) for x in items]
-        p.close()
+@pytest.mark.parametrize("native", [True, False], ids=["C", "python"])
+def test_events_and_pairs_read_back_equal_from_the_codecs_chunks(chunk: int, native: bool) -> None:
+    # (packed as a worker packs its batch where the C module is in use, else the codec's
+    # items marshalled)
+    chosen = codec._NATIVE[:]  # (the list itself is kept: a compiled build holds it)
+    if not native:
+        codec._NATIVE[:] = [None]
+    elif codec.native_codec() is None:
+        pytest.skip("the C module is not built here")
+    try:
+        pairs = [(ev, i if i % 3 else None) for i, ev in enumerate(EVENTS)]
+        for items in (EVENTS, pairs):
+            p = _packed(items, chunk)
+            assert set(_tags(p)) == ({b"K"} if native else {b"E"})
+            for got in (list(p), [p[i] for i in range(len(items))]):
+                assert got == items
+                assert [repr(x) for x in got] == [repr(x) for x in items]
+            p.close()
+    finally:
+        codec._NATIVE[:] = chosen
 
 
 def test_other_items_and_unknown_values_are_pickled_and_read_back() -> None:

@@ -197,12 +197,17 @@ def decode(item: list[Any], before: Event | None) -> TypedEvent:
 class NativeCodec(NamedTuple):
     """The C module's codec (``parsers/_native_codec.c``) and the tables it is called with:
     per class its tag (or class) and the plan of its slots (:mod:`recompile_doctor.slotted`),
-    and the Python it hands what it does not do itself to."""
+    and the Python it hands what it does not do itself to; and its packing of a worker's
+    batch (``parsers/_native_pack.c``: :func:`pack`, :func:`unpack`) and their tables."""
 
     encode: Callable[[TypedEvent, Event | None, tuple[Any, ...]], list[Any]]
     decode: Callable[[list[Any], Event | None, tuple[Any, ...]], TypedEvent]
     enc_table: tuple[Any, ...]
     dec_table: tuple[Any, ...]
+    pack: Callable[[list[Any], Event | None, tuple[Any, ...]], tuple[bytes, Event | None] | None]
+    unpack: Callable[[bytes, Event | None, tuple[Any, ...]], tuple[list[Any], Event | None]]
+    pack_table: tuple[Any, ...]
+    unpack_table: tuple[Any, ...]
 
 
 #: the codec of :func:`native_codec`, once chosen ([None]: the Python's); tests set its item
@@ -217,11 +222,13 @@ def native_codec() -> NativeCodec | None:
     return _NATIVE[0]
 
 
-def _native_codec() -> NativeCodec | None:
+def _native_codec(native: Any = None) -> NativeCodec | None:
+    """The codec of the C module ``native`` (None: the one in use, if any)."""
     from recompile_doctor.parsers._spans import native_in_use
     from recompile_doctor.slotted import native_plan
 
-    native = native_in_use()
+    if native is None:
+        native = native_in_use()
     if native is None:
         return None
 
@@ -260,7 +267,96 @@ def _native_codec() -> NativeCodec | None:
         _dec,
         decode_py,
     )
-    return NativeCodec(native.codec_encode, native.codec_decode, enc_table, dec_table)
+    pack_table = (
+        enc_table[0],
+        {cls: (i, plan) for i, (cls, plan) in enumerate(zip(_VALUES, value_plans, strict=True))},
+        Span,
+        Event,
+        _EMPTY,
+    )
+    unpack_table = (dec_table[0], dec_table[3], Span, Event, _EMPTY, _MADE, _MADE_KEPT.put)
+    return NativeCodec(
+        native.codec_encode,
+        native.codec_decode,
+        enc_table,
+        dec_table,
+        native.pack_events,
+        native.unpack_events,
+        pack_table,
+        unpack_table,
+    )
+
+
+#: the first byte of a worker's record of events: packed (:func:`pack`), or the items of
+#: :func:`encode` by marshal
+PACKED: Final = b"P"
+ITEMS: Final = b"M"
+
+
+def pack(items: list[Any], before: Event | None) -> tuple[bytes, Event | None] | None:
+    """A worker's batch -- its events, and the items that are not events (lists:
+    :data:`MISSED`'s, :data:`ENDING`'s) -- as bytes led by :data:`PACKED` (``before``: the
+    record of the event before the first), and the last event's record; None where the C
+    module is not in use or something in the batch is not packed there
+    (``parsers/_native_pack.c``: a type it does not write).  Half the instructions of
+    :func:`encode` and marshal on the worker's side, a third of marshal and :func:`decode`
+    on the parent's (:func:`unpack`)."""
+    c = _NATIVE[0] if _NATIVE else native_codec()
+    if c is None:
+        return None
+    fn = c.pack  # (as in encode)
+    return fn(items, before, c.pack_table)
+
+
+def unpack(data: bytes, before: Event | None) -> tuple[list[Any], Event | None]:
+    """The batch :func:`pack` gave ``data`` for: its events and other items, in order, and
+    the last event's record (ValueError: the bytes are not a whole packed batch)."""
+    c = _NATIVE[0] if _NATIVE else native_codec()
+    if c is None:
+        from recompile_doctor.parsers._spans import native_module
+
+        native = native_module()
+        if native is None:
+            raise ValueError("a packed batch, and no C module here to unpack it")
+        c = _native_codec(native)
+        assert c is not None
+    fn = c.unpack  # (as in encode)
+    return fn(data, before, c.unpack_table)
+
+
+def batch_bytes(items: list[Any], before: Event | None) -> tuple[bytes, Event | None]:
+    """A worker's batch as it is written to its file: packed (:func:`pack`) where it can be,
+    else led by :data:`ITEMS`, the marshalled list of each event's :func:`encode` and each
+    other item as it is; and the last event's record."""
+    got = pack(items, before)
+    if got is not None:
+        return got
+    out: list[Any] = []
+    for x in items:
+        if type(x) is list:
+            out.append(x)
+        else:
+            out.append(encode(x, before))
+            before = x.record
+    return ITEMS + marshal_dumps(out), before
+
+
+def batch_items(data: bytes, before: Event | None) -> tuple[list[Any], Event | None]:
+    """The events and other items of a batch :func:`batch_bytes` wrote, and the last event's
+    record."""
+    if data[:1] == PACKED:
+        return unpack(data, before)
+    if data[:1] != ITEMS:
+        raise ValueError("a worker's record is neither packed nor items")
+    out: list[Any] = []
+    for item in marshal.loads(memoryview(data)[1:]):
+        if item[0] in (MISSED, ENDING):
+            out.append(item)
+        else:
+            ev = decode(item, before)
+            before = ev.record
+            out.append(ev)
+    return out, before
 
 
 def encode_py(ev: TypedEvent, before: Event | None) -> list[Any]:
@@ -433,14 +529,14 @@ own_abc_checks(Indexed)  # (a compiled build's classes: see there)
 
 class EventWriter:
     """Events to a file, :data:`BATCH` (or :data:`BATCH_CHARS` characters of their lines)
-    to a record; ``count``: how many so far."""
+    to a record (:func:`batch_bytes`); ``count``: how many so far."""
 
     def __init__(self, f: IO[bytes]) -> None:
         self.f = f
         self.count = 0
-        self._batch: list[Any] = []
+        self._batch: list[Any] = []  # (the events, and the items that are not events)
         self._chars = 0
-        self._last: Event | None = None
+        self._last: Event | None = None  # the record of the last event written
         # (read once: a module's global is looked up in its dict at each use, a line's)
         self._most = BATCH
         self._most_chars = BATCH_CHARS
@@ -448,15 +544,19 @@ class EventWriter:
     def add(self, events: Iterable[TypedEvent]) -> None:
         batch = self._batch
         for ev in events:
-            batch.append(encode(ev, self._last))
-            self._last = ev.record
+            batch.append(ev)
             self._chars += len(ev.span.text)
             self.count += 1
         if len(batch) >= self._most or self._chars >= self._most_chars:
-            put_record(self.f, batch)
+            self._put()
             self.f.flush()  # (the parent reads each record as soon as it is whole)
-            self._batch = []
-            self._chars = 0
+
+    def _put(self) -> None:
+        data, self._last = batch_bytes(self._batch, self._last)
+        self.f.write(len(data).to_bytes(8, "little"))
+        self.f.write(data)
+        self._batch = []
+        self._chars = 0
 
     def missed(self, line: int, keys: list[tuple[object, ...]]) -> None:
         """The keys the decoder looked up on ``line`` and did not find (not an event: not
@@ -469,9 +569,7 @@ class EventWriter:
 
     def flush(self) -> None:
         if self._batch:
-            put_record(self.f, self._batch)
-            self._batch = []
-            self._chars = 0
+            self._put()
         self.f.flush()
 
 
@@ -479,6 +577,15 @@ def record_at(fd: int, pos: int) -> tuple[Any, int] | None:
     """The record :func:`put_record` wrote at byte ``pos`` of the file ``fd`` and where the
     next one begins (None: not all of it is there, yet).  Reads with ``pread``: the file's
     offset, shared with the process that writes it, stays where it is."""
+    got = bytes_at(fd, pos)
+    if got is None:
+        return None
+    return marshal.loads(got[0]), got[1]
+
+
+def bytes_at(fd: int, pos: int) -> tuple[bytes, int] | None:
+    """The bytes of the record at byte ``pos`` of the file ``fd`` (:func:`record_at`'s,
+    not read as marshal's)."""
     head = os.pread(fd, 8, pos)
     if len(head) < 8:
         return None
@@ -486,7 +593,7 @@ def record_at(fd: int, pos: int) -> tuple[Any, int] | None:
     data = os.pread(fd, n, pos + 8)
     if len(data) < n:
         return None
-    return marshal.loads(data), pos + 8 + n
+    return data, pos + 8 + n
 
 
 class Missed(NamedTuple):
@@ -514,7 +621,7 @@ def follow(
     pause = pauses[0]
     while True:
         gone = exited()  # (before the read: a worker gone has written all)
-        got = record_at(fd, pos)
+        got = bytes_at(fd, pos)
         if got is None:
             if gone:
                 return
@@ -522,23 +629,20 @@ def follow(
             pause = min(pause * 2, pauses[1])
             continue
         pause = pauses[0]
-        batch: list[list[Any]] = got[0]
         pos = got[1]
+        batch, last = batch_items(got[0], last)
         run: list[TypedEvent] = []
-        for item in batch:
-            tag = item[0]
-            if tag in (MISSED, ENDING):
+        for x in batch:
+            if type(x) is list:  # (not an event)
                 if run:
                     yield run
                     run = []
-                yield Missed(item[1], item[2]) if tag == MISSED else ENDED
+                yield Missed(x[1], x[2]) if x[0] == MISSED else ENDED
                 continue
-            ev = decode(item, last)
-            last = ev.record
             if skip:
                 skip -= 1
                 continue
-            run.append(ev)
+            run.append(x)
             if len(run) >= RUN_MAX:
                 yield run
                 run = []

@@ -24,6 +24,7 @@
 #include "_native_codec.h" /* the workers' event codec (_event_codec.py's in C) */
 #include "_native_json.h"  /* a report's JSON text (json_text.py's _text_py in C) */
 #include "_native_marshal.h" /* marshal's bytes of plain values (the workers', the spool's) */
+#include "_native_pack.h"    /* a worker's batch of events packed (_event_codec.py) */
 #include "_native_slots.h" /* slot plans and named tuples, shared with the parts above */
 
 static int
@@ -1714,6 +1715,12 @@ static PyMethodDef methods[] = {
      "codec_encode(ev, before, table) -> _event_codec.encode_py(ev, before)"},
     {"codec_decode", (PyCFunction)(void (*)(void))codec_decode, METH_FASTCALL,
      "codec_decode(item, before, table) -> _event_codec.decode_py(item, before)"},
+    {"pack_events", (PyCFunction)(void (*)(void))pack_events, METH_FASTCALL,
+     "pack_events(items, before, table) -> (bytes, last record) of a worker's batch, or None "
+     "(_event_codec.EventWriter)"},
+    {"unpack_events", (PyCFunction)(void (*)(void))unpack_events, METH_FASTCALL,
+     "unpack_events(data, before, table) -> (items, last record) of a packed batch "
+     "(_event_codec.follow)"},
     {"json_value", (PyCFunction)(void (*)(void))json_value, METH_FASTCALL,
      "json_value(o, level, step, fallback) -> the indented JSON text of o (json_text._text_py)"},
     {"json_fields", (PyCFunction)(void (*)(void))json_fields, METH_FASTCALL,

@@ -17,6 +17,8 @@
  */
 #include "_native_json.h"
 
+#include "_native_writer.h"
+
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -100,25 +102,10 @@ out_release(Out o)
     o->buf = NULL;
 }
 
-static int
+static inline int
 out_room(Out o, Py_ssize_t n)
 {
-    if (o->len + n <= o->cap) {
-        return 0;
-    }
-    if (n > PY_SSIZE_T_MAX / 2 - o->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t cap = Py_MAX(o->cap * 2, o->len + n);
-    char *buf = PyMem_Realloc(o->buf, (size_t)cap);
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->buf = buf;
-    o->cap = cap;
-    return 0;
+    return o->len + n <= o->cap ? 0 : buffer_grow(&o->buf, &o->cap, o->len, n);
 }
 
 /* The bytes written so far as a str (its characters those bytes) */

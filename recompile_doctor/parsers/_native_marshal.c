@@ -23,6 +23,8 @@
  */
 #include "_native_marshal.h"
 
+#include "_native_writer.h"
+
 #include <stdint.h>
 #include <string.h>
 
@@ -51,21 +53,12 @@
 /* marshal's own limit of nesting (MAX_MARSHAL_STACK_DEPTH) */
 #define DEPTH_MOST 2000
 
-/* The objects written with FLAG_REF so far: an open-addressing table by address, its
- * entries live while their stamp is the call's (no clearing between calls). */
-typedef struct {
-    PyObject *key;
-    uint32_t stamp;
-    int32_t index;
-} Seen;
-
 typedef struct {
     char *buf;
     Py_ssize_t len, cap;
-    Seen *seen;
-    size_t mask; /* the table's size less one (a power of two) */
-    size_t used; /* its live entries (the numbers given so far) */
-    uint32_t stamp;
+    /* the objects written with FLAG_REF so far, by address; its entries (their numbers
+     * given in order) the numbers of marshal's references */
+    seen_table seen;
     int unwritten; /* something met that is not written here */
 } Writer;
 
@@ -73,9 +66,7 @@ typedef struct {
  * time; no Python runs while one writes, so no call comes in the middle of another) */
 static char *kept_buf = NULL;
 static Py_ssize_t kept_cap = 0;
-static Seen *kept_seen = NULL;
-static size_t kept_mask = 0;
-static uint32_t kept_stamp = 0;
+static seen_kept kept_seen = {NULL, 0, 0};
 
 #define KEPT_BUF_MOST (4 << 20)
 #define SEEN_FIRST 1024
@@ -83,25 +74,10 @@ static uint32_t kept_stamp = 0;
  * objects, a table of more, is not held on to after it) */
 #define KEPT_SEEN_MOST (1 << 16)
 
-static int
+static inline int
 room(Writer *w, Py_ssize_t n)
 {
-    if (w->len + n <= w->cap) {
-        return 0;
-    }
-    if (n > PY_SSIZE_T_MAX / 2 - w->len) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    Py_ssize_t cap = Py_MAX(w->cap * 2, w->len + n);
-    char *buf = PyMem_Realloc(w->buf, (size_t)cap);
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    w->buf = buf;
-    w->cap = cap;
-    return 0;
+    return w->len + n <= w->cap ? 0 : buffer_grow(&w->buf, &w->cap, w->len, n);
 }
 
 static inline void
@@ -126,38 +102,6 @@ put_code_u32(Writer *w, char code, uint32_t x)
     return 0;
 }
 
-static inline size_t
-slot_of(PyObject *o, size_t mask)
-{
-    return (size_t)(((uintptr_t)o >> 4) * (uintptr_t)0x9E3779B97F4A7C15ULL >> 20) & mask;
-}
-
-static int
-seen_grow(Writer *w)
-{
-    size_t size = (w->mask + 1) * 2;
-    Seen *table = PyMem_Calloc(size, sizeof(Seen));
-    if (table == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    size_t mask = size - 1;
-    for (size_t i = 0; i <= w->mask; i++) {
-        Seen *e = &w->seen[i];
-        if (e->stamp == w->stamp && e->key != NULL) {
-            size_t k = slot_of(e->key, mask);
-            while (table[k].key != NULL) {
-                k = (k + 1) & mask;
-            }
-            table[k] = *e;
-        }
-    }
-    PyMem_Free(w->seen);
-    w->seen = table;
-    w->mask = mask;
-    return 0;
-}
-
 /* o met before: 1 and its reference written; not yet: 0, and *flag is FLAG_REF when it is
  * numbered now (held more than once: it may come again); -1: an error */
 static int
@@ -167,30 +111,16 @@ ref_or_number(Writer *w, PyObject *o, char *flag)
     if (Py_REFCNT(o) == 1) {
         return 0; /* (held only by what holds it here: met once) */
     }
-    size_t k = slot_of(o, w->mask);
-    for (;;) {
-        Seen *e = &w->seen[k];
-        if (e->stamp != w->stamp || e->key == NULL) {
-            break;
-        }
-        if (e->key == o) {
-            return put_code_u32(w, M_REF, (uint32_t)e->index) < 0 ? -1 : 1;
-        }
-        k = (k + 1) & w->mask;
-    }
-    if (w->used >= 0x7fffffff) {
+    if (w->seen.used >= 0x7fffffff) {
         w->unwritten = 1;
         return -1;
     }
-    Seen *e = &w->seen[k];
-    e->key = o;
-    e->stamp = w->stamp;
-    e->index = (int32_t)w->used++;
-    *flag = (char)M_FLAG_REF;
-    if (w->used * 2 > w->mask + 1 && seen_grow(w) < 0) {
-        return -1;
+    int64_t got = seen_number(&w->seen, o, (int32_t)w->seen.used);
+    if (got >= 0) {
+        return put_code_u32(w, M_REF, (uint32_t)got) < 0 ? -1 : 1;
     }
-    return 0;
+    *flag = (char)M_FLAG_REF;
+    return got == -1 ? 0 : -1;
 }
 
 /* An int of at most 64 bits (more: unwritten) */
@@ -440,24 +370,10 @@ marshal_dumps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             return PyErr_NoMemory();
         }
     }
-    if (kept_seen != NULL) {
-        w.seen = kept_seen;
-        w.mask = kept_mask;
-        kept_seen = NULL;
+    if (seen_open(&w.seen, &kept_seen, SEEN_FIRST) < 0) {
+        PyMem_Free(w.buf);
+        return NULL;
     }
-    else {
-        w.seen = PyMem_Calloc(SEEN_FIRST, sizeof(Seen));
-        w.mask = SEEN_FIRST - 1;
-        if (w.seen == NULL) {
-            PyMem_Free(w.buf);
-            return PyErr_NoMemory();
-        }
-    }
-    if (++kept_stamp == 0) { /* (stamps came round: the table cleared once) */
-        memset(w.seen, 0, (w.mask + 1) * sizeof(Seen));
-        kept_stamp = 1;
-    }
-    w.stamp = kept_stamp;
     int got = rows ? put_rows(&w, args[0]) : put_value(&w, args[0], 0);
     PyObject *out = NULL;
     if (got == 0) {
@@ -474,12 +390,6 @@ marshal_dumps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     else {
         PyMem_Free(w.buf);
     }
-    if (w.mask + 1 <= KEPT_SEEN_MOST) {
-        kept_seen = w.seen;
-        kept_mask = w.mask;
-    }
-    else {
-        PyMem_Free(w.seen);
-    }
+    seen_close(&w.seen, &kept_seen, KEPT_SEEN_MOST);
     return out;
 }

@@ -242,11 +242,13 @@ def _repacked(
     return p
 
 
-#: the first byte of a packed chunk: pickled (:func:`dumps`), columns by ``marshal``, or
-#: events by the event codec and ``marshal`` (:func:`_events_data`)
+#: the first byte of a packed chunk: pickled (:func:`dumps`), columns by ``marshal``,
+#: events by the event codec and ``marshal``, or events packed as a worker packs its batch
+#: (:func:`_events_data`)
 _PICKLED = b"P"
 _COLUMNS = b"C"
 _EVENTS = b"E"
+_EVENTS_PACKED = b"K"
 
 
 def _pack(items: list[T], rows: type | None = None) -> bytes:
@@ -262,18 +264,20 @@ def _pack(items: list[T], rows: type | None = None) -> bytes:
             return _COLUMNS + data
     events = _events_data(items)
     if events is not None:
-        return _EVENTS + events
+        return events
     return _PICKLED + dumps(items)
 
 
 def _events_data(items: list[Any]) -> bytes | None:
     """``items`` -- all typed events, or all pairs of a typed event and a plain value (the
-    timeline's lookups, reasons and notes) -- encoded by the event codec the log readers'
-    workers hand their events over with, and marshalled (compiled code: the pickler's
-    reducer ran interpreted for every object; packing a PyTorch/XLA lookup 13 us against 8,
-    a JAX lookup 4.7 against 2.7, though JAX's read back slower, 2.6 against 1.8: pickle
-    makes a key the items share once per chunk); None for other items, or values the codec
-    does not know (then pickled)."""
+    timeline's lookups, reasons and notes) -- packed as the log readers' workers pack their
+    batches (``_event_codec.pack``: C, where the module is built; the parent's packing of a
+    24 MB JAX log's lookups, reasons and notes 163 M instructions, 60 M packed), led by
+    :data:`_EVENTS_PACKED`; else encoded by the event codec and marshalled, led by
+    :data:`_EVENTS` (compiled code: the pickler's reducer ran interpreted for every object;
+    packing a PyTorch/XLA lookup 13 us against 8, a JAX lookup 4.7 against 2.7, though JAX's
+    read back slower, 2.6 against 1.8: pickle makes a key the items share once per chunk);
+    None for other items, or values the codec does not know (then pickled)."""
     from recompile_doctor.parsers import _event_codec as codec
 
     classes = codec.CLASS_TAG
@@ -289,19 +293,22 @@ def _events_data(items: list[Any]) -> bytes | None:
         shape = 1
     else:
         return None
+    got = codec.pack(items, None)
+    if got is not None:
+        return _EVENTS_PACKED + got[0]
     encode = codec.encode
     try:
         if shape == 0:
             rows: list[Any] = [encode(ev, None) for ev in items]
         else:
             rows = [[encode(ev, None), x] for ev, x in items]
-        return marshal_dumps((shape, rows))
+        return _EVENTS + marshal_dumps((shape, rows))
     except (codec.Unencodable, ValueError):  # (ValueError: a value marshal does not write)
         return None
 
 
 def _events_items(data: bytes | memoryview) -> list[Any]:
-    """The items :func:`_events_data` encoded."""
+    """The items :func:`_events_data` encoded (not packed)."""
     from recompile_doctor.parsers._event_codec import decode
 
     shape, rows = marshal.loads(data)
@@ -320,6 +327,10 @@ def _unpack(data: list[T] | Blob, rows: type | None = None) -> list[T]:
         return loads(body)
     if got[:1] == _EVENTS:
         return _events_items(body)
+    if got[:1] == _EVENTS_PACKED:
+        from recompile_doctor.parsers._event_codec import unpack
+
+        return unpack(got[1:], None)[0]
     columns = marshal.loads(body)
     if rows is None or rows is str:
         return list(columns)
