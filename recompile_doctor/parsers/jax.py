@@ -558,8 +558,12 @@ class JaxDecoder:
     #: 5.19 and 5.44 at 0.16, 5.24 and 5.31 at 0.18, 5.27 and 5.25 at 0.19, 5.30 and 5.17
     #: at 0.2.  Instructions, not time: the parent's run slower, and its reading took 0.4-1.8
     #: s of CPU more than the worker's on 250 MB at 0.19, within 0.3 s at 0.14 (the whole
-    #: run 6.5 % less wall, five rounds in turns; 48 MB: 5 % less; 2026-12-02)
-    PARENT_SHARE: ClassVar[float] = 0.14
+    #: run 6.5 % less wall, five rounds in turns; 48 MB: 5 % less; 2026-12-02).  Once a
+    #: worker's batches were packed in C (the parent's taking of an event the cheaper), its
+    #: reading of 250 MB took 2.12-2.27 s of CPU against the worker's 2.39-2.41 at 0.14, the
+    #: same at 0.2 (2.17 and 2.19, 2.22 and 2.22; the reading's wall 2.42-2.45 -> 2.22-2.34
+    #: s), more from 0.23 (2.24 against 2.12)
+    PARENT_SHARE: ClassVar[float] = 0.2
 
     def __init__(self, path: str) -> None:
         self.path = path
