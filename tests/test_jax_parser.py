@@ -896,6 +896,63 @@ def test_traced_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
     assert traced_fields(msg) == (None if m is None else (m["fn"], m["w"], m["s"]))
 
 
+_IN_SECONDS_BITS = st.sampled_from(
+    [
+        "Finished XLA compilation of ",
+        "Finished jaxpr to MLIR module conversion ",
+        "jit(f)",
+        "jit_f",
+        " in ",
+        "in",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\u00a0",
+        "\u3000",
+        "\x1c",
+        "0.036",
+        " sec",
+        "sec",
+        " secs",
+        "x",
+    ]
+)
+_IN_SECONDS_MESSAGES = st.builds(
+    "{}{}{}{}{}{}".format,
+    st.sampled_from(["", "x ", "Finished XLA compilation of ", "DEBUG: "]),
+    st.sampled_from(["Finished XLA compilation of ", "Finished jaxpr to MLIR module conversion "]),
+    st.lists(_IN_SECONDS_BITS | _TEXT, min_size=1, max_size=3).map("".join),
+    st.sampled_from([" in "] * 6 + [" in", "in ", " in  ", " in\u00a0", "  in "]),
+    st.sampled_from(["0.036"] * 4 + ["\u0663", "x sec", "", "1 2", "\t1"]),
+    st.sampled_from([" sec"] * 4 + [" sec ", " sec\n", " sec\u3000", "sec", " secs", " sec x"]),
+)
+
+
+@settings(max_examples=examples(500))
+@given(_IN_SECONDS_MESSAGES | st.lists(_IN_SECONDS_BITS | _TEXT, max_size=14).map("".join))
+@example("Finished XLA compilation of jit(f) in 0.036 sec")
+@example("Finished XLA compilation of   in 1 sec")  # (a blank name)
+@example("Finished XLA compilation of a b in 1 sec Finished XLA compilation of c in 2 sec")
+@example("Finished XLA compilation of a in 1 sec x Finished XLA compilation of c in 2 sec\n")
+@example("Finished XLA compilation of a in  sec")
+def test_in_seconds_reads_what_the_patterns_read(msg: str) -> None:
+    # GIVEN any message made of the pieces of a lowering's or a compilation's end (several
+    # prefixes, " in " and " sec", blanks of every kind, text around it)
+    from recompile_doctor.parsers.jax import (
+        _COMPILED_PREFIX,
+        _COMPILED_RE,
+        _LOWERED_PREFIX,
+        _LOWERED_RE,
+        in_seconds,
+    )
+
+    # WHEN its name and seconds are read THEN they are what each pattern's search reads
+    for prefix, rx in ((_COMPILED_PREFIX, _COMPILED_RE), (_LOWERED_PREFIX, _LOWERED_RE)):
+        m = rx.search(msg)
+        assert in_seconds(msg, prefix) == (None if m is None else (m["name"], m["s"])), prefix
+
+
 def test_a_long_function_name_is_kept_once(tmp_path: Path) -> None:
     """GIVEN a function whose name is longer than a memo keeps (generated code), named by
     its explanation, its compilation's lines and a second compilation THEN every event

@@ -95,10 +95,14 @@ _ARGUMENT_MAPPING: Final = ". Argument mapping: "
 _COMPILING_OLD_RE: Final = lazy_re(
     r"Compiling (?P<name>\S+) \(\d+\)? for (?:\d+ args|args (?P<args>.*?))\.?\s*$"
 )
+#: ``<prefix><name> in <seconds> sec``: the two patterns :func:`in_seconds` reads (the
+#: tests hold it to them)
 _LOWERED_RE: Final = lazy_re(
     r"Finished jaxpr to MLIR module conversion (?P<name>\S+) in (?P<s>\S+) sec\s*$"
 )
 _COMPILED_RE: Final = lazy_re(r"Finished XLA compilation of (?P<name>\S+) in (?P<s>\S+) sec\s*$")
+_LOWERED_PREFIX: Final = "Finished jaxpr to MLIR module conversion "
+_COMPILED_PREFIX: Final = "Finished XLA compilation of "
 _COMPILED_NAME_RE: Final = lazy_re(r"Finished XLA compilation of (?P<name>\S+)")
 _P_MISS_RE: Final = lazy_re(
     r"PERSISTENT COMPILATION CACHE MISS for '(?P<mod>[^']*)' with key '(?P<key>[^']*)'"
@@ -270,6 +274,35 @@ def traced_fields(msg: str) -> tuple[str, str | None, str] | None:
     if wrapper and wrapper.replace("_", "a").isalnum():  # (a \w+ word: alnum or "_")
         return name[:p], wrapper, secs
     return name, None, secs
+
+
+def in_seconds(msg: str, prefix: str) -> tuple[str, str] | None:
+    """(name, seconds as printed) of ``msg`` as ``search`` of ``<prefix>(?P<name>\\S+) in
+    (?P<s>\\S+) sec\\s*$`` reads it (:data:`_LOWERED_RE`, :data:`_COMPILED_RE`), with ``str``
+    methods: a search took some 3,000 instructions a line, two lines of each compilation.
+    Each place ``prefix`` is found is tried in turn, as the search does: the name is the
+    blank-free run after it up to `` in ``, the seconds the blank-free run from there to
+    `` sec``, and nothing but blanks may follow (a blank: ``str.isspace``, as ``\\s`` is)."""
+    p = msg.find(prefix)
+    while p >= 0:
+        a = p + len(prefix)
+        k = msg.find(" in ", a)
+        if k > a:
+            name = msg[a:k]
+            rest = msg[k + 4 :].rstrip()
+            if _blank_free(name) and rest.endswith(" sec"):
+                secs = rest[:-4]
+                if secs and _blank_free(secs):
+                    return name, secs
+        p = msg.find(prefix, p + 1)
+    return None
+
+
+def _blank_free(s: str) -> bool:
+    """``s`` is a run of ``\\S`` (no blank, not empty): the first run of ``split`` is all of
+    it."""
+    runs = s.split(None, 1)
+    return bool(runs) and runs[0] == s
 
 
 def _compiling_fields(msg: str) -> tuple[str, str | None] | None:
@@ -853,7 +886,7 @@ class JaxDecoder:
         return "recognized", out, None
 
     def _on_lowered(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
-        m = _LOWERED_RE.search(pl.message)
+        m = in_seconds(pl.message, _LOWERED_PREFIX)
         if m is None:
             return (
                 "malformed",
@@ -861,22 +894,23 @@ class JaxDecoder:
                 "malformed 'Finished jaxpr to MLIR module conversion' "
                 "line (expected '... <name> in <seconds> sec')",
             )
-        _, module = module_of(m["name"])
-        secs = _seconds(m["s"])
+        _, module = module_of(m[0])
+        secs = _seconds(m[1])
         rec = self._record("lowering-end", sp, module, None, {"duration_s": secs})
         out: list[TypedEvent] = [CompileActivity(sp, rec)]
         if secs is None:
-            return "malformed", out, f"lowering line with a bad duration {m['s']!r}"
+            return "malformed", out, f"lowering line with a bad duration {m[1]!r}"
         return "recognized", out, None
 
     def _on_compiled(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
         out = self._flush_lru()
-        m = _COMPILED_RE.search(pl.message)
-        secs = _seconds(m["s"]) if m is not None else None
-        nm = m or _COMPILED_NAME_RE.search(pl.message)
+        m = in_seconds(pl.message, _COMPILED_PREFIX)
+        secs = _seconds(m[1]) if m is not None else None
+        nm = _COMPILED_NAME_RE.search(pl.message) if m is None else None
+        name = m[0] if m is not None else nm["name"] if nm is not None else None
         key: CompileKey | None = None
-        if nm is not None:
-            _, module = module_of(nm["name"])
+        if name is not None:
+            _, module = module_of(name)
             key = self._key_of_module(module)
             rec = self._record("compile-end", sp, module, None, {"duration_s": secs})
             out.append(CompileFinished(sp, rec, key, secs))
@@ -892,7 +926,7 @@ class JaxDecoder:
             return (
                 "malformed",
                 out,
-                f"'Finished XLA compilation' line with a bad duration {m['s']!r}",
+                f"'Finished XLA compilation' line with a bad duration {m[1]!r}",
             )
         return "recognized", out, None
 
