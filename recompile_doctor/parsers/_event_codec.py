@@ -6,6 +6,11 @@ field, ...]``; a record shared by the events of one line stays shared; value obj
 (compile keys, value changes) come back once per distinct value, shared as the timeline
 shares its keys.  A value the encoding does not know raises :class:`Unencodable` (the
 worker then fails, and the parent reads that part itself).
+
+Where the C module is in use a worker's batch of events is packed by it instead, in one
+call each way (:func:`pack`, :func:`unpack`: the events' slots written and made straight,
+no list of the codec's); a batch it does not pack goes as the codec's items, each record
+led by a byte that says which (:func:`batch_bytes`, :func:`batch_items`).
 """
 
 from __future__ import annotations
@@ -299,8 +304,9 @@ def pack(items: list[Any], before: Event | None) -> tuple[bytes, Event | None] |
     record of the event before the first), and the last event's record; None where the C
     module is not in use or something in the batch is not packed there
     (``parsers/_native_pack.c``: a type it does not write).  Half the instructions of
-    :func:`encode` and marshal on the worker's side, a third of marshal and :func:`decode`
-    on the parent's (:func:`unpack`)."""
+    :func:`encode` and marshal on the worker's side, two thirds of marshal and
+    :func:`decode` on the parent's (:func:`unpack`; 24 MB of JAX log: 342 -> 172 M, 394
+    -> 256 M)."""
     c = _NATIVE[0] if _NATIVE else native_codec()
     if c is None:
         return None
