@@ -14,22 +14,24 @@
  * flags say they are the span's), its keep and its other fields, as values; or 0xF0 and a
  * value that is not an event (the list of a missed look-up, the end's marker), given back
  * as it is; or 0xF1, an event and a value: a pair (the timeline packs its lookups with
- * their compilations' numbers this way, timeline/packed.py).  A value: None, False, True, an int of 64 bits, a float, a str (its kind's code
- * units as they are: a lone surrogate goes through; interned again where it was), bytes, a
- * tuple, list or dict of values, one of the codec's value classes (compile keys, value
- * changes: made once per distinct value, shared as _event_codec's are, through the same
- * table of those made lately), or the shared empty detail.  A str or a value object met
- * again in the batch is written as its number.
+ * their compilations' numbers this way, timeline/packed.py).  A value: None, False, True,
+ * an int (of 64 bits, or beyond: its decimal digits, a long name's digest), a float, a str
+ * (its kind's code units as they are: a lone surrogate goes through; interned again where
+ * it was), bytes, a tuple, list or dict of values, one of the codec's value classes
+ * (compile keys, value changes: made once per distinct value, shared as _event_codec's
+ * are, through the same table of those made lately), or the shared empty detail.  A str or
+ * a value object met again in the batch is written as its number.
  *
  * Anything else (another type, a subclass, an int of more digits than int's limit, nesting
  * deeper than DEPTH_MOST, an event whose class is not the codec's, an unset slot) is not
  * packed: the call gives None, and the caller writes the batch the way it did before
  * (_event_codec's items by marshal).  Packing runs no Python (but int's own str of a big
  * int): the batch's objects are the caller's, alive and unchanged throughout, so an object
- * met again is the object met before.  Unpacking
- * checks every length against the bytes; a batch cut short or of an unknown code raises
- * ValueError.  The tests hold both ways to the events the codec gives back, of every
- * fixture and of generated values.
+ * met again is the object met before.  Unpacking checks every length against the bytes
+ * (and every character of a 4-byte str); a batch cut short or changed raises ValueError
+ * (a dict key unhashable after a change: TypeError), never a crash.  The tests hold both
+ * ways to the events the codec gives back, of every fixture and of generated values, and
+ * feed the unpacker changed and cut bytes.
  */
 #include "_native_pack.h"
 
