@@ -24,13 +24,18 @@ from recompile_doctor.json_text import (
     object_pieces,
 )
 from recompile_doctor.model import COMPILATION_KEYS, EVENT_KEYS, Event, events_json
-from recompile_doctor.parsers._spans import native_module
+from recompile_doctor.parsers._spans import native_in_use, native_module
 from recompile_doctor.timeline import spool
 from recompile_doctor.timeline.spool import EventSpool, ReportEvents, SpooledChunk
 from tests.conftest import examples
 
 NATIVE: Any = native_module()
 needs_native = pytest.mark.skipif(NATIVE is None, reason="the C module is not built here")
+#: for what goes through ``json_text.chunk_text`` (the module in use, not merely built:
+#: RECOMPILE_DOCTOR_NATIVE=0 turns it off, and the chunk is written from its rows)
+needs_native_in_use = pytest.mark.skipif(
+    native_in_use() is None, reason="the C module is not built, or turned off"
+)
 
 #: the places of EVENT_KEYS' values in a row (model.Event's order)
 _ORDER = (0, 1, 2, 3, 5, 6, 7, 4)
@@ -102,7 +107,7 @@ def _chunk(rows: list[tuple[Any, ...]]) -> bytes:
     return spool._chunk_bytes(rows)
 
 
-@needs_native
+@needs_native_in_use
 @settings(max_examples=examples(400))
 @given(data=st.data(), n=st.integers(0, 6), first=st.booleans())
 def test_a_chunk_s_text_is_the_text_of_its_events(data: st.DataObject, n: int, first: bool) -> None:
@@ -137,7 +142,7 @@ class _Name(str):
     """A string marshal does not write (the spool pickles its chunk)."""
 
 
-@needs_native
+@needs_native_in_use
 def test_a_chunk_too_big_to_hold_its_text_whole_gives_none(monkeypatch: pytest.MonkeyPatch) -> None:
     # GIVEN a chunk bigger than the most written from bytes (its text is made whole)
     rows = [("k", "a.log", n, None, "x" * 100, None, None, {}) for n in range(40)]
@@ -269,6 +274,8 @@ def test_the_utf8_text_is_the_events_text(monkeypatch: pytest.MonkeyPatch, nativ
     # of every kind
     if not native:
         monkeypatch.setattr(json_text, "native_text", lambda: None)
+    elif native_in_use() is None:
+        pytest.skip("the C module is not built, or turned off")
     monkeypatch.setattr(spool, "CHUNK", 5)
     monkeypatch.setattr(ej, "PIECE", 64)
     sp = EventSpool(spool_after=7)

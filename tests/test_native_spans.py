@@ -29,6 +29,7 @@ from recompile_doctor.parsers._spans import (
     chosen,
     line_end_py,
     line_spans_py,
+    native_in_use,
     native_module,
     newlines_py,
     skip_prefixed_py,
@@ -331,7 +332,7 @@ def test_the_fast_path_takes_what_the_environment_chooses(
         decoder = SimpleNamespace(continuing=False)
         return _scan.FastLines(blocks, _scan.FindMatcher([b"x"]), decoder, lambda _: True, counter)
 
-    assert made().native is (NATIVE is not None)
+    assert made().native is (native_in_use() is not None)  # (RECOMPILE_DOCTOR_NATIVE=0: off)
     monkeypatch.setenv(NATIVE_ENV, "0")
     assert made().native is False
 
