@@ -257,8 +257,11 @@ class TorchLogDecoder:
     #: but 24 MB is read by one process, and the even split moves with the size: at 48 MB,
     #: parent / worker and the longer plus the work after, 1,952 / 2,190 and 2,392 M at
     #: 0.4, 2,034 / 2,089 and 2,291 at 0.43, 1,945 / 2,005 and 2,207 at 0.44, 2,106 / 1,971
-    #: and 2,308 at 0.46; at 64 MB, 3,049 at 0.4 and 2,915 at 0.44)
-    PARENT_SHARE: ClassVar[float] = 0.44
+    #: and 2,308 at 0.46; at 64 MB, 3,049 at 0.4 and 2,915 at 0.44).  Since a worker's
+    #: batches are packed in C, by CPU time on 250 MB (`getrusage` at the reading's end):
+    #: parent / worker 0.74 / 0.92 s at 0.44 (the reading's wall 0.99 s), 0.81 / 0.82 at
+    #: 0.5 (0.86-0.87), 0.88 / 0.73 at 0.56 (0.88-0.91)
+    PARENT_SHARE: ClassVar[float] = 0.5
     #: a part begins at a recompilation's first line when one comes soon after its split
     #: (see :mod:`._parallel`): a worker begun after that line, in the compilation's guard
     #: dump, sees the compilation first there, without the function name the line gave, and
