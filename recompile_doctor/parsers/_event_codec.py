@@ -227,13 +227,11 @@ def native_codec() -> NativeCodec | None:
     return _NATIVE[0]
 
 
-def _native_codec(native: Any = None) -> NativeCodec | None:
-    """The codec of the C module ``native`` (None: the one in use, if any)."""
+def _native_codec() -> NativeCodec | None:
     from recompile_doctor.parsers._spans import native_in_use
     from recompile_doctor.slotted import native_plan
 
-    if native is None:
-        native = native_in_use()
+    native = native_in_use()
     if native is None:
         return None
 
@@ -318,14 +316,8 @@ def unpack(data: bytes, before: Event | None) -> tuple[list[Any], Event | None]:
     """The batch :func:`pack` gave ``data`` for: its events and other items, in order, and
     the last event's record (ValueError: the bytes are not a whole packed batch)."""
     c = _NATIVE[0] if _NATIVE else native_codec()
-    if c is None:
-        from recompile_doctor.parsers._spans import native_module
-
-        native = native_module()
-        if native is None:
-            raise ValueError("a packed batch, and no C module here to unpack it")
-        c = _native_codec(native)
-        assert c is not None
+    if c is None:  # (a worker packs only where its parent, forked, has the module in use)
+        raise ValueError("a packed batch, and no C module in use to unpack it")
     fn = c.unpack  # (as in encode)
     return fn(data, before, c.unpack_table)
 

@@ -150,6 +150,26 @@ number_of(Packer *p, PyObject *o, Py_ssize_t *counter)
 
 static int put_value(Packer *p, PyObject *o, int depth);
 
+/* The plan of a table's entry (a tag or class, and the plan's capsule), or NULL (no error)
+ * when the entry is not one; *tag: the entry's first item as a long when asked (-1 when it
+ * is not an int) */
+static slot_plan_t *
+plan_in(PyObject *entry, long *tag)
+{
+    if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2 ||
+        !PyCapsule_IsValid(PyTuple_GET_ITEM(entry, 1), NATIVE_PLAN)) {
+        return NULL;
+    }
+    if (tag != NULL) {
+        PyObject *t = PyTuple_GET_ITEM(entry, 0);
+        *tag = PyLong_CheckExact(t) ? PyLong_AsLong(t) : -1;
+        if (*tag == -1 && PyErr_Occurred()) {
+            PyErr_Clear(); /* (too big: no tag of ours) */
+        }
+    }
+    return PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 1), NATIVE_PLAN);
+}
+
 static int
 put_str(Packer *p, PyObject *o)
 {
@@ -192,18 +212,12 @@ static int
 put_object(Packer *p, PyObject *o, int depth)
 {
     PyObject *pair = PyDict_GetItemWithError(p->values, (PyObject *)Py_TYPE(o));
-    if (pair == NULL) {
-        return PyErr_Occurred() ? -1 : 1;
+    if (pair == NULL && PyErr_Occurred()) {
+        return -1;
     }
-    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2 ||
-        !PyLong_CheckExact(PyTuple_GET_ITEM(pair, 0)) ||
-        !PyCapsule_IsValid(PyTuple_GET_ITEM(pair, 1), NATIVE_PLAN)) {
-        return 1;
-    }
-    slot_plan_t *plan = PyCapsule_GetPointer(PyTuple_GET_ITEM(pair, 1), NATIVE_PLAN);
-    long index = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0));
+    long index;
+    slot_plan_t *plan = plan_in(pair, &index);
     if (plan == NULL || plan->tp != Py_TYPE(o) || index < 0 || index > 255) {
-        PyErr_Clear();
         return 1;
     }
     for (Py_ssize_t i = 0; i < plan->n; i++) {
@@ -424,14 +438,8 @@ pack_events(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             }
         }
         PyObject *pair = PyDict_GetItemWithError(classes, (PyObject *)Py_TYPE(it));
-        const slot_plan_t *plan = NULL;
         long tag = -1;
-        if (pair != NULL && PyTuple_CheckExact(pair) && PyTuple_GET_SIZE(pair) == 2 &&
-            PyLong_CheckExact(PyTuple_GET_ITEM(pair, 0)) &&
-            PyCapsule_IsValid(PyTuple_GET_ITEM(pair, 1), NATIVE_PLAN)) {
-            plan = PyCapsule_GetPointer(PyTuple_GET_ITEM(pair, 1), NATIVE_PLAN);
-            tag = PyLong_AsLong(PyTuple_GET_ITEM(pair, 0));
-        }
+        const slot_plan_t *plan = plan_in(pair, &tag);
         if (PyErr_Occurred()) {
             bad = 1;
         }
@@ -611,13 +619,9 @@ get_object(Unpacker *u, int depth)
         PyErr_SetString(PyExc_ValueError, "unpack_events: a value of no class");
         return NULL;
     }
-    PyObject *pair = PyTuple_GET_ITEM(u->values, index);
-    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
-        PyErr_SetString(PyExc_TypeError, "unpack_events: a value class without its plan");
-        return NULL;
-    }
-    slot_plan_t *plan = PyCapsule_GetPointer(PyTuple_GET_ITEM(pair, 1), NATIVE_PLAN);
+    slot_plan_t *plan = plan_in(PyTuple_GET_ITEM(u->values, index), NULL);
     if (plan == NULL) {
+        PyErr_SetString(PyExc_TypeError, "unpack_events: a value class without its plan");
         return NULL;
     }
     /* (its number taken before its fields are read: as the packer numbered it) */
@@ -912,12 +916,7 @@ unpack_events(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             item = get_value(&u, 0);
         }
         else if (code < PyTuple_GET_SIZE(classes)) {
-            PyObject *entry = PyTuple_GET_ITEM(classes, code); /* (class, plan) */
-            const slot_plan_t *plan = NULL;
-            if (PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 2 &&
-                PyCapsule_IsValid(PyTuple_GET_ITEM(entry, 1), NATIVE_PLAN)) {
-                plan = PyCapsule_GetPointer(PyTuple_GET_ITEM(entry, 1), NATIVE_PLAN);
-            }
+            const slot_plan_t *plan = plan_in(PyTuple_GET_ITEM(classes, code), NULL);
             if (plan == NULL || plan->n < 3) {
                 PyErr_SetString(PyExc_TypeError, "unpack_events: a class without its plan");
             }
