@@ -33,6 +33,7 @@ NATIVE = Extension(
     [
         "recompile_doctor/parsers/_native.c",
         "recompile_doctor/parsers/_native_codec.c",
+        "recompile_doctor/parsers/_native_fields.c",
         "recompile_doctor/parsers/_native_json.c",
         "recompile_doctor/parsers/_native_marshal.c",
         "recompile_doctor/parsers/_native_pack.c",
@@ -40,6 +41,7 @@ NATIVE = Extension(
     ],
     depends=[
         "recompile_doctor/parsers/_native_codec.h",
+        "recompile_doctor/parsers/_native_fields.h",
         "recompile_doctor/parsers/_native_json.h",
         "recompile_doctor/parsers/_native_marshal.h",
         "recompile_doctor/parsers/_native_pack.h",

@@ -831,6 +831,20 @@ def test_compiling_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
     assert got == (None if m is None else (m["name"], m["args"]))
 
 
+def _twins(name: str) -> list[Any]:
+    """The JAX decoder's reader ``name`` in Python (``<name>_py``), the C module's where it is
+    in use, and the one the decoder calls (one of the two)."""
+    from recompile_doctor.parsers import jax
+    from recompile_doctor.parsers._spans import native_in_use
+
+    native = native_in_use()
+    out = [getattr(jax, f"{name}_py"), getattr(jax, name)]
+    if native is not None:
+        assert getattr(jax, name) is getattr(native, name)
+        out.append(getattr(native, name))
+    return out
+
+
 #: the ``Finished tracing`` message's pattern (a lazy function name before an optional
 #: wrapper and the seconds at the end): the reference traced_fields is held to
 _TRACED_WHOLE = (
@@ -889,11 +903,11 @@ def test_traced_fields_are_what_the_whole_pattern_reads(msg: str) -> None:
     # words, several " in " and " for ", blanks of every kind, text around it)
     import re
 
-    from recompile_doctor.parsers.jax import traced_fields
-
-    # WHEN its fields are read THEN they are what the pattern reads
+    # WHEN its fields are read (by the Python and by the C module, where it is in use) THEN
+    # they are what the pattern reads
     m = re.search(_TRACED_WHOLE, msg)
-    assert traced_fields(msg) == (None if m is None else (m["fn"], m["w"], m["s"]))
+    for read in _twins("traced_fields"):
+        assert read(msg) == (None if m is None else (m["fn"], m["w"], m["s"])), read
 
 
 _IN_SECONDS_BITS = st.sampled_from(
@@ -944,13 +958,14 @@ def test_in_seconds_reads_what_the_patterns_read(msg: str) -> None:
         _COMPILED_RE,
         _LOWERED_PREFIX,
         _LOWERED_RE,
-        in_seconds,
     )
 
-    # WHEN its name and seconds are read THEN they are what each pattern's search reads
+    # WHEN its name and seconds are read (by the Python and by the C module, where it is in
+    # use) THEN they are what each pattern's search reads
     for prefix, rx in ((_COMPILED_PREFIX, _COMPILED_RE), (_LOWERED_PREFIX, _LOWERED_RE)):
         m = rx.search(msg)
-        assert in_seconds(msg, prefix) == (None if m is None else (m["name"], m["s"])), prefix
+        for read in _twins("in_seconds"):
+            assert read(msg, prefix) == (None if m is None else (m["name"], m["s"])), read
 
 
 def test_a_long_function_name_is_kept_once(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@
 #include <structmember.h> /* T_OBJECT_EX, READONLY */
 
 #include "_native_codec.h" /* the workers' event codec (_event_codec.py's in C) */
+#include "_native_fields.h" /* the fields of a decoder's most frequent messages */
 #include "_native_json.h"  /* a report's JSON text (json_text.py's _text_py in C) */
 #include "_native_marshal.h" /* marshal's bytes of plain values (the workers', the spool's) */
 #include "_native_pack.h"    /* a worker's batch of events packed (_event_codec.py) */
@@ -1739,6 +1740,12 @@ static PyMethodDef methods[] = {
     {"absl_tail", (PyCFunction)(void (*)(void))absl_tail, METH_FASTCALL,
      "absl_tail(line, sources, fallback) -> (seconds, file, end) of an absl prefix's rest, "
      "or None (tensorflow._absl_tail_py)"},
+    {"traced_fields", (PyCFunction)(void (*)(void))traced_fields, METH_FASTCALL,
+     "traced_fields(msg) -> (function, wrapper or None, seconds) of a JAX 'Finished tracing' "
+     "message, or None (jax.traced_fields_py)"},
+    {"in_seconds", (PyCFunction)(void (*)(void))in_seconds, METH_FASTCALL,
+     "in_seconds(msg, prefix) -> (name, seconds) of '<prefix><name> in <seconds> sec', or "
+     "None (jax.in_seconds_py)"},
     {"fp_rehash", (PyCFunction)(void (*)(void))fp_rehash, METH_FASTCALL,
      "fp_rehash(old, new, mask, old_numbers, new_numbers): every fingerprint of old (and "
      "its number) stored in the empty table new"},
@@ -1750,8 +1757,9 @@ static struct PyModuleDef module_def = {
     .m_name = "_native",
     .m_doc = "The log scanner's byte work in C (see _spans.py for the Python it replaces), "
              "slotted objects made (slotted.py), named tuples (_tuples.py), the workers' event "
-             "codec (_event_codec.py), a report's JSON text (json_text.py) and the fingerprint "
-             "tables' probing (timeline/distinct.py) and an absl prefix's rest (tensorflow.py).",
+             "codec (_event_codec.py), a report's JSON text (json_text.py), the fingerprint "
+             "tables' probing (timeline/distinct.py), an absl prefix's rest (tensorflow.py) "
+             "and the fields of JAX's most frequent messages (jax.py).",
     .m_size = -1,
     .m_methods = methods,
 };

@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import sys
-from collections.abc import Iterator, MutableMapping, MutableSet, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, MutableSet, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
@@ -57,6 +57,7 @@ from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._names import function_name
 from recompile_doctor.parsers._prefixes import Clock
 from recompile_doctor.parsers._pylog import PyLog, split_pylog
+from recompile_doctor.parsers._spans import native_in_use
 from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
@@ -239,7 +240,7 @@ def _compile_key(k: tuple[str | None, str | None, str | None, bool]) -> CompileK
 compile_key: Final = memo(_compile_key)
 
 
-def traced_fields(msg: str) -> tuple[str, str | None, str] | None:
+def traced_fields_py(msg: str) -> tuple[str, str | None, str] | None:
     """(function, wrapper or None, seconds as printed) of a message ``... Finished tracing[
     + transforming] <function>[ for <wrapper>] in <seconds> sec``; None when it is not of
     that form.  Read with ``str`` methods from its end (the seconds, then the wrapper), as
@@ -276,7 +277,7 @@ def traced_fields(msg: str) -> tuple[str, str | None, str] | None:
     return name, None, secs
 
 
-def in_seconds(msg: str, prefix: str) -> tuple[str, str] | None:
+def in_seconds_py(msg: str, prefix: str) -> tuple[str, str] | None:
     """(name, seconds as printed) of ``msg`` as ``search`` of ``<prefix>(?P<name>\\S+) in
     (?P<s>\\S+) sec\\s*$`` reads it (:data:`_LOWERED_RE`, :data:`_COMPILED_RE`), with ``str``
     methods: a search took some 3,000 instructions a line, two lines of each compilation.
@@ -303,6 +304,18 @@ def _blank_free(s: str) -> bool:
     it."""
     runs = s.split(None, 1)
     return bool(runs) and runs[0] == s
+
+
+#: the C module's twins of :func:`traced_fields_py` and :func:`in_seconds_py`
+#: (``parsers/_native_fields.c``: the same fields in a tenth of the instructions, no string
+#: made but the fields) where it is built and in use, else those
+_NATIVE: Final = native_in_use()
+traced_fields: Final[Callable[[str], tuple[str, str | None, str] | None]] = getattr(
+    _NATIVE, "traced_fields", traced_fields_py
+)
+in_seconds: Final[Callable[[str, str], tuple[str, str] | None]] = getattr(
+    _NATIVE, "in_seconds", in_seconds_py
+)
 
 
 def _compiling_fields(msg: str) -> tuple[str, str | None] | None:

@@ -1,0 +1,280 @@
+/* The fields of a decoder's most frequent messages read in C, part of the _native module:
+ * JAX's "Finished tracing <function>[ for <wrapper>] in <seconds> sec" and "<prefix><name>
+ * in <seconds> sec" (a lowering's and a compilation's end), two lines of every
+ * compilation.  Their Python twins (parsers/jax.py: traced_fields_py, in_seconds_py) read
+ * them with str methods, each a call that makes a new string or list: 3,500-7,000
+ * instructions a message in compiled code, some 400 here.  The tests hold each to its twin
+ * (and both to the patterns they stand for) on generated text: blanks of every kind (a
+ * blank is what str.isspace says, as rstrip and split take it), letters and digits of
+ * every script (str.isalnum). */
+#define PY_SSIZE_T_CLEAN
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* memmem */
+#endif
+#include <Python.h>
+#include <string.h>
+
+#include "_native_fields.h"
+
+/* the characters of a str, read at an index whatever its kind */
+typedef struct {
+    int kind;
+    const void *data;
+    Py_ssize_t n;
+} chars_t;
+
+static inline Py_UCS4
+char_at(const chars_t *s, Py_ssize_t i)
+{
+    return PyUnicode_READ(s->kind, s->data, i);
+}
+
+/* s[at:at + len(lit)] == lit (lit ASCII, as C text) */
+static int
+ascii_at(const chars_t *s, Py_ssize_t at, const char *lit, Py_ssize_t len)
+{
+    if (at < 0 || at + len > s->n) {
+        return 0;
+    }
+    if (s->kind == PyUnicode_1BYTE_KIND) {
+        const char *c = (const char *)s->data + at;
+        return c[0] == lit[0] && memcmp(c, lit, (size_t)len) == 0;
+    }
+    for (Py_ssize_t j = 0; j < len; j++) {
+        if (char_at(s, at + j) != (Py_UCS4)(unsigned char)lit[j]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* s.find(lit, start, end) for an ASCII lit of one character or more */
+static Py_ssize_t
+ascii_find(const chars_t *s, const char *lit, Py_ssize_t len, Py_ssize_t start, Py_ssize_t end)
+{
+    if (end > s->n) {
+        end = s->n;
+    }
+    if (start < 0) {
+        start = 0;
+    }
+    if (s->kind == PyUnicode_1BYTE_KIND) {
+        if (end - start < len) {
+            return -1;
+        }
+        const char *d = (const char *)s->data;
+        const char *f = memmem(d + start, (size_t)(end - start), lit, (size_t)len);
+        return f == NULL ? -1 : (Py_ssize_t)(f - d);
+    }
+    for (Py_ssize_t i = start; i + len <= end; i++) {
+        if (ascii_at(s, i, lit, len)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* s.find(sub, start) for any str sub (an empty one found at start, up to len(s)) */
+static Py_ssize_t
+str_find(const chars_t *s, const chars_t *sub, Py_ssize_t start)
+{
+    if (start > s->n) {
+        return -1;
+    }
+    if (s->kind == PyUnicode_1BYTE_KIND && sub->kind == PyUnicode_1BYTE_KIND) {
+        if (sub->n == 0) {
+            return start;
+        }
+        const char *d = (const char *)s->data;
+        const char *f = memmem(d + start, (size_t)(s->n - start), sub->data, (size_t)sub->n);
+        return f == NULL ? -1 : (Py_ssize_t)(f - d);
+    }
+    for (Py_ssize_t i = start; i + sub->n <= s->n; i++) {
+        Py_ssize_t j = 0;
+        while (j < sub->n && char_at(s, i + j) == char_at(sub, j)) {
+            j++;
+        }
+        if (j == sub->n) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* s[a:b] holds no blank and is not empty (jax._blank_free) */
+static int
+blank_free(const chars_t *s, Py_ssize_t a, Py_ssize_t b)
+{
+    if (b <= a) {
+        return 0;
+    }
+    for (Py_ssize_t i = a; i < b; i++) {
+        if (Py_UNICODE_ISSPACE(char_at(s, i))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* where s[:end] ends once its trailing blanks are stripped (rstrip), down to at least lo */
+static Py_ssize_t
+stripped_end(const chars_t *s, Py_ssize_t lo, Py_ssize_t end)
+{
+    while (end > lo && Py_UNICODE_ISSPACE(char_at(s, end - 1))) {
+        end--;
+    }
+    return end;
+}
+
+static int
+chars_of(PyObject *o, chars_t *s)
+{
+    if (!PyUnicode_Check(o) || PyUnicode_READY(o) < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "a str is expected");
+        }
+        return -1;
+    }
+    s->kind = PyUnicode_KIND(o);
+    s->data = PyUnicode_DATA(o);
+    s->n = PyUnicode_GET_LENGTH(o);
+    return 0;
+}
+
+/* (o[a1:b1], o[a2:b2]) or, with a3 >= 0, (o[a1:b1], o[a2:b2] or None when empty, o[a3:b3]) */
+static PyObject *
+slices(PyObject *o, Py_ssize_t a1, Py_ssize_t b1, Py_ssize_t a2, Py_ssize_t b2, Py_ssize_t a3,
+       Py_ssize_t b3)
+{
+    PyObject *x = PyUnicode_Substring(o, a1, b1), *y, *z = NULL;
+    if (x == NULL) {
+        return NULL;
+    }
+    if (a3 >= 0 && b2 <= a2) {
+        y = Py_NewRef(Py_None);
+    }
+    else {
+        y = PyUnicode_Substring(o, a2, b2);
+    }
+    if (y != NULL && a3 >= 0) {
+        z = PyUnicode_Substring(o, a3, b3);
+    }
+    if (y == NULL || (a3 >= 0 && z == NULL)) {
+        Py_DECREF(x);
+        Py_XDECREF(y);
+        return NULL;
+    }
+    PyObject *t = a3 >= 0 ? PyTuple_New(3) : PyTuple_New(2);
+    if (t == NULL) {
+        Py_DECREF(x);
+        Py_DECREF(y);
+        Py_XDECREF(z);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(t, 0, x);
+    PyTuple_SET_ITEM(t, 1, y);
+    if (a3 >= 0) {
+        PyTuple_SET_ITEM(t, 2, z);
+    }
+    return t;
+}
+
+#define LIT(s) (s), ((Py_ssize_t)sizeof(s) - 1)
+
+PyObject *
+traced_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    chars_t u;
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "traced_fields(msg)");
+        return NULL;
+    }
+    if (chars_of(args[0], &u) < 0) {
+        return NULL;
+    }
+    /* t = msg.rstrip(), ending in " sec"; u = t[:-4], ending in no blank */
+    Py_ssize_t tn = stripped_end(&u, 0, u.n);
+    if (!ascii_at(&u, tn - 4, LIT(" sec"))) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t un = tn - 4;
+    if (un == 0 || Py_UNICODE_ISSPACE(char_at(&u, un - 1))) {
+        Py_RETURN_NONE;
+    }
+    u.n = un;
+    /* the seconds: the last run of non-blanks (rsplit(None, 1)[-1]); " in " before it */
+    Py_ssize_t j = un - 1;
+    while (j >= 0 && !Py_UNICODE_ISSPACE(char_at(&u, j))) {
+        j--;
+    }
+    Py_ssize_t secs = j + 1, k = secs - 4;
+    if (k < 0 || !ascii_at(&u, k, LIT(" in "))) {
+        Py_RETURN_NONE;
+    }
+    /* the first "Finished tracing" followed by a blank (or " + transforming ") and a name */
+    Py_ssize_t i = ascii_find(&u, LIT("Finished tracing"), 0, k), a = -1;
+    while (i >= 0) {
+        Py_ssize_t at = i + (Py_ssize_t)sizeof("Finished tracing") - 1;
+        Py_ssize_t tr = (Py_ssize_t)sizeof(" + transforming ") - 1;
+        if (ascii_at(&u, at, LIT(" + transforming ")) && k > at + tr) {
+            a = at + tr;
+            break;
+        }
+        if (ascii_at(&u, at, LIT(" ")) && k > at + 1) {
+            a = at + 1;
+            break;
+        }
+        i = ascii_find(&u, LIT("Finished tracing"), i + 1, k);
+    }
+    if (a < 0) {
+        Py_RETURN_NONE;
+    }
+    /* name = u[a:k]: " for <wrapper>" at its end when the wrapper is a word (\w+) */
+    Py_ssize_t p = -1;
+    for (Py_ssize_t q = k - 5; q >= a; q--) {
+        if (ascii_at(&u, q, LIT(" for "))) {
+            p = q;
+            break;
+        }
+    }
+    if (p >= a + 1 && p + 5 < k) {
+        int word = 1;
+        for (Py_ssize_t q = p + 5; q < k && word; q++) {
+            Py_UCS4 c = char_at(&u, q);
+            word = c == '_' || Py_UNICODE_ISALNUM(c);
+        }
+        if (word) {
+            return slices(args[0], a, p, p + 5, k, secs, un);
+        }
+    }
+    return slices(args[0], a, k, 0, 0, secs, un);
+}
+
+PyObject *
+in_seconds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    chars_t s, pre;
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "in_seconds(msg, prefix)");
+        return NULL;
+    }
+    if (chars_of(args[0], &s) < 0 || chars_of(args[1], &pre) < 0) {
+        return NULL;
+    }
+    /* each place the prefix is found, in turn: a blank-free name up to " in ", then
+     * blank-free seconds up to " sec" and nothing but blanks after it */
+    Py_ssize_t end = stripped_end(&s, 0, s.n);
+    for (Py_ssize_t p = str_find(&s, &pre, 0); p >= 0; p = str_find(&s, &pre, p + 1)) {
+        Py_ssize_t a = p + pre.n, k = ascii_find(&s, LIT(" in "), a, s.n);
+        if (k <= a || !blank_free(&s, a, k)) {
+            continue;
+        }
+        Py_ssize_t rest = k + 4, re = end > rest ? end : rest;
+        if (re - rest >= 4 && ascii_at(&s, re - 4, LIT(" sec")) && blank_free(&s, rest, re - 4)) {
+            return slices(args[0], a, k, rest, re - 4, -1, -1);
+        }
+    }
+    Py_RETURN_NONE;
+}

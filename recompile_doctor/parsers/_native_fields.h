@@ -1,0 +1,14 @@
+/* The fields of a decoder's most frequent messages read in C (_native_fields.c), part of the
+ * _native module. */
+#ifndef RECOMPILE_DOCTOR_NATIVE_FIELDS_H
+#define RECOMPILE_DOCTOR_NATIVE_FIELDS_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+/* traced_fields(msg) -> (function, wrapper or None, seconds) | None (jax.traced_fields_py) */
+PyObject *traced_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+/* in_seconds(msg, prefix) -> (name, seconds) | None (jax.in_seconds_py) */
+PyObject *in_seconds(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+#endif

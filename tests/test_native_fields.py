@@ -1,0 +1,125 @@
+"""The C module's readers of JAX's most frequent messages (``parsers/_native_fields.c``:
+``traced_fields``, ``in_seconds``) give what their Python twins give, whatever the text:
+characters of one, two and four bytes, blanks of every kind, letters and digits of other
+scripts, the message's pieces repeated or cut; every line of the captured JAX logs; and
+refuse what is not a str."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from recompile_doctor.parsers import jax
+from recompile_doctor.parsers._spans import native_in_use
+from tests.conftest import examples
+from tests.test_jax_parser import _IN_SECONDS_MESSAGES, _TRACED_MESSAGES
+
+NATIVE: Any = native_in_use()
+pytestmark = pytest.mark.skipif(
+    NATIVE is None, reason="the C module is not built here, or turned off"
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "jax"
+
+#: the pieces of the messages, and characters of every width: blanks (one byte: "\xa0"; two:
+#: "\u3000"; "\x1c" a control blank), a digit and a letter of other scripts ("\u0663",
+#: "\u0142"), one of four bytes
+_PIECES = st.sampled_from(
+    [
+        "Finished tracing",
+        " + transforming ",
+        "Finished XLA compilation of ",
+        "Finished jaxpr to MLIR module conversion ",
+        " for ",
+        "jit",
+        " in ",
+        " sec",
+        "0.0035",
+        " ",
+        "\t",
+        "\n",
+        "\xa0",
+        "\u3000",
+        "\x1c",
+        "_",
+        "\u0663",
+        "\u0142",
+        "\U0001f600",
+        "f",
+    ]
+)
+_TEXT = st.lists(_PIECES | st.text(max_size=3), max_size=16).map("".join)
+#: a message of the form read, its pieces in their order (each of them well-formed more
+#: often than not), wider characters put in somewhere
+_WIDE = st.sampled_from(["", "\u0142", "\U0001f600", "\u3000", "\xa0"])
+_TRACED = st.builds(lambda m, w, i: m[:i] + w + m[i:], _TRACED_MESSAGES, _WIDE, st.integers(0, 80))
+_IN_SECS = st.builds(
+    lambda m, w, i: m[:i] + w + m[i:], _IN_SECONDS_MESSAGES, _WIDE, st.integers(0, 80)
+)
+_PREFIXES = st.sampled_from(
+    [jax._COMPILED_PREFIX, jax._LOWERED_PREFIX, "", " ", "in", "\u0142 ", "\U0001f600"]
+)
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(_TRACED | _TEXT)
+@example("Finished tracing summarize for jit in 0.003526004 sec")
+@example("Finished tracing f for \u0663_\u0142 in 1 sec\u3000")
+@example("Finished tracing \U0001f600 for jit in 1 sec")
+@example("Finished tracing  for  in 1 sec")
+@example("Finished tracing  for jit in 1 sec")  # (a function named " for jit")
+@example("Finished tracing + transforming  in 0.1 sec")  # (function "+ transforming ")
+@example("Finished tracing for jit in 1 sec")
+@example(" in  sec")
+def test_traced_fields_as_the_python_reads_them(msg: str) -> None:
+    assert NATIVE.traced_fields(msg) == jax.traced_fields_py(msg)
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(_IN_SECS | _TEXT, _PREFIXES)
+@example("Finished XLA compilation of jit(f) in 0.036 sec", jax._COMPILED_PREFIX)
+@example("x \U0001f600 in 1 sec", "\U0001f600")
+@example("abc", "")
+@example("", "")
+@example("in in 1 sec", "in")
+def test_in_seconds_as_the_python_reads_it(msg: str, prefix: str) -> None:
+    assert NATIVE.in_seconds(msg, prefix) == jax.in_seconds_py(msg, prefix)
+
+
+def test_every_captured_line_reads_the_same() -> None:
+    logs = sorted(FIXTURES.rglob("*.log"))
+    assert logs
+    read = 0
+    for log in logs:
+        for line in log.read_text(encoding="utf-8", errors="surrogateescape").splitlines():
+            assert NATIVE.traced_fields(line) == jax.traced_fields_py(line), line
+            for prefix in (jax._COMPILED_PREFIX, jax._LOWERED_PREFIX):
+                got = NATIVE.in_seconds(line, prefix)
+                assert got == jax.in_seconds_py(line, prefix), line
+                read += got is not None
+    assert read > 10
+
+
+@pytest.mark.parametrize(
+    ("call", "args"),
+    [
+        ("traced_fields", (b"Finished tracing f in 1 sec",)),
+        ("traced_fields", ()),
+        ("traced_fields", ("a", "b")),
+        ("in_seconds", ("Finished XLA compilation of f in 1 sec", None)),
+        ("in_seconds", (1, "x")),
+        ("in_seconds", ("x",)),
+    ],
+)
+def test_what_is_not_a_str_is_refused(call: str, args: tuple[Any, ...]) -> None:
+    with pytest.raises(TypeError):
+        getattr(NATIVE, call)(*args)
+
+
+def test_the_decoder_calls_the_c_module() -> None:
+    assert jax.traced_fields is NATIVE.traced_fields
+    assert jax.in_seconds is NATIVE.in_seconds
