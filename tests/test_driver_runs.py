@@ -81,6 +81,59 @@ def test_runs_hold_the_events_of_the_lines_in_order(raws: list[str]) -> None:
     assert c.format == ("fmt" if c.recognized else UNKNOWN_FORMAT)
 
 
+def _counts_of(raws: list[str]) -> tuple[int, int, int]:
+    return (sum(r.isdigit() for r in raws), raws.count("skip"), raws.count("bad"))
+
+
+class _Recorded:
+    """Lines, noting how many were taken each time one is (what the counter must say of
+    the lines before it when a run is handed on)."""
+
+    def __init__(self, raws: list[str], fail_after: int | None = None) -> None:
+        self.raws = raws
+        self.taken = 0
+        self.fail_after = fail_after
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        for n, raw in enumerate(self.raws, 1):
+            if self.fail_after is not None and n > self.fail_after:
+                raise OSError("the disk went away")
+            self.taken = n
+            yield n, raw
+
+
+@settings(max_examples=examples(200))
+@given(raws=st.lists(_line, max_size=40), fail=st.none() | st.integers(0, 40))
+def test_the_counter_holds_every_line_decoded_when_a_run_is_handed_on(
+    raws: list[str], fail: int | None
+) -> None:
+    # GIVEN lines decoded in runs (the reading failing after some of them, or not), WHEN
+    # each run is handed on, and when the generator ends or fails, THEN the counter holds
+    # every line decoded by then (the lines are counted where they are decoded, and the
+    # counts handed over whenever the generator gives control back)
+    lines = _Recorded(raws, fail)
+    c = _counter()
+    runs = decoded_runs(iter(lines), _Decoder(), c, "fmt", "x.log", False)  # type: ignore[arg-type]
+    try:
+        for _run in runs:
+            # (the line that filled the run is decoded, and counted, before it is handed on)
+            assert (c.recognized, c.unrecognized, c.malformed) == _counts_of(raws[: lines.taken])
+    except OSError:
+        assert fail is not None and fail < len(raws)
+    assert (c.recognized, c.unrecognized, c.malformed) == _counts_of(raws[: lines.taken])
+
+
+def test_a_run_left_early_has_its_lines_counted() -> None:
+    # GIVEN runs whose consumer stops after the first, THEN the lines decoded are counted
+    raws = [str(RUN_MAX), "skip", "bad", "1", str(RUN_MAX)]
+    c = _counter()
+    runs = decoded_runs(iter(enumerate(raws, 1)), _Decoder(), c, "fmt", "x.log", False)  # type: ignore[arg-type]
+    next(runs)
+    assert (c.recognized, c.unrecognized, c.malformed) == (1, 0, 0)
+    runs.close()
+    assert (c.recognized, c.unrecognized, c.malformed) == (1, 0, 0)
+
+
 @settings(max_examples=examples(100))
 @given(before=st.lists(_line.filter(lambda r: r != "bad"), max_size=20))
 def test_with_strict_the_events_before_a_malformed_line_come_before_its_error(

@@ -35,14 +35,44 @@ class EventSink(Protocol):
     def missed(self, line: int, keys: list[tuple[object, ...]]) -> None: ...
 
 
+class Tally:
+    """Decoded lines counted by the loop that decodes them, then added to a counter
+    (:meth:`add_to`) before anyone reads it: a compiled loop adds to the fields of its own
+    object, where a counter's (:class:`Counted`, an interpreted class) were read and set by
+    name, some 600 instructions a line."""
+
+    def __init__(self) -> None:
+        self.recognized = 0
+        self.unrecognized = 0
+        self.malformed = 0
+
+    def count(self, res: Decoded) -> None:
+        """What one decoded line does to the counts (the driver's rule, and the workers')."""
+        if res.status == "recognized":
+            self.recognized += 1
+        elif res.status == "malformed":
+            self.malformed += 1
+        else:
+            self.unrecognized += 1
+
+    def add_to(self, c: Counted) -> None:
+        """Add the counts to ``c``'s, and start again from none."""
+        if self.recognized:
+            c.recognized += self.recognized
+            self.recognized = 0
+        if self.unrecognized:
+            c.unrecognized += self.unrecognized
+            self.unrecognized = 0
+        if self.malformed:
+            c.malformed += self.malformed
+            self.malformed = 0
+
+
 def count(res: Decoded, c: Counted) -> None:
-    """What one decoded line does to the counters (the driver's rule, and the workers')."""
-    if res.status == "recognized":
-        c.recognized += 1
-    elif res.status == "malformed":
-        c.malformed += 1
-    else:
-        c.unrecognized += 1
+    """What one decoded line does to the counters (:meth:`Tally.count`'s rule)."""
+    t = Tally()
+    t.count(res)
+    t.add_to(c)
 
 
 def decoded_runs(
@@ -59,24 +89,33 @@ def decoded_runs(
     lines before an error (that one, or one that reading or decoding raises) are given
     before it is raised."""
     run: list[TypedEvent] = []
+    # (the lines counted here, and added to c whenever this generator gives control back:
+    # before each run it hands on, on an error, at its end)
+    tally = Tally()
+    named = c.format != UNKNOWN_FORMAT  # (the format is named at the first recognized line)
     try:
         for lineno, raw in lines:
             res: Decoded = decoder.decode(lineno, raw)
-            count(res, c)
+            tally.count(res)
             if res.status == "recognized":
-                if c.format == UNKNOWN_FORMAT:
+                if not named:
                     c.format = name
+                    named = True
             elif res.status == "malformed" and strict:
                 raise RecompileDoctorError(res.problem or "malformed line", path=path, line=lineno)
             if res.events:
                 run.extend(res.events)
                 while len(run) >= RUN_MAX:  # (a line of many events: split)
+                    tally.add_to(c)
                     yield run[:RUN_MAX] if len(run) > RUN_MAX else run
                     run = run[RUN_MAX:]
     except Exception:
+        tally.add_to(c)
         if run:
             yield run
         raise
+    finally:
+        tally.add_to(c)
     if run:
         yield run
 
@@ -124,14 +163,18 @@ def decode_into(
     lineno = -1
     if most <= 0:
         return 0, lineno
-    for lineno, raw in lines:
-        res: Decoded = decoder.decode(lineno, raw)
-        count(res, c)
-        if missed:
-            out.missed(lineno, missed)
-            missed.clear()
-        out.add(res.events)
-        n += 1
-        if n >= most:
-            break
+    tally = Tally()  # (added to c when this returns or raises: c is read between calls)
+    try:
+        for lineno, raw in lines:
+            res: Decoded = decoder.decode(lineno, raw)
+            tally.count(res)
+            if missed:
+                out.missed(lineno, missed)
+                missed.clear()
+            out.add(res.events)
+            n += 1
+            if n >= most:
+                break
+    finally:
+        tally.add_to(c)
     return n, lineno
