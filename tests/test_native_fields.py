@@ -123,3 +123,51 @@ def test_what_is_not_a_str_is_refused(call: str, args: tuple[Any, ...]) -> None:
 def test_the_decoder_calls_the_c_module() -> None:
     assert jax.traced_fields is NATIVE.traced_fields
     assert jax.in_seconds is NATIVE.in_seconds
+
+
+#: the pieces of a shape's text: brackets, digits (one of another script), commas, blanks of
+#: one and two bytes, letters; a number longer than int takes
+_SHAPE_PIECES = st.sampled_from(
+    [*"[]0912,  \t\n\x0b\x1c\xa0\u3000\u0663x_-", "f32", "[4]", "[1,2]", "[]", " 3 ", "7" * 5000]
+)
+
+
+@settings(max_examples=examples(1000), deadline=None)
+@given(st.lists(_SHAPE_PIECES, max_size=14).map("".join))
+@example("f32[32,16]")
+@example("x[a[1]")
+@example("f32[3 4]")
+@example("[1,,2,]")
+@example("f32[" + "7" * 5000 + "]")
+@example("f32[\x1c3\x1f]")
+@example("f32[ \x1c ,3]")
+@example("f32[3\x1c]")
+@example("f32[\t3\n]")
+@example("f32[9999999999999999999,99999999999999999999]")  # (past 64 bits)
+@example("f32[123456789012345678,1234567890123456789,00000000000000000000012]")
+def test_shape_dims_as_the_python_reads_them(text: str) -> None:
+    from recompile_doctor.timeline.reason_facts import shape_dims_py
+
+    assert NATIVE.shape_dims(text, shape_dims_py) == shape_dims_py(text)
+
+
+def test_shape_dims_leaves_text_that_is_not_ascii_to_the_python() -> None:
+    asked: list[str] = []
+
+    def fallback(text: str) -> tuple[int, ...] | None:
+        asked.append(text)
+        return (7,)
+
+    assert NATIVE.shape_dims("f32[1,2]", fallback) == (1, 2)
+    assert NATIVE.shape_dims("f32[\u0663]", fallback) == (7,)
+    assert asked == ["f32[\u0663]"]
+    with pytest.raises(TypeError):
+        NATIVE.shape_dims(b"f32[1]", fallback)
+    with pytest.raises(TypeError):
+        NATIVE.shape_dims("f32[1]")
+
+
+def test_the_reasons_read_shapes_with_the_c_module() -> None:
+    from recompile_doctor.timeline import reason_facts
+
+    assert reason_facts._SHAPE_DIMS_C is NATIVE.shape_dims

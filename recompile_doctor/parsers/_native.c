@@ -1746,6 +1746,9 @@ static PyMethodDef methods[] = {
     {"in_seconds", (PyCFunction)(void (*)(void))in_seconds, METH_FASTCALL,
      "in_seconds(msg, prefix) -> (name, seconds) of '<prefix><name> in <seconds> sec', or "
      "None (jax.in_seconds_py)"},
+    {"shape_dims", (PyCFunction)(void (*)(void))shape_dims, METH_FASTCALL,
+     "shape_dims(text, fallback) -> the dimensions of text's first [...] of numbers, or None "
+     "(reason_facts.shape_dims_py; text that is not ASCII: fallback(text))"},
     {"fp_rehash", (PyCFunction)(void (*)(void))fp_rehash, METH_FASTCALL,
      "fp_rehash(old, new, mask, old_numbers, new_numbers): every fingerprint of old (and "
      "its number) stored in the empty table new"},
@@ -1759,7 +1762,8 @@ static struct PyModuleDef module_def = {
              "slotted objects made (slotted.py), named tuples (_tuples.py), the workers' event "
              "codec (_event_codec.py), a report's JSON text (json_text.py), the fingerprint "
              "tables' probing (timeline/distinct.py), an absl prefix's rest (tensorflow.py) "
-             "and the fields of JAX's most frequent messages (jax.py).",
+             "and the fields of JAX's most frequent messages (jax.py) and of shapes "
+             "(timeline/reason_facts.py).",
     .m_size = -1,
     .m_methods = methods,
 };

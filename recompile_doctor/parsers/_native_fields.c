@@ -6,7 +6,8 @@
  * instructions a message in compiled code, some 400 here.  The tests hold each to its twin
  * (and both to the patterns they stand for) on generated text: blanks of every kind (a
  * blank is what str.isspace says, as rstrip and split take it), letters and digits of
- * every script (str.isalnum). */
+ * every script (str.isalnum).  And the dimensions of a shape's text (f32[32,16] -> (32, 16)),
+ * two of every reason of a growing shape (timeline/reason_facts.py: shape_dims_py). */
 #define PY_SSIZE_T_CLEAN
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
@@ -277,4 +278,120 @@ in_seconds(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     Py_RETURN_NONE;
+}
+
+/* an ASCII blank, as str.isspace takes it */
+static inline int
+ascii_blank(unsigned char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+}
+
+/* a blank int() takes around a number's digits (not 0x1c-0x1f, which str.isspace is) */
+static inline int
+int_blank(unsigned char c)
+{
+    return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+PyObject *
+shape_dims(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "shape_dims(text: str, fallback)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    if (PyUnicode_READY(text) < 0) {
+        return NULL;
+    }
+    if (!PyUnicode_IS_ASCII(text)) { /* (other digits and blanks: the Python's) */
+        return PyObject_CallOneArg(args[1], text);
+    }
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    /* the first [...] that holds nothing but digits, commas and blanks */
+    const char *open = memchr(s, '[', (size_t)n), *close = NULL;
+    while (open != NULL) {
+        close = memchr(open + 1, ']', (size_t)(s + n - open - 1));
+        if (close == NULL) {
+            Py_RETURN_NONE;
+        }
+        const char *c = open + 1;
+        while (c < close && ((*c >= '0' && *c <= '9') || *c == ',' || ascii_blank((unsigned char)*c))) {
+            c++;
+        }
+        if (c == close) {
+            break;
+        }
+        open = memchr(open + 1, '[', (size_t)(s + n - open - 1));
+    }
+    if (open == NULL) {
+        Py_RETURN_NONE;
+    }
+    /* its comma-separated numbers, blank ones left out; a number with a blank inside it is
+     * no number (int() refuses it): None */
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        return NULL;
+    }
+    const char *a = open + 1;
+    while (a <= close) {
+        const char *b = memchr(a, ',', (size_t)(close - a));
+        if (b == NULL) {
+            b = close;
+        }
+        const char *x = a, *y = b;
+        while (x < y && ascii_blank((unsigned char)*x)) {
+            x++;
+        }
+        if (x < y) { /* (not blank: a number, which int() reads between its own blanks) */
+            x = a;
+            y = b;
+            while (x < y && int_blank((unsigned char)*x)) {
+                x++;
+            }
+            while (y > x && int_blank((unsigned char)y[-1])) {
+                y--;
+            }
+            for (const char *d = x; d < y; d++) {
+                if (*d < '0' || *d > '9') {
+                    Py_DECREF(out);
+                    Py_RETURN_NONE;
+                }
+            }
+            PyObject *v;
+            if (y - x <= 18) { /* (fits in 64 bits) */
+                long long k = 0;
+                for (const char *d = x; d < y; d++) {
+                    k = k * 10 + (*d - '0');
+                }
+                v = PyLong_FromLongLong(k);
+            }
+            else {
+                PyObject *digits = PyUnicode_FromStringAndSize(x, y - x);
+                v = digits == NULL ? NULL : PyLong_FromUnicodeObject(digits, 10);
+                Py_XDECREF(digits);
+            }
+            if (v == NULL) {
+                Py_DECREF(out);
+                if (PyErr_ExceptionMatches(PyExc_ValueError)) { /* (past int's digits limit) */
+                    PyErr_Clear();
+                    Py_RETURN_NONE;
+                }
+                return NULL;
+            }
+            int failed = PyList_Append(out, v);
+            Py_DECREF(v);
+            if (failed < 0) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        a = b + 1;
+    }
+    PyObject *t = PyList_AsTuple(out);
+    Py_DECREF(out);
+    return t;
 }

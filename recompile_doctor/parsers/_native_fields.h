@@ -11,4 +11,8 @@ PyObject *traced_fields(PyObject *module, PyObject *const *args, Py_ssize_t narg
 /* in_seconds(msg, prefix) -> (name, seconds) | None (jax.in_seconds_py) */
 PyObject *in_seconds(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* shape_dims(text, fallback) -> the dimensions of text's first [...] of numbers | None
+ * (reason_facts.shape_dims_py; text that is not ASCII: fallback(text)) */
+PyObject *shape_dims(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

@@ -15,12 +15,13 @@ numbers: :meth:`ReasonFacts.spill`).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 from recompile_doctor.bounded import Kept
 from recompile_doctor.events import RecompileReason
 from recompile_doctor.model import ValueChange
+from recompile_doctor.parsers._spans import native_in_use
 from recompile_doctor.timeline.blobs import Blobs
 from recompile_doctor.timeline.column import Spilled, array_codec
 
@@ -47,14 +48,27 @@ def dims(shape: str | None) -> tuple[int, ...] | None:
     got = _DIMS.get(text, _UNSEEN)
     if got is not _UNSEEN:
         return got
-    got = None
+    made = _SHAPE_DIMS_C
+    return _DIMS_KEPT.put(text, shape_dims_py(text) if made is None else made(text, shape_dims_py))
+
+
+def shape_dims_py(text: str) -> tuple[int, ...] | None:
+    """The numbers of :func:`bracketed_dims` of ``text``, None when it has none or one is
+    no number (a blank inside it, more digits than ``int`` takes)."""
     inner = bracketed_dims(text)
-    if inner is not None:
-        try:
-            got = tuple([int(x) for x in inner.split(",") if x.strip()])
-        except ValueError:
-            got = None
-    return _DIMS_KEPT.put(text, got)
+    if inner is None:
+        return None
+    try:
+        return tuple([int(x) for x in inner.split(",") if x.strip()])
+    except ValueError:
+        return None
+
+
+#: the C module's twin of :func:`shape_dims_py` (``parsers/_native_fields.c``: a tenth of the
+#: instructions; text that is not ASCII is left to the Python), None where it is not in use
+_SHAPE_DIMS_C: Final[
+    Callable[[str, Callable[[str], tuple[int, ...] | None]], tuple[int, ...] | None] | None
+] = getattr(native_in_use(), "shape_dims", None)
 
 
 def bracketed_dims(text: str) -> str | None:
