@@ -29,7 +29,7 @@ import signal  # (here: a report closed at the interpreter's exit can no longer 
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any
 
-from recompile_doctor.read_at import read_at
+from recompile_doctor.read_at import FileSpan, read_at
 
 if TYPE_CHECKING:
     from recompile_doctor.model import Compilation, Event
@@ -187,6 +187,13 @@ class EventsText:
             return None
         return self._read_raw(self._f)
 
+    def span(self) -> FileSpan | None:
+        """:meth:`raw` as the span of the writer's file that holds it, for a writer that has
+        the system copy it (``read_at.copy_span``); None as for :meth:`raw`."""
+        if not self.done() or self._f is None:
+            return None
+        return FileSpan(self._f, 0, os.fstat(self._f.fileno()).st_size)
+
     @staticmethod
     def _read_raw(f: IO[bytes]) -> Iterator[bytes]:
         pos = 0
@@ -304,33 +311,14 @@ def _write_compilations(
     to ``f`` but for their causes, which the analyses give meanwhile, and where each
     compilation's cause goes in that text to ``cuts_f`` (8 bytes each: written as they come,
     not held, as the text is)."""
-    from array import array
-
-    from recompile_doctor.json_text import ITEM_HEADS, fields_text_apart
+    from recompile_doctor.json_text import apart_pieces
     from recompile_doctor.model import COMPILATION_KEYS
 
     at = COMPILATION_KEYS.index("cause")
-    cuts = array("q")
-    out: list[bytes] = []
-    n = pos = 0
-    head = ITEM_HEADS[0]
-    for row in table.value_rows():
-        before, after = fields_text_apart(COMPILATION_KEYS, row, 2, at)
-        a = (head + before).encode(_ENCODING, _ERRORS)
-        b = after.encode(_ENCODING, _ERRORS)
-        head = ITEM_HEADS[1]
-        pos += len(a)
-        cuts.append(pos)
-        pos += len(b)
-        out += (a, b)
-        n += len(a) + len(b)
-        if n >= PIECE or len(cuts) >= _CUTS_HELD:
-            if os.getppid() != parent:
-                return
-            f.write(b"".join(out))
-            cuts_f.write(cuts.tobytes())
-            out, n, cuts = [], 0, array("q")
-    f.write(b"".join(out))
-    cuts_f.write(cuts.tobytes())
+    for text, cuts in apart_pieces(table.value_rows(), COMPILATION_KEYS, at, PIECE, _CUTS_HELD):
+        if os.getppid() != parent:
+            return
+        f.write(text)
+        cuts_f.write(cuts)
     f.flush()
     cuts_f.flush()

@@ -185,6 +185,36 @@ def fields_text_apart(
     return _joined(pieces[: at + 1], texts[:at]), _joined(pieces[at + 1 :], texts[at + 1 :])
 
 
+def apart_pieces(
+    rows: Iterable[tuple[Any, ...]], keys: tuple[str, ...], at: int, piece: int, most_cuts: int
+) -> Iterator[tuple[bytes, bytes]]:
+    """The text of ``rows`` as a list's items (:data:`ITEM_HEADS`, each :func:`fields_text`
+    at level 2) but for each row's value ``at`` (:func:`fields_text_apart`), UTF-8 (lone
+    surrogates passed), in pieces of about ``piece`` bytes, each with where the values left
+    out go in the whole text (8 bytes each, at most ``most_cuts`` a piece): what the
+    events' writer writes of a report's compilations ahead of their causes (compiled: a
+    loop over a run's compilations)."""
+    cuts = array("q")
+    out: list[bytes] = []
+    n = pos = 0
+    head = ITEM_HEADS[0]
+    for row in rows:
+        before, after = fields_text_apart(keys, row, 2, at)
+        a = (head + before).encode("utf-8", "surrogatepass")
+        b = after.encode("utf-8", "surrogatepass")
+        head = ITEM_HEADS[1]
+        pos += len(a)
+        cuts.append(pos)
+        pos += len(b)
+        out.append(a)
+        out.append(b)
+        n += len(a) + len(b)
+        if n >= piece or len(cuts) >= most_cuts:
+            yield b"".join(out), cuts.tobytes()
+            out, n, cuts = [], 0, array("q")
+    yield b"".join(out), cuts.tobytes()
+
+
 #: the cuts :func:`spliced` reads at once
 CUTS_READ = 1 << 16
 

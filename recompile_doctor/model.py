@@ -24,6 +24,7 @@ from recompile_doctor.json_text import (
     fields_text,
     pieces_indented,
 )
+from recompile_doctor.read_at import FileSpan, span_pieces
 from recompile_doctor.slotted import faster_init
 
 if TYPE_CHECKING:
@@ -574,6 +575,7 @@ class Report:
     def iter_json(self) -> Iterator[str]:
         """:meth:`dumps` in pieces, for writing a big report without building it whole."""
         for piece in self._json_pieces(raw=False):
+            assert not isinstance(piece, FileSpan)  # (given only with spans)
             yield piece if isinstance(piece, str) else piece.decode("utf-8")
 
     def iter_json_bytes(self) -> Iterator[bytes]:
@@ -581,11 +583,23 @@ class Report:
         copied as it wrote it (not decoded and encoded again: 250 MB of text for the
         640,000 events of a 250 MB JAX log)."""
         for piece in self._json_pieces(raw=True):
-            yield piece if isinstance(piece, bytes) else piece.encode("utf-8")
+            if isinstance(piece, str):
+                yield piece.encode("utf-8")
+            elif isinstance(piece, bytes):
+                yield piece
+            else:
+                yield from span_pieces(piece, 1 << 20)
 
-    def _json_pieces(self, raw: bool) -> Iterator[str | bytes]:
+    def json_parts(self) -> Iterator[bytes | FileSpan]:
+        """:meth:`iter_json_bytes`, the events' text written by the second process given as
+        the span of its file that holds it (``read_at.FileSpan``), for a writer that has
+        the system copy it (``read_at.copy_span``: not read into this process)."""
+        for piece in self._json_pieces(raw=True, spans=True):
+            yield piece.encode("utf-8") if isinstance(piece, str) else piece
+
+    def _json_pieces(self, raw: bool, spans: bool = False) -> Iterator[str | bytes | FileSpan]:
         """:meth:`iter_json`'s pieces; ``raw``: the events' text of the second process as
-        its bytes."""
+        its bytes, or (``spans``) as the span of its file."""
         lists: dict[str, Sequence[InputInfo | Compilation | Event | Finding]] = {
             "inputs": self.inputs,
             "compilations": self.compilations,
@@ -613,10 +627,14 @@ class Report:
             else:
                 yield "["
                 ahead = self.events_text
-                written: Iterable[str | bytes] | None = None
+                written: Iterable[str | bytes | FileSpan] | None = None
                 if ahead is not None and ahead.events is items:
                     # (None: the second process failed)
-                    written = ahead.raw() if raw else ahead.pieces()
+                    if spans:
+                        span = ahead.span()
+                        written = None if span is None else (span,)
+                    else:
+                        written = ahead.raw() if raw else ahead.pieces()
                 if written is None and key == "compilations" and ahead is not None:
                     written = ahead.compilation_pieces(self.compilations, raw)
                 if written is None and key == "events":

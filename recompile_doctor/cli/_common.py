@@ -10,17 +10,21 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
 from recompile_doctor.errors import RecompileDoctorError
 from recompile_doctor.parsers._reader import collect_notes
+from recompile_doctor.read_at import FileSpan, copy_span, span_pieces
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: bytes read and written at a time where a span of a file cannot be copied by the system
+COPY_PIECE = 1 << 20
 
 #: file suffix -> output format name
 SUFFIX_FORMATS: dict[str, str] = {
@@ -199,7 +203,7 @@ def _input_clash(output: str, inputs: Sequence[str]) -> str | None:
 
 
 def write_output(
-    data: str | bytes | Iterable[str] | Iterable[bytes],
+    data: str | bytes | Iterable[str] | Iterable[bytes | FileSpan],
     output: str | None,
     *,
     force: bool = False,
@@ -207,7 +211,8 @@ def write_output(
     binary_ok_on_tty: bool = True,
 ) -> None:
     """Write to ``output`` (a path) or to stdout when ``output`` is None or ``-`` (text as
-    UTF-8; pieces of bytes as they are)."""
+    UTF-8; pieces of bytes as they are; a span of a file copied by the system where it can:
+    ``read_at.copy_span``)."""
     if output is None or output == "-":
         if isinstance(data, bytes):
             if not binary_ok_on_tty and sys.stdout.isatty():
@@ -220,7 +225,16 @@ def write_output(
             click.echo(data, nl=False)
         else:
             for piece in data:
-                click.echo(piece, nl=False)
+                if isinstance(piece, FileSpan):
+                    sys.stdout.flush()  # (what was written before it, in its order)
+                    binary: IO[bytes] | None = getattr(sys.stdout, "buffer", None)
+                    if binary is not None:
+                        copy_span(piece, binary, COPY_PIECE)
+                    else:  # (a stream of text alone)
+                        for data in span_pieces(piece, COPY_PIECE):
+                            click.echo(data, nl=False)
+                else:
+                    click.echo(piece, nl=False)
         return
     p = check_output_path(output, force, inputs)
     try:
@@ -231,7 +245,10 @@ def write_output(
         else:
             with p.open("wb") as f:
                 for piece in data:
-                    f.write(piece if isinstance(piece, bytes) else piece.encode("utf-8"))
+                    if isinstance(piece, FileSpan):
+                        copy_span(piece, f, COPY_PIECE)
+                    else:
+                        f.write(piece if isinstance(piece, bytes) else piece.encode("utf-8"))
     except BrokenPipeError:
         raise  # -o /dev/stdout into `| head`: quiet, as on stdout
     except OSError as e:

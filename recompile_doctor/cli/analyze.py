@@ -27,6 +27,7 @@ from recompile_doctor.told import Stopwatch, tell, telling
 
 if TYPE_CHECKING:
     from recompile_doctor.model import Report
+    from recompile_doctor.read_at import FileSpan
 
 
 def fails(report: Report, fail_on: str | None) -> bool:
@@ -149,15 +150,15 @@ def _write(
             from recompile_doctor.reports.text import render as render_text
 
             to_tty = output is None or output == "-"
-            text: str | bytes | Iterable[str] | Iterable[bytes] = render_text(
+            text: str | bytes | Iterable[str] | Iterable[bytes | FileSpan] = render_text(
                 report,
                 color=to_tty and use_color(no_color, sys.stdout),
                 verbose=telling(),  # (-v: the text report details info findings too)
             )
         elif out_fmt == "json":
             # piece by piece: a big report is never held whole as one string (its events'
-            # text, written by a second process, copied as its bytes)
-            text = chain(report.iter_json_bytes(), (b"\n",))
+            # text, written by a second process, copied by the system from its file)
+            text = chain(report.json_parts(), (b"\n",))
         else:
             text = render(report, out_fmt)
         write_output(text, output, force=force, inputs=(*logs, *dumps))
