@@ -138,6 +138,17 @@ def test_a_chunk_of_values_not_written_from_bytes_gives_none_or_the_same_text(
     assert json_text.chunk_text(_chunk(odd), EVENT_KEYS, True) is None
 
 
+@needs_native_in_use
+@pytest.mark.parametrize("first", [True, False])
+@pytest.mark.parametrize("text", ["\x01" * 5000, '"\\' * 3000, "x" * 9000, "\u00e9\x1f" * 2000])
+def test_a_chunk_whose_text_outgrows_its_bytes_is_whole(text: str, first: bool) -> None:
+    # GIVEN events whose text is longer written than marshalled (controls: 6 bytes each,
+    # quotes and backslashes 2) or not (plain letters), many of them
+    rows = [("k", "a.log", n, 0.5, text, "m", None, {"lines": [n, n + 1]}) for n in range(30)]
+    # WHEN the chunk's text is written from its bytes, THEN it is whole and the Python's
+    assert json_text.chunk_text(_chunk(rows), EVENT_KEYS, first) == _python_text(rows, first)
+
+
 class _Name(str):
     """A string marshal does not write (the spool pickles its chunk)."""
 

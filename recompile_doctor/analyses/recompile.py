@@ -357,8 +357,19 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
             for j in growth.marks(functions[k], k, grown):
                 growing[j] = 1
     del attached, growth
+    by_compilation = opts.joined.by_compilation
+    #: (number of its log rules, whether its shapes keep growing) -> the numbers of the
+    #: verdict of a recompilation no dump speaks of, which those two decide (a run gives a
+    #: few: each one's rules were worked out again, 5,000 instructions a recompilation)
+    decided: dict[tuple[int, int], tuple[int, int, int, bool]] = {}
     for k, cid in enumerate(after):
-        d = opts.joined.by_compilation.get(cid)
+        d = by_compilation.get(cid)
+        seen = (named[k], growing[k])
+        if d is None:
+            got = decided.get(seen)
+            if got is not None:
+                out.add_numbers(*got)
+                continue
         log_rules = out.rules_of(named[k])
         if len(log_rules) > 1 and "retracing" in log_rules:
             # a generic retracing warning beside a specific reason adds nothing
@@ -382,7 +393,9 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
             rules = log_rules
         else:
             rules = ("recompile-after-warmup",)
-        out.add(rules, log_rules, dump_rules)
+        given = out.add(rules, log_rules, dump_rules)
+        if d is None:
+            decided[seen] = given
     opts.memo[memo_key] = out
     return out
 
@@ -460,17 +473,24 @@ class Verdicts(Sequence[Verdict]):
 
     def add(
         self, rules: tuple[str, ...], log_rules: tuple[str, ...], dump_rules: tuple[str, ...]
-    ) -> None:
-        """The verdict of the next recompilation."""
+    ) -> tuple[int, int, int, bool]:
+        """The verdict of the next recompilation; what :meth:`add_numbers` takes to give
+        the same verdict again."""
         # a shape change also changes the constants computed from it (``1/32`` -> ``1/8``
         # of a mean): those are its consequence, not a second cause
         consequence = rules[0] in _SHAPE_CAUSES and "constant-changed" in rules[1:]
         if consequence:
             rules = tuple(r for r in rules if r != "constant-changed")
+        given = (self.number(rules), self.number(log_rules), self.number(dump_rules), consequence)
+        self.add_numbers(*given)
+        return given
+
+    def add_numbers(self, rules: int, log_rules: int, dump_rules: int, consequence: bool) -> None:
+        """The verdict of the next recompilation, by the numbers of its tuples of rules."""
         k = self._given
-        self._rules[k] = self.number(rules)
-        self._log_rules[k] = self.number(log_rules)
-        self._dump_rules[k] = self.number(dump_rules)
+        self._rules[k] = rules
+        self._log_rules[k] = log_rules
+        self._dump_rules[k] = dump_rules
         self._consequence[k] = consequence
         self._given = k + 1
 

@@ -52,6 +52,7 @@ typedef struct {
     Py_ssize_t len, cap;
     int high;  /* a character of buf is above 127 */
     Wide wide; /* once a character above 255 came: the text so far, and all after */
+    PyObject *bytes; /* the bytes object buf is the storage of (out_open_bytes), or NULL */
 #if PY_VERSION_HEX < 0x030E0000
     _PyUnicodeWriter wide_writer;
 #endif
@@ -69,6 +70,7 @@ out_open(Out o, Py_ssize_t room)
     o->len = 0;
     o->high = 0;
     o->wide = NULL;
+    o->bytes = NULL;
     if (spare_buf != NULL && spare_cap >= room) {
         o->buf = spare_buf;
         o->cap = spare_cap;
@@ -84,10 +86,71 @@ out_open(Out o, Py_ssize_t room)
     return 0;
 }
 
+/* Bytes written straight into a bytes object of room bytes (made to size at the end by
+ * out_bytes: a chunk's megabytes of JSON not copied once written) */
+static int
+out_open_bytes(Out o, Py_ssize_t room)
+{
+    o->len = 0;
+    o->high = 0;
+    o->wide = NULL;
+    o->bytes = PyBytes_FromStringAndSize(NULL, room);
+    if (o->bytes == NULL) {
+        o->buf = NULL;
+        return -1;
+    }
+    o->buf = PyBytes_AS_STRING(o->bytes);
+    o->cap = room;
+    return 0;
+}
+
+/* The bytes written, as the bytes object of out_open_bytes (NULL: an error) */
+static PyObject *
+out_bytes(Out o)
+{
+    PyObject *made = o->bytes;
+    o->bytes = NULL;
+    o->buf = NULL;
+    if (made != NULL && _PyBytes_Resize(&made, o->len) < 0) {
+        return NULL;
+    }
+    return made;
+}
+
+/* (the slow path of out_room, kept out of line: the writers that call out_room are the
+ * inner loops) */
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+static int
+out_grow(Out o, Py_ssize_t n)
+{
+    if (o->bytes == NULL) {
+        return buffer_grow(&o->buf, &o->cap, o->len, n);
+    }
+    if (n > PY_SSIZE_T_MAX / 2 - o->len) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_ssize_t size = Py_MAX(o->cap * 2, o->len + n);
+    if (_PyBytes_Resize(&o->bytes, size) < 0) { /* (o->bytes NULL then, its memory freed) */
+        o->buf = NULL;
+        return -1;
+    }
+    o->buf = PyBytes_AS_STRING(o->bytes);
+    o->cap = size;
+    return 0;
+}
+
 /* Let go of o's buffer: kept for the next text when it is the bigger one */
 static void
 out_release(Out o)
 {
+    if (o->bytes != NULL) {
+        Py_CLEAR(o->bytes);
+        o->buf = NULL;
+        return;
+    }
     if (o->buf == NULL) {
         return;
     }
@@ -105,7 +168,7 @@ out_release(Out o)
 static inline int
 out_room(Out o, Py_ssize_t n)
 {
-    return o->len + n <= o->cap ? 0 : buffer_grow(&o->buf, &o->cap, o->len, n);
+    return o->len + n <= o->cap ? 0 : out_grow(o, n);
 }
 
 /* The bytes written so far as a str (its characters those bytes) */
@@ -138,7 +201,7 @@ out_widen(Out o)
 }
 
 /* n ASCII characters at p */
-static int
+static inline int
 out_ascii(Out o, const char *p, Py_ssize_t n)
 {
     if (o->wide != NULL) {
@@ -1276,7 +1339,10 @@ json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     m.budget = m.size < PY_SSIZE_T_MAX / 8 ? 8 * m.size + (1 << 16) : PY_SSIZE_T_MAX;
     OutText text_out;
     Out out = &text_out;
-    if (out_open(out, (Py_ssize_t)1 << 16) < 0) {
+    /* (written into the bytes given back: twice the marshal's bytes hold a JAX chunk's
+     * JSON, grown where they do not) */
+    if (out_open_bytes(out, m.size < PY_SSIZE_T_MAX / 4 ? 2 * m.size + ((Py_ssize_t)1 << 12)
+                                                         : m.size) < 0) {
         return NULL;
     }
     PyObject *made = NULL;
@@ -1322,7 +1388,7 @@ json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     if (at == m.size) {
-        made = PyBytes_FromStringAndSize(out->buf, out->len);
+        made = out_bytes(out);
     }
 done:
     out_release(out);
