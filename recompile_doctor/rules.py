@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
+from recompile_doctor.bounded import Kept
 from recompile_doctor.model import Severity
 from recompile_doctor.slotted import remade_from_fields
 
@@ -511,17 +512,35 @@ def _dim_list(dims: str) -> list[str]:
     return [d.strip() for d in dims.split(",")] if dims.strip() else []
 
 
+#: a type's text -> :func:`type_parts` of it and its dimensions (:func:`_dim_list`): a run
+#: of growing shapes changes each argument's type from the one it changed to before
+_SHAPES_KEPT: Final[Kept[str, tuple[str, str, str, tuple[str, ...]]]] = Kept()
+_SHAPES: Final = _SHAPES_KEPT.table
+
+
+def _shape_of(text: str) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """:func:`type_parts` of ``text`` and its dimensions, kept (a text that is no type is
+    kept as an empty element type: a compiled build makes its own copy of a constant
+    tuple, which an identity test would not know again)."""
+    got = _SHAPES.get(text)
+    if got is None:
+        parts = type_parts(text)
+        made = ("", "", "", ()) if parts is None else (*parts, tuple(_dim_list(parts[1])))
+        got = _SHAPES_KEPT.put(text, made)
+    return got if got[0] else None
+
+
 def type_change_rule(old: str, new: str) -> RuleId:
     """The cause of one argument's type change, in HLO notation (``f32[32,16]`` ->
     ``f32[8,16]``: ``batch-size-changed``; ``f32[4]`` -> ``bf16[4]``: ``dtype-changed``;
     ``f32[]{weak_type=True}`` -> ``f32[]``: ``weak-type-changed``; other dimensions:
     ``shape-changed``; anything unreadable: ``retracing``).  Every framework's parser maps
     argument changes through this one function."""
-    po, pn = type_parts(old), type_parts(new)
+    po, pn = _shape_of(old), _shape_of(new)
     if po is None or pn is None:
         return "retracing"
     if po[1] != pn[1]:
-        do, dn = _dim_list(po[1]), _dim_list(pn[1])
+        do, dn = po[3], pn[3]
         leading = len(do) == len(dn) and len(do) > 0 and do[1:] == dn[1:]
         shape: RuleId = "batch-size-changed" if leading else "shape-changed"
         if po[0] != pn[0] and cause_rank("dtype-changed") < cause_rank(shape):

@@ -92,3 +92,16 @@ def test_bracketed_dims_are_what_the_pattern_finds(text: str) -> None:
     # shape is read by)
     m = re.search(r"\[([\d,\s]*)\]", text)
     assert bracketed_dims(text) == (None if m is None else m.group(1))
+
+
+def test_a_type_read_again_gives_the_same_rule() -> None:
+    # GIVEN a run of growing shapes (each change's old type was the change before's new
+    # one: read again, not anew) and texts that are no types, each asked twice
+    growing = [(f"f32[{n},4]", f"f32[{n + 1},4]") for n in range(1, 6)]
+    for _ in range(2):
+        # THEN each gives the rule it gave the first time
+        assert [rules.type_change_rule(o, n) for o, n in growing] == ["batch-size-changed"] * 5
+        assert rules.type_change_rule("not a type", "f32[1]") == "retracing"
+        assert rules.type_change_rule("f32[1]", "not a type") == "retracing"
+        assert rules.type_change_rule("f32[2,4]", "bf16[2,4]") == "dtype-changed"
+        assert rules.type_change_rule("f32[2,4]", "f32[2,5]") == "shape-changed"

@@ -210,7 +210,15 @@ out_ascii(Out o, const char *p, Py_ssize_t n)
     if (out_room(o, n) < 0) {
         return -1;
     }
-    memcpy(o->buf + o->len, p, (size_t)n);
+    char *w = o->buf + o->len;
+    if (n <= 16) { /* (a key's piece, an indent: a call of memcpy costs more than these) */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            w[i] = p[i];
+        }
+    }
+    else {
+        memcpy(w, p, (size_t)n);
+    }
     o->len += n;
     return 0;
 }

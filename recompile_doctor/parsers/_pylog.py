@@ -67,6 +67,11 @@ _LEVELS: Final = {
 
 #: what a line read by _LEVEL_FIRST_RE starts with
 _LEVEL_FIRST_STARTS: Final = tuple(f"{name}:" for name in _LEVEL_NAMES.split("|"))
+#: those of them by their first character (one or two to try, where all seven were)
+_LEVEL_FIRST_BY_CHAR: Final[dict[str, tuple[str, ...]]] = {
+    c: tuple(s for s in _LEVEL_FIRST_STARTS if s[0] == c)
+    for c in {s[0] for s in _LEVEL_FIRST_STARTS}
+}
 
 #: a date (``YYYY-MM-DD``) -> the epoch seconds of its midnight, read once per date
 _MIDNIGHTS_KEPT: Final[Kept[str, float]] = Kept()
@@ -247,7 +252,7 @@ def split_pylog(line: str) -> PyLog:
             lvl = m["lvl"] or m["lvl2"]
             name = m["name"] or m["name2"]
             return PyLog(secs, "local", _LEVELS[lvl], name, line[m.end() :])
-    elif c in "DIWECF" and line.startswith(_LEVEL_FIRST_STARTS):
+    elif (starts := _LEVEL_FIRST_BY_CHAR.get(c)) is not None and line.startswith(starts):
         plain = level_first_unstamped(line)
         if plain is not None:
             return plain

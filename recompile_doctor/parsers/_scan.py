@@ -19,7 +19,7 @@ import gzip
 import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import BinaryIO, Final, Protocol
+from typing import Any, BinaryIO, Final, Protocol
 
 from recompile_doctor.bounded import Kept
 from recompile_doctor.errors import RecompileDoctorError
@@ -451,7 +451,12 @@ class FastLines:
         counter = self.counter
         continued = self._continued
         collect_stop = self._collect_stop
-        spans_of, text_of = self._spans, self._text
+        spans_of = self._spans
+        # (a line's text asked of its start and end as the span list holds them, objects,
+        # with the limit made one once: as ints they were made anew for each call, some 225
+        # instructions a candidate line)
+        text_at: Callable[..., str] = self._text
+        limit_at: Any = limit
         line_end, skip_prefixed = self._line_end, self._skip_prefixed
         take_prefixed = self._take_prefixed
         pos = self._start
@@ -460,6 +465,7 @@ class FastLines:
             data, end = blocks.data, blocks.end
             # each candidate line's start, end and the newlines before it (from ``after``)
             spans = spans_of(data, pos, end, self.matcher.positions(data, end))
+            span_at: list[Any] = spans  # (its items as the objects they are)
             nspans = len(spans)
             j = 0
             after = pos
@@ -491,7 +497,7 @@ class FastLines:
                             continue
                     e = line_end(data, pos, end)
                     self.lineno += 1
-                    yield self.lineno, text_of(data, pos, e, limit)
+                    yield self.lineno, text_at(data, pos, e, limit_at)
                     pos = e + 1
                     continue
                 while j < nspans and spans[j] < pos:  # lines read while continuing
@@ -519,7 +525,7 @@ class FastLines:
                     counter.recognized += 1
                     pos = e + 1
                     continue
-                text = text_of(data, s, e, limit)
+                text = text_at(data, span_at[j - 3], span_at[j - 2], limit_at)
                 if e - s <= uncut or is_anchor(text):
                     self.lineno += 1
                     yield self.lineno, text
