@@ -601,7 +601,15 @@ class Verdicts(Sequence[Verdict]):
         """Each verdict's numbers, rules and diff, in order, without its two compilation
         objects or its reasons (:class:`VerdictIds`; ``self[at]`` is the verdict)."""
         tuples, diffs = self._tuples, self._by_compilation
-        for k, (prev, cid, _a, _b, rules, *_) in enumerate(self._rows()):
+        n = len(self)
+        # (the three arrays it reads, not the eight of _rows: each item read is an int made)
+        rows = zip(
+            islice(self._previous, n),
+            islice(self._compilation, n),
+            islice(self._rules, n),
+            strict=True,
+        )
+        for k, (prev, cid, rules) in enumerate(rows):
             # (made by tuple.__new__ or its C twin: the named tuple's own __new__ is an
             # interpreted frame per verdict)
             yield tuple_new(VerdictIds, (k, prev, cid, tuples[rules], diffs.get(cid)))

@@ -519,9 +519,8 @@ class CompilationTable(Sequence[Compilation]):
         return self._make(i % n)
 
     def __iter__(self) -> Iterator[Compilation]:
-        values = self._values
         for i, row in enumerate(self._rows()):
-            made: Compilation = rebuilt(Compilation, values(i, *row))
+            made: Compilation = rebuilt(Compilation, self._values(i, row))
             yield made
 
     def value_rows(self) -> Iterator[tuple[Any, ...]]:
@@ -529,9 +528,10 @@ class CompilationTable(Sequence[Compilation]):
         :meth:`_make` and iteration make it of), without making it: what the report's JSON
         writes of it
         (:class:`recompile_doctor.model.CompilationRows`)."""
-        values = self._values
         for i, row in enumerate(self._rows()):
-            yield values(i, *row)
+            # (the row as one tuple: its fifteen values spread as arguments went through
+            # the interpreter's generic call, 2,600 instructions a compilation)
+            yield self._values(i, row)
 
     def _rows(self) -> Iterator[tuple[Any, ...]]:
         # the columns side by side (each read in order, a chunk at a time when spilled),
@@ -589,44 +589,59 @@ class CompilationTable(Sequence[Compilation]):
             Compilation,
             self._values(
                 i,
-                self.other_module[i],
-                self.hash[i],
-                self.source[i],
-                self.line[i],
-                self.t[i],
-                self.duration_s[i],
-                self.cache[i],
-                self.warmup[i],
-                self.end_line[i],
-                self.cache_file[i],
-                self.ordinal[i],
-                self.text[i],
-                self.key[i],
-                self.rank[i],
+                (
+                    self.other_module[i],
+                    self.hash[i],
+                    self.source[i],
+                    self.line[i],
+                    self.t[i],
+                    self.duration_s[i],
+                    self.cache[i],
+                    self.warmup[i],
+                    self.end_line[i],
+                    self.cache_file[i],
+                    self.ordinal[i],
+                    self.text[i],
+                    self.key[i],
+                    self.rank[i],
+                ),
             ),
         )
         return made
 
-    def _values(
-        self,
-        i: int,
-        other: str | None,
-        hash: str | None,
-        source: str,
-        line: int,
-        t: float,
-        duration_s: float,
-        cache: int,
-        warmup: int,
-        end_line: int,
-        cache_file: str | None,
-        ordinal: int,
-        text: str,
-        key: CompileKey | None,
-        rank: int,
-    ) -> tuple[Any, ...]:
+    def _values(self, i: int, row: tuple[Any, ...]) -> tuple[Any, ...]:
         """The field values of compilation ``i`` (in the order of its fields) of its row's
-        values as the columns hold them."""
+        values as the columns hold them (:meth:`_rows`' order)."""
+        other: str | None
+        hash: str | None
+        source: str
+        line: int
+        t: float
+        duration_s: float
+        cache: int
+        warmup: int
+        end_line: int
+        cache_file: str | None
+        ordinal: int
+        text: str
+        key: CompileKey | None
+        rank: int
+        (
+            other,
+            hash,
+            source,
+            line,
+            t,
+            duration_s,
+            cache,
+            warmup,
+            end_line,
+            cache_file,
+            ordinal,
+            text,
+            key,
+            rank,
+        ) = row
         return (
             i,
             row_module(other, key),
