@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from recompile_doctor.analyses import Options, diagnose
 from recompile_doctor.analyses.recompile import recompilation_causes
@@ -30,7 +30,6 @@ from recompile_doctor.parsers.logs import parse_log_runs
 from recompile_doctor.report_check import check_report_json
 from recompile_doctor.timeline import Timeline, TimelineBuilder
 from recompile_doctor.timeline.distinct import count_distinct
-from recompile_doctor.timeline.names import graph_element
 from recompile_doctor.timeline.table import CompilationTable
 from recompile_doctor.told import Stopwatch, tell
 from recompile_doctor.wording import plural
@@ -215,17 +214,7 @@ def _distinct_graphs(table: CompilationTable) -> int:
     (:func:`~recompile_doctor.timeline.names.graph_element`).  Counted by fingerprint, in
     bounded memory (:func:`~recompile_doctor.timeline.distinct.count_distinct`): a set of
     the names read back from a spilled table held 40 MB for a moment."""
-
-    def elements() -> Iterator[str]:
-        last = None
-        for h, m in zip(table.hash, table.modules(), strict=True):
-            hashed, name = graph_element(h, m)
-            element = ("H" if hashed else "M") + name
-            if element != last:  # (a function recompiled many times in a row: its name again)
-                yield element
-                last = element
-
-    return count_distinct(elements())
+    return count_distinct(table.graph_elements())
 
 
 def _with_context(findings: Sequence[Finding], radius: int) -> tuple[Finding, ...]:

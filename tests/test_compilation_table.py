@@ -390,6 +390,7 @@ def test_distinct_graphs_are_those_of_the_definition(
     # stand-in, modules named like a hash), in memory or spilled to the table's file, THEN
     # the distinct graphs are the distinct "hash, else module:<name>"
     from recompile_doctor.api import _distinct_graphs
+    from recompile_doctor.timeline.distinct import count_distinct
 
     with _spilling() if spilled else nullcontext():
         table = CompilationTable()
@@ -399,6 +400,11 @@ def test_distinct_graphs_are_those_of_the_definition(
                 key=None, rank=None, process=0,
             )  # fmt: skip
         assert _distinct_graphs(table) == len({h or f"module:{m}" for h, m in rows})
+        # (however few of the graphs given lately it remembers, each distinct one is given)
+        for remembered in (0, 1, 2):
+            got = set(table.graph_elements(remembered))
+            assert count_distinct(table.graph_elements(remembered)) == len(got)
+            assert len(got) == len({h or f"module:{m}" for h, m in rows})
         table.close()
 
 

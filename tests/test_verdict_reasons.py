@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 import regex
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recompile_doctor.analyses import Options, diagnose
@@ -42,7 +42,7 @@ from recompile_doctor.rules import RULES, cause_rank
 from recompile_doctor.timeline import column, packed
 from recompile_doctor.timeline.reason_facts import NOTHING_GREW, ReasonFacts, grown_arguments
 from recompile_doctor.timeline.types import Timeline
-from tests.conftest import timeline_of
+from tests.conftest import examples, timeline_of
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = sorted(
@@ -504,3 +504,26 @@ def test_a_finding_describes_its_first_functions_and_counts_the_others(
         assert "more function" not in finding.detail
     else:
         assert finding.detail.endswith(said)
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a.log", "b.log", "ab.log"]), st.integers(0, 5)), max_size=8
+    ),
+    st.data(),
+)
+def test_log_order_is_each_compilation_after_the_one_before(
+    rows: list[tuple[str, int]], data: st.DataObject
+) -> None:
+    # GIVEN compilations (input, line) and any choice of them in any order
+    from itertools import pairwise
+
+    from recompile_doctor.analyses.recompile import _in_log_order
+
+    ids = data.draw(st.lists(st.integers(0, len(rows) - 1), max_size=8)) if rows else []
+    source = [s for s, _ in rows]
+    line = [n for _, n in rows]
+    # THEN they are in log order when each is after the one before: input, then line
+    expected = not any((source[a], line[a]) >= (source[b], line[b]) for a, b in pairwise(ids))
+    assert _in_log_order(ids, source, line) == expected

@@ -20,7 +20,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import chain, islice, pairwise
+from itertools import chain, islice
 from typing import Any, Final, NamedTuple, TypeVar, overload
 
 from recompile_doctor.analyses._common import (
@@ -122,6 +122,24 @@ def recompilation_ids(tl: Timeline) -> tuple[Sequence[int], Sequence[int]]:
     return before, after
 
 
+def _in_log_order(ids: Sequence[int], source: Sequence[str], line: Sequence[int]) -> bool:
+    """Whether the compilations ``ids`` come in log order, each after the one before
+    (its input after, or the same input and a later line): each pair's values compared as
+    they are, no pair made (compiled, pairs were made and compared generically)."""
+    first = True
+    last_source = ""
+    last_line = 0
+    for i in ids:
+        s = source[i]
+        n = line[i]
+        if not first and (s < last_source or (s == last_source and n <= last_line)):
+            return False
+        first = False
+        last_source = s
+        last_line = n
+    return True
+
+
 def recompilation_rows(tl: Timeline) -> tuple[Sequence[int], Sequence[int], Sequence[int]]:
     """:func:`recompilation_ids`, and the function of each recompilation by its number (the
     functions numbered in the order first seen): what the verdicts tell functions apart by,
@@ -159,7 +177,7 @@ def recompilation_rows(tl: Timeline) -> tuple[Sequence[int], Sequence[int], Sequ
     # in log order: by source, then line, then (for one line) as the functions were first
     # seen; in id order already unless sources are out of name order or a line opens two
     source, line = table.source, table.line
-    if any((source[a], line[a]) >= (source[b], line[b]) for a, b in pairwise(after)):
+    if not _in_log_order(after, source, line):
         order = sorted(
             range(len(after)),
             key=lambda k: (source[after[k]], line[after[k]], fns[k], after[k]),

@@ -796,7 +796,9 @@ class TimelineBuilder:
         """The compilations, with their cache outcome, warm-up and duration settled."""
         o = self._open
         table = o.table
-        seen: dict[tuple[int, str | int], int] = {}  # (a long name by its digest: held)
+        # per process, per function: the compilations seen so far (a long name by its
+        # digest: held; a table per process, not a pair made and hashed per compilation)
+        seen: list[dict[str | int, int]] = [{} for _ in self._procs]
         flags = o.flags
         cache = table.cache
         unknown_code = CODE_OF["unknown"]
@@ -819,9 +821,10 @@ class TimelineBuilder:
                     cache[i] = disabled_code
                 else:
                     cache[i] = unknown_code
-            group = (process, held(fn))
-            n = seen.get(group, 0)
-            seen[group] = n + 1
+            counts = seen[process]
+            h = held(fn)
+            n = counts.get(h, 0)
+            counts[h] = n + 1
             if self.warmup is not None:
                 warm = n < self.warmup
             else:

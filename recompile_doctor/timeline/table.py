@@ -24,7 +24,7 @@ from functools import partial
 from itertools import repeat
 from typing import Any, Final, Generic, TypeVar, overload
 
-from recompile_doctor.bounded import Kept
+from recompile_doctor.bounded import KEY_LONGEST, Kept
 from recompile_doctor.compiled_modules import own_abc_checks
 from recompile_doctor.events import CompileKey
 from recompile_doctor.key_name import key_name
@@ -41,7 +41,7 @@ from recompile_doctor.timeline.column import (
     numbers,
     slotted_codec,
 )
-from recompile_doctor.timeline.names import function_key
+from recompile_doctor.timeline.names import function_key, graph_element
 from recompile_doctor.timeline.packed import sequence_eq
 
 T = TypeVar("T")
@@ -231,6 +231,10 @@ _TABLE_SLOTS: Final = (
 )
 
 
+#: the graphs :meth:`CompilationTable.graph_elements` remembers
+GRAPHS_REMEMBERED = 1024
+
+
 def key_chars(key: CompileKey | None) -> int:
     """The characters of a key's names (what it holds besides its fields' objects)."""
     if key is None:
@@ -407,6 +411,22 @@ class CompilationTable(Sequence[Compilation]):
             else:
                 assert key is not None
                 yield key_name(key)
+
+    def graph_elements(self, remembered: int = GRAPHS_REMEMBERED) -> Iterator[str]:
+        """What the compilations' graphs are told apart by (:func:`.names.graph_element`:
+        ``H`` and the graph hash, or ``M`` and the module's name), in order, leaving out
+        those given lately: each distinct one at least once, for a count of distinct graphs
+        (a run compiles a few graphs again and again; each given was fingerprinted).  Up to
+        ``remembered`` of them are held, of at most ``bounded.KEY_LONGEST`` characters."""
+        seen: set[str] = set()
+        for h, m in zip(self.hash, self.modules(), strict=True):
+            hashed, name = graph_element(h, m)
+            element = ("H" if hashed else "M") + name
+            if element in seen:
+                continue
+            if len(seen) < remembered and len(element) <= KEY_LONGEST:
+                seen.add(element)
+            yield element
 
     def with_causes(self, causes: Mapping[int, str]) -> CompilationTable:
         """This table with each recompilation's cause (rule id), by compilation id; the
