@@ -849,3 +849,33 @@ def test_kept_lookups_notes_and_reasons_count_their_keys_names() -> None:
     tl = b.finish()
     assert [lk.key.function for lk, _ in tl.lookups] == [k.function for k in keys]
     assert [r.key.module for r, _ in tl.reasons] == [k.module for k in keys]
+
+
+@pytest.mark.parametrize("plain", [True, False])
+def test_a_detail_of_another_mapping_is_spooled_as_a_dict(
+    small_spool: Path, monkeypatch: pytest.MonkeyPatch, plain: bool
+) -> None:
+    # GIVEN events whose detail is a mapping other than a dict (read-only), spooled from
+    # the first (chunks of several events at once) and then a chunk at a time, by the C
+    # writer or (plain) without it
+    from types import MappingProxyType
+
+    if not plain:
+        monkeypatch.setattr(spool, "rows_dumps", lambda rows: None)
+    sp = EventSpool(spool_after=10)
+    monkeypatch.setattr(spool, "CHUNK", 4)
+    sp._chunk = 4
+    events = [
+        Event("k", "run.log", i + 1, None, f"line {i}", None, None, MappingProxyType({"n": i}))
+        for i in range(40)
+    ]
+    for ev in events:
+        sp.append(ev)
+    # THEN every one reads back in order with the same items, those written to the file
+    # with a dict (the few still in memory as they were given)
+    got = list(sp)
+    written = len(events) - len(sp._buffer)
+    assert len(sp._chunks) > 3 and written > 20
+    assert [(e.line, dict(e.detail)) for e in got] == [(e.line, dict(e.detail)) for e in events]
+    assert all(type(e.detail) is dict for e in got[:written])
+    sp.close()

@@ -73,8 +73,11 @@ class EventSpool:
         #: each written chunk's last event's input and line
         self._chunk_last: list[tuple[str, int]] = []
         self._n = 0
-        #: runs of consecutive events of one input: [source, first line, last line]
+        #: runs of consecutive events of one input: [source, first line, last line] (the
+        #: last run's last line is _run_last until the run ends: :meth:`_end_run`)
         self._runs: list[list[Any]] = []
+        self._run_source = ""  # the last run's input
+        self._run_last = 0  # and its last line
         self._lines_sorted = True
         self._closed = False
         self._chars = 0  # of the lines of the events in the buffer
@@ -99,11 +102,12 @@ class EventSpool:
         return self._text + (self.late.text_chars if self.late is not None else 0)
 
     def append(self, ev: Event) -> None:
-        runs = self._runs
-        if runs and runs[-1][0] == ev.source:
-            run = runs[-1]
-            if ev.line >= run[2]:
-                run[2] = ev.line
+        # (the last run's input and last line in fields of their own, not in its list:
+        # compiled, those were read, compared and set generically, 300 instructions an event)
+        source, line = ev.source, ev.line
+        if self._runs and source == self._run_source:
+            if line >= self._run_last:
+                self._run_last = line
                 self._buffer.append(ev)
             elif not (self._late_ok and self._insert(ev)):
                 if self._late_ok:
@@ -113,10 +117,12 @@ class EventSpool:
                     self._late_after.append(self._n)
                     return
                 self._lines_sorted = False
-                run[2] = ev.line
+                self._run_last = line
                 self._buffer.append(ev)
         else:
-            runs.append([ev.source, ev.line, ev.line])
+            self._end_run()
+            self._runs.append([source, line, line])
+            self._run_source, self._run_last = source, line
             self._buffer.append(ev)
         self._n += 1
         chars = len(ev.text)
@@ -127,6 +133,11 @@ class EventSpool:
             or self._chars >= self._most_chars
         ):
             self._spill()
+
+    def _end_run(self) -> None:
+        """The last run's last line, put in its list (:attr:`_runs`)."""
+        if self._runs:
+            self._runs[-1][2] = self._run_last
 
     def _insert(self, ev: Event) -> bool:
         """Put ``ev``, which comes after an event of a later line of its input (a decoder
@@ -158,6 +169,16 @@ class EventSpool:
         # the last few stay, so that an event coming a little late can still be put in its
         # place (:meth:`_insert`)
         out, kept = buf[:-RETAIN], buf[-RETAIN:]
+        kept_chars = sum(len(e.text) for e in kept)
+        if len(out) <= self._chunk and self._chars - kept_chars < self._most_chars:
+            # one chunk (each but the first spill): the events themselves, their rows as
+            # _chunk_bytes writes them (a copy of each, a plain detail, only where the C
+            # writer does not take them as they are)
+            if out:
+                self._write_chunk(cast(list[tuple[Any, ...]], out))
+            self._buffer = kept
+            self._chars = kept_chars
+            return
         rows: list[tuple[Any, ...]] = []  # (_EventTuple's)
         chars = 0
         chunk, most = self._chunk, self._most_chars
@@ -185,7 +206,7 @@ class EventSpool:
         if rows:
             self._write_chunk(rows)
         self._buffer = kept
-        self._chars = sum(len(e.text) for e in kept)
+        self._chars = kept_chars
 
     def _write_chunk(self, rows: list[tuple[Any, ...]]) -> None:
         self._chunks.append(self._blobs.put(_chunk_bytes(rows)))
@@ -196,6 +217,7 @@ class EventSpool:
         """True when the events came sorted by (``order`` of their input, line)."""
         if not self._lines_sorted:
             return False
+        self._end_run()
         prev: tuple[int, int] | None = None
         for source, first, last in self._runs:
             rank = order.get(source, 0)
@@ -262,7 +284,8 @@ def _chunk_bytes(rows: list[tuple[Any, ...]]) -> bytes:
     data = rows_dumps(rows)
     if data is not None:
         return _MARSHALLED + data
-    plain = plain_rows(rows)
+    # (each detail a dictionary: another mapping, copied, is written as one)
+    plain = [r if type(r[7]) is dict else (*r[:7], dict(r[7])) for r in plain_rows(rows)]
     try:
         return _MARSHALLED + marshal.dumps(plain)
     except ValueError:  # (a value marshal does not write)
