@@ -90,7 +90,7 @@ def decoded_runs(
     before it is raised."""
     run: list[TypedEvent] = []
     # (the lines counted here, and added to c whenever this generator gives control back:
-    # before each run it hands on, on an error, at its end)
+    # before each run it hands on, on an error or an interruption, at its end)
     tally = Tally()
     named = c.format != UNKNOWN_FORMAT  # (the format is named at the first recognized line)
     try:
@@ -109,13 +109,12 @@ def decoded_runs(
                     tally.add_to(c)
                     yield run[:RUN_MAX] if len(run) > RUN_MAX else run
                     run = run[RUN_MAX:]
-    except Exception:
+    except BaseException as e:  # (no finally: a compiled generator never runs one)
         tally.add_to(c)
-        if run:
+        if run and isinstance(e, Exception):
             yield run
         raise
-    finally:
-        tally.add_to(c)
+    tally.add_to(c)
     if run:
         yield run
 
