@@ -342,3 +342,39 @@ def test_no_compiled_module_subclasses_the_pickler(name: str) -> None:
         for base in node.bases
     ]
     assert not [b for b in bases if b.endswith("Pickler")], name
+
+
+def _constant_names(tree: ast.Module) -> set[str]:
+    """The module-level names bound to a literal (a tuple, a string, a number...)."""
+    out = set()
+    for node in tree.body:
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and isinstance(
+            value, ast.Tuple | ast.Constant | ast.List | ast.Set | ast.Dict
+        ):
+            out.add(target.id)
+    return out
+
+
+@pytest.mark.parametrize("name", COMPILED)
+def test_no_compiled_module_tells_a_constant_by_its_identity(name: str) -> None:
+    # GIVEN a compiled module, THEN no `is` test compares with a name bound to a literal: the
+    # compiled build makes its own copies of such a constant (a tuple used as a memo's
+    # "absent" once made every shape read as no shape), so a sentinel is an object()
+    tree = _tree(name)
+    constants = _constant_names(tree)
+    found = [
+        (node.lineno, ast.unparse(node))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(isinstance(op, ast.Is | ast.IsNot) for op in node.ops)
+        and any(
+            isinstance(x, ast.Name) and x.id in constants for x in (node.left, *node.comparators)
+        )
+    ]
+    assert found == []

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, cast
 
 from recompile_doctor.bounded import Kept
 from recompile_doctor.events import RecompileReason
@@ -37,8 +37,9 @@ NOTHING_GREW: Final[frozenset[str]] = frozenset()
 #: shape text -> its dimensions (a run's reasons repeat a few shapes)
 _DIMS_KEPT: Final[Kept[str, tuple[int, ...] | None]] = Kept()
 _DIMS: Final = _DIMS_KEPT.table
-#: what :data:`_DIMS` gives for a text it does not hold (no shape has a negative dimension)
-_UNSEEN: Final[tuple[int, ...]] = (-1,)
+#: what :data:`_DIMS` gives for a text it does not hold (an object of its own: a compiled
+#: build makes its own copies of a constant tuple, which an identity test would not know)
+_UNSEEN: Final = object()
 
 
 def dims(shape: str | None) -> tuple[int, ...] | None:
@@ -47,7 +48,7 @@ def dims(shape: str | None) -> tuple[int, ...] | None:
     text = shape or ""
     got = _DIMS.get(text, _UNSEEN)
     if got is not _UNSEEN:
-        return got
+        return cast("tuple[int, ...] | None", got)
     made = _SHAPE_DIMS_C
     return _DIMS_KEPT.put(text, shape_dims_py(text) if made is None else made(text, shape_dims_py))
 
