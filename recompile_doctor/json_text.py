@@ -171,18 +171,31 @@ def fields_text_apart(
     """:func:`fields_text` (indent 2) in the two texts around the text of ``values[at]``
     (the text is ``before + text of that value + after``): a report's compilations written
     ahead of the causes the analyses give them (``events_json``)."""
+    pieces = object_pieces(keys, level)
+    return _apart(pieces[: at + 1], pieces[at + 1 :], keys, values, level, at, native_text())
+
+
+def _apart(
+    ahead: tuple[str, ...],
+    behind: tuple[str, ...],
+    keys: tuple[str, ...],
+    values: tuple[Any, ...],
+    level: int,
+    at: int,
+    native: NativeText | None,
+) -> tuple[str, str]:
+    """:func:`fields_text_apart` with the keys' pieces before and after value ``at`` and the
+    C writer (or None) given."""
     if len(keys) != len(values) or not 0 <= at < len(keys):
         raise ValueError(f"{len(keys)} keys for {len(values)} values, value {at} apart")
-    pieces = object_pieces(keys, level)
-    native = native_text()
     if native is not None:
         deeper = level + 1
         return (
-            native.fields(pieces[: at + 1], values[:at], deeper, "  ", _text_py),
-            native.fields(pieces[at + 1 :], values[at + 1 :], deeper, "  ", _text_py),
+            native.fields(ahead, values[:at], deeper, "  ", _text_py),
+            native.fields(behind, values[at + 1 :], deeper, "  ", _text_py),
         )
     texts = [_text_py(v, level + 1, "  ") for v in values]
-    return _joined(pieces[: at + 1], texts[:at]), _joined(pieces[at + 1 :], texts[at + 1 :])
+    return _joined(ahead, texts[:at]), _joined(behind, texts[at + 1 :])
 
 
 def apart_pieces(
@@ -204,11 +217,7 @@ def apart_pieces(
     pieces = object_pieces(keys, 2)
     ahead, behind = pieces[: at + 1], pieces[at + 1 :]
     for row in rows:
-        if native is None or len(row) != len(keys) or not 0 <= at < len(keys):
-            before, after = fields_text_apart(keys, row, 2, at)
-        else:
-            before = native.fields(ahead, row[:at], 3, "  ", _text_py)
-            after = native.fields(behind, row[at + 1 :], 3, "  ", _text_py)
+        before, after = _apart(ahead, behind, keys, row, 2, at, native)
         a = (head + before).encode("utf-8", "surrogatepass")
         b = after.encode("utf-8", "surrogatepass")
         head = ITEM_HEADS[1]

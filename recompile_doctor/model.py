@@ -24,7 +24,7 @@ from recompile_doctor.json_text import (
     fields_text,
     pieces_indented,
 )
-from recompile_doctor.read_at import FileSpan, span_pieces
+from recompile_doctor.read_at import FileSpan
 from recompile_doctor.slotted import faster_init
 
 if TYPE_CHECKING:
@@ -583,12 +583,8 @@ class Report:
         copied as it wrote it (not decoded and encoded again: 250 MB of text for the
         640,000 events of a 250 MB JAX log)."""
         for piece in self._json_pieces(raw=True):
-            if isinstance(piece, str):
-                yield piece.encode("utf-8")
-            elif isinstance(piece, bytes):
-                yield piece
-            else:
-                yield from span_pieces(piece, 1 << 20)
+            assert not isinstance(piece, FileSpan)  # (given only with spans)
+            yield piece if isinstance(piece, bytes) else piece.encode("utf-8")
 
     def json_parts(self) -> Iterator[bytes | FileSpan]:
         """:meth:`iter_json_bytes`, the events' text written by the second process given as

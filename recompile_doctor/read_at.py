@@ -25,6 +25,10 @@ def read_at(f: IO[bytes], n: int, offset: int) -> bytes:
         f.seek(at)
 
 
+#: bytes read and written at a time where a span of a file is not copied by the system
+COPY_PIECE = 1 << 20
+
+
 class FileSpan(NamedTuple):
     """Bytes ``offset`` to ``offset + length`` of an open file, handed to a writer that can
     have the system copy them (:func:`copy_span`) instead of reading them (a JSON report's
@@ -35,7 +39,7 @@ class FileSpan(NamedTuple):
     length: int
 
 
-def span_pieces(span: FileSpan, size: int) -> Iterator[bytes]:
+def span_pieces(span: FileSpan, size: int = COPY_PIECE) -> Iterator[bytes]:
     """The bytes of ``span``, ``size`` at a time (:func:`read_at`: a closed file raises
     ValueError; one shorter than the span, OSError)."""
     pos, end = span.offset, span.offset + span.length
@@ -47,7 +51,7 @@ def span_pieces(span: FileSpan, size: int) -> Iterator[bytes]:
         yield data
 
 
-def copy_span(span: FileSpan, out: IO[bytes], size: int) -> None:
+def copy_span(span: FileSpan, out: IO[bytes], size: int = COPY_PIECE) -> None:
     """Write the bytes of ``span`` to ``out`` (flushed first): copied by the system
     (``sendfile``: not through this process's memory) where ``out`` is a file descriptor it
     writes to, else read and written ``size`` at a time.  A closed pipe raises

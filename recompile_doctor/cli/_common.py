@@ -23,9 +23,6 @@ if TYPE_CHECKING:
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-#: bytes read and written at a time where a span of a file cannot be copied by the system
-COPY_PIECE = 1 << 20
-
 #: file suffix -> output format name
 SUFFIX_FORMATS: dict[str, str] = {
     ".json": "json",
@@ -229,9 +226,9 @@ def write_output(
                     sys.stdout.flush()  # (what was written before it, in its order)
                     binary: IO[bytes] | None = getattr(sys.stdout, "buffer", None)
                     if binary is not None:
-                        copy_span(piece, binary, COPY_PIECE)
+                        copy_span(piece, binary)
                     else:  # (a stream of text alone)
-                        for data in span_pieces(piece, COPY_PIECE):
+                        for data in span_pieces(piece):
                             click.echo(data, nl=False)
                 else:
                     click.echo(piece, nl=False)
@@ -246,7 +243,7 @@ def write_output(
             with p.open("wb") as f:
                 for piece in data:
                     if isinstance(piece, FileSpan):
-                        copy_span(piece, f, COPY_PIECE)
+                        copy_span(piece, f)
                     else:
                         f.write(piece if isinstance(piece, bytes) else piece.encode("utf-8"))
     except BrokenPipeError:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, cast, overload
 
 from recompile_doctor.compiled_modules import own_abc_checks
-from recompile_doctor.marshal_bytes import TAKES_NAMED_ROWS, plain_rows, rows_dumps
+from recompile_doctor.marshal_bytes import plain_rows, rows_dumps
 from recompile_doctor.model import Event
 from recompile_doctor.parsers._tuples import tuple_new
 from recompile_doctor.timeline.blobs import Blob, Blobs
@@ -170,40 +170,29 @@ class EventSpool:
         # place (:meth:`_insert`)
         out, kept = buf[:-RETAIN], buf[-RETAIN:]
         kept_chars = sum(len(e.text) for e in kept)
-        if len(out) <= self._chunk and self._chars - kept_chars < self._most_chars:
-            # one chunk (each but the first spill): the events themselves, their rows as
-            # _chunk_bytes writes them (a copy of each, a plain detail, only where the C
-            # writer does not take them as they are)
-            if out:
-                self._write_chunk(cast(list[tuple[Any, ...]], out))
-            self._buffer = kept
-            self._chars = kept_chars
-            return
-        rows: list[tuple[Any, ...]] = []  # (_EventTuple's)
-        chars = 0
-        chunk, most = self._chunk, self._most_chars
-        named = TAKES_NAMED_ROWS
         # (the events as tuples of any items, their fields read by place: compiled code
-        # checks each field of an Event it appends to these rows against its type and makes
-        # a new plain tuple of them)
+        # checks each field of an Event it reads against its type)
         events = cast(list[tuple[Any, ...]], out)
-        for e in events:
-            # (the event's own values -- the named tuple itself where the C writer takes it,
-            # else a plain tuple: a slice of a named tuple is one, copied in a sixth of
-            # tuple()'s time -- its detail (7) a dictionary, written before anything can
-            # change it)
-            detail = e[7]
-            if type(detail) is dict:
-                rows.append(e if named else e[:])
-            else:
-                rows.append((*e[:7], dict(detail)))
-            chars += len(e[4])  # (its text)
-            if len(rows) >= chunk or chars >= most:
-                # (a chunk is read back at once: it is bounded in events and in text)
-                self._write_chunk(rows)
-                rows = []
-                chars = 0
-        if rows:
+        chunk, most = self._chunk, self._most_chars
+        # each chunk the events themselves, their rows as _chunk_bytes writes them (a chunk
+        # is read back at once: it is bounded in events and in the text of their lines)
+        chunks: list[list[tuple[Any, ...]]] = []
+        if len(events) <= chunk and self._chars - kept_chars < most:
+            if events:  # (each spill but the first: one chunk, no loop over its events)
+                chunks.append(events)
+        else:
+            rows: list[tuple[Any, ...]] = []
+            chars = 0
+            for e in events:
+                rows.append(e)
+                chars += len(e[4])  # (its text)
+                if len(rows) >= chunk or chars >= most:
+                    chunks.append(rows)
+                    rows = []
+                    chars = 0
+            if rows:
+                chunks.append(rows)
+        for rows in chunks:
             self._write_chunk(rows)
         self._buffer = kept
         self._chars = kept_chars
@@ -276,8 +265,8 @@ _PICKLED: Final = b"P"
 
 
 def _chunk_bytes(rows: list[tuple[Any, ...]]) -> bytes:
-    """A chunk's rows (named tuples among them: the C writer's, :data:`TAKES_NAMED_ROWS`)
-    as written, each a plain tuple: by ``marshal`` when they hold only the plain values it
+    """A chunk's rows (events: named tuples, which the C writer takes as they are) as
+    written, each a plain tuple with a dictionary of its detail: by ``marshal`` when they hold only the plain values it
     writes (their exact types kept: a bool stays a bool, a tuple a tuple; a JAX log's rows
     are written in 60 % of the pickler's time and read back in 40 %), else pickled (a
     detail holding a value of another type: an enum, an object of a test's)."""
