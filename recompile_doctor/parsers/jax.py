@@ -359,13 +359,6 @@ def type_change_rule(old: str, new: str) -> str:
 
 
 #: (old type, new type) -> the rule of that change (a run changes the same types again)
-def _type_rule_of(k: tuple[str, str]) -> str:
-    return rules.type_change_rule(k[0], k[1])
-
-
-_type_rule: Final = memo(_type_rule_of)
-
-
 def _argument(path: str) -> str:
     """An input path (``[1]['lr']``, ``[0][2]``, ``kwargs['lr']``) as an argument name."""
     m = _PATH_KWARG_RE.match(path)
@@ -463,6 +456,10 @@ def _read_miss_header(message: str) -> tuple[str | None, float | None] | None:
 miss_header: Final = memo(_read_miss_header)
 
 
+#: a change a block names: (rule, line, what, old, new)
+_Found = tuple[str, int, str, str | None, str | None]
+
+
 def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) -> Explanation:
     """Read one explanation block: ``header`` is the first line's message, ``lines`` every
     line of the block (number, verbatim text)."""
@@ -470,15 +467,10 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
     fn: str | None = None
     first = recreated = False
     section = ""
-    changes: list[tuple[str, ValueChange]] = []
+    # (rule, line, what, old, new) of each change, made a value once the block is read and
+    # its function known (one read after the changes names them all)
+    found: list[_Found] = []
     expect_name = False
-
-    def add(rule: str, lineno: int, what: str, old: str | None, new: str | None) -> None:
-        changes.append((rule, ValueChange(fn or "?", what, old, new, site, source, lineno)))
-
-    def named(c: ValueChange, fn: str) -> ValueChange:
-        return ValueChange(fn, c.what, c.old, c.new, c.call_site, c.source, c.line)
-
     for lineno, raw in lines[1:]:
         s = raw.strip()
         if expect_name:
@@ -489,73 +481,111 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
                 continue
         if s.startswith("* key with "):
             s = s[len("* key with ") :]
-        if s.startswith("never seen function"):
-            first = expect_name = True
-            continue
-        if s.startswith("but seen another function defined on the same line"):
-            recreated = True
-            continue
-        named_fn = for_function(s) if s.startswith("for ") else None
-        if named_fn is not None and fn is None:
-            fn = named_fn
-            continue
-        if s.startswith("different input types"):
-            section = "types"
-        elif s.startswith("different input pytree"):
-            section = "pytree"
-        elif s.startswith(("Tracing context doesn't match", "different tracing context")):
-            section = "context"
-        elif s.startswith("different value of static kwargs"):
-            section = "static-kwargs"
-        elif s.startswith("different value of static args"):
-            section = "static-args"
-        elif s.startswith(("Debug info doesn't match", "cache miss explanation unavailable")):
-            section = "other"
-        elif section == "pytree" and (tm := _TREE_DIFF_RE.match(s)) is not None:
-            what = _argument(tm["what"])
-            sn, so = _static_value(tm["new"]), _static_value(tm["old"])
-            if sn is not None and so is not None:
-                add("constant-changed", lineno, what, so, sn)
+        # (a line a header cannot be, a section's "* ..." line most often, is not asked for
+        # each: each ask was a call)
+        if s[:1] in _HEAD_LETTERS:
+            if s.startswith("never seen function"):
+                first = expect_name = True
+                continue
+            if s.startswith("but seen another function defined on the same line"):
+                recreated = True
+                continue
+            if s.startswith("for "):
+                named_fn = for_function(s)
+                if named_fn is not None and fn is None:
+                    fn = named_fn
+                    continue
+            head = _section_of(s)
+            if head:
+                section = head
+                continue
+        if section == "types":
+            ym = type_difference(s)
+            if ym is not None:
+                old, new = strip_weak_hint(ym[2]), strip_weak_hint(ym[1])
+                # (no memo of the pair: a run of growing shapes gives a new one each time)
+                found.append((rules.type_change_rule(old, new), lineno, ym[0], old, new))
+        elif section == "pytree":
+            tm = _TREE_DIFF_RE.match(s)
+            if tm is not None:
+                what = _argument(tm["what"])
+                sn, so = _static_value(tm["new"]), _static_value(tm["old"])
+                if sn is not None and so is not None:
+                    found.append(("constant-changed", lineno, what, so, sn))
+                else:
+                    found.append(("retracing", lineno, what, tm["old"], tm["new"]))
+        elif section == "context":
+            cm = _CTX_DIFF_RE.match(s)
+            if cm is not None:
+                found.append(("global-state-changed", lineno, cm["what"], cm["old"], cm["new"]))
             else:
-                add("retracing", lineno, what, tm["old"], tm["new"])
-        elif section == "types" and (ym := type_difference(s)) is not None:
-            old, new = strip_weak_hint(ym[2]), strip_weak_hint(ym[1])
-            add(_type_rule((old, new)), lineno, ym[0], old, new)
-        elif section == "context" and (cm := _CTX_DIFF_RE.match(s)) is not None:
-            add("global-state-changed", lineno, cm["what"], cm["old"], cm["new"])
-        elif section == "context" and (om := _CTX_OLD_RE.match(s)) is not None:
-            add(
-                "global-state-changed", lineno, f"tracing context [{om['i']}]", om["old"], om["new"]
-            )
-        elif section.startswith("static") and (nb := _NOW_BEFORE_RE.match(s)) is not None:
-            kn, ko = _split_kwargs(nb["new"]), _split_kwargs(nb["old"])
-            if section == "static-kwargs" and kn is not None and ko is not None:
-                for k in dict.fromkeys([*ko, *kn]):
-                    if kn.get(k) != ko.get(k):
-                        add("constant-changed", lineno, k, ko.get(k), kn.get(k))
-            else:
-                what = "static kwargs" if section == "static-kwargs" else "static args"
-                add("constant-changed", lineno, what, nb["old"], nb["new"])
-    if fn is not None:  # (those read before the function's name was: named again)
-        changes = [(r, c if c.function == fn else named(c, fn)) for r, c in changes]
+                om = _CTX_OLD_RE.match(s)
+                if om is not None:
+                    what = f"tracing context [{om['i']}]"
+                    found.append(("global-state-changed", lineno, what, om["old"], om["new"]))
+        elif section.startswith("static"):
+            nb = _NOW_BEFORE_RE.match(s)
+            if nb is not None:
+                kn, ko = _split_kwargs(nb["new"]), _split_kwargs(nb["old"])
+                if section == "static-kwargs" and kn is not None and ko is not None:
+                    for k in dict.fromkeys([*ko, *kn]):
+                        if kn.get(k) != ko.get(k):
+                            found.append(("constant-changed", lineno, k, ko.get(k), kn.get(k)))
+                else:
+                    what = "static kwargs" if section == "static-kwargs" else "static args"
+                    found.append(("constant-changed", lineno, what, nb["old"], nb["new"]))
     rule: str | None
     if recreated:
         rule = "object-recreated"
     elif first:
         rule = None
-    elif changes:
-        rule = min((r for r, _ in changes), key=cause_rank)
+    elif found:
+        rule = _first_cause(found)
     else:
         rule = "retracing"
+    named = fn if fn is not None else "?"
     return Explanation(
         fn,
         site,
         first,
         recreated,
         rule,
-        tuple(c for _, c in changes),
+        tuple([ValueChange(named, w, o, n, site, source, ln) for _, ln, w, o, n in found]),
         cost,
     )
+
+
+#: the first letters of the lines that head a block's parts (:func:`explain_block`)
+_HEAD_LETTERS: Final = frozenset("nbfdTDc")
+
+
+def _section_of(s: str) -> str:
+    """The part of a block a stripped line heads ("" if none)."""
+    if s.startswith("different input types"):
+        return "types"
+    if s.startswith("different input pytree"):
+        return "pytree"
+    if s.startswith(("Tracing context doesn't match", "different tracing context")):
+        return "context"
+    if s.startswith("different value of static kwargs"):
+        return "static-kwargs"
+    if s.startswith("different value of static args"):
+        return "static-args"
+    if s.startswith(("Debug info doesn't match", "cache miss explanation unavailable")):
+        return "other"
+    return ""
+
+
+def _first_cause(found: Sequence[_Found]) -> str:
+    """The most important rule of ``found``'s changes (the first of equals)."""
+    rule = found[0][0]
+    best = cause_rank(rule)
+    for k in range(1, len(found)):
+        r = found[k][0]
+        rank = cause_rank(r)
+        if rank < best:
+            rule, best = r, rank
+    return rule
 
 
 def _is_continuation(raw: str) -> bool:
