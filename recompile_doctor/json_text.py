@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from json.encoder import encode_basestring  # the C escaper when the accelerator is built
@@ -243,20 +244,77 @@ def spliced(
     """The compilations' text ``events_json`` wrote to ``f`` ahead of their causes, with
     each compilation's cause (by its id: its number among them) put in its place (``cuts_f``:
     where each goes in the text, 8 bytes each), in pieces of about ``piece`` bytes, reading
-    ``piece`` bytes of text and :data:`CUTS_READ` cuts at a time (compiled: a loop over a
-    run's compilations)."""
+    :data:`CUTS_READ` cuts at a time.  Where the C module is in use and ``causes`` is the
+    table's (``timeline.table.Causes``: a code per compilation), each piece is made in one
+    call (:func:`_spliced_c`)."""
     end = os.fstat(f.fileno()).st_size
     count = os.fstat(cuts_f.fileno()).st_size // 8
+    native = native_splice()
+    if native is not None and hasattr(causes, "codes_between"):
+        return _spliced_c(f, cuts_f, causes, piece, end, count, native)
+    return _spliced_py(f, cuts_f, causes, piece, end, count)
+
+
+def _cuts(cuts_f: IO[bytes], first: int, count: int, end: int) -> array[int]:
+    """The cuts ``first`` to ``first + CUTS_READ - 1``; the text's end after the last one."""
+    cuts = array("q")
+    cuts.frombytes(read_at(cuts_f, 8 * min(CUTS_READ, count - first), 8 * first))
+    if first + CUTS_READ > count:
+        cuts.append(end)  # (the text after the last cause)
+    return cuts
+
+
+def _text_at(f: IO[bytes], n: int, pos: int, end: int) -> bytes:
+    """``n`` bytes of ``f`` from ``pos`` (an OSError if the file has fewer)."""
+    got = read_at(f, n, pos)
+    if len(got) < n:
+        raise OSError(f"temporary file cut short at {pos + len(got)} of {end} bytes")
+    return got
+
+
+def _cause_text(cause: str | None) -> bytes:
+    return _text_py(cause, 3, "  ").encode("utf-8", "surrogatepass")
+
+
+def _spliced_c(
+    f: IO[bytes], cuts_f: IO[bytes], causes: Any, piece: int, end: int, count: int, splice: Any
+) -> Iterator[bytes]:
+    """:func:`spliced` by the C module's ``json_splice``: the text up to the cuts within a
+    piece's bytes read at once, the causes put in by their codes."""
+    names = causes.names()
+    texts = tuple([_cause_text(name if k else None) for k, name in enumerate(names)])
+    pos = 0
+    for first in range(0, count + 1, CUTS_READ):
+        cuts = _cuts(cuts_f, first, count, end)
+        codes = causes.codes_between(first, first + len(cuts))
+        j, n = 0, len(cuts)
+        while j < n:
+            while cuts[j] - pos > piece:  # (a compilation's text longer than a piece)
+                yield _text_at(f, piece, pos, end)
+                pos += piece
+            stop = bisect_right(cuts, pos + piece, j, n)
+            last = cuts[stop - 1]
+            text = _text_at(f, last - pos, pos, end)
+            try:
+                made = splice(text, pos, cuts, j, stop, j, count - first, codes, texts)
+            except ValueError as e:  # (cuts out of order: the file is not as written)
+                raise OSError(f"temporary file of the compilations' text: {e}") from e
+            yield made
+            pos, j = last, stop
+
+
+def _spliced_py(
+    f: IO[bytes], cuts_f: IO[bytes], causes: Mapping[int, str], piece: int, end: int, count: int
+) -> Iterator[bytes]:
+    """:func:`spliced` in Python: the text read ``piece`` bytes at a time (compiled: a loop
+    over a run's compilations)."""
     texts: dict[str | None, bytes] = {None: b"null"}
     out: list[bytes] = []
     n = 0
     block = b""  # the text read last, from block_at
     block_at = pos = 0
     for first in range(0, count + 1, CUTS_READ):
-        cuts = array("q")
-        cuts.frombytes(read_at(cuts_f, 8 * min(CUTS_READ, count - first), 8 * first))
-        if first + CUTS_READ > count:
-            cuts.append(end)  # (the text after the last cause)
+        cuts = _cuts(cuts_f, first, count, end)
         i = first
         for cut in cuts:
             while pos < cut:
@@ -273,7 +331,7 @@ def spliced(
                 cause = causes.get(i)
                 got = texts.get(cause)
                 if got is None:
-                    got = texts[cause] = _text_py(cause, 3, "  ").encode("utf-8", "surrogatepass")
+                    got = texts[cause] = _cause_text(cause)
                 out.append(got)
                 n += len(got)
                 i += 1
@@ -485,6 +543,14 @@ def native_text() -> NativeText | None:
             None if mod is None else NativeText(mod.json_value, mod.json_fields, mod.json_chunk)
         )
     return _NATIVE[0]
+
+
+def native_splice() -> Callable[..., bytes] | None:
+    """The C module's ``json_splice``, or None: the causes are put in in Python."""
+    from recompile_doctor.parsers._spans import native_in_use
+
+    mod = native_in_use()
+    return None if mod is None else mod.json_splice
 
 
 def _text(o: Any, level: int, step: str) -> str:

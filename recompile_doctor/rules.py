@@ -9,12 +9,13 @@ is a type error, and :func:`rule` raises on an id it does not know.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, get_args
 
 from recompile_doctor.bounded import Kept
 from recompile_doctor.model import Severity
+from recompile_doctor.parsers._spans import native_in_use
 from recompile_doctor.slotted import remade_from_fields
 
 RuleId = Literal[
@@ -518,15 +519,34 @@ _SHAPES_KEPT: Final[Kept[str, tuple[str, str, str, tuple[str, ...]]]] = Kept()
 _SHAPES: Final = _SHAPES_KEPT.table
 
 
+def type_shape_py(text: str) -> tuple[str, str, str, tuple[str, ...]] | None:
+    """:func:`type_parts` of ``text`` and its dimensions one by one (:func:`_dim_list`)."""
+    parts = type_parts(text)
+    return None if parts is None else (*parts, tuple(_dim_list(parts[1])))
+
+
+#: the C module's twin of :func:`type_shape_py` (``parsers/_native_fields.c``: a fifth of the
+#: instructions; text that is not ASCII is left to the Python), None where it is not in use
+_TYPE_SHAPE_C: Final[
+    Callable[
+        [str, Callable[[str], tuple[str, str, str, tuple[str, ...]] | None]],
+        tuple[str, str, str, tuple[str, ...]] | None,
+    ]
+    | None
+] = getattr(native_in_use(), "type_shape", None)
+
+
 def _shape_of(text: str) -> tuple[str, str, str, tuple[str, ...]] | None:
-    """:func:`type_parts` of ``text`` and its dimensions, kept (a text that is no type is
-    kept as an empty element type: a compiled build makes its own copy of a constant
-    tuple, which an identity test would not know again)."""
+    """:func:`type_shape_py` of ``text``, kept (a text that is no type is kept as an empty
+    element type: a compiled build makes its own copy of a constant tuple, which an
+    identity test would not know again)."""
     got = _SHAPES.get(text)
     if got is None:
-        parts = type_parts(text)
-        made = ("", "", "", ()) if parts is None else (*parts, tuple(_dim_list(parts[1])))
-        got = _SHAPES_KEPT.put(text, made)
+        if _TYPE_SHAPE_C is not None:
+            made = _TYPE_SHAPE_C(text, type_shape_py)
+        else:
+            made = type_shape_py(text)
+        got = _SHAPES_KEPT.put(text, ("", "", "", ()) if made is None else made)
     return got if got[0] else None
 
 

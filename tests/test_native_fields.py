@@ -1,8 +1,8 @@
-"""The C module's readers of JAX's most frequent messages (``parsers/_native_fields.c``:
-``traced_fields``, ``in_seconds``) give what their Python twins give, whatever the text:
-characters of one, two and four bytes, blanks of every kind, letters and digits of other
-scripts, the message's pieces repeated or cut; every line of the captured JAX logs; and
-refuse what is not a str."""
+"""The C module's readers of JAX's most frequent messages and of the shapes in reasons
+(``parsers/_native_fields.c``: ``traced_fields``, ``in_seconds``, ``shape_dims``,
+``type_shape``) give what their Python twins give, whatever the text: characters of one,
+two and four bytes, blanks of every kind, letters and digits of other scripts, the pieces
+repeated or cut; every line of the captured JAX logs; and refuse what is not a str."""
 
 from __future__ import annotations
 
@@ -171,3 +171,67 @@ def test_the_reasons_read_shapes_with_the_c_module() -> None:
     from recompile_doctor.timeline import reason_facts
 
     assert reason_facts._SHAPE_DIMS_C is NATIVE.shape_dims
+
+
+#: the pieces of an argument's type, and what is near them: capitals, digits first, blanks
+#: of every kind, a line break before and after the brackets, brackets repeated or missing
+_TYPE_PIECES = st.sampled_from(
+    [
+        *"[]{},_ \t\n\r\x0b\x1c\x1f\xa0\u3000\u0142\u0663aF9",
+        "f32",
+        "bf16",
+        "s8_x",
+        "pred",
+        "[4]",
+        "[1,2]",
+        "[ 3 , , 4 ]",
+        "[]",
+        "{1,0}",
+        "{weak_type=True}",
+        "Float32",
+    ]
+)
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(st.lists(_TYPE_PIECES, max_size=12).map("".join))
+@example("f32[32,16]{1,0}")
+@example("  f32[]{weak_type=True} ")
+@example("f32[ 3 ,\t4 ]")
+@example("f32[,]")
+@example("f32[ ]")
+@example("[4]")
+@example("9f[4]")
+@example("fA[4]")
+@example("f_[4]\n")
+@example("f[4]x\ny")
+@example("f[4\n]")
+@example("\x1cf32[1]\x1f")
+@example("f32")
+@example("f32[1")
+def test_type_shape_as_the_python_reads_it(text: str) -> None:
+    from recompile_doctor.rules import type_shape_py
+
+    assert NATIVE.type_shape(text, type_shape_py) == type_shape_py(text)
+
+
+def test_type_shape_leaves_text_that_is_not_ascii_to_the_python() -> None:
+    asked: list[str] = []
+
+    def fallback(text: str) -> tuple[str, str, str, tuple[str, ...]] | None:
+        asked.append(text)
+        return None
+
+    assert NATIVE.type_shape("f32[1, 2]", fallback) == ("f32", "1, 2", "", ("1", "2"))
+    assert NATIVE.type_shape("f32[\u0663]", fallback) is None
+    assert asked == ["f32[\u0663]"]
+    with pytest.raises(TypeError):
+        NATIVE.type_shape(b"f32[1]", fallback)
+    with pytest.raises(TypeError):
+        NATIVE.type_shape("f32[1]")
+
+
+def test_the_rules_read_types_with_the_c_module() -> None:
+    from recompile_doctor import rules
+
+    assert rules._TYPE_SHAPE_C is NATIVE.type_shape

@@ -1731,6 +1731,9 @@ static PyMethodDef methods[] = {
      "marshal_dumps(value, rows) -> bytes marshal.loads reads as marshal.dumps(value)'s "
      "(rows: a list of tuples and named tuples, each as a plain tuple); None: not written "
      "here"},
+    {"json_splice", (PyCFunction)(void (*)(void))json_splice, METH_FASTCALL,
+     "json_splice(text, start, cuts, j0, j1, i0, count, codes, causes) -> text with the "
+     "causes of the compilations of cuts[j0:j1] put in their places (json_text.spliced)"},
     {"json_chunk", (PyCFunction)(void (*)(void))json_chunk, METH_FASTCALL,
      "json_chunk(data, pieces, level, step, heads) -> the UTF-8 JSON text of a spooled "
      "chunk's events, or None (timeline/spool.py)"},
@@ -1746,6 +1749,10 @@ static PyMethodDef methods[] = {
     {"in_seconds", (PyCFunction)(void (*)(void))in_seconds, METH_FASTCALL,
      "in_seconds(msg, prefix) -> (name, seconds) of '<prefix><name> in <seconds> sec', or "
      "None (jax.in_seconds_py)"},
+    {"type_shape", (PyCFunction)(void (*)(void))type_shape, METH_FASTCALL,
+     "type_shape(text, fallback) -> (element type, dimensions, the rest, the dimensions one "
+     "by one) of an argument's type, or None (rules.type_shape_py; text that is not ASCII: "
+     "fallback(text))"},
     {"shape_dims", (PyCFunction)(void (*)(void))shape_dims, METH_FASTCALL,
      "shape_dims(text, fallback) -> the dimensions of text's first [...] of numbers, or None "
      "(reason_facts.shape_dims_py; text that is not ASCII: fallback(text))"},

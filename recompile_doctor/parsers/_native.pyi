@@ -38,6 +38,18 @@ def json_fields(
 def json_chunk(
     data: bytes, pieces: tuple[str, ...], level: int, step: str, heads: tuple[str, str], /
 ) -> bytes | None: ...
+def json_splice(
+    text: bytes,
+    start: int,
+    cuts: Any,
+    j0: int,
+    j1: int,
+    i0: int,
+    count: int,
+    codes: Any,
+    causes: tuple[bytes, ...],
+    /,
+) -> bytes: ...
 def codec_encode(ev: Any, before: Any, table: tuple[Any, ...], /) -> list[Any]: ...
 def codec_decode(item: list[Any], before: Any, table: tuple[Any, ...], /) -> Any: ...
 def pack_events(
@@ -46,6 +58,11 @@ def pack_events(
 def unpack_events(data: bytes, before: Any, table: tuple[Any, ...], /) -> tuple[list[Any], Any]: ...
 def traced_fields(msg: str, /) -> tuple[str, str | None, str] | None: ...
 def in_seconds(msg: str, prefix: str, /) -> tuple[str, str] | None: ...
+def type_shape(
+    text: str,
+    fallback: Callable[[str], tuple[str, str, str, tuple[str, ...]] | None],
+    /,
+) -> tuple[str, str, str, tuple[str, ...]] | None: ...
 def shape_dims(
     text: str, fallback: Callable[[str], tuple[int, ...] | None], /
 ) -> tuple[int, ...] | None: ...

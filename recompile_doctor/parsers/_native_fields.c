@@ -395,3 +395,107 @@ shape_dims(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(out);
     return t;
 }
+
+/* a piece of an ASCII string as a str */
+static PyObject *
+ascii_piece(const char *s, Py_ssize_t a, Py_ssize_t b)
+{
+    return PyUnicode_FromKindAndData(PyUnicode_1BYTE_KIND, s + a, b - a);
+}
+
+PyObject *
+type_shape(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    if (nargs != 2 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "type_shape(text: str, fallback)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    if (PyUnicode_READY(text) < 0) {
+        return NULL;
+    }
+    if (!PyUnicode_IS_ASCII(text)) { /* (other letters and blanks: the Python's) */
+        return PyObject_CallOneArg(args[1], text);
+    }
+    const char *s = (const char *)PyUnicode_1BYTE_DATA(text);
+    Py_ssize_t a = 0, b = PyUnicode_GET_LENGTH(text);
+    while (a < b && ascii_blank((unsigned char)s[a])) {
+        a++;
+    }
+    while (b > a && ascii_blank((unsigned char)s[b - 1])) {
+        b--;
+    }
+    /* the element type up to the first "[" (a lower-case letter, then lower-case letters,
+     * digits and "_"), the dimensions up to the first "]" after it, no line break after */
+    const char *open = memchr(s + a, '[', (size_t)(b - a));
+    if (open == NULL || open == s + a) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t i = open - s;
+    const char *close = memchr(open + 1, ']', (size_t)(b - i - 1));
+    if (close == NULL) {
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t j = close - s;
+    if (s[a] < 'a' || s[a] > 'z') {
+        Py_RETURN_NONE;
+    }
+    for (Py_ssize_t k = a + 1; k < i; k++) {
+        char c = s[k];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_')) {
+            Py_RETURN_NONE;
+        }
+    }
+    if (memchr(s + j + 1, '\n', (size_t)(b - j - 1)) != NULL) {
+        Py_RETURN_NONE;
+    }
+    /* the dimensions split at commas, each without its blanks (none when all are blank) */
+    Py_ssize_t x = i + 1, y = j;
+    while (x < y && ascii_blank((unsigned char)s[x])) {
+        x++;
+    }
+    PyObject *dims = NULL;
+    if (x == y) {
+        dims = PyTuple_New(0);
+    }
+    else {
+        Py_ssize_t count = 1;
+        for (Py_ssize_t k = i + 1; k < j; k++) {
+            count += s[k] == ',';
+        }
+        dims = PyTuple_New(count);
+        Py_ssize_t p = i + 1;
+        for (Py_ssize_t d = 0; dims != NULL && d < count; d++) {
+            const char *comma = memchr(s + p, ',', (size_t)(j - p));
+            Py_ssize_t q = comma == NULL ? j : comma - s, u = p, v = q;
+            while (u < v && ascii_blank((unsigned char)s[u])) {
+                u++;
+            }
+            while (v > u && ascii_blank((unsigned char)s[v - 1])) {
+                v--;
+            }
+            PyObject *piece = ascii_piece(s, u, v);
+            if (piece == NULL) {
+                Py_CLEAR(dims);
+                break;
+            }
+            PyTuple_SET_ITEM(dims, d, piece);
+            p = q + 1;
+        }
+    }
+    if (dims == NULL) {
+        return NULL;
+    }
+    PyObject *dt = ascii_piece(s, a, i), *inner = ascii_piece(s, i + 1, j),
+             *rest = ascii_piece(s, j + 1, b);
+    PyObject *out = NULL;
+    if (dt != NULL && inner != NULL && rest != NULL) {
+        out = PyTuple_Pack(4, dt, inner, rest, dims);
+    }
+    Py_XDECREF(dt);
+    Py_XDECREF(inner);
+    Py_XDECREF(rest);
+    Py_DECREF(dims);
+    return out;
+}

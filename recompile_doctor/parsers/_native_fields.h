@@ -15,4 +15,9 @@ PyObject *in_seconds(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
  * (reason_facts.shape_dims_py; text that is not ASCII: fallback(text)) */
 PyObject *shape_dims(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* type_shape(text, fallback) -> (element type, dimensions, the rest, the dimensions one by
+ * one) of an argument's type in HLO notation | None (rules.type_shape_py; text that is not
+ * ASCII: fallback(text)) */
+PyObject *type_shape(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

@@ -17,4 +17,8 @@ PyObject *json_fields(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
  * a value not written here (the caller writes its rows) */
 PyObject *json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* json_splice(text, start, cuts, j0, j1, i0, count, codes, causes) -> text with the causes
+ * of the compilations of cuts[j0:j1] put in their places (json_text.spliced) */
+PyObject *json_splice(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

@@ -129,6 +129,16 @@ class Causes(Mapping[int, str]):
     def __iter__(self) -> Iterator[int]:
         return (i for i, code in enumerate(self._codes) if code)
 
+    def names(self) -> list[str]:
+        """The rule ids by their code ("" for code 0: none)."""
+        return list(self._names)
+
+    def codes_between(self, a: int, b: int) -> array[int]:
+        """The codes of the compilations ``a`` to ``b - 1`` (those past the run's: none)."""
+        codes = self._codes
+        part = codes[a:b]
+        return part if isinstance(part, array) else array("H", part)
+
     def __len__(self) -> int:
         return len(self._codes) - self._codes.count(0)
 
