@@ -806,6 +806,7 @@ class TimelineBuilder:
         starts = table.t
         durations = table.duration_s
         warmups = table.warmup
+        warmup = self.warmup
         for i, (fn, process) in enumerate(zip(table.function_keys(), table.process, strict=True)):
             proc = self._procs[process]
             f = flags[i]
@@ -824,14 +825,17 @@ class TimelineBuilder:
             counts = seen[process]
             h = held(fn)
             n = counts.get(h, 0)
-            counts[h] = n + 1
-            if self.warmup is not None:
-                warm = n < self.warmup
+            if warmup is not None:
+                counts[h] = n + 1
+                warm = n < warmup
             else:
+                if n == 0:  # (only whether one came before counts here)
+                    counts[h] = 1
                 # the first executed step: an Execute line, else the first executable load
                 first_step = proc.first_execute_line or proc.first_load_line
                 warm = n == 0 or (first_step is not None and table.line[i] < first_step)
-            warmups[i] = warm
+            if warm:  # (a compilation is not warm-up until said: a column of zeros)
+                warmups[i] = 1
             if not f & _ELAPSED:
                 t, t_last = starts[i], durations[i]
                 durations[i] = round6(t_last - t) if t == t and t_last == t_last else NO_FLOAT
