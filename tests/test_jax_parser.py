@@ -797,7 +797,9 @@ _COMPILING_BITS = st.sampled_from(
 _COMPILING_MESSAGES = st.builds(
     "{}Compiling {}{} with global shapes and types {}{}".format,
     st.sampled_from(["", "x ", "Compiling "]),
-    st.sampled_from(["jit(f)", "f", "", "jit(f) (3)", "jit(f) for", "a b"]),
+    st.sampled_from(
+        ["jit(f)", "f", "", "jit(f) (3)", "jit(f) for", "a b", "a\tb", "a\xa0b", "\x00f", "\u0142"]
+    ),
     st.sampled_from(["", " (3)", " for", " (3) for", " (x)"]),
     st.lists(_COMPILING_BITS, max_size=5).map("".join),
     st.sampled_from(["", ". Argument mapping: (x,)", ".", " ", "\r", "\u3000 ", ". Argument"]),

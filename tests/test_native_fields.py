@@ -235,3 +235,46 @@ def test_the_rules_read_types_with_the_c_module() -> None:
     from recompile_doctor import rules
 
     assert rules._TYPE_SHAPE_C is NATIVE.type_shape
+
+
+_PREFIX_LINES = st.tuples(
+    st.sampled_from(["DEBUG:", "INFO:", "WARNING:", "WARN:", "ERROR:", "CRITICAL:", "FATAL:"]),
+    st.lists(
+        st.sampled_from(
+            ["jax", "_src", ".", "-", "_", ":", " ", "12", "\u0663", "\u00b2", "\u00e9", "x",
+             "A", "\t", "msg", "\u2028", "\n", "\U0001f600", "\u0142", "9", "lru_cache"]
+        ),
+        max_size=10,
+    ).map("".join),
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=examples(2000), deadline=None)
+@given(st.lists(_PREFIX_LINES, min_size=1, max_size=20))
+@example(["WARNING:jax._src.interpreters.partial_eval:2167: msg"])
+@example(["INFO::m", "INFO:a", "INFO:9a:m", "WARN:j\u00e9-x.y_z:m", "WARNING:jax:\u00b2: msg"])
+@example([f"DEBUG:logger{k}:m{k}" for k in range(20)] * 2)  # (more heads than are kept)
+@example(["DEBUG:" + "x" * 300 + ":long head", "DEBUG:" + "x" * 300 + ":again"])
+def test_level_first_as_the_python_reads_it(lines: list[str]) -> None:
+    from recompile_doctor.parsers._pylog import _LEVELS, level_first_py
+
+    # (in turn: the heads the C keeps from one line to the next are those lines' own)
+    for line in lines:
+        assert NATIVE.level_first(line, _LEVELS) == level_first_py(line)
+
+
+def test_level_first_refuses_what_is_not_a_line_and_levels() -> None:
+    from recompile_doctor.parsers._pylog import _LEVELS
+
+    with pytest.raises(TypeError):
+        NATIVE.level_first(b"DEBUG:jax:m", _LEVELS)
+    with pytest.raises(TypeError):
+        NATIVE.level_first("DEBUG:jax:m", list(_LEVELS))
+    with pytest.raises(KeyError):
+        NATIVE.level_first("NOTICE:jax:m", _LEVELS)  # (the caller's lines begin with a level)
+
+
+def test_the_prefixes_are_read_with_the_c_module() -> None:
+    from recompile_doctor.parsers import _pylog
+
+    assert _pylog._LEVEL_FIRST_C is NATIVE.level_first

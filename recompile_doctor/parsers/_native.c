@@ -1749,6 +1749,9 @@ static PyMethodDef methods[] = {
     {"in_seconds", (PyCFunction)(void (*)(void))in_seconds, METH_FASTCALL,
      "in_seconds(msg, prefix) -> (name, seconds) of '<prefix><name> in <seconds> sec', or "
      "None (jax.in_seconds_py)"},
+    {"level_first", (PyCFunction)(void (*)(void))level_first, METH_FASTCALL,
+     "level_first(line, levels) -> (level, logger, message) of a line 'LEVEL:logger:[lineno:[ "
+     "]]message', or None (_pylog.level_first_py)"},
     {"type_shape", (PyCFunction)(void (*)(void))type_shape, METH_FASTCALL,
      "type_shape(text, fallback) -> (element type, dimensions, the rest, the dimensions one "
      "by one) of an argument's type, or None (rules.type_shape_py; text that is not ASCII: "

@@ -499,3 +499,119 @@ type_shape(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(dims);
     return out;
 }
+
+/* ---- A line's "LEVEL:logger:[lineno:[ ]]" prefix (Python logging's default format) ---- */
+
+/* the (level, logger) of the heads ("LEVEL:logger") of one-byte lines met lately: a log
+ * has a few (each read once, and its logger's name one string for all its lines, as the
+ * Python twin's memo keeps them) */
+#define HEADS_KEPT 8
+#define HEAD_LONGEST 256
+static struct {
+    PyObject *head, *level, *name;
+} heads_kept[HEADS_KEPT];
+static int heads_next = 0;
+
+/* where the character c is first in s from start, or -1 */
+static Py_ssize_t
+char_find(const chars_t *s, Py_UCS4 c, Py_ssize_t start)
+{
+    for (Py_ssize_t i = start; i < s->n; i++) {
+        if (char_at(s, i) == c) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+PyObject *
+level_first(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)module;
+    chars_t s;
+    if (nargs != 2 || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "level_first(line: str, levels: dict)");
+        return NULL;
+    }
+    if (chars_of(args[0], &s) < 0) {
+        return NULL;
+    }
+    PyObject *line = args[0];
+    Py_ssize_t c1 = char_find(&s, ':', 0), j = c1 < 0 ? -1 : char_find(&s, ':', c1 + 1);
+    if (j < 0) {
+        Py_RETURN_NONE;
+    }
+    PyObject *level = NULL, *name = NULL;
+    int keep = s.kind == PyUnicode_1BYTE_KIND && j <= HEAD_LONGEST;
+    for (int k = 0; keep && k < HEADS_KEPT; k++) {
+        PyObject *h = heads_kept[k].head;
+        if (h != NULL && PyUnicode_GET_LENGTH(h) == j && PyUnicode_KIND(h) == PyUnicode_1BYTE_KIND &&
+            memcmp(PyUnicode_1BYTE_DATA(h), s.data, (size_t)j) == 0) {
+            level = Py_NewRef(heads_kept[k].level);
+            name = Py_NewRef(heads_kept[k].name);
+            break;
+        }
+    }
+    if (level == NULL) {
+        /* the logger: [A-Za-z_] then word characters (str.isalnum), ".", "-" and "_" */
+        if (j == c1 + 1) {
+            Py_RETURN_NONE;
+        }
+        Py_UCS4 f = char_at(&s, c1 + 1);
+        if (!((f >= 'A' && f <= 'Z') || (f >= 'a' && f <= 'z') || f == '_')) {
+            Py_RETURN_NONE;
+        }
+        for (Py_ssize_t i = c1 + 2; i < j; i++) {
+            Py_UCS4 ch = char_at(&s, i);
+            if (ch != '.' && ch != '-' && ch != '_' && !Py_UNICODE_ISALNUM(ch)) {
+                Py_RETURN_NONE;
+            }
+        }
+        PyObject *key = PyUnicode_Substring(line, 0, c1);
+        if (key == NULL) {
+            return NULL;
+        }
+        level = PyDict_GetItemWithError(args[1], key);
+        if (level == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetObject(PyExc_KeyError, key);
+            }
+            Py_DECREF(key);
+            return NULL;
+        }
+        Py_DECREF(key);
+        Py_INCREF(level);
+        name = PyUnicode_Substring(line, c1 + 1, j);
+        if (name == NULL) {
+            Py_DECREF(level);
+            return NULL;
+        }
+        PyObject *head = keep ? PyUnicode_Substring(line, 0, j) : NULL;
+        if (head != NULL) {
+            int at = heads_next;
+            heads_next = (heads_next + 1) % HEADS_KEPT;
+            Py_XSETREF(heads_kept[at].head, head);
+            Py_XSETREF(heads_kept[at].level, Py_NewRef(level));
+            Py_XSETREF(heads_kept[at].name, Py_NewRef(name));
+        }
+        else if (PyErr_Occurred()) {
+            Py_DECREF(level);
+            Py_DECREF(name);
+            return NULL;
+        }
+    }
+    /* the line number JAX's own handler prints: decimal digits, ":" and a blank */
+    Py_ssize_t e = j + 1, d = e;
+    while (d < s.n && Py_UNICODE_ISDECIMAL(char_at(&s, d))) {
+        d++;
+    }
+    if (d > e && d < s.n && char_at(&s, d) == ':') {
+        e = d + 1 < s.n && char_at(&s, d + 1) == ' ' ? d + 2 : d + 1;
+    }
+    PyObject *msg = PyUnicode_Substring(line, e, s.n);
+    PyObject *out = msg == NULL ? NULL : PyTuple_Pack(3, level, name, msg);
+    Py_DECREF(level);
+    Py_DECREF(name);
+    Py_XDECREF(msg);
+    return out;
+}

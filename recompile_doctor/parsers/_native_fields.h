@@ -20,4 +20,8 @@ PyObject *shape_dims(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
  * ASCII: fallback(text)) */
 PyObject *type_shape(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* level_first(line, levels) -> (level, logger, message) of a line "LEVEL:logger:[lineno:[ ]]
+ * message" | None (_pylog.level_first_py; levels: _pylog._LEVELS) */
+PyObject *level_first(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif

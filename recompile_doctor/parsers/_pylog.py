@@ -23,6 +23,7 @@ glog stamps carry no year; they are times of day (``clock="time-only"``) that
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Final
 
@@ -30,6 +31,7 @@ from recompile_doctor.bounded import Kept
 from recompile_doctor.parsers._lazy_re import lazy_re
 from recompile_doctor.parsers._memo import memo
 from recompile_doctor.parsers._prefixes import Prefix
+from recompile_doctor.parsers._spans import native_in_use
 
 _LEVEL_NAMES = "DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL"
 _ASCTIME = r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[,.]\d{1,9})?"
@@ -215,13 +217,12 @@ def _level_and_logger(head: str) -> tuple[str, str] | None:
 _level_and_logger_memo: Final = memo(_level_and_logger)
 
 
-def level_first_unstamped(line: str) -> PyLog | None:
-    """What :data:`_LEVEL_FIRST_RE` reads of a line ``LEVEL:logger:[lineno:[ ]]message``
-    with no time stamp after the level (``logging.basicConfig()``'s default, most of a JAX
-    DEBUG log), read with ``str`` methods, its head (level and logger) remembered: a third
-    of the pattern's time, its groups included; None for a line of any other form, the
-    pattern's to read (a digit after the level may begin a stamp).  ``line`` begins with
-    one of :data:`_LEVEL_FIRST_STARTS`."""
+def level_first_py(line: str) -> tuple[str, str, str] | None:
+    """(level, logger, message) of a line ``LEVEL:logger:[lineno:[ ]]message`` with no time
+    stamp after the level, as :data:`_LEVEL_FIRST_RE` reads it, with ``str`` methods, its
+    head (level and logger) remembered: a third of the pattern's time, its groups included;
+    None for a line of any other form, the pattern's to read (a digit after the level may
+    begin a stamp).  ``line`` begins with one of :data:`_LEVEL_FIRST_STARTS`."""
     j = line.find(":", line.find(":") + 1)
     if j < 0:
         return None
@@ -236,7 +237,23 @@ def level_first_unstamped(line: str) -> PyLog | None:
         d += 1
     if d > e and line.startswith(":", d):
         e = d + 2 if line.startswith(" ", d + 1) else d + 1
-    return PyLog(None, "none", head[0], head[1], line[e:])
+    return head[0], head[1], line[e:]
+
+
+#: the C module's twin of :func:`level_first_py` (``parsers/_native_fields.c``: a third of
+#: the instructions, most of a JAX DEBUG line's prefix), None where it is not in use
+_LEVEL_FIRST_C: Final[Callable[[str, dict[str, str]], tuple[str, str, str] | None] | None] = (
+    getattr(native_in_use(), "level_first", None)
+)
+
+
+def level_first_unstamped(line: str) -> PyLog | None:
+    """:func:`level_first_py` of ``line`` as what its prefix says (``logging.basicConfig()``'s
+    default, most of a JAX DEBUG log)."""
+    parts = _LEVEL_FIRST_C(line, _LEVELS) if _LEVEL_FIRST_C is not None else level_first_py(line)
+    if parts is None:
+        return None
+    return PyLog(None, "none", parts[0], parts[1], parts[2])
 
 
 def split_pylog(line: str) -> PyLog:

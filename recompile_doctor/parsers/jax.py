@@ -93,6 +93,7 @@ _COMPILING_RE: Final = lazy_re(
     r"Compiling (?P<name>\S+)(?: \(\d+\))?(?: for)? with global shapes and types "
 )
 _ARGUMENT_MAPPING: Final = ". Argument mapping: "
+_WITH_GLOBAL: Final = " with global shapes and types "
 _COMPILING_OLD_RE: Final = lazy_re(
     r"Compiling (?P<name>\S+) \(\d+\)? for (?:\d+ args|args (?P<args>.*?))\.?\s*$"
 )
@@ -319,6 +320,17 @@ in_seconds: Final[Callable[[str, str], tuple[str, str] | None]] = getattr(
 
 
 def _compiling_fields(msg: str) -> tuple[str, str | None] | None:
+    if msg.startswith("Compiling "):
+        # (the pattern's match at the start, read with str methods where the name is all
+        # of what comes before " with global ...": no blank in it, so nothing of the
+        # pattern's optional parts, whose reading is left to it)
+        w = msg.find(_WITH_GLOBAL, 10)
+        if w > 10:
+            name = msg[10:w]
+            if " " not in name and name.isprintable():  # (no blank: none is printable)
+                rest = msg[w + len(_WITH_GLOBAL) :]
+                cut = rest.find(_ARGUMENT_MAPPING)
+                return name, rest[:cut] if cut >= 0 else rest.rstrip()
     m = _COMPILING_RE.search(msg)
     if m is not None:
         rest = msg[m.end() :]
