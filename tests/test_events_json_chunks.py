@@ -70,14 +70,18 @@ _others = st.one_of(
 
 def _rows(draw: st.DrawFn, values: st.SearchStrategy[Any], n: int) -> list[tuple[Any, ...]]:
     """Rows of events' values as the spool writes them, some of their objects shared (the
-    same string, dict or list in two places: marshal writes it once, then refers to it)."""
+    same string, dict or list in two places, a string as a key too: marshal writes it once,
+    then refers to it)."""
     shared = draw(
         st.lists(st.one_of(_texts, st.dictionaries(_texts, values, max_size=3)), max_size=3)
     )
     pool = st.one_of(values, st.sampled_from(shared)) if shared else values
+    # (a string shared as a key and a value: written once, its text copied after)
+    words = [x for x in shared if isinstance(x, str)]
+    keys = st.one_of(_texts, st.sampled_from(words)) if words else _texts
     rows = []
     for _ in range(n):
-        detail = draw(st.dictionaries(_texts, pool, max_size=5))
+        detail = draw(st.dictionaries(keys, pool, max_size=5))
         rows.append(
             (
                 draw(st.one_of(_texts, st.sampled_from(shared) if shared else _texts)),

@@ -966,7 +966,14 @@ class JaxDecoder:
         key: CompileKey | None = None
         if name is not None:
             _, module = module_of(name)
-            key = self._key_of_module(module)
+            cur = self._current
+            if cur is not None and cur.module == module and cur.function and not cur.cache_key:
+                # the key of the compilation its Compiling line began: the function and
+                # whether it is eager are what that line put in the tables (read back, each
+                # was a call, in a worker through the recording tables' Python)
+                key = cur
+            else:
+                key = self._key_of_module(module)
             rec = self._record("compile-end", sp, module, None, {"duration_s": secs})
             out.append(CompileFinished(sp, rec, key, secs))
         self._current = None
