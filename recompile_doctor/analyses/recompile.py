@@ -386,7 +386,7 @@ def verdicts(tl: Timeline, opts: Options) -> Verdicts:
         if d is None:
             got = decided.get(seen)
             if got is not None:
-                out.add_numbers(*got)
+                out.add_numbers(got[0], got[1], got[2], got[3])  # (not *got: a generic call)
                 continue
         log_rules = out.rules_of(named[k])
         if len(log_rules) > 1 and "retracing" in log_rules:
@@ -500,7 +500,7 @@ class Verdicts(Sequence[Verdict]):
         if consequence:
             rules = tuple(r for r in rules if r != "constant-changed")
         given = (self.number(rules), self.number(log_rules), self.number(dump_rules), consequence)
-        self.add_numbers(*given)
+        self.add_numbers(given[0], given[1], given[2], given[3])
         return given
 
     def add_numbers(self, rules: int, log_rules: int, dump_rules: int, consequence: bool) -> None:
