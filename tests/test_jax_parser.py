@@ -1048,3 +1048,65 @@ def test_a_decoder_holds_long_names_by_their_digest() -> None:
     assert [(k.function, k.module, k.eager) for k in keys] == [
         (fn, f"jit_{fn}", False) for fn in names for _ in range(2)
     ]
+
+
+_CACHE_BITS = st.sampled_from(
+    [
+        "Cache hit for key: '",
+        "Cache miss for key: '",
+        "Cache hit for key: ",
+        "jit_f-0a1b",
+        "'",
+        " ",
+        "\n",
+        "\u0142",
+        "x",
+    ]
+)
+
+
+@settings(max_examples=examples(500))
+@given(st.lists(_CACHE_BITS | st.text(max_size=3), max_size=10).map("".join))
+@example("Cache hit for key: 'jit_train_step-0e5'")
+@example("Cache miss for key: 'a' Cache hit for key: 'b'")
+@example("Cache hit for key: 'open Cache miss for key: 'b'")
+def test_lru_fields_are_what_the_pattern_reads(msg: str) -> None:
+    from recompile_doctor.parsers.jax import _LRU_RE, lru_fields
+
+    m = _LRU_RE.search(msg)
+    assert lru_fields(msg) == (None if m is None else (m["outcome"], m["key"]))
+
+
+_OPTIONS_BITS = st.sampled_from(
+    [
+        "get_compile_options: num_replicas=",
+        " num_partitions=",
+        " device_assignment=",
+        "[[CpuDevice(id=0)]]",
+        "1",
+        "12",
+        "\u0663",
+        "\u00b2",
+        "x",
+        " ",
+        "\t",
+        "\u3000",
+        "\n",
+    ]
+)
+
+
+@settings(max_examples=examples(500))
+@given(st.lists(_OPTIONS_BITS | st.text(max_size=3), max_size=12).map("".join))
+@example("get_compile_options: num_replicas=1 num_partitions=1 device_assignment=[[0]]  ")
+@example("get_compile_options: num_replicas=\u0663 num_partitions=1 device_assignment=x\u3000")
+@example("get_compile_options: num_replicas=1 num_partitions=x device_assignment=a")
+@example("get_compile_options: num_replicas=1 num_partitions=2 device_assignment=a\nb")
+@example(
+    "get_compile_options: num_replicas=1x get_compile_options: num_replicas=2 num_partitions=3 device_assignment=d"
+)
+def test_options_fields_are_what_the_pattern_reads(msg: str) -> None:
+    from recompile_doctor.parsers.jax import _OPTIONS_RE, options_fields
+
+    m = _OPTIONS_RE.search(msg)
+    assert options_fields(msg) == (None if m is None else (int(m["r"]), int(m["p"]), m["da"]))

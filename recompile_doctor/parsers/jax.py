@@ -117,6 +117,12 @@ _P_WRITE_RE: Final = lazy_re(
 )
 _P_INIT_RE: Final = lazy_re(r"Initialized persistent compilation cache at (?P<path>.+?)\s*$")
 _LRU_RE: Final = lazy_re(r"Cache (?P<outcome>hit|miss) for key: '(?P<key>[^']*)'")
+#: the literal each of the patterns above cannot match without (asked first: a persistent
+#: cache line was searched with up to four patterns, 3,300 instructions each)
+_P_INIT_AT: Final = "Initialized persistent compilation cache at "
+_P_MISS_AT: Final = "PERSISTENT COMPILATION CACHE MISS for '"
+_P_HIT_AT: Final = "Persistent compilation cache hit for '"
+_P_WRITE_AT: Final = " to persistent compilation cache with key '"
 _P_OFF: Final = "get_executable_and_time: cache is disabled"
 #: the literals :meth:`JaxDecoder._message` tests a message for, bit k for the k-th
 #: (:func:`~recompile_doctor.parsers._literal_mask.literal_mask`; of any length to the
@@ -343,6 +349,44 @@ def _compiling_fields(msg: str) -> tuple[str, str | None] | None:
 #: a ``Compiling ...`` message -> (name, argument text), None when it is not of that form
 #: (the same message recurs whenever a signature is compiled again)
 compiling_fields: Final = memo(_compiling_fields)
+
+_LRU_HIT: Final = "Cache hit for key: '"
+_LRU_MISS: Final = "Cache miss for key: '"
+
+
+def lru_fields(msg: str) -> tuple[str, str] | None:
+    """(outcome, key) of a ``Cache hit|miss for key: '<key>'`` message, as :data:`_LRU_RE`
+    reads them: at the first of the two literals, when a quote closes the key after it
+    (else the pattern's search, which looks further on)."""
+    h, m = msg.find(_LRU_HIT), msg.find(_LRU_MISS)
+    at, outcome, head = (h, "hit", _LRU_HIT) if m < 0 or 0 <= h < m else (m, "miss", _LRU_MISS)
+    if at >= 0:
+        start = at + len(head)
+        end = msg.find("'", start)
+        if end >= 0:
+            return outcome, msg[start:end]
+    found = _LRU_RE.search(msg)
+    return None if found is None else (found["outcome"], found["key"])
+
+
+_OPTIONS_HEAD: Final = "get_compile_options: num_replicas="
+
+
+def options_fields(msg: str) -> tuple[int, int, str] | None:
+    """(replicas, partitions, device assignment) of a ``get_compile_options:`` message, as
+    :data:`_OPTIONS_RE` reads them: with str methods where it begins with them and holds no
+    line break (its lazy assignment stepped a character at a time, trying the end at each:
+    10,000 instructions a message), else the pattern's search."""
+    if msg.startswith(_OPTIONS_HEAD) and "\n" not in msg:
+        a = len(_OPTIONS_HEAD)
+        b = msg.find(" num_partitions=", a)
+        if b > a and msg[a:b].isdecimal():
+            c = b + len(" num_partitions=")
+            d = msg.find(" device_assignment=", c)
+            if d > c and msg[c:d].isdecimal():
+                return int(msg[a:b]), int(msg[c:d]), msg[d + len(" device_assignment=") :].rstrip()
+    m = _OPTIONS_RE.search(msg)
+    return None if m is None else (int(m["r"]), int(m["p"]), m["da"])
 
 
 def call_site(site: str) -> str | None:
@@ -994,7 +1038,7 @@ class JaxDecoder:
 
     def _on_persistent(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
         msg = pl.message
-        if (im := _P_INIT_RE.search(msg)) is not None:
+        if _P_INIT_AT in msg and (im := _P_INIT_RE.search(msg)) is not None:
             self._cache_on = True
             path = im["path"]
             rec = self._record("persistent-cache-init", sp, None, None, {"path": path})
@@ -1004,11 +1048,11 @@ class JaxDecoder:
                 None,
             )
         outcome: CacheOutcomeKind
-        if (m := _P_MISS_RE.search(msg)) is not None:
+        if _P_MISS_AT in msg and (m := _P_MISS_RE.search(msg)) is not None:
             outcome = "miss"
-        elif (m := _P_HIT_RE.search(msg)) is not None:
+        elif _P_HIT_AT in msg and (m := _P_HIT_RE.search(msg)) is not None:
             outcome = "hit"
-        elif (m := _P_WRITE_RE.search(msg)) is not None:
+        elif _P_WRITE_AT in msg and (m := _P_WRITE_RE.search(msg)) is not None:
             outcome = "write"
         else:
             if "PERSISTENT COMPILATION CACHE MISS" in msg or "compilation cache hit" in msg:
@@ -1038,14 +1082,14 @@ class JaxDecoder:
         return "recognized", out, None
 
     def _on_lru(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
-        m = _LRU_RE.search(pl.message)
+        m = lru_fields(pl.message)
         if m is None:
             return "unrecognized", [], None
         out = self._flush_lru()
-        entry = m["key"]
+        entry = m[1]
         module = entry.rsplit("-", 1)[0] if "-" in entry else entry
         self._cache_on = True
-        outcome: CacheOutcomeKind = "hit" if m["outcome"] == "hit" else "miss"
+        outcome: CacheOutcomeKind = "hit" if m[0] == "hit" else "miss"
         rec = self._record(f"persistent-cache-{outcome}", sp, module, entry)
         key = self._key_of_module(module, entry)
         self._lru = (CacheLookup(sp, rec, "persistent", outcome, key, entry), entry)
@@ -1127,14 +1171,10 @@ class JaxDecoder:
         return "recognized", [ev], None
 
     def _on_options(self, pl: PyLog, sp: Span) -> tuple[str, list[TypedEvent], str | None]:
-        m = _OPTIONS_RE.search(pl.message)
+        m = options_fields(pl.message)
         if m is None:
             return "unrecognized", [], None
-        detail = {
-            "num_replicas": int(m["r"]),
-            "num_partitions": int(m["p"]),
-            "device_assignment": m["da"],
-        }
+        detail = {"num_replicas": m[0], "num_partitions": m[1], "device_assignment": m[2]}
         module = self._current.module if self._current is not None else None
         rec = self._record("compile-options", sp, module, None, dict(detail))
         return (
