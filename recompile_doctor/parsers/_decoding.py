@@ -30,7 +30,7 @@ class Counter(Counted, Protocol):
 class EventSink(Protocol):
     """Where a worker writes its part's events (``_event_codec.EventWriter``)."""
 
-    def add(self, events: Iterable[TypedEvent]) -> None: ...
+    def add(self, events: tuple[TypedEvent, ...]) -> None: ...
 
     def missed(self, line: int, keys: list[tuple[object, ...]]) -> None: ...
 
@@ -170,7 +170,8 @@ def decode_into(
             if missed:
                 out.missed(lineno, missed)
                 missed.clear()
-            out.add(res.events)
+            if res.events:  # (most lines have none: no call)
+                out.add(res.events)
             n += 1
             if n >= most:
                 break

@@ -539,7 +539,9 @@ class EventWriter:
         self._most = BATCH
         self._most_chars = BATCH_CHARS
 
-    def add(self, events: Iterable[TypedEvent]) -> None:
+    def add(self, events: tuple[TypedEvent, ...]) -> None:
+        # (a tuple: compiled, read by its items' places, where an iterable was iterated
+        # through the generic protocol)
         batch = self._batch
         for ev in events:
             batch.append(ev)
@@ -560,6 +562,9 @@ class EventWriter:
         """The keys the decoder looked up on ``line`` and did not find (not an event: not
         counted), written before that line's events."""
         self._batch.append([MISSED, line, list(keys)])
+        if len(self._batch) >= self._most:  # (a line without events adds none after it)
+            self._put()
+            self.f.flush()
 
     def ending(self) -> None:
         """What comes next is the decoder's ``finish`` (not an event: not counted)."""

@@ -738,7 +738,7 @@ class Team:
 
                     self._publish(f"end-{k}", pickle.dumps(unrecorded(decoder), protocol=5))
                     out.ending()
-                ended = list(decoder.finish())
+                ended = tuple(decoder.finish())
                 if missed:
                     out.missed(reading.lines.lineno + 1, missed)
                     missed.clear()
