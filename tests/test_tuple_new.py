@@ -95,3 +95,44 @@ def test_native_0_gives_tuple_new(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _tuples.chosen_tuple_new() == expected
     # (the module's own choice, made when it was imported: by the environment then)
     assert (_tuples.tuple_new is expected) == (_NATIVE_AT_IMPORT != "0")
+
+
+@needs_native
+@settings(max_examples=examples(300))
+@given(st.sampled_from([*_CLASSES, _Grandchild]), st.lists(_VALUES, max_size=10))
+def test_tuple_of_makes_what_tuple_new_makes(cls: type, items: list[Any]) -> None:
+    # (the items as the call's own arguments: the same object as tuple.__new__'s)
+    made: Any = NATIVE.tuple_of(cls, *items)
+    assert type(made) is cls
+    assert made == tuple.__new__(cls, items)
+    item = object()
+    before = sys.getrefcount(item)
+    held = NATIVE.tuple_of(cls, item, *items)
+    count = sys.getrefcount(item)  # (not in an assert: pytest's rewriting holds its parts)
+    assert count == before + 1
+    assert tuple.__getitem__(held, 0) is item
+    del held
+    count = sys.getrefcount(item)
+    assert count == before
+
+
+@needs_native
+def test_tuple_of_refuses_as_tuple_new_does() -> None:
+    for args in [(int, 1), (time.struct_time, *range(9))]:
+        assert _refused(NATIVE.tuple_of, *args) == _refused(tuple.__new__, args[0], args[1:])
+    with pytest.raises(TypeError):
+        NATIVE.tuple_of()
+    with pytest.raises(TypeError):
+        NATIVE.tuple_of(3, 1)
+
+
+def test_the_lines_tuples_are_made_by_tuple_of_where_the_module_is() -> None:
+    # (span, record and answer: equal to the named tuples' own, either way)
+    sp = _tuples.new_span("a.log", 3, "text", 1.5)
+    assert type(sp) is Span and sp == Span("a.log", 3, "text", 1.5, None)
+    ev = _tuples.new_event("k", "a.log", 3, None, "text", "m", None, {"x": 1})
+    assert type(ev) is Event and ev == Event("k", "a.log", 3, None, "text", "m", None, {"x": 1})
+    got = _tuples.recognized([])
+    assert got is _tuples._RECOGNIZED
+    expected = None if _NATIVE_AT_IMPORT == "0" or NATIVE is None else NATIVE.tuple_of
+    assert _tuples.tuple_of is expected

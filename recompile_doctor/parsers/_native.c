@@ -1378,6 +1378,37 @@ tuple_new(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return PyObject_Vectorcall(tuple_dunder_new, args, (size_t)nargs, NULL);
 }
 
+/* tuple_of(cls, *items) -> tuple_new(cls, items), the items given as the call's own
+ * arguments: no tuple of them made only to be copied (a line's span, a message's record
+ * and a decoder's answer are made this way, each line) */
+static PyObject *
+tuple_of(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || !PyType_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "tuple_of(cls, *items)");
+        return NULL;
+    }
+    PyTypeObject *tp = (PyTypeObject *)args[0];
+    int plain = plain_tuple_class(tp);
+    if (plain < 0) {
+        return NULL;
+    }
+    if (plain) {
+        return named_tuple(tp, args + 1, nargs - 1);
+    }
+    PyObject *items = PyTuple_New(nargs - 1);
+    if (items == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 1; i < nargs; i++) {
+        PyTuple_SET_ITEM(items, i - 1, Py_NewRef(args[i]));
+    }
+    PyObject *call[2] = {args[0], items};
+    PyObject *t = PyObject_Vectorcall(tuple_dunder_new, call, 2, NULL);
+    Py_DECREF(items);
+    return t;
+}
+
 /* -- open-addressed tables of 16-byte fingerprints (timeline/distinct.py's _Shard) ----- */
 
 #define FP_WIDTH 16
@@ -1710,6 +1741,8 @@ static PyMethodDef methods[] = {
     {"slot_init", (PyCFunction)(void (*)(void))slot_init, METH_FASTCALL,
      "slot_init(plan, names, positional, fields, defaults, factories, required, wrapped) -> "
      "an __init__ that sets the plan's slots from its arguments"},
+    {"tuple_of", (PyCFunction)(void (*)(void))tuple_of, METH_FASTCALL,
+     "tuple_of(cls, *items) -> tuple.__new__(cls, items), the items given as arguments"},
     {"tuple_new", (PyCFunction)(void (*)(void))tuple_new, METH_FASTCALL,
      "tuple_new(cls, items) -> tuple.__new__(cls, items), made directly for a named tuple"},
     {"codec_encode", (PyCFunction)(void (*)(void))codec_encode, METH_FASTCALL,

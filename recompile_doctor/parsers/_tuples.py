@@ -42,6 +42,18 @@ def chosen_tuple_new() -> TupleNew:
 #: looks the method up on ``tuple`` at every call)
 tuple_new: Final = chosen_tuple_new()
 
+
+class TupleOf(Protocol):
+    """The C module's ``tuple_of``: ``(cls, *items) -> tuple.__new__(cls, items)``."""
+
+    def __call__(self, cls: type[_T], /, *items: Any) -> _T: ...
+
+
+#: the C module's ``tuple_of`` where it is in use (the items passed as the call's own
+#: arguments: no tuple of them made to be copied, some 200 instructions a named tuple),
+#: else None: ``tuple_new`` with a tuple of them
+tuple_of: Final[TupleOf | None] = cast("TupleOf | None", getattr(native_in_use(), "tuple_of", None))
+
 #: the classes made here, as constants (compiled code looks an imported name up in the
 #: module's dictionary at each use: a lookup for every decoded line)
 _SPAN: Final = Span
@@ -57,6 +69,8 @@ def new_span(
     source: str, line: int, text: str, t: float | None = None, rank: str | None = None
 ) -> Span:
     """``Span(source, line, text, t, rank)``."""
+    if tuple_of is not None:
+        return tuple_of(_SPAN, source, line, text, t, rank)
     return tuple_new(_SPAN, (source, line, text, t, rank))
 
 
@@ -71,6 +85,8 @@ def new_event(
     detail: Mapping[str, Any] = _NO_DETAIL,
 ) -> Event:
     """``Event(kind, source, line, t, text, module, hash, detail)``."""
+    if tuple_of is not None:
+        return tuple_of(_EVENT, kind, source, line, t, text, module, hash, detail)
     return tuple_new(_EVENT, (kind, source, line, t, text, module, hash, detail))
 
 
@@ -78,4 +94,6 @@ def recognized(events: list[TypedEvent]) -> Decoded:
     """The answer for a recognized line with these ``events``."""
     if not events:
         return _RECOGNIZED
+    if tuple_of is not None:
+        return tuple_of(_DECODED, "recognized", tuple(events), None)
     return tuple_new(_DECODED, ("recognized", tuple(events), None))

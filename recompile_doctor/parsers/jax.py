@@ -645,7 +645,8 @@ def _first_cause(found: Sequence[_Found]) -> str:
 
 
 def _is_continuation(raw: str) -> bool:
-    return raw[:1] in (" ", "\t") and bool(raw.strip())
+    # (not all blank: what a stripped copy's truth said, without the copy)
+    return raw[:1] in (" ", "\t") and not raw.isspace()
 
 
 #: the line after which a log of bare JAX messages with no time stamp so far is taken to have none
