@@ -695,8 +695,11 @@ class JaxDecoder:
     #: worker's batches were packed in C (the parent's taking of an event the cheaper), its
     #: reading of 250 MB took 2.12-2.27 s of CPU against the worker's 2.39-2.41 at 0.14, the
     #: same at 0.2 (2.17 and 2.19, 2.22 and 2.22; the reading's wall 2.42-2.45 -> 2.22-2.34
-    #: s), more from 0.23 (2.24 against 2.12)
-    PARENT_SHARE: ClassVar[float] = 0.2
+    #: s), more from 0.23 (2.24 against 2.12).  With the decoding cheaper (the late morning's
+    #: round: the worker's part the more), the parent's 1.85-1.87 s against the worker's
+    #: 1.72-1.74 at 0.2, 1.80-1.82 against 1.79-1.80 at 0.17 (the reading 1.85-1.87 -> 1.82-1.83
+    #: s), the worker the longer at 0.16
+    PARENT_SHARE: ClassVar[float] = 0.17
 
     def __init__(self, path: str) -> None:
         self.path = path
