@@ -1123,7 +1123,8 @@ m_referred(const Marshalled *m, Py_ssize_t pos)
 }
 
 /* The string a reference at pos refers to, as its text written before is (copied: 1), or
- * written now and its text's place kept (0); -1: an error (or not a string's reference) */
+ * written now and its text's place kept (0); -1: an error; -2: it refers to no string (the
+ * caller writes it otherwise: a text is kept only for a string, so a kept one is one) */
 static int
 m_put_referred_string(Out out, Marshalled *m, Py_ssize_t pos)
 {
@@ -1143,7 +1144,7 @@ m_put_referred_string(Out out, Marshalled *m, Py_ssize_t pos)
         return 1;
     }
     if (!m_string(m, r->pos, &chars, &n)) {
-        return -1;
+        return -2;
     }
     Py_ssize_t start = out->len;
     if (put_escaped(out, chars, n) < 0) {
@@ -1247,14 +1248,11 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const Indents *i
         return pos + 9;
     }
     case 'r': {
-        Py_ssize_t at = m_referred(m, pos);
-        if (at >= 0 && m_string(m, at, &chars, &n)) { /* (a string's text: kept) */
-            return m_put_referred_string(out, m, pos) < 0 ? -1 : pos + 5;
+        int done = m_put_referred_string(out, m, pos); /* (a string's text: kept) */
+        if (done == -2) {
+            done = m_put(out, m, m_referred(m, pos), level, in, depth + 1);
         }
-        if (m_put(out, m, at, level, in, depth + 1) < 0) {
-            return -1;
-        }
-        return pos + 5;
+        return done < 0 ? -1 : pos + 5;
     }
     case '(':
     case '[':
@@ -1292,10 +1290,7 @@ m_put(Out out, Marshalled *m, Py_ssize_t pos, Py_ssize_t level, const Indents *i
         while (at < m->size && m->data[at] != '0') {
             Py_ssize_t key = at;
             if ((m->data[key] & ~M_FLAG_REF) == 'r') {
-                key = m_referred(m, key);
-                if (key < 0 || !m_string(m, key, &chars, &n)) {
-                    return -1; /* (a key of another type: the Python writes it) */
-                }
+                /* (a key of another type, -2: the Python writes the chunk) */
                 if (put_indent_bytes(out, in, level + 1, !first) < 0 ||
                     m_put_referred_string(out, m, at) < 0) {
                     return -1;
