@@ -27,7 +27,6 @@ Function names: TF's cluster ``__inference_<fn>_<n>[attrs]`` and XLA's module
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -71,6 +70,9 @@ from recompile_doctor.parsers.tensorflow_detect import (  # noqa: F401
     sniff,
 )
 from recompile_doctor.rules import types_change_rule
+
+#: (a float tested finite by comparisons, natively: no call of math.isfinite)
+_INF: Final = float("inf")
 
 # -- line prefixes ------------------------------------------------------------------------
 _NUM = r"\d{1,20}"
@@ -211,7 +213,8 @@ def _split(line: str) -> tuple[_Prefix, str]:
         if rest is not None:
             seconds, file, end = rest
             s = base + seconds
-            return _Prefix(s if math.isfinite(s) else None, file), line[end:]
+            # (finite: one native comparison, NaN fails it; math.isfinite was a call)
+            return _Prefix(s if -_INF < s < _INF else None, file), line[end:]
     m = _TF_OLD_RE.match(line) if c.isdigit() else None
     if m is not None:
         try:
@@ -400,7 +403,7 @@ def _us(text: str) -> float | None:
         v = float(text) / 1e6
     except ValueError:
         return None
-    return v if math.isfinite(v) else None
+    return v if -_INF < v < _INF else None
 
 
 class _Bad(Exception):
