@@ -15,7 +15,6 @@ from typing import Any, Final, Literal, get_args
 
 from recompile_doctor.bounded import Kept
 from recompile_doctor.model import Severity
-from recompile_doctor.parsers._spans import native_in_use
 from recompile_doctor.slotted import remade_from_fields
 
 RuleId = Literal[
@@ -525,15 +524,22 @@ def type_shape_py(text: str) -> tuple[str, str, str, tuple[str, ...]] | None:
     return None if parts is None else (*parts, tuple(_dim_list(parts[1])))
 
 
+_Shape = tuple[str, str, str, tuple[str, ...]]
+_TypeShape = Callable[[str, Callable[[str], _Shape | None]], _Shape | None]
 #: the C module's twin of :func:`type_shape_py` (``parsers/_native_fields.c``: a fifth of the
-#: instructions; text that is not ASCII is left to the Python), None where it is not in use
-_TYPE_SHAPE_C: Final[
-    Callable[
-        [str, Callable[[str], tuple[str, str, str, tuple[str, ...]] | None]],
-        tuple[str, str, str, tuple[str, ...]] | None,
-    ]
-    | None
-] = getattr(native_in_use(), "type_shape", None)
+#: instructions; text that is not ASCII is left to the Python), None in it where it is not
+#: in use; found at the first type read, not at import (the vocabulary's module loads no
+#: parser's: ``diff`` and the reports import it)
+_TYPE_SHAPE_C: Final[list[_TypeShape | None]] = []
+
+
+def type_shape_c() -> _TypeShape | None:
+    """The C module's ``type_shape``, or None: types are read in Python."""
+    if not _TYPE_SHAPE_C:
+        from recompile_doctor.parsers._spans import native_in_use
+
+        _TYPE_SHAPE_C.append(getattr(native_in_use(), "type_shape", None))
+    return _TYPE_SHAPE_C[0]
 
 
 def _shape_of(text: str) -> tuple[str, str, str, tuple[str, ...]] | None:
@@ -542,10 +548,8 @@ def _shape_of(text: str) -> tuple[str, str, str, tuple[str, ...]] | None:
     identity test would not know again)."""
     got = _SHAPES.get(text)
     if got is None:
-        if _TYPE_SHAPE_C is not None:
-            made = _TYPE_SHAPE_C(text, type_shape_py)
-        else:
-            made = type_shape_py(text)
+        c = type_shape_c()
+        made = c(text, type_shape_py) if c is not None else type_shape_py(text)
         got = _SHAPES_KEPT.put(text, ("", "", "", ()) if made is None else made)
     return got if got[0] else None
 

@@ -234,7 +234,7 @@ def test_type_shape_leaves_text_that_is_not_ascii_to_the_python() -> None:
 def test_the_rules_read_types_with_the_c_module() -> None:
     from recompile_doctor import rules
 
-    assert rules._TYPE_SHAPE_C is NATIVE.type_shape
+    assert rules.type_shape_c() is NATIVE.type_shape
 
 
 _PREFIX_LINES = st.tuples(

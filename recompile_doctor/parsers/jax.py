@@ -418,7 +418,6 @@ def type_change_rule(old: str, new: str) -> str:
     return rules.type_change_rule(old, new)
 
 
-#: (old type, new type) -> the rule of that change (a run changes the same types again)
 def _argument(path: str) -> str:
     """An input path (``[1]['lr']``, ``[0][2]``, ``kwargs['lr']``) as an argument name."""
     m = _PATH_KWARG_RE.match(path)
