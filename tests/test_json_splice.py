@@ -1,7 +1,8 @@
-"""The compilations' text with their causes put in (``json_text.spliced``): the C module's
-way (``json_splice``, a piece at a time) gives the bytes the Python's does, whatever the
-text, the cuts, the causes and the sizes read at once; and the C function refuses what it
-cannot splice."""
+"""The compilations' text the events' writer writes ahead of their causes
+(``json_text.apart_pieces``) and the causes put in (``json_text.spliced``): the C module's
+ways (``json_rows_apart``, a batch of rows at a time; ``json_splice``, a piece at a time)
+give the bytes the Python's do, whatever the values, the text, the cuts, the causes and
+the sizes read at once; and the C functions refuse what they cannot write."""
 
 from __future__ import annotations
 
@@ -116,3 +117,48 @@ def test_the_c_splice_puts_each_cause_after_its_cut() -> None:
         (b"null", b'"x"', b'"y"'),
     )  # fmt: skip
     assert got == b'A"x"BnullC"y"D'
+
+
+_VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    # (any character: quotes, controls, lone surrogates, wide ones)
+    st.text(st.characters(codec=None, exclude_categories=()), max_size=12),
+    st.dictionaries(st.text(max_size=4), st.integers(), max_size=3),
+    st.lists(st.text(max_size=3), max_size=3),
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    st.integers(1, 6).flatmap(
+        lambda width: st.tuples(
+            st.lists(st.tuples(*[_VALUE] * width), max_size=12), st.integers(0, width - 1)
+        )
+    ),
+    st.integers(1, 400),
+    st.integers(1, 5),
+    st.integers(1, 4),
+)
+def test_rows_apart_in_c_are_the_python_s(
+    rows_at: tuple[list[tuple[Any, ...]], int], piece: int, most_cuts: int, at_once: int
+) -> None:
+    rows, at = rows_at
+    keys = tuple(f"k{i}" for i in range(len(rows[0]) if rows else at + 1))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(json_text, "ROWS_AT_ONCE", at_once)
+        by_c = list(json_text.apart_pieces(iter(rows), keys, at, piece, most_cuts))
+    by_py = list(json_text._apart_pieces_py(iter(rows), keys, at, piece, most_cuts))
+    # the same text and the same places, in pieces of at most most_cuts places
+    assert b"".join(t for t, _ in by_c) == b"".join(t for t, _ in by_py)
+    assert b"".join(c for _, c in by_c) == b"".join(c for _, c in by_py)
+    assert all(len(c) <= 8 * most_cuts for _, c in by_c)
+
+
+def test_rows_apart_refuse_a_row_of_another_width() -> None:
+    with pytest.raises(ValueError):
+        list(json_text.apart_pieces(iter([(1, 2), (1,)]), ("a", "b"), 0, 64, 4))
+    with pytest.raises(TypeError):
+        NATIVE.json_rows_apart((), ("a",), ("b",), 0, 2, "  ", None, ("", ","), True, 0, 64)

@@ -259,7 +259,7 @@ def test_the_parent_follows_packed_records() -> None:
         for k, ev in enumerate(evs):
             if k % 7 == 0:
                 w.missed(k, [("a", ("k", k))])
-            w.add([ev])
+            w.add((ev,))
         w.flush()
         got = list(codec.follow(f.fileno(), lambda: True, 0, (0.001, 0.01)))
     events = [e for x in got if isinstance(x, list) for e in x]

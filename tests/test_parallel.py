@@ -782,7 +782,7 @@ def test_a_worker_hands_over_long_lines_in_records_bounded_by_their_size(
     with path.open("wb") as f:
         w = _event_codec.EventWriter(f)
         for ev in evs:
-            w.add([ev])
+            w.add((ev,))
         w.flush()
     back: list[Any] = []
     records = 0
@@ -805,17 +805,18 @@ def test_a_workers_events_are_followed_in_runs_with_what_is_not_an_event_in_its_
     # events than a run holds, and the end of its decoder's input before its last events
     evs = [ev for p in PLAIN_FIXTURES if "jax" in p.parts for ev in parse_log(str(p))]
     evs = (evs * (1 + 700 // len(evs)))[:700]
+    run = tuple(evs)  # (a writer takes a decoder's answer: a tuple)
     path = tmp_path / "events"
     with path.open("wb") as f:
         w = _event_codec.EventWriter(f)
-        w.add(evs[:5])
+        w.add(run[:5])
         w.missed(42, [("names", "train_step")])
-        w.add(evs[5:600])
+        w.add(run[5:600])
         w.flush()
-        w.add(evs[600:650])
+        w.add(run[600:650])
         w.flush()
         w.ending()
-        w.add(evs[650:])
+        w.add(run[650:])
         w.flush()
     # WHEN it is followed, the worker gone, the first `skip` events left out
     with path.open("rb") as f:

@@ -1764,6 +1764,10 @@ static PyMethodDef methods[] = {
      "marshal_dumps(value, rows) -> bytes marshal.loads reads as marshal.dumps(value)'s "
      "(rows: a list of tuples and named tuples, each as a plain tuple); None: not written "
      "here"},
+    {"json_rows_apart", (PyCFunction)(void (*)(void))json_rows_apart, METH_FASTCALL,
+     "json_rows_apart(rows, ahead, behind, at, level, step, fallback, heads, first, pos, "
+     "piece) -> (text, cuts, done): a batch of rows' text, each row's value at `at` left out "
+     "(json_text.apart_pieces)"},
     {"json_splice", (PyCFunction)(void (*)(void))json_splice, METH_FASTCALL,
      "json_splice(text, start, cuts, j0, j1, i0, count, codes, causes) -> text with the "
      "causes of the compilations of cuts[j0:j1] put in their places (json_text.spliced)"},

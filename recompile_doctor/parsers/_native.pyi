@@ -39,6 +39,20 @@ def json_fields(
 def json_chunk(
     data: bytes, pieces: tuple[str, ...], level: int, step: str, heads: tuple[str, str], /
 ) -> bytes | None: ...
+def json_rows_apart(
+    rows: list[tuple[Any, ...]],
+    ahead: tuple[str, ...],
+    behind: tuple[str, ...],
+    at: int,
+    level: int,
+    step: str,
+    fallback: Any,
+    heads: tuple[str, str],
+    first: bool,
+    pos: int,
+    piece: int,
+    /,
+) -> tuple[bytes, bytes, int]: ...
 def json_splice(
     text: bytes,
     start: int,

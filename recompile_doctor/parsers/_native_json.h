@@ -21,4 +21,9 @@ PyObject *json_chunk(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
  * of the compilations of cuts[j0:j1] put in their places (json_text.spliced) */
 PyObject *json_splice(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
+/* json_rows_apart(rows, ahead, behind, at, level, step, fallback, heads, first, pos, piece)
+ * -> (text, cuts, done): the UTF-8 text of a batch of rows with each row's value at `at`
+ * left out, where each goes, and how many rows it holds (json_text.apart_pieces) */
+PyObject *json_rows_apart(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
 #endif
