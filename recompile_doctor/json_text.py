@@ -220,17 +220,16 @@ def apart_pieces(
     pos = 0
     first = True
     batch: list[tuple[Any, ...]] = []
-    for row in rows:
-        batch.append(row)
-        while len(batch) >= most:
-            text, cuts, done = rows_apart(
-                batch, ahead, behind, at, 2, "  ", _text_py, ITEM_HEADS, first, pos, piece
-            )
-            first = False
-            pos += len(text)
-            batch = batch[done:]
-            yield text, cuts
-    while True:  # (the last rows; a piece even of none, as the loop by rows gave)
+    left = iter(rows)
+    ended = False
+    while True:
+        if not ended:
+            for row in left:  # (the batch topped up to `most` rows)
+                batch.append(row)
+                if len(batch) >= most:
+                    break
+            else:
+                ended = True
         text, cuts, done = rows_apart(
             batch, ahead, behind, at, 2, "  ", _text_py, ITEM_HEADS, first, pos, piece
         )
@@ -238,7 +237,7 @@ def apart_pieces(
         pos += len(text)
         batch = batch[done:]
         yield text, cuts
-        if not batch:
+        if ended and not batch:  # (the last piece may hold nothing, as the loop by rows')
             break
 
 
