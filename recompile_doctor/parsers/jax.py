@@ -760,12 +760,12 @@ class JaxDecoder:
 
     def decode(self, lineno: int, raw: str) -> Decoded:
         raw = raw.rstrip("\r\n")
-        out: list[TypedEvent] = []
+        closed: list[TypedEvent] | None = None  # (a block's events, which come first)
         if self.continuing:
             if _is_continuation(raw) and len(self._block) < MAX_BLOCK_LINES:
                 self._block.append((lineno, raw))
                 return RECOGNIZED
-            out.extend(self._close_block())
+            closed = self._close_block()
         pl = split_pylog(raw)
         if pl.seconds is not None:
             self._stamped = True
@@ -781,8 +781,12 @@ class JaxDecoder:
         status, events, problem = self._message(pl, sp)
         if status == "recognized" and not self._started:
             self._started = True
-            out.append(ProcessStarted(sp, None, FRAMEWORK, None, new=False))
-        out.extend(events)
+            events = [ProcessStarted(sp, None, FRAMEWORK, None, new=False), *events]
+        # (the message's own list as it is, most often: no list made and extended per line)
+        out = events
+        if closed:
+            closed.extend(events)
+            out = closed
         if status == "recognized":
             return recognized(out)
         if status == "malformed":
