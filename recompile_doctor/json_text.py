@@ -210,8 +210,8 @@ def apart_pieces(
     module is in use, the rows are written a batch at a time (its ``json_rows_apart``: a
     call per row, two slices, two strings encoded and a concatenation were 5,000
     instructions a compilation besides the text's writing)."""
-    rows_apart = native_rows_apart()
-    if rows_apart is None or not 0 <= at < len(keys):
+    native = native_text()
+    if native is None or not 0 <= at < len(keys):
         yield from _apart_pieces_py(rows, keys, at, piece, most_cuts)
         return
     pieces = object_pieces(keys, 2)
@@ -230,7 +230,7 @@ def apart_pieces(
                     break
             else:
                 ended = True
-        text, cuts, done = rows_apart(
+        text, cuts, done = native.rows_apart(
             batch, ahead, behind, at, 2, "  ", _text_py, ITEM_HEADS, first, pos, piece
         )
         first = False
@@ -243,14 +243,6 @@ def apart_pieces(
 
 #: the rows :func:`apart_pieces` hands the C module at once (at most)
 ROWS_AT_ONCE = 256
-
-
-def native_rows_apart() -> Callable[..., tuple[bytes, bytes, int]] | None:
-    """The C module's ``json_rows_apart``, or None: the rows are written in Python."""
-    from recompile_doctor.parsers._spans import native_in_use
-
-    mod = native_in_use()
-    return None if mod is None else mod.json_rows_apart
 
 
 def _apart_pieces_py(
@@ -298,9 +290,9 @@ def spliced(
     call (:func:`_spliced_c`)."""
     end = os.fstat(f.fileno()).st_size
     count = os.fstat(cuts_f.fileno()).st_size // 8
-    native = native_splice()
+    native = native_text()
     if native is not None and hasattr(causes, "codes_between"):
-        return _spliced_c(f, cuts_f, causes, piece, end, count, native)
+        return _spliced_c(f, cuts_f, causes, piece, end, count, native.splice)
     return _spliced_py(f, cuts_f, causes, piece, end, count)
 
 
@@ -569,11 +561,15 @@ class _JsonChunk(Protocol):
 
 
 class NativeText(NamedTuple):
-    """The C functions that write the text (``parsers/_native_json.c``)."""
+    """The C functions that write the text (``parsers/_native_json.c``): a value's, an
+    object's fields', a spooled chunk's, a batch of compilations' ahead of their causes
+    (:func:`apart_pieces`), and the causes put into that text (:func:`spliced`)."""
 
     value: _JsonValue
     fields: _JsonFields
     chunk: _JsonChunk
+    rows_apart: Callable[..., tuple[bytes, bytes, int]]
+    splice: Callable[..., bytes]
 
 
 #: the C functions, chosen at the first text written (None in it: the C module is not
@@ -589,17 +585,17 @@ def native_text() -> NativeText | None:
 
         mod = native_in_use()
         _NATIVE.append(
-            None if mod is None else NativeText(mod.json_value, mod.json_fields, mod.json_chunk)
+            None
+            if mod is None
+            else NativeText(
+                mod.json_value,
+                mod.json_fields,
+                mod.json_chunk,
+                mod.json_rows_apart,
+                mod.json_splice,
+            )
         )
     return _NATIVE[0]
-
-
-def native_splice() -> Callable[..., bytes] | None:
-    """The C module's ``json_splice``, or None: the causes are put in in Python."""
-    from recompile_doctor.parsers._spans import native_in_use
-
-    mod = native_in_use()
-    return None if mod is None else mod.json_splice
 
 
 def _text(o: Any, level: int, step: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, TypeVar, get_args
 
 from recompile_doctor.bounded import Kept
 from recompile_doctor.model import Severity
@@ -577,6 +577,10 @@ def type_change_rule(old: str, new: str) -> RuleId:
     return "retracing"  # a sharding or layout change
 
 
+#: a rule id, or a str that may be one
+_S = TypeVar("_S", bound=str)
+
+
 def types_change_rule(changes: Sequence[tuple[str, str]]) -> RuleId:
     """The cause of several arguments' type changes at once: the batch size only when every
     changed argument changed only its leading dimension, else the most important cause."""
@@ -585,4 +589,18 @@ def types_change_rule(changes: Sequence[tuple[str, str]]) -> RuleId:
         return "retracing"
     if "shape-changed" in rules and "batch-size-changed" in rules:
         rules = [r for r in rules if r != "batch-size-changed"]
-    return min(rules, key=cause_rank)
+    return first_cause(rules)
+
+
+def first_cause(rule_ids: Sequence[_S]) -> _S:
+    """The most important of ``rule_ids`` by :func:`cause_rank`, the first of equals
+    (``min(rule_ids, key=cause_rank)``, a loop: compiled, ``min`` with a key went through
+    the generic call; ``rule_ids`` must not be empty)."""
+    rule = rule_ids[0]
+    best = cause_rank(rule)
+    for k in range(1, len(rule_ids)):
+        r = rule_ids[k]
+        rank = cause_rank(r)
+        if rank < best:
+            rule, best = r, rank
+    return rule

@@ -61,7 +61,7 @@ from recompile_doctor.parsers._tuples import new_event, new_span, recognized
 
 # detection's half of the format (the registry entry and sniff are this module's names too)
 from recompile_doctor.parsers.jax_detect import ANCHORS, FRAMEWORK, JAX, sniff  # noqa: F401
-from recompile_doctor.rules import cause_rank
+from recompile_doctor.rules import first_cause
 
 #: JAX-internal functions compiled by eager operations (the name rule, used while the log
 #: shows no cache-miss explanations): ``lax`` primitives that run op by op
@@ -599,7 +599,7 @@ def explain_block(lines: Sequence[tuple[int, str]], source: str, header: str) ->
     elif first:
         rule = None
     elif found:
-        rule = _first_cause(found)
+        rule = first_cause([f[0] for f in found])
     else:
         rule = "retracing"
     named = fn if fn is not None else "?"
@@ -633,18 +633,6 @@ def _section_of(s: str) -> str:
     if s.startswith(("Debug info doesn't match", "cache miss explanation unavailable")):
         return "other"
     return ""
-
-
-def _first_cause(found: Sequence[_Found]) -> str:
-    """The most important rule of ``found``'s changes (the first of equals)."""
-    rule = found[0][0]
-    best = cause_rank(rule)
-    for k in range(1, len(found)):
-        r = found[k][0]
-        rank = cause_rank(r)
-        if rank < best:
-            rule, best = r, rank
-    return rule
 
 
 def _is_continuation(raw: str) -> bool:
