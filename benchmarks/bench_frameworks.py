@@ -304,7 +304,7 @@ def main() -> None:
             f"{cpu / max(gcpu, 1e-3):6.1f} {rss:8.0f}M {taken:>5}"
         )
         if again:
-            print(f"{'':>12} read again: {again}")
+            print(f"{'':>12} ({name}, read twice: {again})")
     print(
         "ours: recompile-doctor analyze --format json -o /dev/null (all its processes); 1 proc: "
         "the same read by one process (RECOMPILE_DOCTOR_WORKERS=1), wall seconds; grep: "

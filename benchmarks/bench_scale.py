@@ -157,21 +157,25 @@ def timed(
 
 
 _READ_BY = re.compile(r": read by (\d+) processes: (.*)$", re.MULTILINE)
+_TWICE = re.compile(r"\(([\d,]+) read twice\)")
 
 
 def parts_read(err: str) -> tuple[str, str]:
     """How a run given ``-v`` read its log's parts, from its error output: ``("1/1", "")``
-    when the one worker's part was taken over (``"-"``: one process read it all), and the
-    parts read again, which cost a second process's time for nothing (the reason to look),
-    and where a worker missed a name the parent knew (the lines from the seam to where the
-    parent met it again were read twice)."""
+    when the one worker's part was taken over (``"-"``: one process read it all), and what
+    was read twice: the parts read again, which cost a second process's time for nothing
+    (the reason to look), and the lines from a seam to where the reader met its worker,
+    with where a worker missed a name the reader knew (which moves that meeting later)."""
     m = _READ_BY.search(err)
     if m is None:
         return "-", ""
     said = m[2].split("; ")
     parts = [p for p in said if p.startswith("part ")]
     again = [p for p in parts if "taken over" not in p]
-    again += [p for p in said if not p.startswith("part ")]
+    twice = sum(int(n.replace(",", "")) for n in _TWICE.findall(m[2]))
+    missed = [p for p in said if not p.startswith("part ")]
+    if missed:
+        again.append(f"{twice:,} lines ({'; '.join(missed)})")
     taken = sum("taken over" in p for p in parts)
     return f"{taken}/{len(parts)}", "; ".join(again)
 
@@ -384,7 +388,7 @@ def main() -> None:
                 row += f"  (exit {rc})"
             print(row, flush=True)
             if again:
-                print(f"{'':>15} read again: {again}", flush=True)
+                print(f"{'':>15} ({label}, read twice: {again})", flush=True)
             if is_gz:
                 d = run_decompress(p)
                 print(

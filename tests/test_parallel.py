@@ -987,13 +987,7 @@ def test_how_the_parts_were_read_is_logged(
         r"part (\d)/3 \(from line ([\d,]+)\): taken over at line ([\d,]+) \(([\d,]+) read twice\)"
     )
     # the benchmarks' column of parts taken over reads the same line
-    spec = importlib.util.spec_from_file_location(
-        "bench_scale", ROOT / "benchmarks" / "bench_scale.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    taken_of_all, again = bench.parts_read(f"recompile-doctor: INFO: {said[0]}\n")
+    taken_of_all, again = _bench_scale().parts_read(f"recompile-doctor: INFO: {said[0]}\n")
     assert taken_of_all == f"{sum('taken over' in p for p in (two, three))}/2"
     assert again == "; ".join(p for p in (two, three) if "taken over" not in p)
     if case == "met":
@@ -1013,6 +1007,32 @@ def test_how_the_parts_were_read_is_logged(
     else:
         assert two == "part 2/3: read again by this process (worker 1 failed)"
         assert three == "part 3/3: read again by this process (worker 1 failed)"
+
+
+def _bench_scale() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "bench_scale", ROOT / "benchmarks" / "bench_scale.py"
+    )
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def test_the_benchmarks_count_the_lines_read_twice_past_a_worker_s_misses() -> None:
+    # a worker that looked up names its reader knew is met later: the lines between its
+    # part's start and that meeting are the cost, not a part read again
+    said = (
+        "x.log: read by 2 processes: part 2/2 (from line 1,281,065): taken over at line "
+        "1,281,128 (64 read twice); worker 1 missed a name this process knew at line "
+        "1,281,072; worker 1 missed a name this process knew at line 1,281,089"
+    )
+    taken_of_all, twice = _bench_scale().parts_read(f"recompile-doctor: INFO: {said}\n")
+    assert taken_of_all == "1/1"
+    assert twice == (
+        "64 lines (worker 1 missed a name this process knew at line 1,281,072; "
+        "worker 1 missed a name this process knew at line 1,281,089)"
+    )
 
 
 def test_the_sizes_compared_first_are_those_of_the_state() -> None:
