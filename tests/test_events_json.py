@@ -22,6 +22,17 @@ from recompile_doctor.parsers import _parallel
 from recompile_doctor.timeline import spool
 from tests.conftest import POPLAR_RUN, long_jax_log
 
+# The tests fork the writer beside the test runner's own threads (pytest-xdist's IO thread),
+# which Python 3.12 and later warn about: the product never forks a process with threads
+pytestmark = pytest.mark.filterwarnings("ignore:This process:DeprecationWarning")
+
+
+@pytest.fixture(autouse=True)
+def _runner_threads_left_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the test runner's threads are not the analysis's: each test says whether it wants a
+    # second process (WORKERS_ENV), or threads (test_no_second_process_beside_threads)
+    monkeypatch.setattr(_parallel, "threads", lambda: 1)
+
 
 class Usage(NamedTuple):
     """What ``shutil.disk_usage`` returns."""
@@ -323,6 +334,19 @@ def test_no_second_process_when_the_text_could_fill_the_temporary_folder(
     monkeypatch.setattr(shutil, "disk_usage", usage(room * 2))
     with analyze([str(log)], events_json=True) as report:
         assert report.events_text is not None
+        assert report.dumps() == expected
+
+
+def test_no_second_process_beside_threads(
+    tmp_path: Path, forking: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # GIVEN a process running another thread (a library's pool: threading may not know it)
+    log = long_jax_log(tmp_path, 20)
+    expected = _alone(log)
+    monkeypatch.setattr(_parallel, "threads", lambda: 3)
+    # THEN the report writes its events itself, the same text
+    with analyze([str(log)], events_json=True) as report:
+        assert report.events_text is None
         assert report.dumps() == expected
 
 

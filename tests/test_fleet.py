@@ -19,6 +19,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -262,6 +263,29 @@ def test_runs_behind_fsspec_urls_are_copied_to_the_worker(tmp_path: Path) -> Non
     assert paths == [("file://" + str(root / "host=h1" / "run"),)]
     sql = "SELECT CAST(rule AS VARCHAR), file, line FROM findings ORDER BY 1"
     assert query(str(remote), sql)[1] == query(str(local), sql)[1]
+
+
+def test_the_local_pool_never_forks_this_process() -> None:
+    # GIVEN this process, which has Arrow's threads once it wrote a table (a child forked
+    # from it could wait forever on a lock one of them held)
+    from recompile_doctor.fleet import executors
+
+    with executor_for(None, 2) as (pool, n):
+        # THEN the local pool's workers come from a fork server, never from this process
+        assert n == 2
+        assert isinstance(pool, ProcessPoolExecutor)
+        assert executors.pool_context().get_start_method() in ("forkserver", "spawn")
+        assert pool.submit(os.getpid).result(timeout=60) != os.getpid()
+    # AND what the server imports starts no thread in it
+    code = (
+        f"import {', '.join(executors.PRELOAD)}\n"
+        "from recompile_doctor.parsers._parallel import threads\n"
+        "print(threads())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "1"
 
 
 # --- the roll-up -------------------------------------------------------------------------

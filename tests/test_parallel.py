@@ -12,6 +12,7 @@ parse and a process where forking is unsafe all fall back to fewer processes.
 
 from __future__ import annotations
 
+import _thread
 import dataclasses
 import gzip
 import importlib.util
@@ -62,7 +63,7 @@ _ALLOWED = [1]
 def _workers_on(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     # small inputs get workers too, and neither the machine's CPUs nor the threads other
     # tests left behind (a cluster's IO loop) decide: each run says how many processes
-    if request.node.name != "test_forking_only_where_it_is_safe":
+    if not request.node.name.startswith(("test_forking_only_", "test_threads_")):
         monkeypatch.setattr(_parallel, "usable", lambda: _ALLOWED[0])
     small_parts(monkeypatch)
 
@@ -671,7 +672,7 @@ def test_progress_only_goes_up_and_ends_at_the_size(tmp_path: Path, gzipped: boo
 
 def test_forking_only_where_it_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(_parallel.WORKERS_ENV, raising=False)
-    monkeypatch.setattr(_parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(_parallel, "threads", lambda: 1)
     monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: set(range(16)))
     assert _parallel.usable() == _parallel.MAX_PROCESSES
     monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0, 1})
@@ -684,14 +685,38 @@ def test_forking_only_where_it_is_safe(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _parallel.usable() == 1
     monkeypatch.delenv(_parallel.WORKERS_ENV)
     monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0, 1})
-    monkeypatch.setattr(_parallel.threading, "active_count", lambda: 2)
+    monkeypatch.setattr(_parallel, "threads", lambda: 2)
     assert _parallel.usable() == 1  # another thread could hold a lock the worker needs
-    monkeypatch.setattr(_parallel.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(_parallel, "threads", lambda: 1)
     _parallel.one_process_per_input()  # a fleet pool's worker
     try:
         assert _parallel.usable() == 1
     finally:
         del os.environ[_parallel.WORKERS_ENV]
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="the system's count: Linux")
+def test_threads_threading_does_not_know_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_parallel.WORKERS_ENV, raising=False)
+    monkeypatch.setattr(_parallel.os, "sched_getaffinity", lambda _pid: {0, 1})
+    # GIVEN a thread started below threading (as a C library starts its pool's)
+    before = _parallel.threads()
+    started, release = threading.Event(), threading.Lock()
+    release.acquire()
+
+    def wait() -> None:
+        started.set()
+        with release:
+            pass
+
+    _thread.start_new_thread(wait, ())
+    try:
+        assert started.wait(10)
+        # THEN it is counted, and this process is not forked
+        assert threading.active_count() < _parallel.threads() == before + 1
+        assert _parallel.usable() == 1
+    finally:
+        release.release()
 
 
 def _fixture_decoders() -> Iterator[tuple[Path, list[str], Any]]:

@@ -3,10 +3,12 @@ existing Dask distributed cluster through ``distributed.Client(address).get_exec
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
+from multiprocessing.context import BaseContext
 from typing import Any, TypeVar
 
 from recompile_doctor.errors import RecompileDoctorError
@@ -69,5 +71,25 @@ def executor_for(scheduler: str | None, jobs: int | None) -> Iterator[tuple[Exec
             yield inline, 1
         return
     # each run is read by one process: the pool has the CPUs
-    with ProcessPoolExecutor(max_workers=n, initializer=one_process_per_input) as pool:
+    with ProcessPoolExecutor(
+        max_workers=n, mp_context=pool_context(), initializer=one_process_per_input
+    ) as pool:
         yield pool, n
+
+
+def pool_context() -> BaseContext:
+    """How the local pool starts its workers: from a fork server where there is one (a
+    fresh process, started before any worker, that forks each of them), never by forking
+    this process, which has threads by then (Arrow's and DuckDB's pools, started by their
+    imports): a child forked from it could wait forever on a lock one of them held.  The
+    server imports the analysis first (:data:`PRELOAD`), so that each worker starts with it."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context()  # (spawn, where there is no fork)
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(list(PRELOAD))
+    return ctx
+
+
+#: what the fork server imports before it forks the workers: the analysis, not the fleet's
+#: tables (``import pyarrow`` starts threads, and the server must have none)
+PRELOAD = ("recompile_doctor.api",)

@@ -171,6 +171,20 @@ def text_size(f: BinaryIO, st: ReadStats) -> int | None:
     return st.size
 
 
+def threads() -> int:
+    """The threads of this process: as the system counts them where it tells (Linux), which
+    sees the threads a C library started (a BLAS or Arrow thread pool, XLA's, a test
+    runner's IO thread) that :mod:`threading` does not know of; else those it knows."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read()
+        # (the fields after the command's name, which ends at the last ")": the number
+        # of threads is the 20th field, the 18th after it)
+        return max(int(stat[stat.rindex(b")") + 2 :].split()[17]), threading.active_count())
+    except (OSError, ValueError, IndexError):
+        return threading.active_count()
+
+
 def usable() -> int:
     """How many processes may read an input here and now (1: forking is not safe)."""
     wanted = os.environ.get(WORKERS_ENV, "").strip()
@@ -178,7 +192,7 @@ def usable() -> int:
         return 1
     if not hasattr(os, "fork") or sys.platform == "darwin":
         return 1  # macOS: system libraries are not fork-safe
-    if threading.active_count() != 1:
+    if threads() != 1:
         return 1  # another thread could hold a lock the worker needs
     import multiprocessing  # only here: not at every start
 
