@@ -4,7 +4,8 @@ runs as the interpreter keeps a module's bytecode.
 ``dataclasses`` writes each class's ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and a
 frozen class's ``__setattr__`` and ``__delattr__`` as source text and compiles it when the
 class is made, on every run: about 200 compilations for the classes a command imports,
-25-30 ms, a fifth of ``analyze``'s start-up on a small log.  :func:`install` has it take the
+25-30 ms, a fifth of ``analyze``'s start-up on a small log (from Python 3.13 on, one text
+for all of a class's methods: 50 bigger ones).  :func:`install` has it take the
 compiled code of a text it compiled before from a file beside the package's bytecode
 (``__pycache__/dataclass-code.<tag>.marshal``, or under ``sys.pycache_prefix``), by the
 very text, so that a changed class only misses; the texts it had to compile are added to

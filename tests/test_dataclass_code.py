@@ -21,6 +21,12 @@ from recompile_doctor.dataclass_code import read_codes, write_codes
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG = ROOT / "fixtures" / "jax" / "growing_shape" / "run.log"
+#: the texts ``dataclasses`` writes for a class of six methods: one per method, one for them
+#: all from Python 3.13 on
+TEXTS_PER_CLASS = 6 if sys.version_info < (3, 13) else 1
+#: at least this many texts compiled by a run of ``analyze`` with none kept (its classes:
+#: 200 texts or more, 50 from 3.13 on)
+MANY_TEXTS = 50 if sys.version_info < (3, 13) else 40
 
 #: a run of ``analyze --format json`` of LOG that prints, last, how many method texts it
 #: compiled and where the kept codes are
@@ -58,7 +64,7 @@ def test_a_second_run_takes_every_method_from_the_kept_codes(tmp_path: Path) -> 
     path = Path(str(first["path"]))
     # THEN the first compiled the methods and kept them beside the bytecode; the second
     # compiled none, and its report is the first's
-    assert int(str(first["compiled"])) > 50
+    assert int(str(first["compiled"])) >= MANY_TEXTS
     assert path.is_file() and str(path).startswith(str(tmp_path))
     second = _run(tmp_path)
     assert second["compiled"] == 0
@@ -68,7 +74,7 @@ def test_a_second_run_takes_every_method_from_the_kept_codes(tmp_path: Path) -> 
 def test_no_file_is_written_where_bytecode_is_not(tmp_path: Path) -> None:
     # GIVEN PYTHONDONTWRITEBYTECODE, THEN the run writes no kept codes, as no bytecode
     got = _run(tmp_path, write=False)
-    assert int(str(got["compiled"])) > 50
+    assert int(str(got["compiled"])) >= MANY_TEXTS
     assert not Path(str(got["path"])).exists()
 
 
@@ -195,7 +201,7 @@ def test_a_package_class_made_from_kept_code_is_the_class_compiled_anew(
         made.append((module.Probe, dataclass_code.compiled_here() - before))
     # THEN the first compiled its six methods, the second none; both behave alike
     (first, compiled_first), (second, compiled_second) = made
-    assert (compiled_first, compiled_second) == (6, 0)
+    assert (compiled_first, compiled_second) == (TEXTS_PER_CLASS, 0)
     assert first is not second
     for cls in (first, second):
         x = cls(1, (2,))
