@@ -69,6 +69,8 @@ def test_a_number_out_of_range_or_type_is_refused() -> None:
     numbers.close()
 
 
+# (beside the test runner's IO thread, which Python 3.12 and later warn about)
+@pytest.mark.filterwarnings("ignore:This process:DeprecationWarning")
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin", reason="fork")
 def test_a_forked_process_changing_numbers_in_the_file_leaves_its_parents_alone(
     monkeypatch: pytest.MonkeyPatch,

@@ -398,6 +398,8 @@ def test_value_objects_met_first_hold_no_reference_once_their_tables_are_emptied
     assert sys.getrefcount(fields) == before and back.key == key
 
 
+# (beside the test runner's IO thread, which Python 3.12 and later warn about)
+@pytest.mark.filterwarnings("ignore:This process:DeprecationWarning")
 def test_a_log_read_by_two_processes_gives_the_same_events_with_either_codec(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
