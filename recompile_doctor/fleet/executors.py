@@ -80,8 +80,8 @@ def executor_for(scheduler: str | None, jobs: int | None) -> Iterator[tuple[Exec
 def pool_context() -> BaseContext:
     """How the local pool starts its workers: from a fork server where there is one (a
     fresh process, started before any worker, that forks each of them), never by forking
-    this process, which has threads by then (Arrow's and DuckDB's pools, started by their
-    imports): a child forked from it could wait forever on a lock one of them held.  The
+    this process, which has threads by then (Arrow's, started by ``import pyarrow``): a
+    child forked from it could wait forever on a lock one of them held.  The
     server imports the analysis first (:data:`PRELOAD`), so that each worker starts with it."""
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context()  # (spawn, where there is no fork)
