@@ -36,7 +36,7 @@ COMPILED_TESTS = tests $(addprefix --ignore=tests/,e2e \
 	test_a_worker_whose_parent_is_gone_removes_the_team_files_and_stops)
 STAMP   = $(VENV)/.installed-$(shell $(PYTHON) -c 'import hashlib,sys;print(hashlib.md5(open("pyproject.toml","rb").read()).hexdigest()[:8])')
 
-.PHONY: help setup native demo test test-compiled compiled compiled-aside compiled-tests pure-tests browser-then-tests lint lint-aside bench bench-full goldens clean
+.PHONY: help setup native demo test test-pythons test-compiled compiled compiled-aside compiled-tests pure-tests browser-then-tests lint lint-aside bench bench-full goldens clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -78,6 +78,26 @@ test: $(STAMP) native  ## lint, the tests, then the compiled build's (what CI ru
 		$(MAKE) --no-print-directory -j3 lint-aside browser-then-tests compiled-aside && \
 		$(MAKE) --no-print-directory compiled-tests COMPILED=$(TEST_COMPILED); \
 	fi
+
+#: the other Pythons `make test-pythons` runs the suite under, where they run (names on the
+#: PATH or paths: `make test-pythons OTHER_PYTHONS=~/.pyenv/versions/3.13.0/bin/python3`)
+OTHER_PYTHONS ?= python3.12 python3.13 python3.14
+
+#: the suite (`make test`) under each of OTHER_PYTHONS that is installed, each in a clone
+#: of the last commit of its own under build/pythons/ (its .venv made with that Python, its
+#: C module and compiled build too); CI runs the venv's Python only.  Several minutes each
+test-pythons:  ## `make test` under each other Python 3.12+ found, in clones of HEAD under build/pythons
+	@ran=; for py in $(OTHER_PYTHONS); do \
+		exe=$$($$py -c 'import sys; assert sys.version_info >= (3, 11); print(sys.executable)' 2>/dev/null) \
+			|| { echo "test-pythons: $$py: not found (or older than 3.11), skipped"; continue; }; \
+		d=build/pythons/$$($$exe -c 'import sys; print("python%d.%d" % sys.version_info[:2])'); \
+		rm -rf $$d; git clone -q . $$d || exit 1; \
+		echo "test-pythons: $$py ($$exe): make test in $$d (output in $$d.log)"; \
+		if $(MAKE) --no-print-directory -C $$d test PYTHON=$$exe >$$d.log 2>&1; then \
+			echo "test-pythons: $$py: passed ($$(grep -h -E '^[0-9]+ passed' $$d.log | tr '\n' ' '))"; \
+			ran="$$ran $$py"; \
+		else tail -30 $$d.log; echo "test-pythons: $$py: FAILED (all of it in $$d.log)"; exit 1; fi; \
+	done; echo "test-pythons: passed on:$${ran:- none found}"
 
 #: the share of each property test's examples drawn, in percent, by the tests and by the
 #: compiled build's tests (``make test EXAMPLES=100 COMPILED_EXAMPLES=100`` draws them all;
