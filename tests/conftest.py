@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +35,15 @@ POPLAR_RUN = FIXTURES / "simulated" / "alternating-graphs" / "run.log"
 #: the source and 12 % against the compiled build, which checks that the compiled modules
 #: give what the source gives: the Makefile's EXAMPLES and COMPILED_EXAMPLES)
 EXAMPLES_PERCENT = int(os.environ.get("RECOMPILE_DOCTOR_EXAMPLES_PERCENT", "100"))
+
+
+def benchmark_script(name: str) -> Any:
+    """The script ``benchmarks/<name>.py``, imported (its folder on the path meanwhile)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
 
 
 def examples(n: int) -> int:

@@ -11,7 +11,6 @@ and every compilation names its function.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from itertools import islice
@@ -21,22 +20,14 @@ from typing import Any
 import pytest
 
 from recompile_doctor import analyze
+from tests.conftest import benchmark_script
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _benchmark(name: str) -> Any:
-    """The script ``benchmarks/<name>.py``, imported (its folder on the path meanwhile)."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(ROOT / "benchmarks"))
-
-
 @pytest.fixture(scope="module")
 def bench() -> object:
-    return _benchmark("bench_frameworks")
+    return benchmark_script("bench_frameworks")
 
 
 @pytest.mark.parametrize("case", ["jax", "tensorflow", "torch", "torch-trace", "ptxla"])
@@ -67,7 +58,7 @@ def test_a_generated_framework_log_parses_whole(bench: object, tmp_path: Path, c
 def test_a_generated_poplar_log_parses_whole_with_its_phases_varied(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, noise: int
 ) -> None:
-    bench_scale = _benchmark("bench_scale")
+    bench_scale = benchmark_script("bench_scale")
     # GIVEN the Poplar case repeated with DEBUG noise, as benchmarks/bench_scale.py writes it
     path = tmp_path / "poplar.log"
     bench_scale.write_log(path, bench_scale._poplar_lines(noise), 1_500_000)
@@ -126,7 +117,7 @@ def test_instruction_counts_take_the_first_lines_run_off(
     fake.write_text('#!/bin/sh\necho "==1== Collected : $(wc -c < "$6")" >&2\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
-    bi = _benchmark("bench_instructions")
+    bi = benchmark_script("bench_instructions")
     log, head = tmp_path / "a.log", tmp_path / "h.log"
     log.write_text("x" * 1000)
     head.write_text("x" * 40)
@@ -142,8 +133,8 @@ def test_instruction_counts_take_the_first_lines_run_off(
 
 def test_instruction_counts_cover_every_framework_log_and_the_poplar_debug_one() -> None:
     # GIVEN the instruction benchmark's cases
-    bi = _benchmark("bench_instructions")
-    bf, bs = _benchmark("bench_frameworks"), _benchmark("bench_scale")
+    bi = benchmark_script("bench_instructions")
+    bf, bs = benchmark_script("bench_frameworks"), benchmark_script("bench_scale")
     got = {name: (fmt, lines) for name, fmt, lines in bi.cases()}
     # THEN they are the framework logs, each in its format, and the DEBUG-style Poplar log
     # of bench_scale.py (the one its 2x-grep target is about), line for line
@@ -162,7 +153,7 @@ def test_the_matcher_benchmark_finds_the_same_lines_with_every_matcher(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # GIVEN the matcher benchmark over small logs of JAX's and the DEBUG Poplar one
-    bm = _benchmark("bench_matchers")
+    bm = benchmark_script("bench_matchers")
     argv = ["bench_matchers.py", "--mb", "0.3", "--dir", str(tmp_path), "--repeat", "1"]
     monkeypatch.setattr(sys, "argv", [*argv, "--only", "jax,poplar-debug"])
     # WHEN it runs THEN every matcher here finds the same candidate lines in each

@@ -15,7 +15,6 @@ from __future__ import annotations
 import _thread
 import dataclasses
 import gzip
-import importlib.util
 import os
 import re
 import threading
@@ -45,7 +44,7 @@ from recompile_doctor.parsers import (
 from recompile_doctor.parsers._checkpoint import checkpoint
 from recompile_doctor.parsers.jax_detect import JAX
 from recompile_doctor.parsers.logs import records
-from tests.conftest import examples, limit_line_bytes, poplar_prefix
+from tests.conftest import benchmark_script, examples, limit_line_bytes, poplar_prefix
 from tests.test_fastpath import FIXTURES, _fixture_logs
 from tests.test_fastpath import logs as generated_logs
 
@@ -1012,7 +1011,9 @@ def test_how_the_parts_were_read_is_logged(
         r"part (\d)/3 \(from line ([\d,]+)\): taken over at line ([\d,]+) \(([\d,]+) read twice\)"
     )
     # the benchmarks' column of parts taken over reads the same line
-    taken_of_all, again = _bench_scale().parts_read(f"recompile-doctor: INFO: {said[0]}\n")
+    taken_of_all, again = benchmark_script("bench_scale").parts_read(
+        f"recompile-doctor: INFO: {said[0]}\n"
+    )
     assert taken_of_all == f"{sum('taken over' in p for p in (two, three))}/2"
     assert again == "; ".join(p for p in (two, three) if "taken over" not in p)
     if case == "met":
@@ -1034,16 +1035,6 @@ def test_how_the_parts_were_read_is_logged(
         assert three == "part 3/3: read again by this process (worker 1 failed)"
 
 
-def _bench_scale() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_scale", ROOT / "benchmarks" / "bench_scale.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
-
-
 def test_the_benchmarks_count_the_lines_read_twice_past_a_worker_s_misses() -> None:
     # a worker that looked up names its reader knew is met later: the lines between its
     # part's start and that meeting are the cost, not a part read again
@@ -1052,7 +1043,9 @@ def test_the_benchmarks_count_the_lines_read_twice_past_a_worker_s_misses() -> N
         "1,281,128 (64 read twice); worker 1 missed a name this process knew at line "
         "1,281,072; worker 1 missed a name this process knew at line 1,281,089"
     )
-    taken_of_all, twice = _bench_scale().parts_read(f"recompile-doctor: INFO: {said}\n")
+    taken_of_all, twice = benchmark_script("bench_scale").parts_read(
+        f"recompile-doctor: INFO: {said}\n"
+    )
     assert taken_of_all == "1/1"
     assert twice == (
         "64 lines (worker 1 missed a name this process knew at line 1,281,072; "
